@@ -1,0 +1,92 @@
+"""The one exception root of pager.
+
+    PagerError
+    ├── ConfigError              a required setting is missing or malformed (names it, never its value)
+    ├── BadRequest               the caller sent something the pager refuses (answered with a 4xx)
+    │   └── BadSignature         signature or secret token missing or wrong (401)
+    ├── Transient                a later attempt can succeed: the webhook answers 500, the sweep brings it back
+    │   ├── GitHubUnavailable    GitHub 5xx, rate limit, no answer
+    │   ├── TelegramUnavailable  Telegram 5xx, 429 past the short wait, no answer
+    │   ├── StoreUnavailable     DynamoDB throttled or unavailable
+    │   └── DeadlineExceeded     the handler's own deadline passed before a step could start
+    ├── Permanent                a refusal that no retry can fix (logged, not a 500)
+    │   ├── GitHubRefused        GitHub answered another 4xx (status kept)
+    │   └── TelegramRefused      Telegram answered another 4xx (description kept)
+    │       └── MessageNotFound  "message to edit not found": send a new message instead
+    └── Conflict                 a conditional write lost its race: someone else wrote first
+
+`Transient` versus `Permanent` is a type, never a string match; wrap with `raise ... from exc`.
+Messages carry the step and the status, never a token, a secret or a signature.
+"""
+
+from __future__ import annotations
+
+
+class PagerError(Exception):
+    """Root of everything pager raises on purpose."""
+
+
+class ConfigError(PagerError):
+    """A required setting is missing or malformed."""
+
+
+class BadRequest(PagerError):
+    """A request the pager refuses; `status` is the HTTP answer."""
+
+    status = 400
+
+
+class BadSignature(BadRequest):
+    status = 401
+
+
+class Transient(PagerError):
+    """A failure that a later attempt can fix."""
+
+
+class GitHubUnavailable(Transient):
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None):
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class TelegramUnavailable(Transient):
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None):
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class StoreUnavailable(Transient):
+    pass
+
+
+class DeadlineExceeded(Transient):
+    pass
+
+
+class Permanent(PagerError):
+    """A refusal that no retry can fix."""
+
+
+class GitHubRefused(Permanent):
+    def __init__(self, message: str, *, status: int, reason: str = ""):
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+
+
+class TelegramRefused(Permanent):
+    def __init__(self, message: str, *, status: int, description: str = ""):
+        super().__init__(message)
+        self.status = status
+        self.description = description
+
+
+class MessageNotFound(TelegramRefused):
+    pass
+
+
+class Conflict(PagerError):
+    """A conditional write lost its race."""
