@@ -10,9 +10,17 @@ until a new event kind is placed.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import urllib.parse
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
+
+from .errors import BadRequest, BadSignature
 
 # Event kinds whose failed delivery is stale once a newer delivery of the same event and repository
 # passed (the decision, amendment: "the newer one stands").
@@ -49,6 +57,37 @@ class Delivery:
     payload: dict[str, Any]
     hook_id: str = ""
 
+    @classmethod
+    def from_apigw(cls, event: Mapping[str, Any], *, secret: str) -> "Delivery":
+        """Verify and parse an API Gateway HTTP API (payload 2.0) event of POST /github.
+
+        Raises BadSignature (401) for a missing or wrong `X-Hub-Signature-256`, BadRequest (400) for
+        missing GitHub headers or a body that is not JSON. The signature is checked over the raw body
+        bytes, before anything reads them."""
+        headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
+        raw = raw_body(event)
+        signature = headers.get("x-hub-signature-256", "")
+        if not signature:
+            raise BadSignature("missing X-Hub-Signature-256")
+        if not verify_signature(raw, signature, secret):
+            raise BadSignature("X-Hub-Signature-256 does not match the body")
+        guid = headers.get("x-github-delivery", "").strip()
+        kind = headers.get("x-github-event", "").strip()
+        if not guid or not kind:
+            raise BadRequest("missing X-GitHub-Event or X-GitHub-Delivery")
+        if headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+            form = urllib.parse.parse_qs(raw.decode("utf-8", "replace"))
+            text = (form.get("payload") or [""])[0]
+        else:
+            text = raw.decode("utf-8", "replace")
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            raise BadRequest("body is not JSON") from None
+        if not isinstance(payload, dict):
+            raise BadRequest("body is not a JSON object")
+        return cls(guid=guid, event=kind, payload=payload, hook_id=headers.get("x-github-hook-id", ""))
+
     @property
     def action(self) -> str | None:
         action = self.payload.get("action")
@@ -68,6 +107,23 @@ class Delivery:
     def installation_id(self) -> int | None:
         installation = self.payload.get("installation") or {}
         return installation.get("id") if isinstance(installation, dict) else None
+
+
+def raw_body(event: Mapping[str, Any]) -> bytes:
+    """The request body as the bytes that were sent (API Gateway base64-encodes non-JSON bodies)."""
+    body = event.get("body") or ""
+    if event.get("isBase64Encoded"):
+        try:
+            return base64.b64decode(body, validate=True)
+        except (binascii.Error, ValueError):
+            raise BadRequest("body is not valid base64") from None
+    return body.encode("utf-8")
+
+
+def verify_signature(raw: bytes, signature: str, secret: str) -> bool:
+    """`sha256=<hex HMAC-SHA256 of raw>`, compared in constant time."""
+    expected = "sha256=" + hmac.new(secret.encode("utf-8"), raw, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected.encode(), signature.strip().encode("utf-8", "replace"))
 
 
 Handler = Callable[..., str]

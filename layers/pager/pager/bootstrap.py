@@ -1,0 +1,128 @@
+"""The composition root: the one place where settings, clients and the table are put together.
+
+Nothing is built at import. The first invocation of a container reads the settings (environment,
+then the Secrets Manager secret) and builds the services; warm invocations reuse them. Tests, the
+local server and the simulator hand in their own services with `use()`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from typing import Any, Callable, Mapping
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+
+from .errors import ConfigError
+from .observe import logger, metrics
+from .services import Services
+from .settings import Settings
+
+_services: Services | None = None
+
+
+def build_services(
+    env: Mapping[str, str],
+    *,
+    session: Any = None,
+    dynamodb: Any = None,
+    clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Services:
+    """Services for a deployment: DynamoDB through boto3, GitHub and Telegram through requests."""
+    import boto3
+    import requests
+    from botocore.config import Config
+
+    from .github import GitHub
+    from .store import DynamoStore
+    from .telegram import Telegram
+
+    settings = Settings.from_env(env)
+    session = session or requests.Session()
+    if dynamodb is None:
+        dynamodb = boto3.client(
+            "dynamodb",
+            endpoint_url=env.get("PAGER_DYNAMODB_ENDPOINT") or None,
+            config=Config(connect_timeout=2, read_timeout=3, retries={"mode": "standard", "max_attempts": 3}),
+        )
+    return Services(
+        settings=settings,
+        store=DynamoStore(dynamodb, settings.table),
+        github=GitHub(session, app_id=settings.github_app_id, private_key=settings.github_private_key,
+                      api_url=settings.github_api_url, clock=clock),
+        telegram=Telegram(session, token=settings.telegram_bot_token, api_url=settings.telegram_api_url, sleep=sleep),
+        clock=clock,
+    )
+
+
+def services() -> Services:
+    """The container's services, built on first use."""
+    global _services
+    if _services is None:
+        _services = build_services(os.environ)
+    return _services
+
+
+def use(built: Services | None) -> None:
+    """Hand in services (tests, the local server, the simulator); None builds anew on next use."""
+    global _services
+    _services = built
+
+
+app = APIGatewayHttpResolver()
+
+
+def _respond(answer: tuple[int, dict[str, Any]]) -> Response:
+    status, body = answer
+    return Response(status_code=status, content_type="application/json", body=json.dumps(body))
+
+
+@app.post("/github")
+def _github() -> Response:
+    from .webhook import handle_github
+
+    return _respond(handle_github(app.current_event.raw_event, services(), seconds=_seconds_left(app.lambda_context)))
+
+
+@app.post("/telegram")
+def _telegram() -> Response:
+    from .webhook import handle_telegram
+
+    return _respond(handle_telegram(app.current_event.raw_event, services()))
+
+
+def _seconds_left(context: Any, ceiling: float = 8.0) -> float:
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    if remaining is None:
+        return ceiling
+    return max(0.5, min(ceiling, remaining() / 1000 - 1.5))
+
+
+def webhook_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    import pager.signals  # noqa: F401  registers the signal handlers
+
+    try:
+        return app.resolve(event, context)
+    except ConfigError as exc:
+        logger.error("configuration", extra={"error": str(exc)})
+        return {"statusCode": 500, "headers": {"content-type": "application/json"},
+                "body": json.dumps({"error": "pager is not configured: see its log"})}
+    finally:
+        metrics.flush_metrics(raise_on_empty_metrics=False)
+
+
+def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    from .sweep import run_sweep
+
+    run_id = getattr(context, "aws_request_id", None) or str((event or {}).get("id") or uuid.uuid4())
+    try:
+        built = services()
+        return run_sweep(built, now=built.now(), run_id=run_id)
+    except ConfigError as exc:
+        logger.error("configuration", extra={"error": str(exc)})
+        raise
+    finally:
+        metrics.flush_metrics(raise_on_empty_metrics=False)

@@ -1,0 +1,126 @@
+"""The two HTTP endpoints: GitHub's webhook and Telegram's, from a verified request to an answer.
+
+What an answer means to the sweep (SPEC §4): a 4xx is never delivered again, a 500 is. So a request
+the pager refuses (bad signature, no GitHub headers, not JSON) gets its 4xx with a reason; a step
+that failed but can succeed later (Transient: Telegram, GitHub or DynamoDB unavailable, the deadline
+passed) answers 500 naming the step; a refusal that no retry can fix (Permanent) is logged and
+answered 200; an unexpected error answers 500 with its traceback in the log, never a silent 200.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import time
+from typing import Any, Callable, Mapping
+
+from . import deadline
+from .errors import BadRequest, Permanent, Transient
+from .observe import MetricUnit, logger, metrics
+from .routing import Delivery, registry
+from .services import Services
+
+# GitHub waits 10 s for an answer; keep a margin for the answer itself.
+DEADLINE_SECONDS = 8.0
+
+Answer = tuple[int, dict[str, Any]]
+
+
+@registry.on("ping")
+def ping(delivery: Delivery, services: Services) -> str:
+    return "pong"
+
+
+def handle_github(
+    event: Mapping[str, Any],
+    services: Services,
+    *,
+    seconds: float = DEADLINE_SECONDS,
+    monotonic: Callable[[], float] = time.monotonic,
+) -> Answer:
+    started = monotonic()
+    headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
+    line: dict[str, Any] = {
+        "guid": headers.get("x-github-delivery", ""),
+        "event": headers.get("x-github-event", ""),
+    }
+    try:
+        delivery = Delivery.from_apigw(event, secret=services.settings.github_webhook_secret)
+    except BadRequest as exc:
+        return _answer(exc.status, {"error": str(exc)}, line, "refused", started, monotonic, reason=str(exc))
+
+    logger.set_correlation_id(delivery.guid)
+    line.update(action=delivery.action, repository=delivery.repository)
+    handlers = registry.lookup(delivery.event, delivery.action)
+    if not handlers:
+        return _answer(200, {"outcome": "ignored"}, line, "ignored", started, monotonic)
+    outcomes = []
+    try:
+        with deadline.within(seconds, monotonic):
+            for handler in handlers:
+                deadline.check(handler.__module__.rsplit(".", 1)[-1] + "." + handler.__name__)
+                outcomes.append(handler(delivery, services))
+    except Transient as exc:
+        return _answer(500, {"error": str(exc)}, line, "failed", started, monotonic, reason=str(exc), error=type(exc).__name__)
+    except Permanent as exc:
+        # A refusal that no retry can fix: another delivery would be refused the same way.
+        return _answer(200, {"outcome": "refused", "reason": str(exc)}, line, "refused upstream", started, monotonic, reason=str(exc), error=type(exc).__name__)
+    except Exception as exc:  # a bug: answer 500 so the event is not lost, and show the traceback
+        logger.exception("handler crashed", extra={"guid": line["guid"]})
+        return _answer(500, {"error": f"internal error: {type(exc).__name__}"}, line, "crashed", started, monotonic, error=type(exc).__name__)
+    outcome = "; ".join(outcomes)
+    return _answer(200, {"outcome": outcome}, line, outcome, started, monotonic)
+
+
+def handle_telegram(event: Mapping[str, Any], services: Services) -> Answer:
+    """Telegram's webhook: check the secret token, then hand the update to the buttons."""
+    from .buttons import handle_update
+    from .routing import raw_body
+
+    headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
+    token = headers.get("x-telegram-bot-api-secret-token", "")
+    expected = services.settings.telegram_webhook_secret
+    if not token or not hmac.compare_digest(token.encode(), expected.encode()):
+        logger.warning("telegram update refused", extra={"outcome": "refused", "reason": "secret token missing or wrong"})
+        return 401, {"error": "secret token missing or wrong"}
+    try:
+        update = json.loads(raw_body(event))
+    except (ValueError, BadRequest):
+        return 400, {"error": "body is not JSON"}
+    if not isinstance(update, dict):
+        return 400, {"error": "body is not a JSON object"}
+    update_id = update.get("update_id")
+    try:
+        with deadline.within(DEADLINE_SECONDS):
+            outcome = handle_update(update, services)
+    except Transient as exc:
+        # Telegram retries a non-2xx answer; a retried update acts once.
+        logger.warning("telegram update failed", extra={"update_id": update_id, "outcome": "failed", "reason": str(exc)})
+        return 500, {"error": str(exc)}
+    logger.info("telegram update", extra={"update_id": update_id, "outcome": outcome})
+    return 200, {"outcome": outcome}
+
+
+def _answer(
+    status: int,
+    body: dict[str, Any],
+    line: dict[str, Any],
+    outcome: str,
+    started: float,
+    monotonic: Callable[[], float],
+    **extra: Any,
+) -> Answer:
+    duration_ms = round((monotonic() - started) * 1000, 1)
+    fields = {**line, "status": status, "outcome": outcome, "duration_ms": duration_ms, **extra}
+    if status >= 500:
+        logger.error("delivery", extra=fields)
+    elif status >= 400:
+        logger.warning("delivery", extra=fields)
+    else:
+        logger.info("delivery", extra=fields)
+    metrics.add_metric(name="Deliveries", unit=MetricUnit.Count, value=1)
+    if status >= 500:
+        metrics.add_metric(name="DeliveriesFailed", unit=MetricUnit.Count, value=1)
+    elif status >= 400:
+        metrics.add_metric(name="DeliveriesRefused", unit=MetricUnit.Count, value=1)
+    return status, body

@@ -1,0 +1,123 @@
+"""The state store's contract, run against the in-memory fake and against DynamoDB (moto)."""
+
+from __future__ import annotations
+
+import threading
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from moto import mock_aws
+
+from pager.errors import Conflict, StoreUnavailable
+from pager.store import DynamoStore, MemoryStore, Record
+
+
+def create_table(client, name: str = "pager-test") -> None:
+    client.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
+@pytest.fixture(params=["memory", "dynamodb"])
+def store(request, monkeypatch):
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        create_table(client)
+        yield DynamoStore(client, "pager-test")
+
+
+def test_a_key_never_written_loads_as_an_empty_record_of_version_zero(store):
+    record = store.load("alarm#octo/repo")
+    assert record == Record("alarm#octo/repo", {}, 0)
+    assert not record.exists
+
+
+def test_a_saved_record_loads_back_with_the_next_version(store):
+    saved = store.save(store.load("k"), {"entries": {"workflow:1": {"title": "CI", "order": "2026"}}, "n": 3})
+    assert saved.version == 1
+    assert store.load("k") == saved
+
+
+def test_saving_from_a_stale_version_is_a_conflict_and_keeps_the_newer_data(store):
+    first = store.load("k")
+    store.save(first, {"by": "one"})
+    with pytest.raises(Conflict):
+        store.save(first, {"by": "two"})
+    assert store.load("k").data == {"by": "one"}
+
+
+def test_creating_a_record_that_someone_else_created_first_is_a_conflict(store):
+    empty = store.load("press#1")
+    store.save(empty, {"acted": True})
+    with pytest.raises(Conflict):
+        store.save(empty, {"acted": True})
+
+
+def test_of_two_racing_writers_exactly_one_wins(store):
+    base = store.save(store.load("race"), {"n": 0})
+    wins, losses = [], []
+    barrier = threading.Barrier(4)
+
+    def write(i: int) -> None:
+        barrier.wait()
+        try:
+            store.save(base, {"n": i})
+            wins.append(i)
+        except Conflict:
+            losses.append(i)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(wins) == 1 and len(losses) == 3
+    assert store.load("race").data == {"n": wins[0]}
+
+
+def test_unicode_and_nested_data_survive_a_round_trip(store):
+    data = {"title": "💬 alice <b>&</b> ✅", "list": [1, "two", None, True], "nested": {"a": {"b": []}}}
+    store.save(store.load("u"), data, expires_at=1_900_000_000)
+    assert store.load("u").data == data
+
+
+def test_an_expiry_is_written_to_the_ttl_attribute(monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        create_table(client)
+        DynamoStore(client, "pager-test").save(Record("k"), {"x": 1}, expires_at=1_900_000_000)
+        item = client.get_item(TableName="pager-test", Key={"pk": {"S": "k"}})["Item"]
+        assert item["ttl"] == {"N": "1900000000"}
+
+
+class ThrottledClient:
+    """A DynamoDB client whose every call is throttled past boto's own retries."""
+
+    def _throttle(self, operation: str):
+        raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"},
+                           "ResponseMetadata": {"HTTPStatusCode": 400}}, operation)
+
+    def get_item(self, **_):
+        self._throttle("GetItem")
+
+    def put_item(self, **_):
+        self._throttle("PutItem")
+
+
+def test_a_throttled_table_is_unavailable_which_a_later_delivery_can_fix():
+    store = DynamoStore(ThrottledClient(), "pager-test")
+    with pytest.raises(StoreUnavailable, match="ProvisionedThroughputExceededException"):
+        store.load("k")
+    with pytest.raises(StoreUnavailable):
+        store.save(Record("k"), {})
