@@ -2,7 +2,26 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: test
+# SAM CLI: the one on PATH, or else our own copy in .venv-sam (installed from PyPI on first use).
+SAM_VENV := .venv-sam
+SAM_CLI_VERSION ?= 1.170.0
+ifndef SAM
+SAM := $(or $(shell command -v sam 2>/dev/null),$(SAM_VENV)/bin/sam)
+endif
+export SAM_CLI_TELEMETRY := 0
+
+# sam build needs python3.13 (the Lambda runtime): a working python3.13 on PATH, or pyenv's.
+# A pyenv shim that is on PATH but not selected fails `--version`, so each candidate is tried.
+ifndef PYTHON313
+PYTHON313 := $(firstword $(foreach p,\
+	$(shell command -v python3.13 2>/dev/null) \
+	$(shell pyenv which python3.13 2>/dev/null) \
+	$(sort $(wildcard $(shell pyenv root 2>/dev/null)/versions/3.13.*/bin/python3.13)),\
+	$(if $(shell $(p) -c 'import sys; print(sys.version_info[:2] == (3, 13))' 2>/dev/null | grep -x True),$(p))))
+endif
+
+.PHONY: test lint build check-layer sam clean
+
 test: $(VENV)/.installed
 	$(PY) -m pytest
 
@@ -11,3 +30,34 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
+
+# The SAM CLI (and cfn-lint, which it brings) when none is on PATH.
+sam: $(SAM)
+
+$(SAM_VENV)/bin/sam:
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(SAM_VENV)/bin/python -m pip install --quiet 'aws-sam-cli==$(SAM_CLI_VERSION)'
+
+# sam validate with cfn-lint: fails on any error or warning.
+lint: $(SAM)
+	$(SAM) validate --lint
+
+# Builds both functions and the layer into .aws-sam/build (no container: layers/pager/Makefile
+# fetches wheels for the Lambda platform).
+build: $(SAM)
+	@test -n "$(PYTHON313)" || { echo "sam build needs a python3.13 on the PATH (python3.13 not found, nor through pyenv)" >&2; exit 1; }
+	PATH="$(dir $(PYTHON313)):$$PATH" PYTHON313="$(PYTHON313)" $(SAM) build
+
+# The built layer as Lambda sees it: python3.13 without site-packages imports `pager` from it, and
+# its bytecode is there (boto3 is the runtime's, so only what needs no boto3 is imported here).
+LAYER := .aws-sam/build/PagerLayer/python
+check-layer:
+	@test -n "$(PYTHON313)" || { echo "check-layer needs a python3.13 on the PATH" >&2; exit 1; }
+	test -f $(LAYER)/pager/__pycache__/settings.cpython-313.pyc
+	test -n "$$(find $(LAYER)/cryptography -name '*.cpython-313.pyc' -print -quit)"
+	cd $(LAYER) && $(PYTHON313) -I -S -c 'import sys; sys.path.insert(0, ""); import pager.settings, pager.routing, pager.errors, pager.deadline, requests, jwt, aws_lambda_powertools; from cryptography.hazmat.primitives.asymmetric import rsa; print("layer imports pager from", pager.settings.__cached__)'
+
+# Build output only; the venvs stay (`rm -rf .venv .venv-sam` for a fresh start).
+clean:
+	rm -rf .aws-sam
