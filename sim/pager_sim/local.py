@@ -1,0 +1,194 @@
+"""pager on this machine: its endpoints over HTTP on loopback, DynamoDB embedded, and the sweep on a timer.
+
+`PagerServer` turns each HTTP request into the API Gateway HTTP API event (payload 2.0) that AWS
+would hand to `functions/webhook/app.py:lambda_handler`, and answers with what the handler returns.
+`embedded_dynamodb()` starts moto's server in this process, so the same boto3 code path as on AWS
+talks to a table on loopback. `EmulatorServer` serves a GitHub or Telegram emulator over HTTP.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import importlib.util
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from .emulators import HttpRequest, HttpResponse
+
+ROOT = Path(__file__).resolve().parents[2]
+TEXT_TYPES = ("application/json", "text/")
+
+
+def load_handler(function: str) -> Callable[[dict[str, Any], Any], Any]:
+    """`lambda_handler` of functions/<function>/app.py, loaded as Lambda loads it."""
+    spec = importlib.util.spec_from_file_location(f"pager_{function}_function", ROOT / "functions" / function / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module.lambda_handler
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LambdaContext:
+    """The parts of Lambda's context object that pager reads."""
+
+    def __init__(self, name: str, seconds: float = 15.0) -> None:
+        self.function_name = name
+        self.aws_request_id = f"local-{time.monotonic_ns()}"
+        self.memory_limit_in_mb = 512
+        self.invoked_function_arn = f"arn:aws:lambda:local:000000000000:function:{name}"
+        self._until = time.monotonic() + seconds
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._until - time.monotonic()) * 1000))
+
+
+def apigw_event(method: str, path: str, headers: dict[str, str], body: bytes) -> dict[str, Any]:
+    """The HTTP API (payload 2.0) event for a request: lowercased headers, non-text bodies base64."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    as_text = lowered.get("content-type", "").startswith(TEXT_TYPES)
+    try:
+        text = body.decode("utf-8") if as_text else None
+    except UnicodeDecodeError:
+        text = None
+    return {
+        "version": "2.0",
+        "routeKey": f"{method} {path}",
+        "rawPath": path,
+        "rawQueryString": "",
+        "headers": lowered,
+        "requestContext": {
+            "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1", "userAgent": lowered.get("user-agent", "")},
+            "requestId": f"local-{time.monotonic_ns()}",
+            "routeKey": f"{method} {path}",
+            "stage": "$default",
+            "timeEpoch": int(time.time() * 1000),
+        },
+        "body": text if text is not None else base64.b64encode(body).decode(),
+        "isBase64Encoded": text is None,
+    }
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def _serve(answer: Callable[[str, str, dict[str, str], bytes], tuple[int, dict[str, str], bytes]], port: int) -> _Server:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _any(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length) if length else b""
+            status, headers, data = answer(self.command, self.path, dict(self.headers.items()), body)
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _any
+
+        def log_message(self, *args: Any) -> None:  # quiet: pager logs each delivery itself
+            pass
+
+    server = _Server(("127.0.0.1", port), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+class PagerServer:
+    """POST /github and POST /telegram on loopback, through the real webhook lambda_handler."""
+
+    def __init__(self, port: int = 0) -> None:
+        self.handler = load_handler("webhook")
+        self.port = port or free_port()
+        self.server: _Server | None = None
+
+    def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        event = apigw_event(method, path.split("?", 1)[0], headers, body)
+        result = self.handler(event, LambdaContext("WebhookFunction"))
+        data = result.get("body") or ""
+        raw = base64.b64decode(data) if result.get("isBase64Encoded") else data.encode()
+        return result.get("statusCode", 200), dict(result.get("headers") or {}), raw
+
+    def start(self) -> "PagerServer":
+        self.server = _serve(self.answer, self.port)
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+class EmulatorServer:
+    """A GitHub or Telegram emulator served over HTTP on loopback."""
+
+    def __init__(self, emulator: Callable[[HttpRequest], HttpResponse], port: int = 0) -> None:
+        self.emulator = emulator
+        self.port = port or free_port()
+        self.server: _Server | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        reply = self.emulator(HttpRequest(method, self.url + path, headers, body))
+        return reply.status, {"content-type": "application/json", **reply.headers}, reply.encoded()
+
+    def start(self) -> "EmulatorServer":
+        self.server = _serve(self.answer, self.port)
+        return self
+
+    def stop(self) -> None:
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+@contextlib.contextmanager
+def embedded_dynamodb(table: str) -> Iterator[str]:
+    """moto's server in this process with pager's table created; yields its endpoint URL."""
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1",
+                              aws_access_key_id="local", aws_secret_access_key="local")
+        create_table(client, table)
+        yield endpoint
+    finally:
+        server.stop()
+
+
+def create_table(client: Any, table: str) -> None:
+    """pager's table as template.yaml declares it (key `pk`, TTL on `ttl`)."""
+    client.create_table(
+        TableName=table,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    client.update_time_to_live(TableName=table, TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"})
