@@ -1,0 +1,362 @@
+"""The GitHub client: the app's JWT, installation tokens, and the few REST calls pager makes.
+
+The transport is injected (a `requests.Session`; tests mount `responses` on it), so nothing here
+opens a connection on construction. Every HTTP call counts in `calls` (the sweep's budget reads it),
+checks the invocation's deadline first (`pager.deadline.check`) and carries a timeout bounded by it.
+
+Authentication:
+- the app JWT (RS256, `iat` 60 s in the past, `exp` 9 minutes ahead, `iss` the app id) is signed once
+  and reused until about a minute before it expires; a 401 on a JWT call drops it;
+- installation tokens (POST /app/installations/{id}/access_tokens) are cached until 5 minutes before
+  their `expires_at`; nothing assumes their length or format; a 401 drops the cached one;
+- the installation of a repository (GET /repos/{repo}/installation) is cached per repository.
+
+Answers map onto the exception tree of `pager.errors`:
+- 5xx, a rate limit (429, or 403 with `x-ratelimit-remaining: 0`, a `retry-after` header or a
+  secondary rate-limit message), a timeout, a connection error, an unreadable 2xx -> GitHubUnavailable
+  (with `retry_after` in seconds when GitHub says how long to wait);
+- any other 4xx -> GitHubRefused(status, reason=GitHub's `message`).
+No exception message carries the JWT, a token or the private key: messages name the step and the status.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+import jwt
+import requests
+
+from . import deadline
+from .errors import ConfigError, GitHubRefused, GitHubUnavailable
+
+CONNECT_TIMEOUT = 3.05
+READ_TIMEOUT = 5.0
+
+JWT_BACKDATE = 60  # seconds `iat` lies in the past, against clock drift
+JWT_LIFETIME = 9 * 60  # seconds from now to `exp` (GitHub allows at most 10 minutes)
+JWT_REFRESH_MARGIN = 60  # a JWT is signed anew this long before it expires
+TOKEN_REFRESH_MARGIN = 5 * 60  # an installation token is fetched anew this long before `expires_at`
+SECONDARY_LIMIT_WAIT = 60.0  # GitHub: without a header, wait at least a minute after a secondary limit
+
+API_VERSION = "2022-11-28"
+USER_AGENT = "pager"
+REASON_LIMIT = 300  # characters of GitHub's message kept in an exception
+
+
+@dataclass(frozen=True)
+class DeliveryPage:
+    """One page of the app's webhook deliveries, exactly as GitHub lists them (newest first)."""
+
+    items: list[dict[str, Any]]
+    next_url: str | None = None
+
+
+@dataclass
+class _Token:
+    value: str = field(repr=False)
+    refresh_at: float
+
+
+class GitHub:
+    """GitHub's REST API as the app and its installations use it."""
+
+    def __init__(
+        self,
+        session: requests.Session,
+        *,
+        app_id: str,
+        private_key: str,
+        api_url: str,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._session = session
+        self._app_id = str(app_id)
+        self._private_key = _normalize_pem(private_key)
+        self._api_url = api_url.rstrip("/")
+        self._clock = clock
+        self._jwt: _Token | None = None
+        self._tokens: dict[int, _Token] = {}
+        self._installations: dict[str, int] = {}
+        self.calls = 0
+
+    def __repr__(self) -> str:
+        return f"GitHub(api_url={self._api_url!r}, app_id={self._app_id!r}, calls={self.calls})"
+
+    # -- authentication ---------------------------------------------------------------------------
+
+    def app_jwt(self) -> str:
+        """The app's JWT, signed once and reused while it has more than a minute left."""
+        now = self._clock()
+        if self._jwt is not None and now < self._jwt.refresh_at:
+            return self._jwt.value
+        issued = int(now)
+        claims = {"iat": issued - JWT_BACKDATE, "exp": issued + JWT_LIFETIME, "iss": self._app_id}
+        try:
+            value = jwt.encode(claims, self._private_key, algorithm="RS256")
+        except Exception:
+            # Whatever the library says may quote the key; say only which setting is wrong.
+            value = None
+        if value is None:
+            raise ConfigError("GITHUB_PRIVATE_KEY is not a usable RSA private key")
+        self._jwt = _Token(value, refresh_at=issued + JWT_LIFETIME - JWT_REFRESH_MARGIN)
+        return value
+
+    def installation_token(self, installation_id: int) -> str:
+        """A token of the installation, cached until 5 minutes before it expires."""
+        installation_id = int(installation_id)
+        cached = self._tokens.get(installation_id)
+        if cached is not None and self._clock() < cached.refresh_at:
+            return cached.value
+        body = self._request(
+            "POST",
+            f"/app/installations/{installation_id}/access_tokens",
+            step="github installation token",
+            auth="jwt",
+        )
+        token = body.get("token") if isinstance(body, dict) else None
+        if not isinstance(token, str) or not token:
+            raise GitHubUnavailable("github installation token: answer without a token")
+        expires_at = _parse_time(body.get("expires_at"))
+        if expires_at is not None:
+            self._tokens[installation_id] = _Token(token, refresh_at=expires_at - TOKEN_REFRESH_MARGIN)
+        else:
+            self._tokens.pop(installation_id, None)  # no expiry given: use it for this call only
+        return token
+
+    def installation_for(self, repo: str) -> int:
+        """The id of the app's installation on a repository (`owner/name`), cached per repository."""
+        key = repo.lower()
+        if key in self._installations:
+            return self._installations[key]
+        body = self._request("GET", f"/repos/{repo}/installation", step="github installation of repository", auth="jwt")
+        installation_id = body.get("id") if isinstance(body, dict) else None
+        if not isinstance(installation_id, int) or isinstance(installation_id, bool):
+            raise GitHubUnavailable("github installation of repository: answer without an id")
+        self._installations[key] = installation_id
+        return installation_id
+
+    # -- the app's webhook deliveries (JWT) ---------------------------------------------------------
+
+    def list_deliveries(
+        self, *, status: str | None = None, per_page: int = 100, url: str | None = None
+    ) -> DeliveryPage:
+        """One page of deliveries, newest first; pass `url=page.next_url` for the next page.
+
+        The next page's URL is GitHub's own (`Link: rel="next"`); no cursor is ever built here.
+        """
+        if url is not None:
+            self._require_api_host(url)
+            response = self._send("GET", url, step="github list deliveries", auth="jwt", params=None)
+        else:
+            params: dict[str, Any] = {"per_page": per_page}
+            if status is not None:
+                params["status"] = status
+            response = self._send(
+                "GET", self._api_url + "/app/hook/deliveries", step="github list deliveries", auth="jwt", params=params
+            )
+        items = self._json(response, "github list deliveries")
+        if not isinstance(items, list):
+            raise GitHubUnavailable("github list deliveries: answer is not a list")
+        next_url = response.links.get("next", {}).get("url") or None
+        return DeliveryPage(items=items, next_url=next_url)
+
+    def redeliver(self, delivery_id: int) -> None:
+        """Ask GitHub to deliver one delivery again (202 Accepted)."""
+        self._request(
+            "POST",
+            f"/app/hook/deliveries/{int(delivery_id)}/attempts",
+            step="github redeliver",
+            auth="jwt",
+            expect_body=False,
+        )
+
+    # -- repositories (installation token) ----------------------------------------------------------
+
+    def dispatch(
+        self, repo: str, event_type: str, client_payload: dict, *, installation_id: int | None = None
+    ) -> None:
+        """A `repository_dispatch` event on a repository (204)."""
+        self._request(
+            "POST",
+            f"/repos/{repo}/dispatches",
+            step="github dispatch",
+            auth=self._installation(repo, installation_id),
+            json={"event_type": event_type, "client_payload": client_payload},
+            expect_body=False,
+        )
+
+    def get_pull(self, repo: str, number: int, *, installation_id: int | None = None) -> dict:
+        """A pull request as GitHub shows it now."""
+        body = self._request(
+            "GET",
+            f"/repos/{repo}/pulls/{int(number)}",
+            step="github read pull request",
+            auth=self._installation(repo, installation_id),
+        )
+        if not isinstance(body, dict):
+            raise GitHubUnavailable("github read pull request: answer is not an object")
+        return body
+
+    def merge_pull(
+        self, repo: str, number: int, *, sha: str, method: str, installation_id: int | None = None
+    ) -> dict:
+        """Merge a pull request only if its head is still `sha` (405 not mergeable, 409 head changed)."""
+        body = self._request(
+            "PUT",
+            f"/repos/{repo}/pulls/{int(number)}/merge",
+            step="github merge pull request",
+            auth=self._installation(repo, installation_id),
+            json={"sha": sha, "merge_method": method},
+        )
+        return body if isinstance(body, dict) else {}
+
+    # -- transport ------------------------------------------------------------------------------------
+
+    def _installation(self, repo: str, installation_id: int | None) -> int:
+        return int(installation_id) if installation_id is not None else self.installation_for(repo)
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        step: str,
+        auth: str | int,
+        json: Any = None,
+        expect_body: bool = True,
+    ) -> Any:
+        response = self._send(method, self._api_url + path, step=step, auth=auth, json=json)
+        return self._json(response, step) if expect_body else None
+
+    def _send(
+        self,
+        method: str,
+        url: str,
+        *,
+        step: str,
+        auth: str | int,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+    ) -> requests.Response:
+        # Credentials first: fetching an installation token is a call (and a deadline check) of its own.
+        if auth == "jwt":
+            credential = self.app_jwt()
+        else:
+            credential = self.installation_token(int(auth))
+        deadline.check(step)
+        headers = {
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": API_VERSION,
+            "User-Agent": USER_AGENT,
+            "Authorization": f"Bearer {credential}",
+        }
+        timeout = (deadline.timeout(CONNECT_TIMEOUT), deadline.timeout(READ_TIMEOUT))
+        self.calls += 1
+        try:
+            response = self._session.request(method, url, headers=headers, params=params, json=json, timeout=timeout)
+        except requests.Timeout as exc:
+            raise GitHubUnavailable(f"{step}: no answer in time") from exc
+        except requests.RequestException as exc:
+            raise GitHubUnavailable(f"{step}: no answer ({type(exc).__name__})") from exc
+        if response.status_code == 401:
+            self._forget(auth)
+        self._raise_for_status(response, step)
+        return response
+
+    def _forget(self, auth: str | int) -> None:
+        """Drop a credential GitHub refused, so that the next call gets a fresh one."""
+        if auth == "jwt":
+            self._jwt = None
+        else:
+            self._tokens.pop(int(auth), None)
+
+    def _raise_for_status(self, response: requests.Response, step: str) -> None:
+        status = response.status_code
+        if 200 <= status < 300:
+            return
+        reason = _reason(response)
+        if status >= 500:
+            raise GitHubUnavailable(f"{step}: GitHub answered {status}", status=status)
+        if status == 429 or (status == 403 and _is_rate_limit(response, reason)):
+            retry_after = self._retry_after(response, reason)
+            raise GitHubUnavailable(f"{step}: rate limited ({status})", status=status, retry_after=retry_after)
+        if 400 <= status < 500:
+            message = f"{step}: GitHub refused ({status})" + (f": {reason}" if reason else "")
+            raise GitHubRefused(message, status=status, reason=reason)
+        # 1xx or an unfollowed 3xx: nothing pager can use; a later attempt may see a real answer.
+        raise GitHubUnavailable(f"{step}: unexpected answer {status}", status=status)
+
+    def _retry_after(self, response: requests.Response, reason: str) -> float | None:
+        header = response.headers.get("retry-after")
+        if header is not None:
+            try:
+                return max(0.0, float(header))
+            except ValueError:
+                pass
+        if response.headers.get("x-ratelimit-remaining") == "0":
+            reset = response.headers.get("x-ratelimit-reset")
+            if reset is not None:
+                try:
+                    return max(0.0, float(reset) - self._clock())
+                except ValueError:
+                    pass
+        if "secondary rate limit" in reason.lower():
+            return SECONDARY_LIMIT_WAIT
+        return None
+
+    def _json(self, response: requests.Response, step: str) -> Any:
+        try:
+            return response.json()
+        except ValueError:
+            raise GitHubUnavailable(f"{step}: unreadable answer ({response.status_code})", status=response.status_code) from None
+
+    def _require_api_host(self, url: str) -> None:
+        """Refuse to send the JWT anywhere but the configured API host."""
+        wanted, given = urlsplit(self._api_url), urlsplit(url)
+        if (given.scheme, given.netloc) != (wanted.scheme, wanted.netloc):
+            raise ValueError("a deliveries page URL must be on the GitHub API host")
+
+
+def _normalize_pem(key: str) -> str:
+    """A PEM key whose line breaks arrived escaped (a common way to put one into a variable)."""
+    if "\\n" in key and "\n" not in key:
+        return key.replace("\\n", "\n")
+    return key
+
+
+def _reason(response: requests.Response) -> str:
+    """GitHub's `message` from a JSON error body, shortened; empty when there is none."""
+    try:
+        body = response.json()
+    except ValueError:
+        return ""
+    message = body.get("message") if isinstance(body, dict) else None
+    if not isinstance(message, str):
+        return ""
+    return message if len(message) <= REASON_LIMIT else message[: REASON_LIMIT - 1] + "…"
+
+
+def _is_rate_limit(response: requests.Response, reason: str) -> bool:
+    headers = response.headers
+    return (
+        headers.get("x-ratelimit-remaining") == "0"
+        or "retry-after" in headers
+        or "rate limit" in reason.lower()
+    )
+
+
+def _parse_time(value: Any) -> float | None:
+    """Epoch seconds of an ISO 8601 time such as `2016-07-11T22:14:10Z`; None when unreadable."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return None
+    return parsed.timestamp()
