@@ -1,0 +1,254 @@
+"""The Telegram Bot API client, and the HTML helpers that message formatting uses.
+
+Every method is a POST of JSON to `{api_url}/bot{token}/{method}` through the injected
+`requests.Session`. Every HTTP call counts in `calls`, checks the invocation's deadline first
+(`pager.deadline.check`) and carries a timeout bounded by it.
+
+Answers (`{"ok": false, "error_code", "description", "parameters"}` on failure) map onto `pager.errors`:
+- 429 with `retry_after` of at most 3 s: wait (the injected `sleep`) and try once more; a longer
+  wait, a second 429, 5xx, a timeout, a connection error -> TelegramUnavailable;
+- "message to edit not found" -> MessageNotFound; any other 4xx -> TelegramRefused;
+- an edit that Telegram calls "message is not modified" has succeeded.
+
+The bot token is part of every URL, and requests' own exceptions quote the URL: they are never
+chained or quoted. The errors raised here name the method and Telegram's answer, never the token.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+from typing import Any, Callable
+
+import requests
+
+from . import deadline
+from .errors import MessageNotFound, TelegramRefused, TelegramUnavailable
+
+CONNECT_TIMEOUT = 3.05
+READ_TIMEOUT = 5.0
+
+MAX_TEXT = 4096  # characters of a message after entity parsing
+MAX_CALLBACK_TEXT = 200  # characters of an answerCallbackQuery notification
+MAX_CALLBACK_DATA = 64  # bytes of a button's callback_data
+SHORT_WAIT = 3.0  # seconds of retry_after that are worth waiting for once
+ELLIPSIS = "…"
+
+NOT_MODIFIED = "message is not modified"
+NOT_FOUND = "message to edit not found"
+
+Buttons = list[list[tuple[str, str]]]
+
+
+def escape(text: str) -> str:
+    """User text made safe for Telegram's HTML parse mode."""
+    return html.escape(text, quote=False)
+
+
+def link(url: str, label: str) -> str:
+    """An HTML link with its label escaped and its URL safe inside the double-quoted href."""
+    href = html.escape(url, quote=False).replace('"', "&quot;")
+    return f'<a href="{href}">{escape(label)}</a>'
+
+
+class Telegram:
+    """The bot's side of the Telegram Bot API: send, edit, answer a button press."""
+
+    def __init__(
+        self,
+        session: requests.Session,
+        *,
+        token: str,
+        api_url: str,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._session = session
+        self._token = token
+        self._api_url = api_url.rstrip("/")
+        self._sleep = sleep
+        self.calls = 0
+
+    def __repr__(self) -> str:
+        return f"Telegram(api_url={self._api_url!r}, calls={self.calls})"
+
+    def send_message(
+        self,
+        chat_id: int | str,
+        text: str,
+        *,
+        thread_id: int | None = None,
+        buttons: Buttons | None = None,
+        notify: bool = True,
+    ) -> int:
+        """Send an HTML message (link previews off); returns its message_id."""
+        payload: dict[str, Any] = {
+            "chat_id": chat_id,
+            "text": cut(text),
+            "parse_mode": "HTML",
+            "link_preview_options": {"is_disabled": True},
+        }
+        if thread_id is not None:
+            payload["message_thread_id"] = thread_id
+        if buttons:
+            payload["reply_markup"] = _keyboard(buttons)
+        if not notify:
+            payload["disable_notification"] = True
+        result = self._call("sendMessage", payload)
+        message_id = result.get("message_id") if isinstance(result, dict) else None
+        if not isinstance(message_id, int) or isinstance(message_id, bool):
+            raise TelegramUnavailable("telegram sendMessage: answer without a message_id")
+        return message_id
+
+    def edit_message(self, chat_id: int | str, message_id: int, text: str, *, buttons: Buttons | None = None) -> None:
+        """Replace a message's text and buttons; without buttons its keyboard goes away.
+
+        "message is not modified" is success; "message to edit not found" raises MessageNotFound.
+        """
+        payload: dict[str, Any] = {
+            "chat_id": chat_id,
+            "message_id": message_id,
+            "text": cut(text),
+            "parse_mode": "HTML",
+            "link_preview_options": {"is_disabled": True},
+        }
+        if buttons:
+            payload["reply_markup"] = _keyboard(buttons)
+        try:
+            self._call("editMessageText", payload)
+        except TelegramRefused as exc:
+            if type(exc) is TelegramRefused and NOT_MODIFIED in exc.description.lower():
+                return
+            raise
+
+    def answer_callback(self, callback_id: str, text: str | None = None) -> None:
+        """Answer a button press (Telegram shows `text` as a short notification)."""
+        payload: dict[str, Any] = {"callback_query_id": callback_id}
+        if text:
+            payload["text"] = text if len(text) <= MAX_CALLBACK_TEXT else text[: MAX_CALLBACK_TEXT - 1] + ELLIPSIS
+        self._call("answerCallbackQuery", payload)
+
+    # -- transport ------------------------------------------------------------------------------------
+
+    def _call(self, method: str, payload: dict[str, Any]) -> Any:
+        """One Bot API method, with the one short wait after a brief flood limit."""
+        try:
+            return self._post(method, payload)
+        except TelegramUnavailable as exc:
+            wait = exc.retry_after
+            if exc.status != 429 or wait is None or wait > SHORT_WAIT:
+                raise
+            if deadline.timeout(wait) < wait:
+                raise TelegramUnavailable(
+                    f"telegram {method}: rate limited, retry after {wait:g} s is past the deadline",
+                    status=429,
+                    retry_after=wait,
+                ) from None
+        self._sleep(wait)
+        return self._post(method, payload)
+
+    def _post(self, method: str, payload: dict[str, Any]) -> Any:
+        step = f"telegram {method}"
+        deadline.check(step)
+        timeout = (deadline.timeout(CONNECT_TIMEOUT), deadline.timeout(READ_TIMEOUT))
+        self.calls += 1
+        failure: str | None = None
+        try:
+            response = self._session.post(f"{self._api_url}/bot{self._token}/{method}", json=payload, timeout=timeout)
+        except requests.Timeout:
+            failure = "no answer in time"
+        except requests.RequestException as exc:
+            failure = f"no answer ({type(exc).__name__})"
+        if failure is not None:
+            # Raised outside the except clause: requests' exception quotes the URL, and so the token.
+            raise TelegramUnavailable(f"{step}: {failure}")
+        return self._result(response, step)
+
+    def _result(self, response: requests.Response, step: str) -> Any:
+        status = response.status_code
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            if 400 <= status < 500 and status != 429:
+                raise TelegramRefused(f"{step}: Telegram refused ({status})", status=status)
+            raise TelegramUnavailable(f"{step}: unreadable answer ({status})", status=status)
+        if body.get("ok") is True and 200 <= status < 300:
+            return body.get("result")
+        code = body.get("error_code")
+        code = code if isinstance(code, int) and not isinstance(code, bool) else status
+        description = self._scrub(str(body.get("description") or ""))
+        parameters = body.get("parameters") if isinstance(body.get("parameters"), dict) else {}
+        if code == 429:
+            retry_after = parameters.get("retry_after")
+            retry_after = float(retry_after) if isinstance(retry_after, (int, float)) else None
+            raise TelegramUnavailable(
+                f"{step}: rate limited" + (f", retry after {retry_after:g} s" if retry_after is not None else ""),
+                status=429,
+                retry_after=retry_after,
+            )
+        if not 400 <= code < 500:
+            raise TelegramUnavailable(f"{step}: Telegram answered {code}: {description}", status=code)
+        error = MessageNotFound if NOT_FOUND in description.lower() else TelegramRefused
+        raise error(f"{step}: Telegram refused ({code}): {description}", status=code, description=description)
+
+    def _scrub(self, text: str) -> str:
+        """Telegram's words, with the token taken out should they ever quote it."""
+        return text.replace(self._token, "<token>") if self._token else text
+
+
+def _keyboard(buttons: Buttons) -> dict[str, Any]:
+    rows = []
+    for row in buttons:
+        keys = []
+        for label, data in row:
+            size = len(data.encode())
+            if not 1 <= size <= MAX_CALLBACK_DATA:
+                raise ValueError(f"callback_data must be 1-{MAX_CALLBACK_DATA} bytes, got {size}")
+            keys.append({"text": label, "callback_data": data})
+        rows.append(keys)
+    return {"inline_keyboard": rows}
+
+
+# -- cutting formatted text ---------------------------------------------------------------------------
+
+# A tag, an entity, or any single character (a stray "<" or "&" counts as text).
+_TOKEN = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)\b[^<>]*>|&(?:#[0-9]+|#x[0-9a-fA-F]+|[a-zA-Z]+);|.", re.S)
+
+
+def _visible_length(text: str) -> int:
+    """Length as Telegram counts it, in UTF-16 code units (the larger of the two readings)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def cut(text: str, limit: int = MAX_TEXT) -> str:
+    """HTML text that Telegram accepts: at most `limit` characters once tags and entities are parsed.
+
+    A longer text is cut between tags and entities (never inside one), ends with "…", and closes the
+    tags still open at the cut, so that the result is well-formed HTML.
+    """
+    tokens = [(m.group(0), m.group(1), m.group(2)) for m in _TOKEN.finditer(text)]
+    total = sum(_visible_length(html.unescape(t)) for t, _, name in tokens if name is None)
+    if total <= limit:
+        return text
+    kept: list[str] = []
+    open_tags: list[str] = []
+    used = 0
+    room = limit - _visible_length(ELLIPSIS)
+    for token, closing, name in tokens:
+        if name is not None:
+            if closing:
+                if name.lower() in open_tags:
+                    while open_tags and open_tags.pop() != name.lower():
+                        pass
+            else:
+                open_tags.append(name.lower())
+            kept.append(token)
+            continue
+        size = _visible_length(html.unescape(token))
+        if used + size > room:
+            break
+        kept.append(token)
+        used += size
+    return "".join(kept) + ELLIPSIS + "".join(f"</{name}>" for name in reversed(open_tags))
