@@ -73,6 +73,10 @@ def telegram_event(update: dict[str, Any], *, secret: str | None = TELEGRAM_SECR
 
 
 def http_api_event(path: str, raw: bytes, headers: dict[str, str], *, base64_body: bool = False) -> dict[str, Any]:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        base64_body = True  # API Gateway passes bytes that are not text base64-encoded
     return {
         "version": "2.0",
         "routeKey": f"POST {path}",
@@ -134,3 +138,21 @@ def pager_env(monkeypatch: pytest.MonkeyPatch, private_key_pem: str) -> dict[str
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "PagerTest")
     return env
+
+
+@pytest.fixture
+def log_lines():
+    """The JSON lines pager logs during a test, as CloudWatch would receive them."""
+    import io
+    import logging
+
+    from pager.observe import logger
+
+    buffer = io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    handler.setFormatter(logger.registered_formatter)
+    logger.addHandler(handler)
+    try:
+        yield lambda: [json.loads(line) for line in buffer.getvalue().splitlines() if line.strip()]
+    finally:
+        logger.removeHandler(handler)

@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
 from .errors import ConfigError
-from .observe import logger, metrics
+from .observe import flush_metrics, logger
 from .services import Services
 from .settings import Settings
 
@@ -111,7 +111,7 @@ def webhook_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return {"statusCode": 500, "headers": {"content-type": "application/json"},
                 "body": json.dumps({"error": "pager is not configured: see its log"})}
     finally:
-        metrics.flush_metrics(raise_on_empty_metrics=False)
+        flush_metrics()
 
 
 def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -125,4 +125,4 @@ def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         logger.error("configuration", extra={"error": str(exc)})
         raise
     finally:
-        metrics.flush_metrics(raise_on_empty_metrics=False)
+        flush_metrics()

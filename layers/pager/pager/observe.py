@@ -15,4 +15,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "pager"))
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Pager"), service="pager")
 
-__all__ = ["logger", "metrics", "MetricUnit"]
+__all__ = ["logger", "metrics", "MetricUnit", "flush_metrics"]
+
+
+def flush_metrics() -> None:
+    """Print this invocation's EMF metrics, if it recorded any."""
+    if metrics.provider.metric_set:
+        metrics.flush_metrics()

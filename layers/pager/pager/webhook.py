@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 from . import deadline
 from .errors import BadRequest, Permanent, Transient
 from .observe import MetricUnit, logger, metrics
-from .routing import Delivery, registry
+from .routing import Delivery, raw_body, registry
 from .services import Services
 
 # GitHub waits 10 s for an answer; keep a margin for the answer itself.
@@ -41,15 +41,15 @@ def handle_github(
     started = monotonic()
     headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
     line: dict[str, Any] = {
-        "guid": headers.get("x-github-delivery", ""),
-        "event": headers.get("x-github-event", ""),
+        "guid": str(headers.get("x-github-delivery", "")),
+        "event": str(headers.get("x-github-event", "")),
     }
+    logger.set_correlation_id(line["guid"] or None)
     try:
         delivery = Delivery.from_apigw(event, secret=services.settings.github_webhook_secret)
     except BadRequest as exc:
         return _answer(exc.status, {"error": str(exc)}, line, "refused", started, monotonic, reason=str(exc))
 
-    logger.set_correlation_id(delivery.guid)
     line.update(action=delivery.action, repository=delivery.repository)
     handlers = registry.lookup(delivery.event, delivery.action)
     if not handlers:
@@ -74,9 +74,7 @@ def handle_github(
 
 def handle_telegram(event: Mapping[str, Any], services: Services) -> Answer:
     """Telegram's webhook: check the secret token, then hand the update to the buttons."""
-    from .buttons import handle_update
-    from .routing import raw_body
-
+    metrics.add_metric(name="TelegramUpdates", unit=MetricUnit.Count, value=1)
     headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
     token = headers.get("x-telegram-bot-api-secret-token", "")
     expected = services.settings.telegram_webhook_secret
@@ -90,6 +88,8 @@ def handle_telegram(event: Mapping[str, Any], services: Services) -> Answer:
     if not isinstance(update, dict):
         return 400, {"error": "body is not a JSON object"}
     update_id = update.get("update_id")
+    from .buttons import handle_update
+
     try:
         with deadline.within(DEADLINE_SECONDS):
             outcome = handle_update(update, services)

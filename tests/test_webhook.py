@@ -1,0 +1,195 @@
+"""The webhook endpoint end to end: API Gateway events through functions/webhook/app.py:lambda_handler.
+
+DynamoDB is moto, GitHub and Telegram are the emulators behind `responses`; every example payload
+GitHub publishes goes through the real handler, signed with the test secret.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import logging
+import re
+from pathlib import Path
+
+import boto3
+import pytest
+import responses
+from moto import mock_aws
+
+from pager import bootstrap
+from pager.routing import verify_signature
+from pager_sim.emulators import GitHubEmulator, TelegramEmulator, responses_callback
+
+from conftest import BOT_TOKEN, TEST_ENV, TELEGRAM_SECRET, WEBHOOK_SECRET, fixture_files, github_event, sign, telegram_event
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_function(name: str):
+    spec = importlib.util.spec_from_file_location(f"{name}_function", ROOT / "functions" / name / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+webhook = load_function("webhook")
+
+
+class Context:
+    aws_request_id = "req-1"
+    function_name = "WebhookFunction"
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:WebhookFunction"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 15_000
+
+
+@pytest.fixture
+def world(pager_env):
+    """A deployment in miniature: the table on moto, GitHub and Telegram emulated."""
+    with mock_aws(), responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        client.create_table(
+            TableName=TEST_ENV["PAGER_TABLE"],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        github = GitHubEmulator(clock=lambda: 1_796_198_400.0, api_url=TEST_ENV["GITHUB_API_URL"])
+        telegram = TelegramEmulator()
+        for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+            rsps.add_callback(method, re.compile(re.escape(TEST_ENV["GITHUB_API_URL"]) + "/.*"), callback=responses_callback(github))
+            rsps.add_callback(method, re.compile(re.escape(TEST_ENV["TELEGRAM_API_URL"]) + "/.*"), callback=responses_callback(telegram))
+        bootstrap.use(bootstrap.build_services(pager_env, dynamodb=client, sleep=lambda s: None))
+        yield github, telegram
+        bootstrap.use(None)
+
+
+def call(event):
+    answer = webhook.lambda_handler(event, Context())
+    return answer["statusCode"], json.loads(answer["body"])
+
+
+def test_githubs_documented_signature_vector_verifies():
+    body = b"Hello, World!"
+    expected = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+    assert verify_signature(body, expected, "It's a Secret to Everybody")
+    assert sign(body, "It's a Secret to Everybody") == expected
+    assert not verify_signature(body, expected, "another secret")
+    assert not verify_signature(b"Hello, World?", expected, "It's a Secret to Everybody")
+
+
+PAYLOADS = fixture_files()
+
+
+def test_the_fixtures_are_there():
+    assert len(PAYLOADS) > 200, "GitHub's example payloads were not found: set PAGER_FIXTURES"
+
+
+@pytest.mark.parametrize("path", PAYLOADS, ids=lambda p: f"{p.parent.name}/{p.name.removesuffix('.payload.json')}")
+def test_every_example_payload_is_answered_without_a_500_while_github_and_telegram_are_healthy(world, path):
+    payload = json.loads(path.read_text())
+    status, body = call(github_event(path.parent.name, payload, guid=f"guid-{path.parent.name}-{path.name}"))
+    assert status == 200, body
+
+
+def test_a_ping_is_answered_pong(world):
+    status, body = call(github_event("ping", {"zen": "Keep it logically awesome.", "hook_id": 1}))
+    assert (status, body) == (200, {"outcome": "pong"})
+
+
+def test_an_event_nobody_handles_is_answered_ignored(world):
+    status, body = call(github_event("star", {"action": "created", "repository": {"full_name": "o/r", "id": 1}}))
+    assert (status, body) == (200, {"outcome": "ignored"})
+
+
+def test_a_form_encoded_body_is_verified_and_parsed(world):
+    status, body = call(github_event("ping", {"zen": "Design for failure.", "hook_id": 1}, form=True))
+    assert (status, body) == (200, {"outcome": "pong"})
+
+
+def test_a_json_body_sent_base64_encoded_is_verified_over_the_decoded_bytes(world):
+    event = github_event("ping", {"zen": "x", "hook_id": 1})
+    event["body"] = base64.b64encode(event["body"].encode()).decode()
+    event["isBase64Encoded"] = True
+    assert call(event) == (200, {"outcome": "pong"})
+
+
+@pytest.mark.parametrize(
+    "change,status,reason",
+    [
+        (lambda e: e["headers"].pop("x-hub-signature-256"), 401, "missing X-Hub-Signature-256"),
+        (lambda e: e["headers"].update({"x-hub-signature-256": sign(b"other", WEBHOOK_SECRET)}), 401, "does not match"),
+        (lambda e: e["headers"].update({"x-hub-signature-256": sign(e["body"].encode(), "wrong")}), 401, "does not match"),
+        (lambda e: e["headers"].update({"x-hub-signature-256": "sha1=abc"}), 401, "does not match"),
+        (lambda e: e["headers"].pop("x-github-event"), 400, "X-GitHub-Event"),
+        (lambda e: e["headers"].pop("x-github-delivery"), 400, "X-GitHub-Delivery"),
+    ],
+    ids=["unsigned", "signature-of-another-body", "wrong-secret", "wrong-scheme", "no-event-header", "no-delivery-header"],
+)
+def test_a_request_the_pager_refuses_gets_its_4xx_with_a_reason(world, change, status, reason):
+    event = github_event("issues", {"action": "opened"})
+    change(event)
+    answer_status, body = call(event)
+    assert answer_status == status
+    assert reason in body["error"]
+
+
+@pytest.mark.parametrize("raw", [b"not json", b"[1, 2]", b"\xff\xfe"], ids=["text", "json-array", "not-utf8"])
+def test_a_signed_body_that_is_not_a_json_object_is_a_400(world, raw):
+    status, body = call(github_event("issues", raw))
+    assert status == 400 and "JSON" in body["error"]
+
+
+def test_a_wrong_telegram_secret_token_is_a_401_and_acts_on_nothing(world):
+    github, telegram = world
+    answer = webhook.lambda_handler(telegram_event({"update_id": 1}, secret="guess"), Context())
+    assert answer["statusCode"] == 401
+    answer = webhook.lambda_handler(telegram_event({"update_id": 1}, secret=None), Context())
+    assert answer["statusCode"] == 401
+    assert telegram.requests == []
+
+
+def test_an_unknown_path_is_a_404(world):
+    event = github_event("ping", {"zen": "x"})
+    event["rawPath"] = event["requestContext"]["http"]["path"] = "/elsewhere"
+    assert webhook.lambda_handler(event, Context())["statusCode"] == 404
+
+
+def test_a_missing_setting_fails_the_invocation_with_one_log_line_naming_it(monkeypatch, log_lines, pager_env):
+    bootstrap.use(None)
+    monkeypatch.delenv("TELEGRAM_CHAT_ID")
+    answer = webhook.lambda_handler(github_event("ping", {"zen": "x"}), Context())
+    assert answer["statusCode"] == 500
+    lines = [line for line in log_lines() if "TELEGRAM_CHAT_ID" in json.dumps(line)]
+    assert len(lines) == 1 and "missing required setting" in lines[0]["error"]
+
+
+def test_each_delivery_logs_one_structured_line_with_its_guid_and_no_secret(world, log_lines, private_key_pem):
+    call(github_event("ping", {"zen": "x", "hook_id": 1}, guid="guid-log-1"))
+    call(github_event("issues", {"action": "opened"}, guid="guid-log-2", secret="wrong"))
+    records = [r for r in log_lines() if r["message"] == "delivery"]
+    assert len(records) == 2
+    by_guid = {r["guid"]: r for r in records}
+    assert by_guid["guid-log-1"]["correlation_id"] == "guid-log-1"
+    assert by_guid["guid-log-2"]["correlation_id"] == "guid-log-2"
+    out = json.dumps(log_lines())
+    assert by_guid["guid-log-1"]["outcome"] == "pong" and by_guid["guid-log-1"]["status"] == 200
+    assert by_guid["guid-log-1"]["event"] == "ping" and "duration_ms" in by_guid["guid-log-1"]
+    assert by_guid["guid-log-2"]["status"] == 401
+    for secret in (WEBHOOK_SECRET, TELEGRAM_SECRET, BOT_TOKEN, private_key_pem.splitlines()[1]):
+        assert secret not in out
+
+
+def test_a_handler_past_its_deadline_answers_500_and_starts_no_new_step(world, monkeypatch):
+    from pager import webhook as intake
+
+    ticks = iter([0.0, 0.0, 100.0, 100.0, 100.0, 100.0, 100.0])
+    event = github_event("ping", {"zen": "x"})
+    from pager.bootstrap import services
+
+    status, body = intake.handle_github(event, services(), seconds=8, monotonic=lambda: next(ticks))
+    assert status == 500 and "deadline" in body["error"]
