@@ -1,0 +1,120 @@
+"""What the signals share: reading payloads (who is outside, order keys, release pull requests) and
+formatting messages (HTML with user text escaped, the repository and a link in each).
+
+All of it is pure: payload and settings in, values out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+from typing import Any, Mapping
+
+from ..settings import Settings
+from ..telegram import escape, link
+
+INSIDE = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+EXCERPT = 300  # characters of a contribution's text shown in its message
+REF_PREFIX = "ref#"  # index records: short reference (in callback data) -> repository
+
+
+def field(payload: Any, *path: str) -> Any:
+    """A nested field of a payload, None when any step of the way is missing or not an object."""
+    current = payload
+    for name in path:
+        if not isinstance(current, Mapping):
+            return None
+        current = current.get(name)
+    return current
+
+
+def text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def is_bot(user: Any) -> bool:
+    """A bot: GitHub says type Bot, or its login ends in [bot]."""
+    if not isinstance(user, Mapping):
+        return False
+    return user.get("type") == "Bot" or text(user.get("login")).lower().endswith("[bot]")
+
+
+def is_outside(association: Any, *users: Any) -> bool:
+    """Someone from outside: not OWNER, MEMBER or COLLABORATOR, and none of `users` a bot."""
+    return text(association).upper() not in INSIDE and not any(is_bot(user) for user in users)
+
+
+def order_of_time(value: Any) -> str:
+    """An order key from an ISO 8601 time: UTC, second precision, comparable as a string.
+
+    Empty for a missing or unreadable time, which sorts before every real one.
+    """
+    if not isinstance(value, str) or not value:
+        return ""
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return ""
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def iso_time(epoch: float) -> str:
+    """Epoch seconds as the same UTC form as `order_of_time`."""
+    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def newest(*orders: Any) -> str:
+    return max((o for o in orders if isinstance(o, str)), default="")
+
+
+def repo_url(repository: str, payload: Any = None) -> str:
+    url = field(payload, "repository", "html_url")
+    return url if isinstance(url, str) and url else f"https://github.com/{repository}"
+
+
+def repo_link(repository: str, payload: Any = None) -> str:
+    return link(repo_url(repository, payload), repository)
+
+
+def excerpt(value: Any, limit: int = EXCERPT) -> str:
+    """The start of a user's text, whitespace folded, escaped for HTML."""
+    words = " ".join(text(value).split())
+    if len(words) > limit:
+        words = words[: limit - 1].rstrip() + "…"
+    return escape(words)
+
+
+def default_branch(payload: Any) -> str:
+    return text(field(payload, "repository", "default_branch"))
+
+
+def is_release_pull(pull: Any, payload: Any, settings: Settings) -> bool:
+    """A release pull request: head branch with a release prefix, base the default branch."""
+    head = text(field(pull, "head", "ref"))
+    base = text(field(pull, "base", "ref"))
+    branch = default_branch(payload)
+    return bool(branch) and base == branch and any(head.startswith(p) for p in settings.release_branch_prefixes if p)
+
+
+def short_ref(repository: str) -> str:
+    """A short, stable stand-in for a repository name in callback data (which fits 64 bytes)."""
+    return hashlib.sha256(repository.lower().encode()).hexdigest()[:16]
+
+
+def ref_key(ref: str) -> str:
+    return REF_PREFIX + ref
+
+
+def buttons_json(buttons: Any) -> Any:
+    """Buttons as the record keeps them (JSON has lists, not tuples), for comparing with what is shown."""
+    if not buttons:
+        return None
+    return [[[label, data] for label, data in row] for row in buttons]
+
+
+def buttons_from_json(stored: Any) -> list[list[tuple[str, str]]] | None:
+    if not stored:
+        return None
+    return [[(label, data) for label, data in row] for row in stored]

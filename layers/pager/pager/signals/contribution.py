@@ -1,0 +1,258 @@
+"""Contribution (SPEC §5.1): someone from outside opens, comments or reviews; one message, one draft.
+
+An opening event (`issues.opened`, `pull_request.opened` of a pull request that is not a release
+one, `discussion.created`) or a comment (`issue_comment`, `discussion_comment`,
+`pull_request_review_comment` created, `pull_request_review.submitted` with a body) by someone
+outside sends one message and then asks the control repository for a draft reply
+(`repository_dispatch` `pager-draft`). A closing event (`discussion.answered`, `issues.closed`,
+`pull_request.closed`) edits the message of the thing it closes.
+
+One record per thing, `contribution#<repo>#<issue|pull|discussion>#<number>[#<comment>]`:
+
+    state       open, closed, merged or answered
+    order       the order key (updated_at) of the newest payload applied
+    message_id  the message shown, once sent; text: its text (an edit appends the verdict)
+    drafted     the pager-draft dispatch was made
+
+Twice: a message recorded is not sent again, a draft recorded is not asked again, a verdict recorded
+is not edited again. Late: a closing event that came before the opening one (a late redelivery)
+records its verdict, and the opening event then shows nothing: it is no longer new.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..routing import Delivery, registry
+from ..services import Services
+from ..telegram import escape, link
+from .common import excerpt, field, is_outside, is_release_pull, newest, order_of_time, text
+from .records import Dispatch, EditMessage, SendMessage, Step, settle
+
+TTL_SECONDS = 180 * 24 * 3600  # a contribution's record outlives any redelivery by far
+DRAFT_EVENT = "pager-draft"
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """An opening event or comment, as much of it as the message and the drafter need."""
+
+    repository: str
+    kind: str  # what the drafter is told: issue, pull_request, discussion, issue_comment, ...
+    thing: str  # issue, pull or discussion: the key's part
+    noun: str  # issue, pull request, discussion: the message's word
+    verb: str  # opened, commented on, reviewed, ...
+    number: int
+    title: str
+    url: str
+    author: str
+    body: str
+    order: str
+    outside: bool
+    comment: str = ""  # the key's part for a comment or review, e.g. c123
+    comment_id: int | None = None
+
+    @property
+    def key(self) -> str:
+        return thing_key(self.repository, self.thing, self.number) + (f"#{self.comment}" if self.comment else "")
+
+
+def thing_key(repository: str, thing: str, number: int) -> str:
+    return f"contribution#{repository}#{thing}#{number}"
+
+
+def read_contribution(event: str, payload: dict[str, Any], repository: str) -> Contribution | None:
+    """The contribution an opening event or comment is about; None for one pager does not show."""
+    sender = payload.get("sender")
+
+    def opened(thing: str, noun: str, obj: Any) -> Contribution:
+        user = field(obj, "user")
+        return Contribution(
+            repository=repository,
+            kind=event if event != "issues" else "issue",
+            thing=thing,
+            noun=noun,
+            verb="opened",
+            number=_number(field(obj, "number")),
+            title=text(field(obj, "title")),
+            url=text(field(obj, "html_url")),
+            author=text(field(user, "login")),
+            body=text(field(obj, "body")),
+            order=order_of_time(field(obj, "updated_at")) or order_of_time(field(obj, "created_at")),
+            outside=is_outside(field(obj, "author_association"), user, sender),
+        )
+
+    def commented(thing: str, noun: str, parent: Any, comment: Any, tag: str, verb: str, at: str = "created_at") -> Contribution:
+        user = field(comment, "user")
+        comment_id = field(comment, "id")
+        return Contribution(
+            repository=repository,
+            kind=event,
+            thing=thing,
+            noun=noun,
+            verb=verb,
+            number=_number(field(parent, "number")),
+            title=text(field(parent, "title")),
+            url=text(field(comment, "html_url")),
+            author=text(field(user, "login")),
+            body=text(field(comment, "body")),
+            order=order_of_time(field(comment, at)),
+            outside=is_outside(field(comment, "author_association"), user, sender),
+            comment=f"{tag}{comment_id}",
+            comment_id=comment_id if isinstance(comment_id, int) else None,
+        )
+
+    if event == "issues":
+        return opened("issue", "issue", payload.get("issue"))
+    if event == "pull_request":
+        return opened("pull", "pull request", payload.get("pull_request"))
+    if event == "discussion":
+        return opened("discussion", "discussion", payload.get("discussion"))
+    if event == "issue_comment":
+        issue = payload.get("issue")
+        on_pull = isinstance(field(issue, "pull_request"), dict)
+        thing, noun = ("pull", "pull request") if on_pull else ("issue", "issue")
+        return commented(thing, noun, issue, payload.get("comment"), "c", "commented on")
+    if event == "discussion_comment":
+        return commented("discussion", "discussion", payload.get("discussion"), payload.get("comment"), "dc", "commented on")
+    if event == "pull_request_review_comment":
+        return commented(
+            "pull", "pull request", payload.get("pull_request"), payload.get("comment"), "rc", "commented on the code of"
+        )
+    if event == "pull_request_review":
+        review = payload.get("review")
+        if not text(field(review, "body")).strip():
+            return None  # a review without a body says nothing a person must answer
+        state = text(field(review, "state")).lower()
+        verb = {"approved": "approved", "changes_requested": "asked for changes on"}.get(state, "reviewed")
+        return commented("pull", "pull request", payload.get("pull_request"), review, "r", verb, at="submitted_at")
+    return None
+
+
+def _number(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def render(c: Contribution) -> str:
+    """The message: who did what where, an excerpt, the link."""
+    head = f"💬 {escape(c.author)} {c.verb} {c.noun} {link(c.url, f'{c.repository}#{c.number}')}: {escape(c.title)}"
+    body = excerpt(c.body)
+    return f"{head}\n<i>{body}</i>" if body else head
+
+
+def draft_payload(c: Contribution, message_id: int) -> dict[str, Any]:
+    """What the control repository's pager-draft workflow gets as `client_payload`."""
+    return {
+        "repository": c.repository,
+        "kind": c.kind,
+        "number": c.number,
+        "comment_id": c.comment_id,
+        "url": c.url,
+        "author": c.author,
+        "message_id": message_id,
+    }
+
+
+def decide_opening(c: Contribution, control_repository: str):
+    """Show the contribution once, then ask for its draft once; nothing once it is closed."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        state = data.get("state")
+        if state and state != "open":
+            return Step(f"no longer new: {state}")
+        message_id = data.get("message_id")
+        if message_id is None:
+            message = render(c)
+            return Step(
+                "sent",
+                effect=SendMessage(message),
+                then=lambda sent: {
+                    **data,
+                    "state": "open",
+                    "order": newest(data.get("order"), c.order),
+                    "message_id": sent,
+                    "text": message,
+                },
+            )
+        if not data.get("drafted"):
+            return Step(
+                "draft asked",
+                effect=Dispatch(control_repository, DRAFT_EVENT, draft_payload(c, message_id)),
+                then=lambda _: {**data, "drafted": True},
+            )
+        return Step("already shown")
+
+    return decide
+
+
+def decide_closing(verdict: str, order: str, author_outside: bool):
+    """Edit a shown contribution once to its verdict; remember the verdict of one not shown yet."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        state = data.get("state")
+        if state and state != "open":
+            return Step(f"already {state}")
+        if order < data.get("order", ""):
+            return Step("stale: older than what is shown")
+        message_id = data.get("message_id")
+        if message_id is not None:
+            edited = f"{data.get('text', '')}\n✅ {verdict}"
+            return Step(
+                f"edited: {verdict}",
+                effect=EditMessage(message_id, edited),
+                then=lambda shown: {
+                    **data,
+                    "state": verdict,
+                    "order": newest(data.get("order"), order),
+                    "message_id": shown,
+                    "text": edited,
+                },
+            )
+        if not author_outside:
+            return Step("ignored: not a contribution")
+        # Came before its opening event (a late redelivery): the opening shows nothing now.
+        return Step(f"recorded: {verdict} before shown", data={**data, "state": verdict, "order": newest(data.get("order"), order)})
+
+    return decide
+
+
+@registry.on("issues", "opened")
+@registry.on("pull_request", "opened")
+@registry.on("discussion", "created")
+@registry.on("issue_comment", "created")
+@registry.on("discussion_comment", "created")
+@registry.on("pull_request_review_comment", "created")
+@registry.on("pull_request_review", "submitted")
+def contribution_opened(delivery: Delivery, services: Services) -> str:
+    payload = delivery.payload
+    if delivery.event == "pull_request" and is_release_pull(payload.get("pull_request"), payload, services.settings):
+        return "ignored: release pull request"
+    c = read_contribution(delivery.event, payload, delivery.repository)
+    if c is None:
+        return "ignored: nothing to answer"
+    if not c.outside:
+        return "ignored: maintainer or bot"
+    decide = decide_opening(c, services.settings.control_repository)
+    return settle(services, c.key, decide, ttl_seconds=TTL_SECONDS).outcome
+
+
+@registry.on("issues", "closed")
+@registry.on("pull_request", "closed")
+@registry.on("discussion", "answered")
+def contribution_closed(delivery: Delivery, services: Services) -> str:
+    payload = delivery.payload
+    if delivery.event == "issues":
+        thing, obj, verdict = "issue", payload.get("issue"), "closed"
+    elif delivery.event == "pull_request":
+        obj = payload.get("pull_request")
+        if is_release_pull(obj, payload, services.settings):
+            return "ignored: release pull request"
+        thing, verdict = "pull", "merged" if field(obj, "merged") is True else "closed"
+    else:
+        thing, obj, verdict = "discussion", payload.get("discussion"), "answered"
+    number = _number(field(obj, "number"))
+    order = order_of_time(field(obj, "updated_at"))
+    author_outside = is_outside(field(obj, "author_association"), field(obj, "user"))
+    key = thing_key(delivery.repository, thing, number)
+    return settle(services, key, decide_closing(verdict, order, author_outside), ttl_seconds=TTL_SECONDS).outcome

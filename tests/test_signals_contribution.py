@@ -1,0 +1,274 @@
+"""Contribution signal (SPEC §5.1), end to end through the webhook and on its pure decisions.
+
+Driven through `Harness` (real webhook endpoint and clients, fake chat and GitHub behind `responses`,
+MemoryStore): who counts as outside, the message and the pager-draft dispatch, the closing edits,
+a late opening event after the closing one, racing deliveries, and a failure at every external call.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from pager.signals import contribution
+from pager.signals.contribution import Contribution, decide_closing, decide_opening
+from pager.signals.records import Dispatch, EditMessage, SendMessage
+from test_signals_harness import CONTROL, REPO, Scenario, failure_matrix, harness, make_harness, payload  # noqa: F401
+
+
+def outside(event: str, action: str, /, who: str = "issue", **changes):
+    """An example payload made into one by someone from outside (alice, no association)."""
+    return payload(
+        event,
+        action,
+        **{f"{who}.author_association": "NONE", f"{who}.user.login": "alice", "sender.login": "alice", **changes},
+    )
+
+
+def issue_opened(**changes):
+    return outside("issues", "opened", **changes)
+
+
+def issue_closed(**changes):
+    body = issue_opened(**{"action": "closed", "issue.state": "closed", "issue.updated_at": "2019-05-16T10:00:00Z", **changes})
+    return body
+
+
+# -- who is outside ------------------------------------------------------------------------------------
+
+
+def test_an_issue_opened_by_someone_outside_sends_one_message_and_asks_for_one_draft(harness):
+    status, answer = harness.deliver("issues", issue_opened())
+    assert (status, answer["outcome"]) == (200, "sent, draft asked")
+    [(message_id, (text, buttons))] = harness.chat.view().items()
+    assert text.startswith("💬 alice opened issue ")
+    assert f'href="https://github.com/{REPO}/issues/1">{REPO}#1</a>: Spelling error in the README file' in text
+    assert "accidently spelled" in text
+    assert buttons is None
+    assert harness.hub.dispatches == [
+        {
+            "repository": CONTROL,
+            "event_type": "pager-draft",
+            "client_payload": {
+                "repository": REPO,
+                "kind": "issue",
+                "number": 1,
+                "comment_id": None,
+                "url": f"https://github.com/{REPO}/issues/1",
+                "author": "alice",
+                "message_id": message_id,
+            },
+        }
+    ]
+
+
+@pytest.mark.parametrize("association", ["OWNER", "MEMBER", "COLLABORATOR"])
+def test_a_maintainers_issue_stays_silent_and_writes_nothing(harness, association):
+    status, answer = harness.deliver("issues", issue_opened(**{"issue.author_association": association}))
+    assert (status, answer["outcome"]) == (200, "ignored: maintainer or bot")
+    assert harness.chat.view() == {} and harness.hub.dispatches == [] and harness.store.dump() == {}
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"sender.type": "Bot", "issue.user.type": "Bot"},
+        {"sender.login": "renovate[bot]", "issue.user.login": "renovate[bot]"},
+    ],
+)
+def test_a_bots_issue_stays_silent(harness, changes):
+    status, answer = harness.deliver("issues", issue_opened(**changes))
+    assert answer["outcome"] == "ignored: maintainer or bot"
+    assert harness.chat.view() == {}
+
+
+def test_user_text_is_escaped_in_the_message(harness):
+    harness.deliver("issues", issue_opened(**{"issue.title": "<b>bold</b> & co", "issue.body": "<script>x</script>"}))
+    [(text, _)] = harness.chat.view().values()
+    assert "&lt;b&gt;bold&lt;/b&gt; &amp; co" in text
+    assert "&lt;script&gt;x&lt;/script&gt;" in text and "<script>" not in text
+
+
+def test_a_comment_on_a_pull_request_says_pull_request_and_links_the_comment(harness):
+    body = outside("issue_comment", "created", who="comment", **{"issue.pull_request": {"url": "x"}})
+    status, answer = harness.deliver("issue_comment", body)
+    [(text, _)] = harness.chat.view().values()
+    assert text.startswith("💬 alice commented on pull request ")
+    assert "issuecomment-492700400" in text
+    assert harness.hub.dispatches[0]["client_payload"]["comment_id"] == 492700400
+    assert harness.hub.dispatches[0]["client_payload"]["kind"] == "issue_comment"
+
+
+def test_a_review_without_a_body_is_not_shown_and_one_with_a_body_is(harness):
+    silent = outside("pull_request_review", "submitted", who="review")
+    assert harness.deliver("pull_request_review", silent)[1]["outcome"] == "ignored: nothing to answer"
+    spoken = outside("pull_request_review", "submitted", who="review", **{"review.body": "Please rename this.", "review.state": "changes_requested"})
+    assert harness.deliver("pull_request_review", spoken)[1]["outcome"] == "sent, draft asked"
+    [(text, _)] = harness.chat.view().values()
+    assert text.startswith("💬 alice asked for changes on pull request ")
+
+
+def test_a_release_pull_request_is_not_a_contribution(harness):
+    body = outside("pull_request", "opened", who="pull_request", **{"pull_request.head.ref": "release-please--branches--master"})
+    assert "ignored: release pull request" in harness.deliver("pull_request", body)[1]["outcome"]
+    assert harness.hub.dispatches == []
+
+
+# -- closing ---------------------------------------------------------------------------------------------
+
+
+def test_closing_a_shown_issue_edits_its_message_once(harness):
+    harness.deliver("issues", issue_opened())
+    status, answer = harness.deliver("issues", issue_closed())
+    assert answer["outcome"] == "edited: closed"
+    [(text, _)] = harness.chat.view().values()
+    assert text.endswith("\n✅ closed")
+    assert harness.deliver("issues", issue_closed())[1]["outcome"] == "already closed"
+    assert len(harness.chat.edits) == 1
+
+
+def test_a_merged_pull_request_says_merged(harness):
+    harness.deliver("pull_request", outside("pull_request", "opened", who="pull_request"))
+    closed = outside("pull_request", "closed", who="pull_request", **{"pull_request.merged": True})
+    assert harness.deliver("pull_request", closed)[1]["outcome"] == "edited: merged"
+
+
+def test_closing_a_maintainers_issue_writes_nothing(harness):
+    body = issue_closed(**{"issue.author_association": "OWNER"})
+    assert harness.deliver("issues", body)[1]["outcome"] == "ignored: not a contribution"
+    assert harness.store.dump() == {}
+
+
+def test_a_closing_edit_of_a_deleted_message_sends_it_anew(harness):
+    harness.deliver("issues", issue_opened())
+    [first] = harness.chat.messages
+    harness.chat.delete(first)
+    harness.deliver("issues", issue_closed())
+    [(message_id, (text, _))] = harness.chat.view().items()
+    assert message_id != first and text.endswith("✅ closed")
+    assert harness.store.dump()[f"contribution#{REPO}#issue#1"]["message_id"] == message_id
+
+
+# -- late --------------------------------------------------------------------------------------------
+
+
+def test_a_late_discussion_created_after_discussion_answered_is_not_shown_as_new(harness):
+    created = outside("discussion", "created", who="discussion")
+    answered = outside("discussion", "answered", who="discussion")
+    assert harness.deliver("discussion", answered)[1]["outcome"] == "recorded: answered before shown"
+    assert harness.deliver("discussion", created)[1]["outcome"] == "no longer new: answered"
+    assert harness.chat.view() == {} and harness.hub.dispatches == []
+
+
+def test_a_discussion_answered_after_it_was_shown_edits_it_to_answered(harness):
+    harness.deliver("discussion", outside("discussion", "created", who="discussion"))
+    assert harness.deliver("discussion", outside("discussion", "answered", who="discussion"))[1]["outcome"] == "edited: answered"
+    [(text, _)] = harness.chat.view().values()
+    assert text.startswith("💬 alice opened discussion ") and text.endswith("✅ answered")
+
+
+# -- racing ------------------------------------------------------------------------------------------
+
+
+def test_two_deliveries_of_the_same_issue_racing_show_one_message_and_ask_one_draft(harness):
+    slow = harness.chat.handle
+
+    def slow_handle(method, body):
+        time.sleep(0.2)
+        return slow(method, body)
+
+    harness.chat.handle = slow_handle
+    body = issue_opened()
+    start = threading.Barrier(2)
+    answers = []
+
+    def deliver(guid):
+        start.wait()
+        answers.append(harness.deliver("issues", body, guid=guid)[0])
+
+    threads = [threading.Thread(target=deliver, args=(g,)) for g in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for status in answers:
+        if status != 200:  # answered 500: GitHub's redelivery brings it again
+            assert status == 500
+            assert harness.deliver("issues", body)[0] == 200
+    assert len(harness.chat.sent) == 1
+    assert len(harness.hub.dispatches) == 1
+    assert harness.pending_claims() == []
+
+
+# -- failures at every call --------------------------------------------------------------------------
+
+
+def _delivering(event, body):
+    return lambda h: h.deliver(event, body)[0]
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        Scenario("issues.opened", lambda h: None, _delivering("issues", issue_opened())),
+        Scenario(
+            "issue_comment.created",
+            lambda h: None,
+            _delivering("issue_comment", outside("issue_comment", "created", who="comment")),
+        ),
+        Scenario(
+            "issues.closed",
+            lambda h: h.deliver("issues", issue_opened()),
+            _delivering("issues", issue_closed()),
+        ),
+    ],
+    ids=lambda s: s.name,
+)
+def test_a_failure_at_any_call_answers_500_and_the_delivery_again_ends_as_undisturbed(make_harness, scenario):
+    report = failure_matrix(make_harness, scenario)
+    assert report.failed  # every Telegram and GitHub call, and the table before an effect, answered 500
+
+
+# -- the pure decisions ------------------------------------------------------------------------------
+
+
+def _c(**changes) -> Contribution:
+    values = dict(
+        repository=REPO, kind="issue", thing="issue", noun="issue", verb="opened", number=7, title="T",
+        url="https://github.com/x/y/issues/7", author="alice", body="B", order="2026-01-01T00:00:00Z", outside=True,
+    )
+    values.update(changes)
+    return Contribution(**values)
+
+
+def test_deciding_an_opening_sends_then_asks_for_the_draft_then_has_nothing_left():
+    decide = decide_opening(_c(), CONTROL)
+    step = decide({}, 0.0)
+    assert isinstance(step.effect, SendMessage)
+    data = step.then(55)
+    assert data["message_id"] == 55 and data["state"] == "open"
+    step = decide(data, 0.0)
+    assert isinstance(step.effect, Dispatch) and step.effect.client_payload["message_id"] == 55
+    data = step.then(None)
+    step = decide(data, 0.0)
+    assert step.effect is None and step.data is None and step.outcome == "already shown"
+
+
+def test_deciding_a_closing_older_than_the_record_changes_nothing():
+    decide = decide_closing("closed", "2025-01-01T00:00:00Z", True)
+    step = decide({"state": "open", "order": "2026-01-01T00:00:00Z", "message_id": 3, "text": "t"}, 0.0)
+    assert step.effect is None and step.data is None
+
+
+def test_deciding_a_closing_of_a_shown_contribution_edits_it():
+    step = decide_closing("answered", "2026-02-01T00:00:00Z", True)({"state": "open", "order": "2026-01-01T00:00:00Z", "message_id": 3, "text": "t"}, 0.0)
+    assert step.effect == EditMessage(3, "t\n✅ answered")
+    assert step.then(3)["state"] == "answered"
+
+
+def test_the_record_key_is_about_the_thing_and_its_comment_never_the_delivery():
+    assert _c().key == f"contribution#{REPO}#issue#7"
+    assert _c(comment="c9", comment_id=9).key == f"contribution#{REPO}#issue#7#c9"
+    assert contribution.thing_key(REPO, "discussion", 4) == f"contribution#{REPO}#discussion#4"
