@@ -86,7 +86,10 @@ PAYLOADS = fixture_files()
 
 
 def test_the_fixtures_are_there():
-    assert len(PAYLOADS) > 200, "GitHub's example payloads were not found: set PAGER_FIXTURES"
+    from conftest import require_fixtures
+
+    require_fixtures()
+    assert len(PAYLOADS) > 200
 
 
 @pytest.mark.parametrize("path", PAYLOADS, ids=lambda p: f"{p.parent.name}/{p.name.removesuffix('.payload.json')}")
