@@ -20,10 +20,19 @@ PYTHON313 := $(firstword $(foreach p,\
 	$(if $(shell $(p) -c 'import sys; print(sys.version_info[:2] == (3, 13))' 2>/dev/null | grep -x True),$(p))))
 endif
 
-.PHONY: test lint build check-layer sam clean
+.PHONY: test demo serve lint build check-layer sam clean
 
 test: $(VENV)/.installed
 	$(PY) -m pytest
+
+# The offline demo: the real handlers over loopback HTTP, GitHub, Telegram and DynamoDB local.
+demo: $(VENV)/.installed
+	$(PY) -m pager_sim.demo
+
+# Both endpoints on a local port (PORT, default 8080) and a sweep every 15 minutes; settings from
+# the environment or .env; DynamoDB embedded unless PAGER_TABLE and AWS credentials name a real one.
+serve: $(VENV)/.installed
+	$(PY) -m pager_sim.serve
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -1,0 +1,99 @@
+"""`make serve`: pager's two endpoints on a local port and its sweep every 15 minutes.
+
+Settings come from the environment and a `.env` file (KEY=value lines; the environment wins), so it
+talks to the real GitHub and Telegram. DynamoDB is embedded (moto's server in this process) unless
+`PAGER_TABLE` is set and AWS credentials are found, in which case that real table is used.
+
+Behind a tunnel (for example `cloudflared tunnel --url http://127.0.0.1:8080` or `ngrok http 8080`),
+point the GitHub App's webhook at <tunnel>/github and Telegram's setWebhook at <tunnel>/telegram.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+from .local import LambdaContext, PagerServer, embedded_dynamodb, load_handler
+
+SWEEP_SECONDS = 15 * 60
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """KEY=value lines; blank lines and # comments skipped; quotes around a value removed."""
+    values: dict[str, str] = {}
+    if not path.exists():
+        return values
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, value = line.split("=", 1)
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        values[key.strip().removeprefix("export ").strip()] = value.replace("\\n", "\n")
+    return values
+
+
+def has_aws_credentials() -> bool:
+    import boto3
+
+    return boto3.session.Session().get_credentials() is not None
+
+
+@contextlib.contextmanager
+def table() -> Iterator[None]:
+    if os.environ.get("PAGER_TABLE") and has_aws_credentials() and not os.environ.get("PAGER_DYNAMODB_ENDPOINT"):
+        print(f"DynamoDB: the real table {os.environ['PAGER_TABLE']}")
+        yield
+        return
+    os.environ.setdefault("PAGER_TABLE", "pager-local")
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
+    with embedded_dynamodb(os.environ["PAGER_TABLE"]) as endpoint:
+        os.environ["PAGER_DYNAMODB_ENDPOINT"] = endpoint
+        print(f"DynamoDB: embedded at {endpoint} (state is lost when this stops)")
+        yield
+
+
+def sweep_forever(stop: threading.Event, every: float) -> None:
+    sweep = load_handler("sweep")
+    while not stop.wait(every):
+        try:
+            summary = sweep({"id": f"local-{int(time.time())}", "source": "aws.events"}, LambdaContext("SweepFunction", 300))
+            print(f"sweep: {summary}")
+        except Exception as exc:  # the next run reads back as far; say what happened and go on
+            print(f"sweep failed: {type(exc).__name__}: {exc}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8080")))
+    parser.add_argument("--env-file", default=".env")
+    parser.add_argument("--sweep-minutes", type=float, default=SWEEP_SECONDS / 60)
+    args = parser.parse_args()
+    for key, value in read_dotenv(Path(args.env_file)).items():
+        os.environ.setdefault(key, value)
+    with table():
+        server = PagerServer(args.port).start()
+        print(f"pager listens on {server.url}/github and {server.url}/telegram; sweep every {args.sweep_minutes:g} min")
+        stop = threading.Event()
+        threading.Thread(target=sweep_forever, args=(stop, args.sweep_minutes * 60), daemon=True).start()
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            print("stopping")
+        finally:
+            stop.set()
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()
