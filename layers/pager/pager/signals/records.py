@@ -205,7 +205,9 @@ def settle(
             raise
         assert step.then is not None, "a step with an effect says what to record after it"
         _record(store, claimed, step.then(result), expires_at, sleep)
-        performed.append(step.describe(result))
+        description = step.describe(result)
+        if description:  # an index write says nothing worth telling
+            performed.append(description)
 
 
 def perform(services: Services, effect: Effect) -> Any:
