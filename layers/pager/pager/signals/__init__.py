@@ -10,4 +10,4 @@ All of them follow one pattern (`records`): the record of the thing, a pure deci
 effect claimed before and recorded right after it happens, so a delivery may come twice and late.
 """
 
-from . import alarm, contribution  # noqa: F401
+from . import alarm, contribution, release  # noqa: F401

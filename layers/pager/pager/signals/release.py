@@ -1,0 +1,357 @@
+"""Release (SPEC §5.3): a release pull request's one message, 🔀 Merge once ready, the merge recorded once.
+
+A release pull request has a head branch starting with one of `RELEASE_BRANCH_PREFIXES` and the
+default branch as its base.
+
+    pull_request opened, reopened, synchronize, edited   one message "📦 owner/repo: title (#n)"; a new
+                                                         head takes Merge away
+    check_suite.completed, success, on the recorded head read the pull request: open, same head,
+                                                         mergeable_state clean -> offer 🔀 Merge
+    🔀 Merge pressed (`merge_press`)                      merge with the recorded head sha; a refusal
+                                                         answers with GitHub's reason, takes Merge away
+    pull_request.closed                                  merged: record (pull request, merge commit,
+                                                         time) and edit once; else: closed
+    release.published                                    add the tag to the last merged release's message
+
+One record per pull request, `release#<repo>#<number>`:
+
+    order            updated_at of the newest pull_request payload applied (with its head: "head sha
+                     with time"); an older payload changes nothing, so a stale synchronize never
+                     takes Merge from a release that is ready
+    head, title, url, number, installation_id
+    state            open, closed or merged; ready: Merge is offered; refusal: GitHub's last reason
+    merged           {commit, at}, once; tags: [{tag, url}] added by release.published
+    message_id, text, buttons   what the chat shows; ref: the repository's short reference
+
+and one per repository, `release-latest#<repo>` = {number, at}: the release pull request merged last,
+which release.published tags. The check suite needs no index from head to pull request: a suite
+of a branch of the repository itself lists its pull requests (`check_suite.pull_requests`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ..routing import Delivery, registry
+from ..services import Services
+from ..telegram import escape, link
+from .common import (
+    buttons_json,
+    default_branch,
+    field,
+    is_release_pull,
+    iso_time,
+    newest,
+    order_of_time,
+    ref_key,
+    repo_link,
+    short_ref,
+    text,
+)
+from .records import EditMessage, MergePull, MergeResult, Remember, SendMessage, Step, settle
+
+MERGE_PREFIX = "merge:"
+TTL_SECONDS = 180 * 24 * 3600
+PASSING = frozenset({"success", "neutral", "skipped"})
+
+
+def release_key(repository: str, number: int) -> str:
+    return f"release#{repository}#{number}"
+
+
+def latest_key(repository: str) -> str:
+    return f"release-latest#{repository}"
+
+
+@dataclass(frozen=True)
+class ReleasePull:
+    number: int
+    title: str
+    url: str
+    head: str
+    order: str
+    state: str
+    merged: bool
+    merge_commit: str
+    merged_at: str
+    installation_id: int | None
+
+
+def read_pull(payload: Mapping[str, Any]) -> ReleasePull:
+    pull = payload.get("pull_request")
+    installation = field(payload, "installation", "id")
+    return ReleasePull(
+        number=_int(field(pull, "number")),
+        title=text(field(pull, "title")),
+        url=text(field(pull, "html_url")),
+        head=text(field(pull, "head", "sha")),
+        order=order_of_time(field(pull, "updated_at")),
+        state=text(field(pull, "state")),
+        merged=field(pull, "merged") is True,
+        merge_commit=text(field(pull, "merge_commit_sha")),
+        merged_at=order_of_time(field(pull, "merged_at")),
+        installation_id=installation if isinstance(installation, int) else None,
+    )
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+# -- the message --------------------------------------------------------------------------------------
+
+
+def offers_merge(data: Mapping[str, Any]) -> bool:
+    return data.get("state") == "open" and bool(data.get("ready"))
+
+
+def render(repository: str, data: Mapping[str, Any], ref: str) -> tuple[str, list | None]:
+    number = data.get("number", 0)
+    lines = [f"📦 {repo_link(repository)}: {escape(data.get('title', ''))} ({link(data.get('url', ''), f'#{number}')})"]
+    state = data.get("state")
+    if state == "merged":
+        commit = field(data, "merged", "commit") or ""
+        lines.append(f"✅ merged {escape(commit[:7])}".rstrip())
+        tags = data.get("tags") or []
+        if tags:
+            lines.append("🏷 " + ", ".join(link(t["url"], t["tag"]) if t.get("url") else escape(t["tag"]) for t in tags))
+    elif state == "closed":
+        lines.append("✖️ closed without merging")
+    elif data.get("ready"):
+        lines.append("🟢 checks passed, ready to merge")
+    elif data.get("refusal"):
+        lines.append(f"⚠️ merge refused: {escape(data['refusal'])}")
+    buttons = [[("🔀 Merge", f"{MERGE_PREFIX}{ref}:{number}")]] if offers_merge(data) else None
+    return "\n".join(lines), buttons
+
+
+def converge(repository: str, data: dict[str, Any], new: dict[str, Any], done: str, idle: str) -> Step:
+    """The step that records `new` and makes the chat show it: send, edit, or only save."""
+    if offers_merge(new) and not data.get("ref"):
+        ref = short_ref(repository)
+        return Step("", effect=Remember(ref_key(ref), {"repository": repository}), then=lambda _: {**data, "ref": ref})
+    body, buttons = render(repository, new, data.get("ref") or short_ref(repository))
+    message_id = data.get("message_id")
+
+    def shown(mid: int) -> dict[str, Any]:
+        return {**new, "message_id": mid, "text": body, "buttons": buttons_json(buttons)}
+
+    if message_id is None:
+        if new.get("state") != "open":
+            return Step(done if new != data else idle, data=new if new != data else None)  # never shown, over already
+        return Step(done, effect=SendMessage(body, buttons), then=shown)
+    if body != data.get("text") or buttons_json(buttons) != data.get("buttons"):
+        return Step(done, effect=EditMessage(message_id, body, buttons), then=shown)
+    return Step(done if new != data else idle, data=new if new != data else None)
+
+
+# -- decisions ----------------------------------------------------------------------------------------
+
+
+def decide_pull(repository: str, p: ReleasePull):
+    """opened, reopened, synchronize, edited: show it; a new head takes Merge away; older changes nothing."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        if data.get("order") and p.order < data["order"]:
+            return Step("stale: older than the recorded head")
+        if data.get("state") == "merged":
+            return converge(repository, data, data, "release updated", "already merged")
+        new = {
+            **data,
+            "number": p.number,
+            "title": p.title,
+            "url": p.url,
+            "order": p.order,
+            "installation_id": p.installation_id,
+            "state": "open" if p.state == "open" else "closed",
+        }
+        if data.get("head") != p.head:
+            new.update(head=p.head, ready=False)
+            new.pop("refusal", None)
+        done = "release shown" if data.get("message_id") is None else "release updated"
+        return converge(repository, data, new, done, "already shown")
+
+    return decide
+
+
+def decide_ready(repository: str, sha: str, pull: Mapping[str, Any]):
+    """A check suite passed on the recorded head: offer Merge if GitHub calls the pull request clean."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        if data.get("head") != sha or data.get("state") != "open":
+            return Step("ignored: not the recorded head of an open release")
+        if data.get("ready"):
+            return converge(repository, data, data, "release updated", "Merge already offered")
+        if field(pull, "state") != "open" or field(pull, "head", "sha") != sha:
+            return Step("not ready: the pull request moved on")
+        mergeable = text(field(pull, "mergeable_state")) or "unknown"
+        if mergeable != "clean":
+            return Step(f"not ready: {mergeable}")
+        new = {**data, "ready": True}
+        new.pop("refusal", None)
+        return converge(repository, data, new, "Merge offered", "Merge already offered")
+
+    return decide
+
+
+def decide_closed(repository: str, p: ReleasePull):
+    """Closed: merged is recorded once (pull request, merge commit, time); otherwise closed."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        if data.get("state") == "merged":
+            return converge(repository, data, data, "release updated", "merge already recorded")
+        if not data and not p.merged:
+            return Step("ignored: never shown")
+        base = {**data, "number": p.number, "title": p.title or data.get("title", ""), "url": p.url or data.get("url", "")}
+        if p.merged:
+            new = {
+                **base,
+                "state": "merged",
+                "ready": False,
+                "head": p.head or data.get("head", ""),
+                "order": newest(data.get("order"), p.order),
+                "merged": {"commit": p.merge_commit, "at": p.merged_at},
+            }
+            new.pop("refusal", None)
+            return converge(repository, data, new, "merge recorded", "merge already recorded")
+        if data.get("order") and p.order < data["order"]:
+            return Step("stale: older than the recorded head")
+        new = {**base, "state": "closed", "ready": False, "order": p.order}
+        return converge(repository, data, new, "closed recorded", "already closed")
+
+    return decide
+
+
+def decide_latest(number: int, merged_at: str):
+    """The repository's release pull request merged last, which release.published tags."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        if (data.get("at", ""), data.get("number", 0)) >= (merged_at, number):
+            return Step("")
+        return Step("", data={"number": number, "at": merged_at})
+
+    return decide
+
+
+def decide_tag(repository: str, tag: str, url: str):
+    def decide(data: dict[str, Any], now: float) -> Step:
+        if data.get("state") != "merged":
+            return Step("ignored: the release pull request is not merged")
+        tags = data.get("tags") or []
+        if any(t.get("tag") == tag for t in tags):
+            return converge(repository, data, data, "release updated", "tag already shown")
+        return converge(repository, data, {**data, "tags": [*tags, {"tag": tag, "url": url}]}, "tag added", "tag already shown")
+
+    return decide
+
+
+def decide_merge(repository: str, number: int, method: str):
+    """🔀 Merge pressed: merge the recorded head once; a refusal takes Merge away."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        if not data:
+            return Step("this release pull request is not known")
+        state = data.get("state")
+        if state == "merged":
+            return converge(repository, data, data, "release updated", "✅ already merged")
+        if state != "open":
+            return converge(repository, data, data, "release updated", "the pull request is closed")
+        if not data.get("ready"):
+            return converge(repository, data, data, "release updated", "🔀 Merge is not offered now")
+
+        def then(result: MergeResult) -> dict[str, Any]:
+            if result.merged:
+                merged = {**data, "state": "merged", "ready": False, "merged": {"commit": result.sha, "at": iso_time(now)}}
+                merged.pop("refusal", None)
+                return merged
+            return {**data, "ready": False, "refusal": result.reason}
+
+        def describe(result: MergeResult) -> str:
+            return "🔀 merged" if result.merged else f"GitHub refused the merge: {result.reason}"
+
+        effect = MergePull(repository, number, sha=data["head"], method=method, installation_id=data.get("installation_id"))
+        return Step(describe, effect=effect, then=then)
+
+    return decide
+
+
+# -- the shell ----------------------------------------------------------------------------------------
+
+
+def merge_press(services: Services, repository: str, number: int) -> str:
+    """The 🔀 Merge press: the answer to show the person."""
+    decide = decide_merge(repository, number, services.settings.release_merge_method)
+    settled = settle(services, release_key(repository, number), decide, ttl_seconds=TTL_SECONDS)
+    return settled.performed[0] if settled.performed else settled.idle
+
+
+@registry.on("pull_request", "opened", "reopened", "synchronize", "edited")
+def release_pull(delivery: Delivery, services: Services) -> str:
+    payload = delivery.payload
+    if not is_release_pull(payload.get("pull_request"), payload, services.settings):
+        return "ignored: not a release pull request"
+    p = read_pull(payload)
+    key = release_key(delivery.repository, p.number)
+    return settle(services, key, decide_pull(delivery.repository, p), ttl_seconds=TTL_SECONDS).outcome
+
+
+@registry.on("pull_request", "closed")
+def release_closed(delivery: Delivery, services: Services) -> str:
+    payload = delivery.payload
+    if not is_release_pull(payload.get("pull_request"), payload, services.settings):
+        return "ignored: not a release pull request"
+    p = read_pull(payload)
+    repository = delivery.repository
+    outcome = settle(services, release_key(repository, p.number), decide_closed(repository, p), ttl_seconds=TTL_SECONDS).outcome
+    if p.merged:
+        settle(services, latest_key(repository), decide_latest(p.number, p.merged_at))
+    return outcome
+
+
+@registry.on("check_suite", "completed")
+def release_check_suite(delivery: Delivery, services: Services) -> str:
+    payload = delivery.payload
+    suite = payload.get("check_suite")
+    branch = text(field(suite, "head_branch"))
+    if not any(branch.startswith(p) for p in services.settings.release_branch_prefixes if p):
+        return "ignored: not a release branch"
+    if text(field(suite, "conclusion")) not in PASSING:
+        return "ignored: the suite did not pass"
+    sha = text(field(suite, "head_sha"))
+    repository = delivery.repository
+    numbers = [
+        _int(field(pull, "number"))
+        for pull in (field(suite, "pull_requests") or [])
+        if field(pull, "base", "ref") == default_branch(payload)
+    ]
+    outcomes = []
+    for number in numbers:
+        key = release_key(repository, number)
+        data = services.store.load(key).data
+        if data.get("head") != sha or data.get("state") != "open":
+            outcomes.append(f"#{number}: not the recorded head")
+            continue
+        if data.get("ready"):
+            outcomes.append(f"#{number}: Merge already offered")
+            continue
+        pull = services.github.get_pull(repository, number, installation_id=delivery.installation_id)
+        outcomes.append(f"#{number}: " + settle(services, key, decide_ready(repository, sha, pull), ttl_seconds=TTL_SECONDS).outcome)
+    return "; ".join(outcomes) or "ignored: no release pull request"
+
+
+@registry.on("release", "published")
+def release_published(delivery: Delivery, services: Services) -> str:
+    release = delivery.payload.get("release")
+    tag = text(field(release, "tag_name"))
+    if not tag:
+        return "ignored: no tag"
+    repository = delivery.repository
+    latest = services.store.load(latest_key(repository)).data
+    if not latest.get("number"):
+        return "ignored: no merged release pull request"
+    published = order_of_time(field(release, "published_at"))
+    if published and published < latest.get("at", ""):
+        return "ignored: published before the last release merge"
+    decide = decide_tag(repository, tag, text(field(release, "html_url")))
+    return settle(services, release_key(repository, latest["number"]), decide, ttl_seconds=TTL_SECONDS).outcome
