@@ -132,7 +132,7 @@ def test_closing_a_shown_issue_edits_its_message_once(harness):
 def test_a_merged_pull_request_says_merged(harness):
     harness.deliver("pull_request", outside("pull_request", "opened", who="pull_request"))
     closed = outside("pull_request", "closed", who="pull_request", **{"pull_request.merged": True})
-    assert harness.deliver("pull_request", closed)[1]["outcome"] == "edited: merged"
+    assert harness.deliver("pull_request", closed)[1]["outcome"] == "edited: merged; ignored: not a release pull request"
 
 
 def test_closing_a_maintainers_issue_writes_nothing(harness):
