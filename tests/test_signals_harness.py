@@ -110,7 +110,13 @@ def iso(epoch: float) -> str:
 @dataclass
 class Fault:
     kind: str  # telegram-5xx, telegram-429, github-5xx, store
-    at: int  # index in the call log
+    at: int | None  # index in the call log; None: the next call of the kind's service ...
+    name: str | None = None  # ... with this name, if given
+
+    def matches(self, index: int, service: str, name: str) -> bool:
+        if self.at is not None:
+            return self.at == index
+        return self.kind.split("-")[0] == service and self.name in (None, name)
 
 
 class Calls:
@@ -127,6 +133,11 @@ class Calls:
         with self._lock:
             self.fault = Fault(kind, len(self.log) + after)
 
+    def arm_next(self, kind: str, name: str | None = None) -> None:
+        """Fail the next call of the kind's service (named `name`, if given) with `kind`."""
+        with self._lock:
+            self.fault = Fault(kind, None, name)
+
     def disarm(self) -> None:
         with self._lock:
             self.fault = None
@@ -136,7 +147,7 @@ class Calls:
         with self._lock:
             index = len(self.log)
             self.log.append((service, name))
-            if self.fault is not None and self.fault.at == index:
+            if self.fault is not None and self.fault.matches(index, service, name):
                 kind = self.fault.kind
                 self.fault = None
                 self.fired.append((service, name))
