@@ -20,7 +20,7 @@ PYTHON313 := $(firstword $(foreach p,\
 	$(if $(shell $(p) -c 'import sys; print(sys.version_info[:2] == (3, 13))' 2>/dev/null | grep -x True),$(p))))
 endif
 
-.PHONY: test demo serve lint build check-layer sam clean
+.PHONY: test demo serve bench lint build check-layer sam clean
 
 test: $(VENV)/.installed
 	$(PY) -m pytest
@@ -33,6 +33,11 @@ demo: $(VENV)/.installed
 # the environment or .env; DynamoDB embedded unless PAGER_TABLE and AWS credentials name a real one.
 serve: $(VENV)/.installed
 	$(PY) -m pager_sim.serve
+
+# A busy fleet's week on a virtual clock through the real handlers and the real sweep, next to two
+# other sweeps; the handler's cost and the cold imports; writes docs/benchmarks.md (BENCH_ARGS: e.g. --days 2).
+bench: $(VENV)/.installed
+	$(PY) -m pager_sim.bench $(BENCH_ARGS)
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
