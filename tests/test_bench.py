@@ -1,0 +1,223 @@
+"""The fleet simulator behind `make bench` (sim/pager_sim: fleet, alternatives, bench).
+
+The trace's shape, the two comparison sweeps' decisions on hand-made delivery lists, the fast GitHub
+emulator against the base one, and one replay of a tiny trace per sweep through the real webhook
+handler and the real sweep, checked on invariants (never on timings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections import Counter
+
+import pytest
+
+from pager.errors import Conflict
+from pager.routing import SUPERSEDED
+from pager_sim import alternatives, bench, fleet
+from pager_sim.emulators import GitHubEmulator, HttpRequest
+
+
+def _item(id: int, guid: str, code: int, *, event: str = "workflow_run", repo: int = 1, redelivery: bool = False,
+          at: str = "2026-11-09T10:00:00Z") -> dict:
+    return {"id": id, "guid": guid, "delivered_at": at, "redelivery": redelivery, "status_code": code,
+            "status": "OK" if 200 <= code < 400 else ("timed out" if code == 0 else f"Invalid HTTP Response: {code}"),
+            "event": event, "action": "completed", "installation_id": 1, "repository_id": repo}
+
+
+NOW = fleet.WEEK_START + 10 * 3600 + 600  # 10 minutes after the items' time
+
+
+# ------------------------------------------------------------------------------------------ the trace
+
+
+def test_the_weeks_trace_has_the_amended_decisions_bursts():
+    trace = fleet.make_trace(days=7)
+    assert max(trace.runs_per_quarter) == 431
+    assert sum(1 for runs in trace.runs_per_quarter if runs >= 100) == 24
+    assert len(trace.repos) == 10
+    kinds = dict(fleet.iter_kinds(trace))
+    # three deliveries of its own per run (release pull requests add a few runs, the week's end cuts a few)
+    assert abs(kinds["workflow_run"] - 3 * sum(trace.runs_per_quarter)) < 0.01 * kinds["workflow_run"]
+    assert kinds["workflow_job"] > kinds["workflow_run"] > kinds["issues"] > 0
+    assert [e.at for e in trace.events] == sorted(e.at for e in trace.events)
+    assert len({e.guid for e in trace.events}) == len(trace.events)
+
+
+def test_the_same_seed_makes_the_same_trace_and_another_seed_another():
+    one, again, other = fleet.make_trace(days=0.5), fleet.make_trace(days=0.5), fleet.make_trace(days=0.5, seed=2)
+    assert [(e.guid, e.at, e.event) for e in one.events] == [(e.guid, e.at, e.event) for e in again.events]
+    assert [e.guid for e in one.events] != [e.guid for e in other.events]
+
+
+def test_a_rendered_payload_is_the_fixture_changed_to_the_event():
+    trace = fleet.tiny_trace()
+    event = next(e for e in trace.events if e.event == "workflow_run" and e.action == "completed")
+    body = fleet.render(event, trace)
+    payload = json.loads(body)
+    repo = trace.repos[event.repo]
+    assert payload["action"] == "completed"
+    assert payload["repository"]["id"] == repo.id and payload["repository"]["full_name"] == repo.full_name
+    assert payload["workflow_run"]["id"] == event.fields["run_id"]
+    assert payload["workflow_run"]["conclusion"] == event.fields["conclusion"]
+    assert payload["workflow_run"]["head_branch"] == "main"
+    assert "workflow" in payload and "sender" in payload  # the rest of GitHub's example is kept
+    assert fleet.render(event, trace) == body
+
+
+def test_every_kind_in_a_trace_renders_with_its_own_repository():
+    trace = fleet.make_trace(days=1)
+    seen = set()
+    for event in trace.events:
+        if (event.event, event.action) in seen:
+            continue
+        seen.add((event.event, event.action))
+        payload = json.loads(fleet.render(event, trace))
+        assert payload["repository"]["id"] == trace.repos[event.repo].id
+        assert payload["action"] == event.action
+    assert len(seen) >= 12
+
+
+def test_an_attempt_without_an_answer_is_decided_by_guid_and_attempt_only():
+    trace = fleet.tiny_trace()
+    timeout = next(f for f in trace.faults if f.kind == "timeout")
+    inside = [trace.no_answer(f"guid-{k}", 0, timeout.start + 1) for k in range(400)]
+    assert 100 < sum(inside) < 300  # half of them, give or take
+    assert inside == [trace.no_answer(f"guid-{k}", 0, timeout.start + 1) for k in range(400)]
+    assert sum(trace.no_answer(f"guid-{k}", 0, timeout.end + 1) for k in range(400)) < 5
+
+
+# -------------------------------------------------------------------------------------- the harness
+
+
+def test_the_counting_store_counts_a_lost_conditional_write_by_kind():
+    store = bench.CountingStore()
+    first = store.load("alarm#fleet/a")
+    store.save(first, {"n": 1})
+    with pytest.raises(Conflict):
+        store.save(first, {"n": 2})
+    store.save(store.load("sweep#state"), {})
+    assert store.writes == Counter({"alarm": 2, "sweep": 1})
+    assert store.conflicts == Counter({"alarm": 1})
+
+
+@pytest.mark.parametrize("status", [None, "failure"])
+def test_the_fleet_emulator_lists_the_same_pages_as_the_base_emulator(status):
+    clock = bench.Clock(fleet.WEEK_START)
+    base, fast = GitHubEmulator(clock=clock), bench.FleetGitHub(clock=clock)
+    for k in range(257):
+        clock.set(fleet.WEEK_START + k)
+        code = (200, 502, 0, 200, 500)[k % 5]
+        for emulator in (base, fast):
+            emulator.record(f"guid-{k % 90}", "check_run", "completed", 1, code, redelivery=k >= 90)
+
+    def pages(emulator):
+        url, out = "https://api.github.com/app/hook/deliveries?per_page=40" + ("&status=failure" if status else ""), []
+        while url:
+            answer = emulator(HttpRequest("GET", url, {}))
+            out.append([d["id"] for d in answer.body])
+            link = answer.headers.get("Link")
+            url = link[1:link.index(">")] if link else None
+        return out
+
+    assert pages(fast) == pages(base)
+    assert len(pages(fast)) > 1
+
+
+# ----------------------------------------------------------------------------- the comparison sweeps
+
+
+def test_the_script_asks_again_for_the_newest_attempt_of_each_guid_without_an_ok():
+    items = [  # newest first, as GitHub lists them
+        _item(9, "a", 502, redelivery=True), _item(8, "b", 200, redelivery=True), _item(7, "c", 0),
+        _item(6, "b", 502), _item(5, "a", 502), _item(4, "d", 200),
+    ]
+    assert alternatives.plan_script(items) == [9, 7]
+
+
+def test_the_first_design_skips_a_superseded_event_and_alarms_after_three_attempts():
+    items = [
+        _item(20, "newer", 200, event="workflow_run", repo=1),
+        _item(12, "old-run", 502, event="workflow_run", repo=1),  # superseded by "newer"
+        _item(11, "comment", 502, event="issue_comment", repo=1, redelivery=True),
+        _item(10, "comment", 502, event="issue_comment", repo=1, redelivery=True),
+        _item(9, "other-repo", 0, event="workflow_run", repo=2),
+        _item(8, "comment", 502, event="issue_comment", repo=1),
+        _item(7, "orphan", 502, event="issue_comment", repo=1, redelivery=True),  # first delivery not seen
+    ]
+    redeliver, opened, closed, superseded = alternatives.plan_first_design(items, now=NOW)
+    assert [i["id"] for i in redeliver] == [9]
+    assert opened == {"delivery:comment": "comment"}
+    assert "delivery:old-run" in closed and superseded == 1
+
+
+def test_the_first_design_forgets_what_is_older_than_its_window():
+    items = [_item(5, "late", 502, at="2026-11-09T06:00:00Z")]
+    assert alternatives.plan_first_design(items, now=NOW) == ([], {}, [], 0)
+
+
+# ---------------------------------------------------------------------------------- the replays
+
+
+@pytest.fixture(scope="module")
+def replays():
+    trace = fleet.tiny_trace()
+    pem = bench.private_key()
+    return trace, {design: bench.simulate(trace, design, pem=pem, drain=3 * 3600) for design in bench.DESIGNS}
+
+
+def test_a_tiny_replay_sees_failures_of_every_fault_kind(replays):
+    trace, results = replays
+    pager = results["pager"]
+    assert pager["counts"]["failed"] > 0
+    assert pager["counts"].get("failed_no_answer", 0) > 0
+    assert sum(o["failed"] for o in pager["outages"] if o["kind"] == "telegram") > 0
+    assert pager["handler_status"].get(500, 0) > 0  # the outages made the real handler answer 500
+    assert pager["handler_status"][200] > 0.9 * len(trace.events)
+
+
+def test_every_failed_event_is_recovered_alarmed_superseded_or_lost_exactly_once(replays):
+    _, results = replays
+    for result in results.values():
+        c = result["counts"]
+        parts = c.get("recovered", 0) + c.get("alarmed", 0) + c.get("superseded", 0) + c.get("lost", 0)
+        assert parts == c["failed"]
+        assert c.get("lost", 0) == c.get("lost_5xx", 0) + c.get("lost_no_answer", 0)
+
+
+def test_pager_loses_no_5xx_failure_stays_in_budget_and_applies_no_stale_redelivery(replays):
+    _, results = replays
+    pager = results["pager"]
+    assert pager["counts"].get("lost_5xx", 0) == 0
+    assert pager["calls_max"] <= 50
+    assert pager["counts"].get("stale_applied", 0) == 0
+    assert pager["counts"].get("recovered", 0) > 0
+
+
+def test_the_script_recovers_everything_but_applies_stale_redeliveries(replays):
+    _, results = replays
+    script, pager = results["script"], results["pager"]
+    assert script["counts"].get("recovered", 0) == script["counts"]["failed"]
+    assert script["counts"].get("stale_applied", 0) > pager["counts"].get("stale_applied", 0)
+    assert script["writes"].get("script", 0) == script["runs"]  # its one value: the time of its last run
+
+
+def test_the_report_states_every_target_as_met_or_not_met(replays):
+    trace, results = replays
+    cost = bench.handler_cost(30)
+    args = argparse.Namespace(days=trace.days, seed=trace.seed)
+    text = bench.report(trace, results, cost, None, args=args, handled=["issues"], elapsed=1.0)
+    section = text.split("## Targets", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if re.search(r"\| (met|\*\*not met\*\*|–) \|$", line)]
+    assert len(rows) == len(bench.targets(results, cost, None, 50)) == 6
+    assert "lost silently" in text and "Recovery after each fault" in text
+    assert cost["ignored"]["outcomes"] and all(k.startswith("200") for k in cost["ignored"]["outcomes"])
+    assert any(k.startswith("200") for k in cost["contribution"]["outcomes"])
+    assert cost["ignored"]["ratio"] > 0 and cost["contribution"]["own_us"] > 0
+
+
+def test_the_superseded_kinds_are_the_ones_the_measures_use():
+    # "stale" and "superseded" in the report follow routing.SUPERSEDED; comments are never stale
+    assert "workflow_run" in SUPERSEDED and "issue_comment" not in SUPERSEDED
