@@ -12,6 +12,7 @@ Telegram outage (502), a flood wait (429 with retry_after) or GitHub 5xx.
 from __future__ import annotations
 
 import base64
+import hashlib
 import itertools
 import json
 import re
@@ -355,7 +356,7 @@ class GitHubEmulator(_Faulty):
             return HttpResponse(409, {"message": "Head branch was modified. Review and try the merge again."})
         if pull.get("mergeable_state") != "clean":
             return HttpResponse(405, {"message": "Pull Request is not mergeable"})
-        sha = f"{len(self.merges) + 1:040x}"
+        sha = hashlib.sha1(f"{repo}#{number}@{pull['head']['sha']}".encode()).hexdigest()
         pull.update(merged=True, state="closed", merge_commit_sha=sha)
         self.merges.append({"repository": repo, "number": number, **body})
         return HttpResponse(200, {"sha": sha, "merged": True, "message": "Pull Request successfully merged"})

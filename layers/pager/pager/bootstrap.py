@@ -45,6 +45,7 @@ def build_services(
     if dynamodb is None:
         dynamodb = boto3.client(
             "dynamodb",
+            region_name=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
             endpoint_url=env.get("PAGER_DYNAMODB_ENDPOINT") or None,
             config=Config(connect_timeout=2, read_timeout=3, retries={"mode": "standard", "max_attempts": 3}),
         )
