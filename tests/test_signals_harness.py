@@ -156,7 +156,10 @@ class Calls:
 
 
 class FlakyStore:
-    """A MemoryStore whose calls are logged and can be made to fail as a throttled DynamoDB."""
+    """A MemoryStore whose calls are logged and can be made to fail as a throttled DynamoDB.
+
+    (tests/test_deliveries.py runs the same harness on DynamoStore over moto, with the throttle
+    raised by the boto3 client instead.)"""
 
     def __init__(self, calls: Calls) -> None:
         self.inner = MemoryStore()
@@ -301,10 +304,10 @@ class FakeGitHub:
 class Harness:
     """pager with fakes behind the real clients; use as a context manager (it holds the mock)."""
 
-    def __init__(self, private_key: str, **settings_overrides: Any) -> None:
+    def __init__(self, private_key: str, *, store: Callable[[Calls], Any] | None = None, **settings_overrides: Any) -> None:
         self.now = START
         self.calls = Calls()
-        self.store = FlakyStore(self.calls)
+        self.store = store(self.calls) if store is not None else FlakyStore(self.calls)
         self.chat = FakeChat()
         self.hub = FakeGitHub(lambda: self.now)
         self.sleeps: list[float] = []
@@ -428,7 +431,7 @@ def make_harness(private_key_pem: str):
         return h
 
     yield make
-    for h in made:
+    for h in reversed(made):  # patches undo last-in first-out
         h.__exit__(None, None, None)
 
 

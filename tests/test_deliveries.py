@@ -1,0 +1,254 @@
+"""Every signal applied twice (the decision: "every signal must leave the same state when it comes
+twice"), on the in-memory store and on DynamoStore over moto; and DynamoDB throttling at each call.
+
+Each case brings the state a delivery meets (`setup`) and then applies the same delivery, or press,
+or sweep change twice: the table, the chat, the dispatches and merges, and every Telegram and GitHub
+side effect (edits included) after the second are exactly those after the first. A test fails when
+a registered event and action has no case here, so a new kind of signal takes its case.
+
+The DynamoDB part drives the same harness with `DynamoStore` on a boto3 client (moto) wrapped so that
+a chosen call raises botocore's `ThrottlingException`, as DynamoDB does once boto's retries are
+spent: the delivery answers 500, and delivering it again ends exactly as an undisturbed delivery.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from moto import mock_aws
+
+from pager.routing import registry
+from pager.signals.alarm import update_alarm
+from pager.store import DynamoStore
+from test_signals_alarm import alert, delivery_entry, run, suite
+from test_signals_contribution import issue_closed, issue_opened, outside
+from test_signals_harness import CONTROL, Calls, Harness, Scenario, failure_matrix, make_harness  # noqa: F401
+from test_signals_release import NEWER, live_pull, merged, pressing, published, pull, ready, suite_passed
+
+# -- the cases -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    name: str
+    covers: set[tuple[str, str]]  # the (event, action) pairs this case applies
+    setup: Callable[[Harness], Any]
+    apply: Callable[[Harness], Any]
+
+
+def deliver(event: str, body: dict) -> Callable[[Harness], Any]:
+    def apply(h: Harness) -> None:
+        status, answer = h.deliver(event, body)
+        assert status == 200, answer
+
+    return apply
+
+
+def press(label: str) -> Callable[[Harness], Any]:
+    """A press; applied again, Telegram's retry of the same update (same callback id)."""
+    updates: dict[int, dict] = {}
+
+    def apply(h: Harness) -> None:
+        if id(h) not in updates:
+            message_id = max(h.chat.messages)
+            updates[id(h)] = h.press_update(h.chat.button_data(message_id, label), message_id=message_id)
+        status, answer = h.update(updates[id(h)])
+        assert status == 200 and not answer["outcome"].startswith("failed"), answer
+
+    return apply
+
+
+def nothing(h: Harness) -> None:
+    pass
+
+
+def alarmed(h: Harness) -> None:
+    h.deliver("workflow_run", run("failure"))
+
+
+def opened_then(event: str, who: str, fixture_action: str = "opened"):
+    return lambda h: h.deliver(event, outside(event, fixture_action, who=who))
+
+
+CASES = [
+    # contributions
+    Case("issue opened", {("issues", "opened")}, nothing, deliver("issues", issue_opened())),
+    Case("issue closed", {("issues", "closed")}, lambda h: h.deliver("issues", issue_opened()), deliver("issues", issue_closed())),
+    Case("issue closed before shown", {("issues", "closed")}, nothing, deliver("issues", issue_closed())),
+    Case("pull request opened", {("pull_request", "opened")}, nothing,
+         deliver("pull_request", outside("pull_request", "opened", who="pull_request"))),
+    Case("pull request closed", {("pull_request", "closed")}, opened_then("pull_request", "pull_request"),
+         deliver("pull_request", outside("pull_request", "closed", who="pull_request", **{"pull_request.merged": True}))),
+    Case("discussion created", {("discussion", "created")}, nothing,
+         deliver("discussion", outside("discussion", "created", who="discussion"))),
+    Case("discussion answered", {("discussion", "answered")}, lambda h: h.deliver("discussion", outside("discussion", "created", who="discussion")),
+         deliver("discussion", outside("discussion", "answered", who="discussion"))),
+    Case("discussion created late", {("discussion", "created")}, lambda h: h.deliver("discussion", outside("discussion", "answered", who="discussion")),
+         deliver("discussion", outside("discussion", "created", who="discussion"))),
+    Case("issue comment", {("issue_comment", "created")}, nothing,
+         deliver("issue_comment", outside("issue_comment", "created", who="comment"))),
+    Case("discussion comment", {("discussion_comment", "created")}, nothing,
+         deliver("discussion_comment", outside("discussion_comment", "created", who="comment"))),
+    Case("review comment", {("pull_request_review_comment", "created")}, nothing,
+         deliver("pull_request_review_comment", outside("pull_request_review_comment", "created", who="comment"))),
+    Case("review", {("pull_request_review", "submitted")}, nothing,
+         deliver("pull_request_review", outside("pull_request_review", "submitted", who="review", **{"review.body": "Looks off."}))),
+    # the alarm
+    Case("run failed", {("workflow_run", "completed")}, nothing, deliver("workflow_run", run("failure"))),
+    Case("run passed", {("workflow_run", "completed")}, alarmed, deliver("workflow_run", run("success", attempt=2))),
+    Case("stale run failure", {("workflow_run", "completed")},
+         lambda h: (alarmed(h), h.deliver("workflow_run", run("success", attempt=2))), deliver("workflow_run", run("failure"))),
+    Case("suite failed", {("check_suite", "completed")}, nothing, deliver("check_suite", suite("failure"))),
+    Case("alert created", {("code_scanning_alert", "created")}, nothing,
+         deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"}))),
+    Case("alert appeared", {("code_scanning_alert", "appeared_in_branch")}, nothing,
+         deliver("code_scanning_alert", alert("appeared_in_branch", "created", **{"ref": "refs/heads/master"}))),
+    Case("alert reopened", {("code_scanning_alert", "reopened")}, nothing,
+         deliver("code_scanning_alert", alert("reopened", **{"alert.number": 10}))),
+    Case("alert fixed", {("code_scanning_alert", "fixed")},
+         lambda h: h.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"})),
+         deliver("code_scanning_alert", alert("fixed", **{"ref": "refs/heads/master", "alert.fixed_at": "2021-02-12T00:00:00Z"}))),
+    Case("alert dismissed", {("code_scanning_alert", "closed_by_user")},
+         lambda h: h.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"})),
+         deliver("code_scanning_alert", alert("closed_by_user", "closed-by-user", **{"alert.number": 10, "alert.dismissed_at": "2021-02-12T00:00:00Z"}))),
+    Case("sweep entry", set(), nothing,
+         lambda h: update_alarm(h.services, CONTROL, opened={"delivery:g1": delivery_entry("g1")}, closed=[])),
+    Case("start fix", set(), alarmed, press("🛠")),
+    # releases
+    Case("release opened", {("pull_request", "opened")}, nothing, deliver("pull_request", pull("opened"))),
+    Case("release reopened", {("pull_request", "reopened")}, nothing, deliver("pull_request", pull("reopened"))),
+    Case("release edited", {("pull_request", "edited")}, ready,
+         deliver("pull_request", pull("edited", updated_at="2026-12-01T11:00:00Z", **{"pull_request.title": "release 1.3.0"}))),
+    Case("release synchronized", {("pull_request", "synchronize")}, ready,
+         deliver("pull_request", pull("synchronize", head=NEWER, updated_at="2026-12-01T11:00:00Z"))),
+    Case("release suite passed", {("check_suite", "completed")}, lambda h: (live_pull(h), h.deliver("pull_request", pull("opened"))),
+         deliver("check_suite", suite_passed())),
+    Case("release merged", {("pull_request", "closed")}, ready, deliver("pull_request", merged())),
+    Case("release published", {("release", "published")}, lambda h: (ready(h), h.deliver("pull_request", merged())),
+         deliver("release", published())),
+    Case("merge pressed", set(), ready, press("🔀")),
+]
+
+
+def test_every_registered_event_and_action_has_a_case_applied_twice():
+    registered = {(event, action) for event in registry.events() for action in registry.actions(event)} - {("ping", None)}
+    covered = set().union(*(case.covers for case in CASES))
+    assert registered - covered == set(), "give each new kind of signal its case in CASES"
+
+
+def _twice(h: Harness, case: Case) -> None:
+    case.setup(h)
+    case.apply(h)
+    once = h.snapshot(), h.effects()
+    assert not h.pending_claims()
+    case.apply(h)
+    assert (h.snapshot(), h.effects()) == once, f"{case.name}: applied twice differs from once"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_a_signal_applied_twice_leaves_the_same_state_and_side_effects_as_once(make_harness, case):
+    _twice(make_harness(), case)
+
+
+# -- DynamoDB over moto --------------------------------------------------------------------------------
+
+
+class ThrottlingClient:
+    """A boto3 DynamoDB client whose calls are logged, and one of which can be throttled."""
+
+    def __init__(self, client: Any, calls: Calls) -> None:
+        self._client = client
+        self._calls = calls
+
+    def _call(self, verb: str, key: str) -> None:
+        if self._calls.call("store", f"{verb} {key}"):
+            raise ClientError(
+                {"Error": {"Code": "ThrottlingException", "Message": "Rate of requests exceeds the allowed throughput."},
+                 "ResponseMetadata": {"HTTPStatusCode": 400}},
+                verb,
+            )
+
+    def get_item(self, **kwargs: Any) -> Any:
+        self._call("load", kwargs["Key"]["pk"]["S"])
+        return self._client.get_item(**kwargs)
+
+    def put_item(self, **kwargs: Any) -> Any:
+        self._call("save", kwargs["Item"]["pk"]["S"])
+        return self._client.put_item(**kwargs)
+
+
+class DumpableDynamoStore(DynamoStore):
+    """DynamoStore with the MemoryStore's `dump`, read past the throttling wrapper."""
+
+    def __init__(self, client: Any, raw: Any, table: str) -> None:
+        super().__init__(client, table)
+        self._raw = raw
+        self._name = table
+
+    def dump(self) -> dict[str, Any]:
+        items = self._raw.scan(TableName=self._name, ConsistentRead=True)["Items"]
+        return {item["pk"]["S"]: json.loads(item["data"]["S"]) for item in sorted(items, key=lambda i: i["pk"]["S"])}
+
+
+@pytest.fixture
+def dynamo_harness(private_key_pem, monkeypatch):
+    """A factory of harnesses whose store is DynamoStore on moto, each with a table of its own."""
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    names = itertools.count(1)
+    made: list[Harness] = []
+    with mock_aws():
+        raw = boto3.client("dynamodb", region_name="us-east-1")
+
+        def store_for(calls: Calls) -> DumpableDynamoStore:
+            table = f"pager-test-{next(names)}"
+            raw.create_table(
+                TableName=table,
+                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                BillingMode="PAY_PER_REQUEST",
+            )
+            return DumpableDynamoStore(ThrottlingClient(raw, calls), raw, table)
+
+        def make(**overrides: Any) -> Harness:
+            h = Harness(private_key_pem, store=store_for, **overrides)
+            h.__enter__()
+            made.append(h)
+            return h
+
+        yield make
+        for h in reversed(made):  # patches undo last-in first-out
+            h.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.name in {"issue opened", "run failed", "release suite passed", "merge pressed"}],
+                         ids=lambda c: c.name)
+def test_on_dynamodb_a_signal_applied_twice_leaves_the_same_state_and_side_effects_as_once(dynamo_harness, case):
+    _twice(dynamo_harness(), case)
+
+
+def _status(event: str, body: dict) -> Callable[[Harness], int]:
+    return lambda h: h.deliver(event, body)[0]
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        Scenario("issue opened", nothing, _status("issues", issue_opened())),
+        Scenario("run failed", nothing, _status("workflow_run", run("failure"))),
+        Scenario("release merged", ready, _status("pull_request", merged())),
+        Scenario("merge pressed", ready, *pressing("🔀"), presses=False),
+    ],
+    ids=lambda s: s.name,
+)
+def test_on_dynamodb_throttling_at_any_call_fails_the_step_and_doing_it_again_ends_as_undisturbed(dynamo_harness, scenario):
+    report = failure_matrix(dynamo_harness, scenario)
+    assert report.failed
+    assert all(service == "store" for _, _, (service, _) in report.absorbed)
