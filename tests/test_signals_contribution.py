@@ -272,3 +272,46 @@ def test_the_record_key_is_about_the_thing_and_its_comment_never_the_delivery():
     assert _c().key == f"contribution#{REPO}#issue#7"
     assert _c(comment="c9", comment_id=9).key == f"contribution#{REPO}#issue#7#c9"
     assert contribution.thing_key(REPO, "discussion", 4) == f"contribution#{REPO}#discussion#4"
+
+
+# -- claims and the one residual risk ---------------------------------------------------------------
+
+
+def test_a_claim_whose_holder_died_is_taken_over_once_its_lease_has_passed(harness, monkeypatch):
+    from pager.signals import records
+
+    monkeypatch.setattr(records, "BUSY_POLLS", 1)
+    key = f"contribution#{REPO}#issue#1"
+    stored = harness.store.inner.load(key)
+    harness.store.inner.save(stored, {records.PENDING: {"effect": "SendMessage", "until": harness.now + 30}})
+    assert harness.deliver("issues", issue_opened())[0] == 500  # someone is acting: come again later
+    assert harness.chat.view() == {}
+    harness.now += 31
+    assert harness.deliver("issues", issue_opened())[1]["outcome"] == "sent, draft asked"
+    assert len(harness.chat.sent) == 1 and harness.pending_claims() == []
+
+
+def test_the_residual_risk_a_send_whose_recording_keeps_failing_is_repeated_after_the_lease(harness, monkeypatch):
+    """Documented in pager.signals.records: the only way a message can be shown twice."""
+    from pager.errors import StoreUnavailable
+    from pager.signals import records
+
+    monkeypatch.setattr(records, "BUSY_POLLS", 1)
+    monkeypatch.setattr(records, "RECORD_WAITS", (0.0,))
+    save = harness.store.save
+    broken = {"on": True}
+
+    def save_unless_recording(record, data, **kwargs):
+        if broken["on"] and "message_id" in data:
+            raise StoreUnavailable("DynamoDB save: ThrottlingException")
+        return save(record, data, **kwargs)
+
+    harness.store.save = save_unless_recording
+    assert harness.deliver("issues", issue_opened())[0] == 500  # sent, but not recorded even on retry
+    broken["on"] = False
+    assert harness.deliver("issues", issue_opened())[0] == 500  # the claim's lease still runs
+    assert len(harness.chat.sent) == 1
+    harness.now += records.LEASE_SECONDS + 1
+    assert harness.deliver("issues", issue_opened())[0] == 200
+    assert len(harness.chat.sent) == 2  # the residual risk: shown twice
+    assert len(harness.hub.dispatches) == 1
