@@ -211,11 +211,12 @@ def test_the_report_states_every_target_as_met_or_not_met(replays):
     text = bench.report(trace, results, cost, None, args=args, handled=["issues"], elapsed=1.0)
     section = text.split("## Targets", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if re.search(r"\| (met|\*\*not met\*\*|–) \|$", line)]
-    assert len(rows) == len(bench.targets(results, cost, None, 50)) == 6
+    assert len(rows) == len(bench.targets(results, cost, None, 50)) == 7
     assert "lost silently" in text and "Recovery after each fault" in text
     assert cost["ignored"]["outcomes"] and all(k.startswith("200") for k in cost["ignored"]["outcomes"])
     assert any(k.startswith("200") for k in cost["contribution"]["outcomes"])
     assert cost["ignored"]["ratio"] > 0 and cost["contribution"]["own_us"] > 0
+    assert cost["ignored"]["calls"] == 0 and cost["contribution"]["calls"] >= 2  # a message and a draft dispatch
 
 
 def test_the_superseded_kinds_are_the_ones_the_measures_use():
