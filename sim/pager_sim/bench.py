@@ -32,6 +32,7 @@ Definitions (per event, that is per guid, from GitHub's list of attempts):
 from __future__ import annotations
 
 import argparse
+import base64
 import bisect
 import contextlib
 import hashlib
@@ -49,9 +50,9 @@ import sys
 import time
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
+from urllib.parse import urlencode
 
 from pager.errors import Conflict
 from pager.routing import SUPERSEDED
@@ -61,6 +62,7 @@ from pager.store import MemoryStore, Record
 
 from . import alternatives, fleet
 from .emulators import GitHubEmulator, HttpRequest, HttpResponse, TelegramEmulator, session_for
+from .local import apigw_event, load_handler
 
 ROOT = Path(__file__).resolve().parents[2]
 GITHUB_API = "https://api.github.com"
@@ -99,6 +101,9 @@ class Clock:
         self.now += max(0.0, seconds)
 
 
+SWEEP_KINDS = ("sweep", "script")  # the sweeps' own records: pager's state and lease, the script's last run
+
+
 def key_kind(key: str) -> str:
     """What a table key is about: `sweep`, `alarm`, or the signal record's kind (its prefix)."""
     for sep in ("#", ":"):
@@ -115,6 +120,7 @@ class CountingStore:
         self.inner = inner or MemoryStore()
         self.writes: Counter[str] = Counter()
         self.conflicts: Counter[str] = Counter()
+        self.sweep_keys: Counter[str] = Counter()  # writes of the sweeps' own records, by key
 
     def load(self, key: str) -> Record:
         return self.inner.load(key)
@@ -122,6 +128,8 @@ class CountingStore:
     def save(self, record: Record, data: dict[str, Any], *, expires_at: int | None = None) -> Record:
         kind = key_kind(record.key)
         self.writes[kind] += 1
+        if kind in SWEEP_KINDS:
+            self.sweep_keys[record.key] += 1
         try:
             return self.inner.save(record, data, expires_at=expires_at)
         except Conflict:
@@ -164,17 +172,12 @@ class FleetGitHub(GitHubEmulator):
         source = self._failures if status == "failure" else self.deliveries  # oldest first, ids growing
         end = len(source)
         if "cursor" in query:
-            import base64
-
             below = int(base64.urlsafe_b64decode(query["cursor"].encode()).decode())
             end = bisect.bisect_left(source, below, key=lambda d: d["id"])
         start = max(0, end - per_page)
         page = source[start:end][::-1]
         headers = {}
         if start > 0 and page:
-            import base64
-            from urllib.parse import urlencode
-
             params = {k: v for k, v in query.items() if k != "cursor"}
             params["cursor"] = base64.urlsafe_b64encode(str(page[-1]["id"]).encode()).decode()
             headers["Link"] = f'<{self.api_url}/app/hook/deliveries?{urlencode(params)}>; rel="next"'
@@ -205,8 +208,6 @@ class FleetGitHub(GitHubEmulator):
 
 def signed_event(event: str, guid: str, body: bytes, secret: str) -> dict[str, Any]:
     """The API Gateway HTTP API (payload 2.0) event of GitHub's POST, signed with the webhook secret."""
-    from .local import apigw_event
-
     signature = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
     headers = {
         "content-type": "application/json",
@@ -301,7 +302,7 @@ def sweep_function(design: str) -> Callable[..., dict[str, Any]]:
 def register_signals() -> list[str]:
     """Import the signal handlers that exist (each registers itself); returns the events handled."""
     try:
-        import pager.signals  # noqa: F401
+        import pager.signals  # noqa: F401  (registers them)
     except ModuleNotFoundError as exc:
         if exc.name not in ("pager.signals",):
             raise
@@ -316,8 +317,6 @@ def register_signals() -> list[str]:
 def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Replay the trace with one sweep design; returns the measures (see `measure`)."""
     from pager import bootstrap
-
-    from .local import load_handler
 
     register_signals()
     lambda_handler = load_handler("webhook")
@@ -394,9 +393,9 @@ def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN,
                     progress(f"{design}: day {len(runs) // 96} simulated ({time.perf_counter() - started:.0f} s)")
     bootstrap.use(None)
     open_at_end = open_delivery_entries(store, settings.control_repository)
-    result = measure(trace, github.log, store, runs, alarmed | open_at_end)
+    result = measure(trace, github.log, store, runs, alarmed | open_at_end, budget=settings.sweep_call_budget)
     result["counts"]["alarm_open_at_end"] = len(open_at_end)
-    result.update(design=design, handler_status=dict(handler_status), seconds=time.perf_counter() - started,
+    result.update(design=design, call_budget=settings.sweep_call_budget, handler_status=dict(handler_status), seconds=time.perf_counter() - started,
                   chat_messages=len(telegram.messages), dispatches=len(github.dispatches))
     return result
 
@@ -428,7 +427,7 @@ def percentile(values: list[float], q: float) -> float | None:
 
 
 def measure(trace: fleet.Trace, log: dict[str, list[tuple[float, int, bool]]], store: CountingStore,
-            runs: list[dict[str, Any]], alarmed_guids: set[str]) -> dict[str, Any]:
+            runs: list[dict[str, Any]], alarmed_guids: set[str], *, budget: int = 50) -> dict[str, Any]:
     """The report's figures for one replay, from GitHub's attempts, the table and the runs."""
     by_guid = trace.by_guid()
 
@@ -460,6 +459,8 @@ def measure(trace: fleet.Trace, log: dict[str, list[tuple[float, int, bool]]], s
 
     counts = Counter()
     ttr: list[float] = []
+    ttr_5xx: list[float] = []
+    ttr_no_answer: list[float] = []
     lost: list[str] = []
     outage_rows = []
     failed_events: dict[str, float] = {}
@@ -484,6 +485,7 @@ def measure(trace: fleet.Trace, log: dict[str, list[tuple[float, int, bool]]], s
         if guid in first_pass:
             counts["recovered"] += 1
             ttr.append(first_pass[guid] - first_fail)
+            (ttr_5xx if five else ttr_no_answer).append(first_pass[guid] - first_fail)
         elif guid in alarmed_guids:
             counts["alarmed"] += 1
             alarmed.add(guid)
@@ -505,23 +507,26 @@ def measure(trace: fleet.Trace, log: dict[str, list[tuple[float, int, bool]]], s
     calls = [r["calls"] for r in runs]
     duration_days = (runs[-1]["at"] - trace.start) / fleet.DAY if runs else trace.days
     writes = dict(store.writes)
-    sweep_writes = sum(v for k, v in writes.items() if k in ("sweep", "script"))
+    sweep_writes = sum(v for k, v in writes.items() if k in SWEEP_KINDS)
     alarm_writes = writes.get("alarm", 0)
     signal_writes = sum(writes.values()) - sweep_writes - alarm_writes
     return {
         "counts": dict(counts),
         "ttr_median": percentile(ttr, 0.5),
         "ttr_p95": percentile(ttr, 0.95),
+        "ttr_5xx_median": percentile(ttr_5xx, 0.5),
+        "ttr_no_answer_median": percentile(ttr_no_answer, 0.5),
         "runs": len(runs),
         "calls_mean": statistics.fmean(calls) if calls else 0.0,
         "calls_max": max(calls) if calls else 0,
-        "over_budget": sum(1 for c in calls if c > 50),
+        "over_budget": sum(1 for c in calls if c > budget),
         "redeliveries": sum(r["redeliveries"] for r in runs),
         "reach_gaps": sum(r["gaps"] for r in runs),
         "runs_aborted": sum(1 for r in runs if r["outcome"].startswith("aborted")),
         "days": duration_days,
         "writes": writes,
         "conflicts": dict(store.conflicts),
+        "sweep_keys": {key: n / len(runs) for key, n in store.sweep_keys.items()} if runs else {},
         "writes_per_day": sum(writes.values()) / duration_days,
         "sweep_writes_per_day": sweep_writes / duration_days,
         "alarm_writes_per_day": alarm_writes / duration_days,
@@ -843,7 +848,7 @@ def targets(results: dict[str, dict[str, Any]], cost: dict[str, Any] | None, imp
 
 def report(trace: fleet.Trace, results: dict[str, dict[str, Any]], cost: dict[str, Any] | None,
            imports: dict[str, Any] | None, *, args: argparse.Namespace, handled: list[str], elapsed: float) -> str:
-    budget = 50
+    budget = results["pager"]["call_budget"]
     lines: list[str] = []
     add = lines.append
     quarters = trace.runs_per_quarter
@@ -866,7 +871,7 @@ def report(trace: fleet.Trace, results: dict[str, dict[str, Any]], cost: dict[st
     add("- Events by kind: " + ", ".join(f"{k} {n:,}" for k, n in fleet.iter_kinds(trace)) + ".")
     add(f"- Signals registered when this ran (events with a handler; the rest are answered 200 \"ignored\"): "
         f"{', '.join(handled) or 'none'}.")
-    add(f"- Faults: " + "; ".join(f.label for f in trace.faults) + f"; besides, {trace.background_timeout_rate:.2%} of "
+    add("- Faults: " + "; ".join(f.label for f in trace.faults) + f"; besides, {trace.background_timeout_rate:.2%} of "
         "all attempts get no answer. A Telegram outage answers 502 to every Bot API call; a GitHub burst answers 502 "
         "to the REST calls the handlers make (installation tokens, pull requests, dispatches), not to the deliveries "
         "list; an attempt without an answer is handled by the pager, but GitHub records status_code 0.")
@@ -893,6 +898,7 @@ def report(trace: fleet.Trace, results: dict[str, dict[str, Any]], cost: dict[st
     row("stale redeliveries applied after a newer event", cnt("stale_applied"))
     row("time to recovery, median", lambda r: _fmt_s(r["ttr_median"]))
     row("time to recovery, 95th percentile", lambda r: _fmt_s(r["ttr_p95"]))
+    row("… median after a 5xx / after no answer", lambda r: f"{_fmt_s(r['ttr_5xx_median'])} / {_fmt_s(r['ttr_no_answer_median'])}")
     row("calls per run, mean", lambda r: f"{r['calls_mean']:.1f}")
     row("calls per run, max", lambda r: f"{r['calls_max']:,}")
     row(f"runs over the budget of {budget} calls", lambda r: f"{r['over_budget']:,} of {r['runs']:,}")
@@ -974,6 +980,10 @@ def report(trace: fleet.Trace, results: dict[str, dict[str, Any]], cost: dict[st
     add("- (a) is the decision as first accepted: one list, the 300 newest deliveries, so on a busy day its view "
         "is shorter than the 15 minutes between runs and failures fall off it. (b) has no cap and no attempt "
         "count: it asks again for everything without an OK since its last run, in one burst, whatever the calls.")
+    for d in names:
+        if results[d]["sweep_keys"]:
+            add(f"- {DESIGNS[d]} wrote its own records " + ", ".join(
+                f"`{key}` {per_run:.2f}" for key, per_run in sorted(results[d]["sweep_keys"].items())) + " times per run.")
     add("- Simulation times: " + ", ".join(f"{DESIGNS[d]} {results[d]['seconds']:.0f} s" for d in names) + ".")
     return "\n".join(lines) + "\n"
 
