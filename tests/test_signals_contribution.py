@@ -315,3 +315,24 @@ def test_the_residual_risk_a_send_whose_recording_keeps_failing_is_repeated_afte
     assert harness.deliver("issues", issue_opened())[0] == 200
     assert len(harness.chat.sent) == 2  # the residual risk: shown twice
     assert len(harness.hub.dispatches) == 1
+
+
+def test_a_short_flood_wait_of_telegram_is_waited_out_and_the_message_sent_once(harness):
+    harness.calls.arm_next("telegram-429-short", "sendMessage")
+    status, answer = harness.deliver("issues", issue_opened())
+    assert (status, answer["outcome"]) == (200, "sent, draft asked")
+    assert harness.sleeps == [2.0]
+    assert len(harness.chat.sent) == 1
+
+
+def test_the_busy_wait_for_another_delivery_stops_at_the_handlers_deadline(harness, monkeypatch):
+    from pager import deadline
+    from pager.errors import DeadlineExceeded
+    from pager.signals import records
+
+    key = f"contribution#{REPO}#issue#1"
+    harness.store.inner.save(harness.store.inner.load(key), {records.PENDING: {"effect": "SendMessage", "until": harness.now + 30}})
+    ticks = iter(range(100))
+    with deadline.within(2.5, clock=lambda: float(next(ticks))):
+        with pytest.raises(DeadlineExceeded):
+            records.settle(harness.services, key, contribution.decide_opening(contribution.read_contribution("issues", issue_opened(), REPO), CONTROL), sleep=lambda s: None)

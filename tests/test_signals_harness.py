@@ -109,7 +109,7 @@ def iso(epoch: float) -> str:
 
 @dataclass
 class Fault:
-    kind: str  # telegram-5xx, telegram-429, github-5xx, store
+    kind: str  # telegram-5xx, telegram-429 (30 s), telegram-429-short (2 s), github-5xx, store
     at: int | None  # index in the call log; None: the next call of the kind's service ...
     name: str | None = None  # ... with this name, if given
 
@@ -342,8 +342,9 @@ class Harness:
         fault = self.calls.call("telegram", method)
         if fault == "telegram-5xx":
             return 502, {}, json.dumps({"ok": False, "error_code": 502, "description": "Bad Gateway"})
-        if fault == "telegram-429":
-            body = {"ok": False, "error_code": 429, "description": "Too Many Requests: retry after 30", "parameters": {"retry_after": 30}}
+        if fault in ("telegram-429", "telegram-429-short"):
+            wait = 30 if fault == "telegram-429" else 2
+            body = {"ok": False, "error_code": 429, "description": f"Too Many Requests: retry after {wait}", "parameters": {"retry_after": wait}}
             return 429, {}, json.dumps(body)
         status, body = self.chat.handle(method, json.loads(request.body))
         return status, {"content-type": "application/json"}, json.dumps(body)

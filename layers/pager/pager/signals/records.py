@@ -171,6 +171,7 @@ def settle(
         if _live(claim, now):
             if polls >= BUSY_POLLS:
                 raise Busy(f"another delivery is acting on {key} ({claim.get('effect', '?')})")
+            deadline.check(f"waiting for another delivery on {key}")
             polls += 1
             sleep(BUSY_WAIT_SECONDS)
             continue
