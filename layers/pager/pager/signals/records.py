@@ -159,8 +159,7 @@ def settle(
     store = services.store
     performed: list[str] = []
     before: dict[str, Any] | None = None
-    conflicts = 0
-    polls = 0
+    effects = conflicts = polls = 0
     while True:
         record = store.load(key)
         data = _without_claim(record.data)
@@ -188,7 +187,7 @@ def settle(
                         raise Busy(f"{key} keeps changing under this delivery") from None
                     continue
             return Settled(tuple(performed), step.describe(), before, target)
-        if len(performed) >= MAX_EFFECTS:
+        if effects >= MAX_EFFECTS:
             raise RuntimeError(f"{key}: decide asked for more than {MAX_EFFECTS} effects")
         name = type(step.effect).__name__
         deadline.check(f"{name} for {key}")
@@ -206,6 +205,7 @@ def settle(
             raise
         assert step.then is not None, "a step with an effect says what to record after it"
         _record(store, claimed, step.then(result), expires_at, sleep)
+        effects += 1
         description = step.describe(result)
         if description:  # an index write says nothing worth telling
             performed.append(description)

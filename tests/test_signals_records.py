@@ -1,0 +1,166 @@
+"""The shared pattern of the signals (`pager.signals.records.settle`) on its own: claim, act, record.
+
+Runs on a MemoryStore with the effects replaced by a recorder, so each rule of the loop is visible:
+an effect is claimed before and recorded after, a failed effect releases its claim, a lost
+conditional write loads and decides again, a live claim of another delivery makes this one wait,
+and nothing is written when a decision changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from pager.errors import Conflict, TelegramUnavailable
+from pager.signals import records
+from pager.signals.records import PENDING, Busy, SendMessage, Step, settle
+from pager.store import MemoryStore, Record
+
+
+@dataclass
+class FakeServices:
+    store: Any = field(default_factory=MemoryStore)
+    now_value: float = 1000.0
+
+    def now(self) -> float:
+        return self.now_value
+
+
+class Effects:
+    """Stands in for `records.perform`: remembers each effect and what the record held meanwhile."""
+
+    def __init__(self, services: FakeServices, key: str) -> None:
+        self.services, self.key = services, key
+        self.done: list[tuple[Any, dict]] = []
+        self.fail_next: Exception | None = None
+
+    def __call__(self, services: Any, effect: Any) -> Any:
+        if self.fail_next is not None:
+            error, self.fail_next = self.fail_next, None
+            raise error
+        self.done.append((effect, self.services.store.load(self.key).data))
+        return len(self.done)
+
+
+def count_to(n: int):
+    """A decision that sends one message per missing count up to n, then has nothing left."""
+
+    def decide(data: dict, now: float) -> Step:
+        sent = data.get("sent", 0)
+        if sent >= n:
+            return Step("done")
+        return Step(f"sent {sent + 1}", effect=SendMessage(f"m{sent + 1}"), then=lambda result: {**data, "sent": sent + 1})
+
+    return decide
+
+
+@pytest.fixture
+def setup(monkeypatch):
+    services = FakeServices()
+    effects = Effects(services, "k")
+    monkeypatch.setattr(records, "perform", effects)
+    return services, effects
+
+
+def test_each_effect_is_claimed_before_and_recorded_right_after(setup):
+    services, effects = setup
+    settled = settle(services, "k", count_to(2))
+    assert settled.outcome == "sent 1, sent 2"
+    assert [effect.text for effect, _ in effects.done] == ["m1", "m2"]
+    # While each effect happened, the record held the claim and what was recorded before it.
+    assert [held.get("sent", 0) for _, held in effects.done] == [0, 1]
+    assert all(held[PENDING]["until"] == 1000.0 + records.LEASE_SECONDS for _, held in effects.done)
+    assert services.store.dump() == {"k": {"sent": 2}}
+
+
+def test_settling_again_does_nothing_and_writes_nothing(setup):
+    services, effects = setup
+    settle(services, "k", count_to(2))
+    version = services.store.load("k").version
+    assert settle(services, "k", count_to(2)).outcome == "done"
+    assert services.store.load("k").version == version and len(effects.done) == 2
+
+
+def test_a_failed_effect_releases_its_claim_and_keeps_what_was_recorded_before(setup):
+    services, effects = setup
+    settle(services, "k", count_to(1))
+    effects.fail_next = TelegramUnavailable("telegram sendMessage: 502")
+    with pytest.raises(TelegramUnavailable):
+        settle(services, "k", count_to(3))
+    assert services.store.dump() == {"k": {"sent": 1}}
+    assert settle(services, "k", count_to(3)).outcome == "sent 2, sent 3"
+
+
+def test_a_lost_conditional_write_loads_and_decides_again(setup, monkeypatch):
+    services, effects = setup
+    store = services.store
+    save = store.save
+    raced = {"done": False}
+
+    def save_after_a_rival(record: Record, data: dict, **kwargs: Any) -> Record:
+        if not raced["done"]:
+            raced["done"] = True
+            save(record, {"sent": 1})  # another delivery recorded the first message meanwhile
+        return save(record, data, **kwargs)
+
+    monkeypatch.setattr(store, "save", save_after_a_rival)
+    assert settle(services, "k", count_to(2)).outcome == "sent 2"
+    assert [effect.text for effect, _ in effects.done] == ["m2"]
+
+
+def test_a_live_claim_of_another_delivery_makes_this_one_wait_then_answer_busy(setup, monkeypatch):
+    services, effects = setup
+    services.store.save(services.store.load("k"), {PENDING: {"effect": "SendMessage", "until": 1030.0}})
+    waits: list[float] = []
+    monkeypatch.setattr(records, "BUSY_POLLS", 3)
+    with pytest.raises(Busy):
+        settle(services, "k", count_to(1), sleep=waits.append)
+    assert len(waits) == 3 and effects.done == []
+
+
+def test_a_claim_past_its_lease_is_taken_over(setup):
+    services, effects = setup
+    services.store.save(services.store.load("k"), {PENDING: {"effect": "SendMessage", "until": 999.0}})
+    assert settle(services, "k", count_to(1)).outcome == "sent 1"
+    assert services.store.dump() == {"k": {"sent": 1}}
+
+
+def test_a_decision_that_never_converges_is_stopped(setup):
+    services, _ = setup
+
+    def forever(data: dict, now: float) -> Step:
+        return Step("again", effect=SendMessage("x"), then=lambda result: {"n": data.get("n", 0) + 1})
+
+    with pytest.raises(RuntimeError):
+        settle(services, "k", forever)
+
+
+def test_recording_an_effect_is_tried_again_when_the_table_is_briefly_unavailable(setup, monkeypatch):
+    from pager.errors import StoreUnavailable
+
+    services, effects = setup
+    store = services.store
+    save = store.save
+    failures = iter([False, True, False])  # the claim passes, the first recording fails
+
+    def flaky(record: Record, data: dict, **kwargs: Any) -> Record:
+        if next(failures, False):
+            raise StoreUnavailable("DynamoDB save k: ThrottlingException")
+        return save(record, data, **kwargs)
+
+    monkeypatch.setattr(store, "save", flaky)
+    settle(services, "k", count_to(1), sleep=lambda s: None)
+    assert store.dump() == {"k": {"sent": 1}} and len(effects.done) == 1
+
+
+def test_conflicts_that_keep_coming_end_in_busy(setup, monkeypatch):
+    services, _ = setup
+
+    def always_conflict(record: Record, data: dict, **kwargs: Any) -> Record:
+        raise Conflict("k changed")
+
+    monkeypatch.setattr(services.store, "save", always_conflict)
+    with pytest.raises(Busy):
+        settle(services, "k", count_to(1))
