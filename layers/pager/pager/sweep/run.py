@@ -1,0 +1,271 @@
+"""The sweep's shell: take the lease, read both lists, let the planner decide, carry out the plan.
+
+A run (SPEC §7, the decision as amended):
+1. take the lease (`sweep#lease`), so that overlapping runs never both redeliver; a run that cannot
+   take it logs and returns before any call;
+2. load the state (`sweep#state`);
+3. read the failure list, then, within what the budget leaves, the every-outcome list (one app JWT
+   for every call: the GitHub client signs it once and reuses it);
+4. plan (`plan.plan_run`), ask GitHub for the redeliveries, oldest first; a refused or failed
+   redelivery is logged and the run goes on;
+5. change the control repository's alarm last, only if the calls left fit one change; a failure there
+   stops nothing, the change waits for the next run;
+6. save the state conditionally on the version read; log one summary line, one "reach gap" line per
+   list that fell short, and the EMF metrics.
+
+The lease is not given back at the end: it also keeps a duplicate invocation that arrives after a run
+finished (EventBridge may invoke twice) from asking again for what that run just asked for, before
+GitHub lists the new attempts. It lasts `LEASE_SECONDS`, less than the 15 minutes between two runs.
+
+A list that GitHub does not serve (5xx, rate limit, refusal) ends the run before any redelivery: the
+state is left as it was, so the next run reads back as far.
+
+The run keeps a deadline (`RUN_SECONDS`, inside the function's 180 s timeout): past it the clients start
+no new call, so a slow GitHub ends the run early but still lets it save the state and log its summary.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterable
+
+from aws_lambda_powertools.metrics import EphemeralMetrics
+
+from .. import deadline
+from ..errors import Conflict, PagerError, StoreUnavailable
+from ..observe import MetricUnit, logger, metrics
+from ..services import Services
+from . import plan as planner
+from .plan import ListRead, Plan, Reading, State
+
+STATE_KEY = "sweep#state"
+LEASE_KEY = "sweep#lease"
+LEASE_SECONDS = 600
+PER_PAGE = 100
+RUN_SECONDS = 150.0
+
+AlarmUpdate = Callable[..., bool]
+FetchPage = Callable[[str | None], Any]  # next URL (None: the first page) -> DeliveryPage
+
+
+def read_list(fetch: FetchPage, reading: Reading) -> ListRead:
+    """Follow `Link: rel="next"` until the page that reaches `reading`'s stop, the list's end or its page cap."""
+    items: list[planner.Attempt] = []
+    url: str | None = None
+    pages = 0
+    while pages < reading.pages:
+        page = fetch(url)
+        pages += 1
+        parsed = [a for a in (planner.Attempt.from_github(item) for item in page.items) if a is not None]
+        items.extend(parsed)
+        if reading.reached(parsed) or not page.next_url:
+            return ListRead(tuple(items), pages, cut_short=False)
+        url = page.next_url
+    return ListRead(tuple(items), pages, cut_short=True)
+
+
+class _Calls:
+    """The run's GitHub and Telegram calls, from the clients' own counters."""
+
+    def __init__(self, services: Services) -> None:
+        self._services = services
+        self._start = self._total()
+
+    def _total(self) -> int:
+        return int(getattr(self._services.github, "calls", 0)) + int(getattr(self._services.telegram, "calls", 0))
+
+    @property
+    def used(self) -> int:
+        return self._total() - self._start
+
+
+def _default_update_alarm() -> AlarmUpdate:
+    from ..signals.alarm import update_alarm
+
+    return update_alarm
+
+
+def take_lease(store: Any, *, now: float, run_id: str) -> dict[str, Any] | None:
+    """Take the lease; None when it is taken, else what the holder wrote."""
+    record = store.load(LEASE_KEY)
+    if not planner.may_take_lease(record.data, now=now, run_id=run_id):
+        return dict(record.data)
+    try:
+        store.save(record, {"owner": run_id, "until": int(now) + LEASE_SECONDS})
+    except Conflict:
+        return dict(store.load(LEASE_KEY).data)
+    return None
+
+
+def run_sweep(
+    services: Services,
+    *,
+    now: float,
+    run_id: str,
+    update_alarm: AlarmUpdate | None = None,
+    seconds: float = RUN_SECONDS,
+) -> dict[str, Any]:
+    """One run of the sweep; returns its summary (also logged as the "sweep run" line).
+
+    `update_alarm` changes the control repository's alarm (default: `pager.signals.alarm.update_alarm`);
+    `seconds` bounds the run's calls (see the module's docstring)."""
+    with deadline.within(seconds):
+        return _run(services, now=now, run_id=run_id, update_alarm=update_alarm)
+
+
+def _run(services: Services, *, now: float, run_id: str, update_alarm: AlarmUpdate | None) -> dict[str, Any]:
+    settings = services.settings
+    calls = _Calls(services)
+    summary: dict[str, Any] = {"run_id": run_id, "call_budget": settings.sweep_call_budget}
+
+    holder = take_lease(services.store, now=now, run_id=run_id)
+    if holder is not None:
+        summary.update(outcome="skipped: another run holds the lease", lease_until=holder.get("until"), calls_used=calls.used)
+        logger.info("sweep run", extra=summary)
+        return summary
+
+    record = services.store.load(STATE_KEY)
+    try:
+        state = State.from_data(record.data)
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        # Never stay stuck on an item that cannot be read: start afresh, like a first run.
+        logger.error("sweep state unreadable, starting afresh", extra={"run_id": run_id, "error": type(exc).__name__})
+        state = State()
+    github = services.github
+
+    failure_reading = planner.failure_reading(settings, now, calls.used)
+    all_reading: Reading | None = None
+    outcomes: ListRead | None = None
+    try:
+        failures = read_list(
+            lambda url: github.list_deliveries(status="failure", per_page=PER_PAGE, url=url), failure_reading
+        )
+        all_reading = planner.all_reading(settings, state, now, calls.used)
+        if all_reading.pages > 0:
+            outcomes = read_list(lambda url: github.list_deliveries(per_page=PER_PAGE, url=url), all_reading)
+    except PagerError as exc:
+        step = "every-outcome list" if all_reading is not None else "failure list"
+        summary.update(outcome=f"aborted: {step}: {type(exc).__name__}", error=str(exc), calls_used=calls.used)
+        logger.error("sweep run", extra=summary)
+        _emit_metrics(redeliveries=0, opened=0, closed=0, calls_used=calls.used, gaps=())
+        return summary
+
+    plan = planner.plan_run(
+        failures=failures,
+        failure_reading=failure_reading,
+        outcomes=outcomes,
+        all_reading=all_reading,
+        state=state,
+        settings=settings,
+        now=now,
+        calls_used=calls.used,
+    )
+    for gap in plan.gaps:
+        logger.warning("reach gap", extra={"run_id": run_id, **gap.to_log()})
+    if plan.no_room:
+        logger.warning(
+            "no room for the every-outcome list",
+            extra={"run_id": run_id, "calls_used": calls.used, "call_budget": settings.sweep_call_budget},
+        )
+
+    asked, refused, failed = _redeliver(github, plan, run_id)
+    alarm, new_state = _change_alarm(services, plan, calls, update_alarm, run_id)
+
+    try:
+        services.store.save(record, new_state.to_data())
+        saved = "saved"
+    except Conflict:
+        saved = "not saved: another run wrote it first"
+        logger.warning("sweep state conflict", extra={"run_id": run_id})
+    except StoreUnavailable as exc:
+        saved = f"not saved: {exc}"
+        logger.error("sweep state not saved", extra={"run_id": run_id, "error": str(exc)})
+
+    applied = alarm == "applied"
+    summary.update(
+        outcome="no room for the every-outcome list" if plan.no_room else "done",
+        pages={planner.FAILURES: failures.pages, planner.ALL: 0 if outcomes is None else outcomes.pages},
+        deliveries_seen=len({a.id for a in (*failures.items, *(outcomes.items if outcomes else ()))}),
+        redeliveries=asked,
+        redeliveries_refused=refused,
+        redeliveries_failed=failed,
+        entries_opened=len(plan.opened) if applied else 0,
+        entries_closed=len(plan.closed) if applied else 0,
+        entries_open=len(new_state.entries),
+        alarm=alarm,
+        calls_used=calls.used,
+        reach_gaps=[gap.to_log() for gap in plan.gaps],
+        decisions=dict(plan.counts),
+        state=saved,
+        state_bytes=new_state.encoded_size(),
+    )
+    logger.info("sweep run", extra=summary)
+    _emit_metrics(
+        redeliveries=asked,
+        opened=summary["entries_opened"],
+        closed=summary["entries_closed"],
+        calls_used=calls.used,
+        gaps=plan.gaps,
+    )
+    return summary
+
+
+def _redeliver(github: Any, plan: Plan, run_id: str) -> tuple[int, int, int]:
+    """Ask for each planned redelivery; a refusal or failure is logged and the run goes on."""
+    asked = refused = failed = 0
+    for item in plan.redeliver:
+        try:
+            github.redeliver(item.delivery_id)
+        except PagerError as exc:
+            status = getattr(exc, "status", None)
+            if status is not None and 400 <= status <= 499:
+                refused += 1
+            else:
+                failed += 1
+            logger.warning(
+                "redelivery not accepted",
+                extra={"run_id": run_id, "guid": item.guid, "delivery_id": item.delivery_id, "error": type(exc).__name__, "reason": str(exc)},
+            )
+            continue
+        asked += 1
+        logger.info(
+            "redelivery asked",
+            extra={"run_id": run_id, "guid": item.guid, "event": item.event, "delivery_id": item.delivery_id, "attempts": item.attempts},
+        )
+    return asked, refused, failed
+
+
+def _change_alarm(
+    services: Services, plan: Plan, calls: _Calls, update_alarm: AlarmUpdate | None, run_id: str
+) -> tuple[str, State]:
+    """Apply the change of delivery entries last; what does not fit or fails waits for the next run."""
+    if plan.no_room:
+        return "left as it is", plan.state
+    if not plan.alarm_change:
+        return "unchanged", plan.applied()
+    if not planner.alarm_fits(services.settings, calls.used):
+        return "waiting: no call left", plan.state
+    change = update_alarm or _default_update_alarm()
+    try:
+        change(services, services.settings.control_repository, opened=plan.opened, closed=plan.closed)
+    except PagerError as exc:
+        logger.warning("sweep alarm waits", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
+        return f"waiting: {type(exc).__name__}", plan.state
+    return "applied", plan.applied()
+
+
+def _emit_metrics(*, redeliveries: int, opened: int, closed: int, calls_used: int, gaps: Iterable[planner.ReachGap]) -> None:
+    """EMF: the run's counts on the package's metrics (flushed by the entry point), and the reach gaps
+    by list, flushed here since they carry a dimension of their own."""
+    metrics.add_metric(name="Redeliveries", unit=MetricUnit.Count, value=redeliveries)
+    metrics.add_metric(name="EntriesOpened", unit=MetricUnit.Count, value=opened)
+    metrics.add_metric(name="EntriesClosed", unit=MetricUnit.Count, value=closed)
+    metrics.add_metric(name="CallsUsed", unit=MetricUnit.Count, value=calls_used)
+    by_list = {planner.FAILURES: 0, planner.ALL: 0}
+    for gap in gaps:
+        by_list[gap.list] = by_list.get(gap.list, 0) + 1
+    for name, count in by_list.items():
+        gap_metrics = EphemeralMetrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Pager"), service="pager")
+        gap_metrics.add_dimension(name="list", value=name)
+        gap_metrics.add_metric(name="ReachGap", unit=MetricUnit.Count, value=count)
+        gap_metrics.flush_metrics()

@@ -1,0 +1,250 @@
+"""Properties of the sweep's planner (pager.sweep.plan) and its list reading (pager.sweep.run.read_list).
+
+Hypothesis generates delivery histories: events of kinds that a newer event supersedes, comments that
+always come again and other kinds, in a few repositories, whose attempts pass, are refused (4xx), fail
+(5xx) or get no answer, sometimes with attempts a maintainer asked for by hand. A simulated GitHub
+lists them newest first in small pages (so a history runs past the page caps), filters
+`status=failure`, and turns each redelivery the plan asks for into a new attempt. Several runs 15
+minutes apart carry the state from one to the next; every run's plan is checked against the true
+history, not against the planner's own view of it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import hypothesis
+from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
+
+from pager.routing import SUPERSEDED
+from pager.sweep import plan as planner
+from pager.sweep.plan import ALARM_CALLS, Limits, State, format_time, outcome_of
+from pager.sweep.run import read_list
+
+from test_sweep_plan import make_settings
+
+START = 1_800_000_000  # epoch seconds of the history's first minute
+MINUTE = 60
+KINDS = ("workflow_run", "issues", "issue_comment", "installation")
+LIMITS = Limits(remembered=6, passes=3, entries=2)
+
+CODES = {
+    "pass": st.sampled_from([200, 202, 302]),
+    "4xx": st.sampled_from([400, 401, 404, 422]),
+    "5xx": st.sampled_from([500, 502, 503, 504]),
+    "no answer": st.sampled_from([0, 0, 0, 101]),
+}
+# Failures weigh more than passes, so that events come again, use up their attempts and get overtaken.
+code = st.sampled_from(["pass", "4xx", "5xx", "5xx", "no answer", "no answer"]).flatmap(lambda outcome: CODES[outcome])
+
+
+@dataclass
+class Event:
+    guid: str
+    kind: str
+    repo: int | None
+    minute: int  # of the first delivery
+    codes: list[int]  # first delivery, then attempts asked for by hand
+    spacing: int  # minutes between those attempts
+    answers: list[int]  # what the pager answers each redelivery the sweep asks for, in turn
+
+
+@dataclass
+class GitHubHistory:
+    """The app's deliveries as GitHub keeps them; ids grow with time."""
+
+    items: list[dict[str, Any]] = field(default_factory=list)
+    seq: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    def add(self, event: Event, at: int, code: int, redelivery: bool) -> None:
+        self.items.append({
+            "id": at * 1000 + next(self.seq),
+            "guid": event.guid,
+            "delivered_at": format_time(at),
+            "redelivery": redelivery,
+            "status": "OK" if 200 <= code < 400 else "timed out" if code == 0 else f"Invalid HTTP Response: {code}",
+            "status_code": code,
+            "event": event.kind,
+            "action": "created",
+            "installation_id": 1,
+            "repository_id": event.repo,
+        })
+
+    def visible(self, now: int, *, failures: bool) -> list[dict[str, Any]]:
+        shown = [i for i in self.items if planner.parse_time(i["delivered_at"]) <= now]
+        if failures:
+            shown = [i for i in shown if 400 <= i["status_code"] <= 599]
+        return sorted(shown, key=lambda i: -i["id"])
+
+    def fetcher(self, now: int, *, failures: bool, page_size: int, log: list[int]):
+        listed = self.visible(now, failures=failures)
+
+        def fetch(url: str | None):
+            offset = int(url) if url else 0
+            page = listed[offset : offset + page_size]
+            log.extend(i["id"] for i in page)
+            more = offset + page_size < len(listed)
+            return SimpleNamespace(items=page, next_url=str(offset + page_size) if more else None)
+
+        return fetch
+
+    def attempts(self, guid: str, now: float) -> list[dict[str, Any]]:
+        return sorted((i for i in self.items if i["guid"] == guid and planner.parse_time(i["delivered_at"]) <= now),
+                      key=lambda i: i["id"])
+
+
+@st.composite
+def events(draw, index: int, *, earliest: int, latest: int) -> Event:
+    return Event(
+        guid=f"{index:08d}-0000-4000-8000-000000000000",
+        kind=draw(st.sampled_from(KINDS)),
+        repo=draw(st.sampled_from([1, 2, None])),
+        minute=draw(st.integers(earliest, latest)),
+        codes=draw(st.lists(code, min_size=1, max_size=3)),
+        spacing=draw(st.integers(1, 50)),
+        answers=draw(st.lists(code, min_size=1, max_size=4)),
+    )
+
+
+@st.composite
+def worlds(draw):
+    failure_pages = draw(st.integers(1, 4))
+    all_pages = draw(st.integers(1, 6))
+    redeliveries = draw(st.integers(0, 10))
+    window = draw(st.sampled_from([30, 60, 180]))
+    # Mostly a budget around what the lists and the redeliveries need, sometimes far too small.
+    budget = draw(st.one_of(
+        st.integers(1, 40),
+        st.integers(-3, 8).map(lambda d: max(1, failure_pages + all_pages + redeliveries + ALARM_CALLS + d)),
+    ))
+    runs = draw(st.integers(1, 5))
+    first_run = 240
+    count = draw(st.integers(0, 45) | st.integers(20, 45))
+    return SimpleNamespace(
+        settings=make_settings(
+            sweep_call_budget=budget,
+            sweep_max_redeliveries=redeliveries,
+            sweep_max_attempts=draw(st.sampled_from([1, 2, 3, 3, 4])),
+            sweep_window_minutes=window,
+            sweep_failure_pages=failure_pages,
+            sweep_all_pages=all_pages,
+        ),
+        page_size=draw(st.integers(2, 20)),
+        events=[draw(events(i, earliest=first_run - window - 40, latest=first_run + 15 * runs)) for i in range(count)],
+        first_run=first_run,
+        runs=runs,
+        alarm_works=draw(st.lists(st.booleans(), min_size=5, max_size=5)),
+    )
+
+
+def size_bound(limits: Limits) -> int:
+    """Bytes the state may take: a fixed part and the capped lists at their longest."""
+    return 400 + 160 * limits.remembered + 90 * limits.passes + 330 * limits.entries
+
+
+@hypothesis_settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(worlds())
+def test_the_sweep_keeps_its_promises_over_generated_histories(world):
+    cfg = world.settings
+    history = GitHubHistory()
+    for event in world.events:
+        for n, c in enumerate(event.codes):
+            history.add(event, START + event.minute * MINUTE + n * event.spacing * MINUTE + 1, c, redelivery=n > 0)
+    by_guid = {e.guid: e for e in world.events}
+    answered = {e.guid: 0 for e in world.events}
+    state = State()
+    hidden_before = 0  # an every-outcome list cut short may hide a no answer or a pass older than this id
+    redeliveries = 0
+    decided: dict[str, int] = {}
+    gaps: set[str] = set()
+
+    for run in range(world.runs):
+        now = START + (world.first_run + 15 * run) * MINUTE
+        start = now - cfg.sweep_window_minutes * MINUTE
+        calls = 0
+        failure_reading = planner.failure_reading(cfg, now, calls)
+        failures = read_list(history.fetcher(now, failures=True, page_size=world.page_size, log=[]), failure_reading)
+        calls += failures.pages
+        all_reading = planner.all_reading(cfg, state, now, calls)
+        outcomes = None
+        if all_reading.pages > 0:
+            outcomes = read_list(history.fetcher(now, failures=False, page_size=world.page_size, log=[]), all_reading)
+            calls += outcomes.pages
+        known_ids = {a.id for a in failures.items} | {a.id for a in (outcomes.items if outcomes else ())}
+        known_ids |= {a.id for a in state.remembered}
+        plan = planner.plan_run(failures=failures, failure_reading=failure_reading, outcomes=outcomes,
+                                all_reading=all_reading, state=state, settings=cfg, now=now, calls_used=calls,
+                                limits=LIMITS)
+        if outcomes is not None and outcomes.cut_short:
+            hidden_before = max(hidden_before, min(a.id for a in outcomes.items))
+        redeliveries += len(plan.redeliver)
+        for name, n in plan.counts.items():
+            decided[name] = decided.get(name, 0) + n
+        gaps |= {g.list for g in plan.gaps}
+        if outcomes is not None:
+            # The every-outcome pages leave the calls of the redeliveries and of one alarm change.
+            assert calls + cfg.sweep_max_redeliveries + ALARM_CALLS <= cfg.sweep_call_budget
+
+        # Never more than the redeliveries of a run; a run without every-outcome pages asks for nothing.
+        assert len(plan.redeliver) <= cfg.sweep_max_redeliveries
+        if outcomes is None:
+            assert plan.redeliver == () and not plan.alarm_change and plan.state.cursor == state.cursor
+
+        for asked in plan.redeliver:
+            true = history.attempts(asked.guid, now)
+            first = next(a for a in true if not a["redelivery"])
+            # Never an event whose first delivery the runs did not see, nor one older than the window.
+            assert first["id"] in known_ids
+            assert planner.parse_time(first["delivered_at"]) >= start
+            # Never a 4xx again, never a passed event again.
+            assert outcome_of(true[-1]["status_code"]) != planner.REFUSED
+            # The decision's one accepted hole: an event older than a reach gap of the every-outcome list
+            # may have a no answer or a pass in it. Every other event is judged on the whole truth.
+            if first["id"] >= hidden_before:
+                assert asked.delivery_id == true[-1]["id"]
+                assert all(outcome_of(a["status_code"]) != planner.PASSED for a in true)
+                # Never more than the attempts.
+                assert len(true) < cfg.sweep_max_attempts
+                # Never a superseded event: no newer event of its kind and repository passed.
+                event = by_guid[asked.guid]
+                if event.kind in SUPERSEDED:
+                    for other in world.events:
+                        if other.guid == event.guid or (other.kind, other.repo) != (event.kind, event.repo):
+                            continue
+                        theirs = history.attempts(other.guid, now)
+                        if theirs and theirs[0]["id"] > first["id"]:
+                            assert all(outcome_of(a["status_code"]) != planner.PASSED for a in theirs)
+
+        for key in plan.opened:
+            true = history.attempts(key.removeprefix(planner.ENTRY_PREFIX), now)
+            if true[0]["id"] >= hidden_before:
+                assert len(true) >= cfg.sweep_max_attempts
+                assert all(outcome_of(a["status_code"]) != planner.PASSED for a in true)
+
+        # Carry the plan out: each redelivery is a call and becomes the next attempt of its event.
+        for n, asked in enumerate(plan.redeliver):
+            calls += 1
+            event = by_guid[asked.guid]
+            history.add(event, now + 1 + n, event.answers[answered[asked.guid] % len(event.answers)], redelivery=True)
+            answered[asked.guid] += 1
+        state = plan.state
+        if plan.alarm_change and planner.alarm_fits(cfg, calls):
+            calls += ALARM_CALLS
+            if world.alarm_works[run]:
+                state = plan.applied()
+        # Never past the call budget.
+        assert calls <= cfg.sweep_call_budget
+
+        # The state stays small, whatever the history.
+        assert len(state.remembered) <= LIMITS.remembered
+        assert len(state.passes) <= LIMITS.passes and len(state.entries) <= LIMITS.entries
+        assert state.encoded_size() <= size_bound(LIMITS)
+        assert State.from_data(state.to_data()) == state
+    hypothesis.event(f"redeliveries: {min(redeliveries, 5)}{'+' if redeliveries >= 5 else ''}")
+    hypothesis.event(f"gaps: {sorted(gaps)}")
+    for name, n in decided.items():
+        hypothesis.event(f"{name}: {'some' if n else 'none'}")
+    hypothesis.event(f"entries: {len(state.entries)}")
