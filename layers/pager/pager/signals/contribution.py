@@ -229,7 +229,7 @@ def contribution_opened(delivery: Delivery, services: Services) -> str:
     if delivery.event == "pull_request" and is_release_pull(payload.get("pull_request"), payload, services.settings):
         return "ignored: release pull request"
     c = read_contribution(delivery.event, payload, delivery.repository)
-    if c is None:
+    if c is None or not c.number or not delivery.repository:
         return "ignored: nothing to answer"
     if not c.outside:
         return "ignored: maintainer or bot"
@@ -252,6 +252,8 @@ def contribution_closed(delivery: Delivery, services: Services) -> str:
     else:
         thing, obj, verdict = "discussion", payload.get("discussion"), "answered"
     number = _number(field(obj, "number"))
+    if not number or not delivery.repository:
+        return "ignored: nothing it closes"
     order = order_of_time(field(obj, "updated_at"))
     author_outside = is_outside(field(obj, "author_association"), field(obj, "user"))
     key = thing_key(delivery.repository, thing, number)
