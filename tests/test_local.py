@@ -1,0 +1,31 @@
+"""The local pieces of `make serve`: the .env reader and the HTTP-to-API-Gateway translation."""
+
+from __future__ import annotations
+
+import base64
+
+from pager_sim.local import apigw_event
+from pager_sim.serve import read_dotenv
+
+
+def test_a_dotenv_file_gives_its_values_without_quotes_comments_or_export(tmp_path):
+    env = tmp_path / ".env"
+    env.write_text(
+        "# pager\n\nexport GITHUB_APP_ID=123\nTELEGRAM_CHAT_ID='-100'\n"
+        'GITHUB_PRIVATE_KEY="-----BEGIN-----\\nabc\\n-----END-----"\nbroken line\n'
+    )
+    assert read_dotenv(env) == {
+        "GITHUB_APP_ID": "123",
+        "TELEGRAM_CHAT_ID": "-100",
+        "GITHUB_PRIVATE_KEY": "-----BEGIN-----\nabc\n-----END-----",
+    }
+    assert read_dotenv(tmp_path / "absent") == {}
+
+
+def test_a_json_request_arrives_as_text_and_a_form_request_base64_encoded_as_on_api_gateway():
+    json_event = apigw_event("POST", "/github", {"Content-Type": "application/json", "X-GitHub-Event": "ping"}, b'{"a": 1}')
+    assert json_event["body"] == '{"a": 1}' and not json_event["isBase64Encoded"]
+    assert json_event["headers"]["x-github-event"] == "ping"
+    form = b"payload=%7B%22a%22%3A1%7D"
+    form_event = apigw_event("POST", "/github", {"Content-Type": "application/x-www-form-urlencoded"}, form)
+    assert form_event["isBase64Encoded"] and base64.b64decode(form_event["body"]) == form
