@@ -4,13 +4,16 @@ The state lives in MemoryStore; GitHub is the real client on a `responses` mock 
 emulated list of the app's deliveries page by page (Link headers, `status=failure` filtering) and
 turns each redelivery into a new attempt answered by the scripted pager; the control repository's
 alarm is a fake that records the entries it was given. Every run goes through `World.sweep`, the one
-place that invokes the sweep.
+place that invokes the sweep; `make_world(through_handler=True)` runs it through
+functions/sweep/app.py:lambda_handler instead, with the real alarm on the emulated Telegram chat.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+from pathlib import Path
 from datetime import datetime, timezone
 from typing import Any, Callable
 
@@ -27,13 +30,31 @@ from pager.store import MemoryStore
 from pager.sweep import run_sweep
 from pager.sweep.run import LEASE_KEY, STATE_KEY
 from pager.telegram import Telegram
-from pager_sim.emulators import GitHubEmulator, responses_callback
+from pager import bootstrap
+from pager_sim.emulators import GitHubEmulator, TelegramEmulator, responses_callback
 
 from conftest import BOT_TOKEN, TEST_ENV, load_payload
 
 API = TEST_ENV["GITHUB_API_URL"]
 START = datetime(2026, 11, 12, 8, 0, tzinfo=timezone.utc).timestamp()
 ADVANCED_PAGE = "https://github.com/settings/apps/pager-test/advanced"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_sweep_function():
+    spec = importlib.util.spec_from_file_location("sweep_function", ROOT / "functions" / "sweep" / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Context:
+    def __init__(self, request_id: str) -> None:
+        self.aws_request_id = request_id
+        self.function_name = "SweepFunction"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 170_000
 
 
 class FakeAlarm:
@@ -60,12 +81,16 @@ class FakeAlarm:
 class World:
     """GitHub with its list of deliveries, the pager answering them as scripted, and the sweep's services."""
 
-    def __init__(self, rsps: responses.RequestsMock, private_key: str, **env: str) -> None:
+    def __init__(self, rsps: responses.RequestsMock, private_key: str, *, through_handler: bool = False, **env: str) -> None:
         self.now = START
         self.answer: Callable[[str, bool], int] = lambda guid, redelivery: 200  # 0: no answer in time
         self.github = GitHubEmulator(clock=lambda: self.now, endpoint=self._pager, api_url=API)
+        self.telegram = TelegramEmulator()
         for method in (responses.GET, responses.POST):
             rsps.add_callback(method, re.compile(re.escape(API) + r"/.*"), callback=responses_callback(self.github))
+            rsps.add_callback(method, re.compile(re.escape(TEST_ENV["TELEGRAM_API_URL"]) + r"/.*"),
+                              callback=responses_callback(self.telegram))
+        self.handler = load_sweep_function().lambda_handler if through_handler else None
         session = requests.Session()
         settings = Settings.from_env(dict(TEST_ENV, GITHUB_PRIVATE_KEY=private_key, **env))
         self.store = MemoryStore()
@@ -100,7 +125,15 @@ class World:
     def sweep(self, run_id: str | None = None) -> dict[str, Any]:
         """One scheduled run; GitHub then carries out the redeliveries it accepted, seconds later."""
         self.runs += 1
-        summary = run_sweep(self.services, now=self.now, run_id=run_id or f"run-{self.runs}", update_alarm=self.alarm)
+        run_id = run_id or f"run-{self.runs}"
+        if self.handler is None:
+            summary = run_sweep(self.services, now=self.now, run_id=run_id, update_alarm=self.alarm)
+        else:
+            bootstrap.use(self.services)
+            try:
+                summary = self.handler({"id": run_id, "detail-type": "Scheduled Event", "source": "aws.events"}, Context(run_id))
+            finally:
+                bootstrap.use(None)
         self.now += 20
         self.github.deliver_pending()
         return summary
@@ -366,3 +399,26 @@ def test_past_its_deadline_a_run_starts_no_call_and_keeps_the_state(world):
     summary = run_sweep(world.services, now=world.now, run_id="late", update_alarm=world.alarm, seconds=0)
     assert summary["outcome"] == "aborted: failure list: DeadlineExceeded"
     assert world.services.github.calls == 0 and not world.store.load(STATE_KEY).exists
+
+
+def test_through_the_lambda_handler_a_third_failure_pages_once_in_the_control_repositorys_alarm(make_world):
+    world = make_world(through_handler=True)
+    world.answer = lambda guid, redelivery: 500
+    guid = world.deliver("issues", "opened", 10)
+    for _ in range(3):
+        world.advance(15)
+        world.sweep()
+    assert len(world.attempts(guid)) == 3
+    (message,) = world.telegram.chat()
+    assert "maintainer/pager" in message.text and guid in message.text and ADVANCED_PAGE in message.text
+    assert message.buttons == []  # no Start fix for failed deliveries
+    world.advance(15)
+    world.sweep()
+    assert len(world.telegram.chat()) == 1 and world.telegram.chat()[0].edits == 0
+
+    world.answer = lambda guid, redelivery: 200
+    world.redeliver_by_hand(guid)
+    world.advance(15)
+    summary = world.sweep()
+    assert summary["entries_closed"] == 1 and summary["alarm"] == "applied"
+    assert "all clear" in world.telegram.chat()[0].text
