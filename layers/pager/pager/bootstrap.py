@@ -96,6 +96,7 @@ def _telegram() -> Response:
 
 
 def _seconds_left(context: Any, ceiling: float = 8.0) -> float:
+    """The deadline of an invocation: `ceiling`, shortened to what Lambda's timeout leaves."""
     remaining = getattr(context, "get_remaining_time_in_millis", None)
     if remaining is None:
         return ceiling
@@ -121,7 +122,7 @@ def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     run_id = getattr(context, "aws_request_id", None) or str((event or {}).get("id") or uuid.uuid4())
     try:
         built = services()
-        return run_sweep(built, now=built.now(), run_id=run_id)
+        return run_sweep(built, now=built.now(), run_id=run_id, seconds=_seconds_left(context, ceiling=150.0))
     except ConfigError as exc:
         logger.error("configuration", extra={"error": str(exc)})
         raise

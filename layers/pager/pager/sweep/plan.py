@@ -69,9 +69,10 @@ event's deliveries and nothing can deliver it again. Otherwise it stays open pas
 Calls
 -----
 Every GitHub and Telegram call of the run counts against `sweep_call_budget`. One change of the alarm
-is reserved as `ALARM_CALLS` = 2 calls: an edit, and a send when Telegram says the message is gone.
-(Telegram's own single retry after a short 429 is a further request inside that change and is not
-reserved for.) The redeliveries come before the alarm and may use what the alarm would have had;
+is reserved as `ALARM_CALLS` = 1 call, as SPEC §7 counts it (pages = budget left − redeliveries − 1):
+an edit of the alarm's message, or a send when it opens. Two rarer paths take one request more and
+are not reserved for: Telegram saying the message to edit is gone (the alarm then sends it anew), and
+Telegram's single retry after a short 429; only they can take a run one call past its budget. The redeliveries come before the alarm and may use what the alarm would have had;
 the alarm change then waits for the next run.
 """
 
@@ -94,7 +95,7 @@ FAILURES = "failures"  # the list read with status=failure
 ALL = "all"  # the list of every outcome
 MEMORY = "memory"  # the remembered deliveries, when trimmed
 
-ALARM_CALLS = 2
+ALARM_CALLS = 1
 GITHUB_RETENTION = 3 * 24 * 3600  # GitHub lists deliveries for three days
 STATE_VERSION = 1
 ENTRY_PREFIX = "delivery:"

@@ -1,0 +1,270 @@
+"""The offline demo: pager's real handlers over HTTP on loopback, with GitHub, Telegram and DynamoDB local.
+
+    python -m pager_sim.demo        (or: make demo)
+
+A story on a virtual clock: an outsider's discussion during a Telegram outage, CI failing on main and a
+rerun clearing it, a stale failure that reopens nothing, a release pull request merged by a button
+press, and an event that fails three times and lands in the control repository's alarm. It prints
+the chat as the maintainer sees it and each sweep's summary.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from typing import Any
+
+import requests
+
+from . import payloads as p
+from .emulators import GitHubEmulator, TelegramEmulator
+from .local import EmulatorServer, LambdaContext, PagerServer, embedded_dynamodb, load_handler
+
+START = 1_796_112_000.0  # 2026-12-01T08:00:00Z
+CONTROL = "maintainer/pager"
+CHAT_ID = "-1001000000001"
+MAINTAINER_ID = 4242
+WEBHOOK_SECRET = "demo-webhook-secret"
+TELEGRAM_SECRET = "demo-telegram-secret"
+
+
+class Clock:
+    """The story's virtual clock, shared by the emulators, the pager and its sweep."""
+
+    def __init__(self, start: float) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, minutes: float) -> None:
+        self.now += minutes * 60
+
+
+def private_key() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption()).decode()
+
+
+class Demo:
+    def __init__(self, out=sys.stdout) -> None:
+        self.out = out
+        self.clock = Clock(START)
+        self.telegram = TelegramEmulator()
+        self.github = GitHubEmulator(clock=self.clock, endpoint=self._post_webhook)
+        self.pager = PagerServer()
+        self.github_server = EmulatorServer(self.github)
+        self.telegram_server = EmulatorServer(self.telegram)
+        self.github.api_url = self.github_server.url
+        self.sweep = load_handler("sweep")
+        self.shown = 0
+        self.http = requests.Session()
+
+    # -- the wiring
+
+    def env(self, dynamodb_endpoint: str) -> dict[str, str]:
+        return {
+            "PAGER_TABLE": "pager-demo",
+            "PAGER_DYNAMODB_ENDPOINT": dynamodb_endpoint,
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": "local",
+            "AWS_SECRET_ACCESS_KEY": "local",
+            "GITHUB_APP_ID": "1",
+            "GITHUB_APP_SLUG": "pager-demo",
+            "GITHUB_PRIVATE_KEY": private_key(),
+            "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET,
+            "TELEGRAM_BOT_TOKEN": "1:demo-token",
+            "TELEGRAM_WEBHOOK_SECRET": TELEGRAM_SECRET,
+            "TELEGRAM_CHAT_ID": CHAT_ID,
+            "TELEGRAM_ALLOWED_USERS": str(MAINTAINER_ID),
+            "CONTROL_REPOSITORY": CONTROL,
+            "GITHUB_API_URL": self.github_server.url,
+            "TELEGRAM_API_URL": self.telegram_server.url,
+        }
+
+    def _post_webhook(self, guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> int:
+        """GitHub delivering a webhook to the pager's endpoint."""
+        import hashlib
+        import hmac
+
+        body = json.dumps(payload).encode()
+        signature = "sha256=" + hmac.new(WEBHOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
+        try:
+            answer = self.http.post(f"{self.pager.url}/github", data=body, timeout=10, headers={
+                "content-type": "application/json", "x-github-event": event, "x-github-delivery": guid,
+                "x-hub-signature-256": signature, "user-agent": "GitHub-Hookshot/demo"})
+        except requests.Timeout:
+            raise TimeoutError(guid) from None
+        return answer.status_code
+
+    # -- the story's verbs
+
+    def say(self, text: str) -> None:
+        print(f"\n\033[1m{time.strftime('%H:%M', time.gmtime(self.clock.now))}  {text}\033[0m", file=self.out)
+
+    def deliver(self, event: str, payload: dict[str, Any], note: str = "") -> dict[str, Any]:
+        item = self.github.deliver(event, payload)
+        action = payload.get("action")
+        print(f"       GitHub → pager  {event}{'.' + action if action else ''}  → {item['status_code']}"
+              f"{'  ' + note if note else ''}", file=self.out)
+        return item
+
+    def run_sweep(self) -> dict[str, Any]:
+        event = {"id": f"sweep-{int(self.clock.now)}", "detail-type": "Scheduled Event", "source": "aws.events",
+                 "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.clock.now)), "detail": {}}
+        summary = self.sweep(event, LambdaContext("SweepFunction", 60)) or {}
+        redelivered = self.github.deliver_pending()
+        keys = ("calls_used", "redeliveries", "entries_opened", "entries_closed", "reach_gaps")
+        shown = {k: summary.get(k) for k in keys if k in summary}
+        print(f"       sweep: {json.dumps(shown)}", file=self.out)
+        for item in redelivered:
+            print(f"       GitHub → pager  {item['event']}.{item['action']} (redelivered)  → {item['status_code']}",
+                  file=self.out)
+        return summary
+
+    def press(self, label: str) -> None:
+        message = next(m for m in reversed(self.telegram.chat()) if any(b["text"] == label for row in m.buttons for b in row))
+        update = self.telegram.press_update(message.message_id, label, user_id=MAINTAINER_ID,
+                                            update_id=int(self.clock.now), callback_id=f"cb-{int(self.clock.now)}")
+        answer = self.http.post(f"{self.pager.url}/telegram", json=update, timeout=10,
+                                headers={"x-telegram-bot-api-secret-token": TELEGRAM_SECRET})
+        said = self.telegram.answers[-1].get("text") if self.telegram.answers else ""
+        print(f"       maintainer presses [{label}] → {answer.status_code}; Telegram shows: {said!r}", file=self.out)
+
+    def show_chat(self) -> None:
+        print("       ┌─ the chat ─────────────────────────────────────────", file=self.out)
+        for line in self.telegram.render().splitlines():
+            print("       │ " + line, file=self.out)
+        print("       └────────────────────────────────────────────────────", file=self.out)
+
+    # -- the story
+
+    def story(self) -> None:
+        app = p.repository("acme/app", 101)
+        lib = p.repository("acme/lib", 102)
+        control = p.repository(CONTROL, 100)
+        c = self.clock
+
+        self.say("1. Telegram is down while an outsider opens a discussion")
+        self.telegram.fail(r"/sendMessage$", 502, count=1000)
+        self.deliver("discussion", p.discussion("created", app, 12, "How do I configure <retries>?",
+                                                "I tried everything & it still fails.", "alice", at=c()),
+                     "(Telegram answered 502: the pager answers 500, GitHub will not retry by itself)")
+        c.advance(14)
+        self.say("CI fails on main of acme/lib, also while Telegram is down")
+        self.deliver("workflow_run", p.workflow_run(lib, run_id=501, workflow_id=7, name="CI", conclusion="failure",
+                                                    at=c(), run_number=88), "(500 as well)")
+        c.advance(1)
+        self.telegram.heal()
+        self.say("Telegram is back; the first sweep asks GitHub to deliver again what failed")
+        self.run_sweep()
+        self.show_chat()
+
+        c.advance(5)
+        self.say("2. A rerun of CI on acme/lib passes and clears the alarm")
+        self.deliver("workflow_run", p.workflow_run(lib, run_id=501, workflow_id=7, name="CI", conclusion="success",
+                                                    at=c(), run_number=88, run_attempt=2))
+        self.show_chat()
+
+        c.advance(3)
+        self.say("3. The failure of the first attempt arrives again, late (someone redelivered it by hand)")
+        stale = p.workflow_run(lib, run_id=501, workflow_id=7, name="CI", conclusion="failure", at=c() - 9 * 60,
+                               run_number=88)
+        self.deliver("workflow_run", stale, "(older than what the alarm applied: it reopens nothing)")
+        self.show_chat()
+
+        c.advance(5)
+        self.say("4. release-please opens a release pull request on acme/app")
+        head = "c" * 40
+        self.github.pulls[("acme/app", 40)] = {"number": 40, "state": "open", "merged": False, "mergeable": True,
+                                               "mergeable_state": "clean", "head": {"sha": head, "ref": "release-please--branches--main"},
+                                               "base": {"ref": "main"}, "html_url": "https://github.com/acme/app/pull/40"}
+        self.deliver("pull_request", p.pull_request("opened", app, 40, title="chore(main): release 2.4.0",
+                                                    head_ref="release-please--branches--main", head_sha=head,
+                                                    author="release-please[bot]", bot=True, at=c()))
+        c.advance(6)
+        self.say("Its checks pass: the pager reads the pull request and offers 🔀 Merge")
+        self.deliver("check_suite", p.check_suite(app, suite_id=901, head_sha=head, conclusion="success", at=c(),
+                                                  branch="release-please--branches--main",
+                                                  pulls=[{"number": 40, "head": {"sha": head, "ref": "release-please--branches--main"},
+                                                          "base": {"ref": "main"}}]))
+        self.show_chat()
+        c.advance(2)
+        self.press("🔀 Merge")
+        merged = self.github.pulls[("acme/app", 40)]
+        self.deliver("pull_request", p.pull_request("closed", app, 40, title="chore(main): release 2.4.0",
+                                                    head_ref="release-please--branches--main", head_sha=head,
+                                                    author="release-please[bot]", bot=True, at=c(), merged=True,
+                                                    merge_commit_sha=merged.get("merge_commit_sha")))
+        c.advance(1)
+        self.deliver("release", p.release(app, "v2.4.0", at=c()))
+        self.show_chat()
+
+        c.advance(4)
+        self.say("5. An outsider comments while GitHub refuses the pager's dispatches for an hour (503)")
+        self.github.fail(r"/dispatches$", 503, count=1000)
+        self.deliver("issue_comment", p.issue_comment(lib, 3, 77001, "Any news on this?", "bob", at=c()))
+        for _ in range(3):
+            c.advance(15)
+            self.say("sweep")
+            self.run_sweep()
+        self.show_chat()
+        self.github.heal()
+        c.advance(10)
+        self.say("GitHub is healthy again; the maintainer redelivers the event from the app's Advanced page")
+        failed = [d for d in self.github.deliveries if d["event"] == "issue_comment"][-1]
+        self.github.pending.append(failed["guid"])
+        for item in self.github.deliver_pending():
+            print(f"       GitHub → pager  {item['event']}.{item['action']} (redelivered by hand)  → {item['status_code']}",
+                  file=self.out)
+        c.advance(5)
+        self.say("The next sweep sees the passing attempt and closes the entry")
+        self.run_sweep()
+        self.show_chat()
+        print(f"\n       GitHub saw {len(self.github.dispatches)} dispatches: "
+              + ", ".join(f"{d['event_type']}→{d['repository']}" for d in self.github.dispatches), file=self.out)
+        print(f"       and {len(self.github.merges)} merge: "
+              + ", ".join(f"{m['repository']}#{m['number']} at {m['sha'][:7]}" for m in self.github.merges), file=self.out)
+
+    def run(self) -> None:
+        logging.getLogger().setLevel(logging.WARNING)
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+            os.environ.setdefault(key, "local")
+        os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "PagerDemo")
+        started = time.monotonic()
+        with embedded_dynamodb("pager-demo") as endpoint:
+            env = self.env(endpoint)
+            from pager import bootstrap
+
+            self.github_server.start()
+            self.telegram_server.start()
+            self.pager.start()
+            bootstrap.use(bootstrap.build_services(env, clock=self.clock, sleep=lambda s: None))
+            try:
+                self.story()
+            finally:
+                self.pager.stop()
+                self.github_server.stop()
+                self.telegram_server.stop()
+                bootstrap.use(None)
+        print(f"\n       (the whole story took {time.monotonic() - started:.1f} s of real time)", file=self.out)
+
+
+def main() -> None:
+    # The handlers log one JSON line per delivery; the demo shows the story instead.
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "CRITICAL")
+    os.environ.setdefault("LOG_LEVEL", "CRITICAL")
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    Demo().run()
+
+
+if __name__ == "__main__":
+    main()
