@@ -463,7 +463,7 @@ def measure(trace: fleet.Trace, log: dict[str, list[tuple[float, int, bool]]], s
     ttr_no_answer: list[float] = []
     lost: list[str] = []
     outage_rows = []
-    failed_events: dict[str, float] = {}
+    failed_events: dict[str, tuple[float, bool]] = {}  # guid -> (first failed attempt, got a 5xx)
     superseded: set[str] = set()
     alarmed: set[str] = set()
     lost_5xx: list[str] = []
@@ -479,8 +479,8 @@ def measure(trace: fleet.Trace, log: dict[str, list[tuple[float, int, bool]]], s
             continue
         counts["failed"] += 1
         first_fail = fails[0][0]
-        failed_events[guid] = first_fail
         five = any(500 <= code <= 599 for _, code in fails)
+        failed_events[guid] = (first_fail, five)
         counts["failed_5xx" if five else "failed_no_answer"] += 1
         if guid in first_pass:
             counts["recovered"] += 1
@@ -499,7 +499,9 @@ def measure(trace: fleet.Trace, log: dict[str, list[tuple[float, int, bool]]], s
             if five:
                 lost_5xx.append(guid)
     for fault in trace.faults:
-        during = [g for g, t in failed_events.items() if fault.start <= t < fault.end]
+        # what the fault caused: a 5xx in an outage, no answer in a period without answers
+        caused_5xx = fault.kind != "timeout"
+        during = [g for g, (t, five) in failed_events.items() if fault.start <= t < fault.end and five == caused_5xx]
         in_time = [g for g in during if first_pass.get(g, float("inf")) <= fault.end + RECOVERY_LIMIT]
         stood = [g for g in during if g in superseded]
         outage_rows.append({"fault": fault.label, "kind": fault.kind, "failed": len(during), "in_time": len(in_time),
@@ -921,8 +923,9 @@ def report(trace: fleet.Trace, results: dict[str, dict[str, Any]], cost: dict[st
         add("")
     add("## Recovery after each fault")
     add("")
-    add("Events whose first failed attempt fell inside the fault: delivered within 30 minutes of its end / "
-        "superseded by a newer passed event / alarmed, of all that failed in it.")
+    add("Events whose first failed attempt fell inside the fault and failed the way it fails (a 5xx in an outage, "
+        "no answer in a period without answers): delivered within 30 minutes of its end / superseded by a newer "
+        "passed event / alarmed, of all that failed in it.")
     add("")
     add("| fault | " + " | ".join(DESIGNS[d] for d in names) + " |")
     add("|---|" + "---:|" * len(names))
