@@ -47,7 +47,7 @@ class History:
 
 
 def plan(*, failures=(), outcomes=(), state=State(), settings=None, calls_used=None, failures_cut=False,
-         outcomes_cut=False, no_room=False, now=NOW, limits=planner.LIMITS):
+         outcomes_cut=False, no_room=False, now=NOW, limits=planner.LIMITS, acts_on=None):
     """Plan as the shell would: readings from the settings, the lists as given (newest first)."""
     settings = settings or make_settings()
     failure_reading = planner.failure_reading(settings, now, 0)
@@ -65,6 +65,7 @@ def plan(*, failures=(), outcomes=(), state=State(), settings=None, calls_used=N
         now=now,
         calls_used=2 if calls_used is None else calls_used,
         limits=limits,
+        **({} if acts_on is None else {"acts_on": acts_on}),
     )
 
 
@@ -123,6 +124,20 @@ def test_a_4xx_is_never_asked_for_again():
     result = plan(failures=[refused, *failed_then_refused], outcomes=[refused, *failed_then_refused])
     assert asked(result) == []
     assert result.counts["refused"] == 2
+
+
+def test_an_event_the_pager_only_ignores_is_never_asked_for_again_nor_remembered():
+    from pager.sweep.run import acts_on
+
+    h = History()
+    job, started, done = h.guid(), h.guid(), h.guid()
+    attempts = [h.attempt(job, 0, ago=30, event="workflow_job", action="queued"),
+                h.attempt(started, 502, ago=20, action="in_progress"),
+                h.attempt(done, 0, ago=10, action="completed")]
+    result = plan(failures=attempts, outcomes=attempts, acts_on=acts_on)
+    assert asked(result) == [done]
+    assert result.counts["ignored"] == 2
+    assert [a.guid for a in result.state.remembered] == [done]
 
 
 def test_an_event_that_passed_on_a_later_attempt_is_done():

@@ -46,6 +46,8 @@ The decision per counted event
 ------------------------------
 - any attempt passed: nothing more; its `delivery:` entry, if open, closes.
 - newest attempt 4xx: never again.
+- an event the pager has no handler for (it answers such an event 200 "ignored"): never again, and
+  not remembered; asking for it again could change nothing.
 - newest attempt 5xx or no answer:
   - superseded: its kind is in `SUPERSEDED` and a newer event (a different guid whose first delivery
     is newer) of the same `event` and `repository_id` passed, any of its attempts: nothing, the newer
@@ -81,7 +83,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..routing import SUPERSEDED
 from ..settings import Settings
@@ -381,9 +383,14 @@ def plan_run(
     now: float,
     calls_used: int,
     limits: Limits = LIMITS,
+    acts_on: Callable[[str, str | None], bool] = lambda event, action: True,
 ) -> Plan:
     """The run's plan from what both lists returned (`outcomes` None: no room for a page of the
-    every-outcome list), the remembered state, the settings, `now` and the calls used so far."""
+    every-outcome list), the remembered state, the settings, `now` and the calls used so far.
+
+    `acts_on(event, action)` says whether the pager has a handler for an event: one it only answers
+    "ignored" is never asked for again (its redelivery could change nothing) and never remembered, so
+    that the redeliveries of a run and the state's room go to the events that page."""
     start = window_start(settings, now)
     gaps = [g for g in (_gap(failure_reading, failures), None if outcomes is None else _gap(all_reading, outcomes)) if g]
 
@@ -430,7 +437,7 @@ def plan_run(
         count_from = min((a.id for a in failures.items), default=float("inf"))  # type: ignore[assignment]
     memory_horizon = state.horizon[0] if state.horizon is not None else -1
 
-    counts = {"candidates": 0, "superseded": 0, "refused": 0, "exhausted": 0, "unseen": 0, "passed": 0}
+    counts = {"candidates": 0, "superseded": 0, "refused": 0, "ignored": 0, "exhausted": 0, "unseen": 0, "passed": 0}
     candidates: list[tuple[Attempt, Attempt, int]] = []
     exhausted: list[tuple[Attempt, Attempt, int]] = []
     for guid, attempts in by_guid.items():
@@ -445,6 +452,9 @@ def plan_run(
             continue
         if newest.outcome == REFUSED:
             counts["refused"] += 1
+            continue
+        if not acts_on(first.event, first.action):
+            counts["ignored"] += 1
             continue
         if superseded(first.event, first.repository_id, first.id):
             counts["superseded"] += 1
@@ -483,7 +493,10 @@ def plan_run(
     closed = tuple(ENTRY_PREFIX + guid for guid in sorted(state.shown - set(entries)))
 
     # What the next runs need: no answers and passed redeliveries of the window, the newest passes.
-    remembered = [a for a in known.values() if a.at >= start and (a.outcome == NO_ANSWER or (a.outcome == PASSED and a.redelivery))]
+    remembered = [
+        a for a in known.values()
+        if a.at >= start and (a.outcome == NO_ANSWER or (a.outcome == PASSED and a.redelivery)) and acts_on(a.event, a.action)
+    ]
     remembered.sort(key=lambda a: a.id)
     horizon = state.horizon if state.horizon is not None and state.horizon[1] >= start else None
     if len(remembered) > limits.remembered:

@@ -159,6 +159,7 @@ def _run(services: Services, *, now: float, run_id: str, update_alarm: AlarmUpda
         settings=settings,
         now=now,
         calls_used=calls.used,
+        acts_on=acts_on,
     )
     for gap in plan.gaps:
         logger.warning("reach gap", extra={"run_id": run_id, **gap.to_log()})
@@ -269,3 +270,12 @@ def _emit_metrics(*, redeliveries: int, opened: int, closed: int, calls_used: in
         gap_metrics.add_dimension(name="list", value=name)
         gap_metrics.add_metric(name="ReachGap", unit=MetricUnit.Count, value=count)
         gap_metrics.flush_metrics()
+
+
+def acts_on(event: str, action: str | None) -> bool:
+    """Whether a signal handler of the pager acts on this event and action."""
+    import pager.signals  # noqa: F401  registers every handler
+
+    from ..routing import registry
+
+    return bool(registry.lookup(event, action))
