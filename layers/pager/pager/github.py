@@ -76,6 +76,7 @@ class GitHub:
         self._session = session
         self._app_id = str(app_id)
         self._private_key = _normalize_pem(private_key)
+        self._signing_key: Any = None  # the parsed key, loaded on first use and kept (parsing costs ~40 ms)
         self._api_url = api_url.rstrip("/")
         self._clock = clock
         self._jwt: _Token | None = None
@@ -96,7 +97,11 @@ class GitHub:
         issued = int(now)
         claims = {"iat": issued - JWT_BACKDATE, "exp": issued + JWT_LIFETIME, "iss": self._app_id}
         try:
-            value = jwt.encode(claims, self._private_key, algorithm="RS256")
+            if self._signing_key is None:
+                from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+                self._signing_key = load_pem_private_key(self._private_key.encode(), password=None)
+            value = jwt.encode(claims, self._signing_key, algorithm="RS256")
         except Exception:
             # Whatever the library says may quote the key; say only which setting is wrong.
             value = None
