@@ -512,8 +512,3 @@ def test_the_largest_state_stays_well_under_dynamodbs_item_limit():
     assert result.applied().encoded_size() < 300_000
 
 
-def test_the_lease_is_free_when_nobody_holds_it_it_expired_or_this_run_holds_it():
-    assert planner.may_take_lease({}, now=NOW, run_id="a")
-    assert planner.may_take_lease({"owner": "b", "until": NOW}, now=NOW, run_id="a")
-    assert planner.may_take_lease({"owner": "a", "until": NOW + 600}, now=NOW, run_id="a")
-    assert not planner.may_take_lease({"owner": "b", "until": NOW + 1}, now=NOW, run_id="a")

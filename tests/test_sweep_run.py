@@ -28,7 +28,7 @@ from pager.services import Services
 from pager.settings import Settings
 from pager.store import MemoryStore
 from pager.sweep import run_sweep
-from pager.sweep.run import LEASE_KEY, STATE_KEY
+from pager.sweep.run import STATE_KEY
 from pager.telegram import Telegram
 from pager import bootstrap
 from pager_sim.emulators import GitHubEmulator, TelegramEmulator, responses_callback
@@ -279,8 +279,7 @@ def test_overlapping_runs_never_both_redeliver(world):
     calls = world.services.github.calls
     second = run_sweep(world.services, now=world.now + 1, run_id="b", update_alarm=world.alarm)
     assert first["redeliveries"] == 1
-    assert second["outcome"].startswith("skipped") and world.services.github.calls == calls
-    assert world.store.load(LEASE_KEY).data["owner"] == "a"
+    assert second["outcome"].startswith("skipped: a run saved the state") and world.services.github.calls == calls
     world.github.deliver_pending()
     world.advance(15)
     assert world.sweep()["outcome"] == "done"
@@ -356,8 +355,12 @@ def test_the_state_is_saved_only_on_the_version_the_run_read(world):
             return record
 
     world.services.store = world.store = Racing()
+    world.answer = lambda guid, redelivery: 502
+    world.deliver("issue_comment", "created", 10)
     summary = world.sweep()
+    assert summary["outcome"] == "skipped: another run committed first"
     assert summary["state"] == "not saved: another run wrote it first"
+    assert not any(r.path.endswith("/attempts") for r in world.github.requests)
     assert world.store.load(STATE_KEY).data == {"written": "by someone else"}
 
 
@@ -422,3 +425,27 @@ def test_through_the_lambda_handler_a_third_failure_pages_once_in_the_control_re
     summary = world.sweep()
     assert summary["entries_closed"] == 1 and summary["alarm"] == "applied"
     assert "all clear" in world.telegram.chat()[0].text
+
+
+def test_a_run_writes_the_table_once_and_once_more_only_when_the_alarm_changes(world):
+    saves = []
+
+    class Counting(MemoryStore):
+        def save(self, record, data, **kw):
+            saves.append(record.key)
+            return super().save(record, data, **kw)
+
+    world.services.store = world.store = Counting()
+    world.sweep()
+    assert saves == [STATE_KEY]
+    world.answer = lambda guid, redelivery: 500
+    world.deliver("issue_comment", "created", 10)
+    for _ in range(3):
+        world.advance(15)
+        saves.clear()
+        summary = world.sweep()
+    assert summary["alarm"] == "applied" and saves == [STATE_KEY, STATE_KEY]
+    world.advance(15)
+    saves.clear()
+    world.sweep()
+    assert saves == [STATE_KEY]

@@ -353,11 +353,6 @@ def alarm_fits(settings: Settings, calls_used: int) -> bool:
     return settings.sweep_call_budget - calls_used >= ALARM_CALLS
 
 
-def may_take_lease(lease: Mapping[str, Any], *, now: float, run_id: str) -> bool:
-    """A run may take the lease when nobody holds it, it expired, or this run holds it already."""
-    return not lease or float(lease.get("until", 0)) <= now or lease.get("owner") == run_id
-
-
 def _gap(reading: Reading, read: ListRead) -> ReachGap | None:
     if not read.cut_short:
         return None

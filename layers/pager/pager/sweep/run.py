@@ -1,21 +1,26 @@
-"""The sweep's shell: take the lease, read both lists, let the planner decide, carry out the plan.
+"""The sweep's shell: read both lists, let the planner decide, commit the plan, carry it out.
 
 A run (SPEC §7, the decision as amended):
-1. take the lease (`sweep#lease`), so that overlapping runs never both redeliver; a run that cannot
-   take it logs and returns before any call;
-2. load the state (`sweep#state`);
-3. read the failure list, then, within what the budget leaves, the every-outcome list (one app JWT
+1. load the state (`sweep#state`); a run that finds it saved less than `RUN_SPACING_SECONDS` ago
+   steps aside before any call: another run (EventBridge may invoke twice) has just done this work;
+2. read the failure list, then, within what the budget leaves, the every-outcome list (one app JWT
    for every call: the GitHub client signs it once and reuses it);
-4. plan (`plan.plan_run`), ask GitHub for the redeliveries, oldest first; a refused or failed
-   redelivery is logged and the run goes on;
+3. plan (`plan.plan_run`) and **commit** the plan's state, conditionally on the version read, before
+   acting on it: of two overlapping runs only the one whose write lands goes on, so they never both
+   redeliver; the other logs and stops;
+4. ask GitHub for the redeliveries, oldest first; a refused or failed redelivery is logged and the
+   run goes on;
 5. change the control repository's alarm last, only if the calls left fit one change; a failure there
-   stops nothing, the change waits for the next run;
-6. save the state conditionally on the version read; log one summary line, one "reach gap" line per
-   list that fell short, and the EMF metrics.
+   stops nothing, the change waits for the next run. A change that was made is recorded in the state
+   (`shown`), the run's second write, and the only one: the table is written once per run, and once
+   more when the alarm changes;
+6. log one summary line, one "reach gap" line per list that fell short, and the EMF metrics.
 
-The lease is not given back at the end: it also keeps a duplicate invocation that arrives after a run
-finished (EventBridge may invoke twice) from asking again for what that run just asked for, before
-GitHub lists the new attempts. It lasts `LEASE_SECONDS`, less than the 15 minutes between two runs.
+So the state item is also the lease: its version orders overlapping runs, its `ran_at` keeps a
+duplicate invocation that comes after a run from asking again for what that run just asked for,
+before GitHub lists the new attempts. Committing before acting is safe because the state records
+nothing of the redeliveries themselves: GitHub's list counts the attempts, so a run that dies after
+its commit leaves its events to the next run, which finds them as failed as before.
 
 A list that GitHub does not serve (5xx, rate limit, refusal) ends the run before any redelivery: the
 state is left as it was, so the next run reads back as far.
@@ -39,8 +44,7 @@ from . import plan as planner
 from .plan import ListRead, Plan, Reading, State
 
 STATE_KEY = "sweep#state"
-LEASE_KEY = "sweep#lease"
-LEASE_SECONDS = 600
+RUN_SPACING_SECONDS = 300  # a third of the 15 minutes between scheduled runs
 PER_PAGE = 100
 RUN_SECONDS = 150.0
 
@@ -85,18 +89,6 @@ def _default_update_alarm() -> AlarmUpdate:
     return update_alarm
 
 
-def take_lease(store: Any, *, now: float, run_id: str) -> dict[str, Any] | None:
-    """Take the lease; None when it is taken, else what the holder wrote."""
-    record = store.load(LEASE_KEY)
-    if not planner.may_take_lease(record.data, now=now, run_id=run_id):
-        return dict(record.data)
-    try:
-        store.save(record, {"owner": run_id, "until": int(now) + LEASE_SECONDS})
-    except Conflict:
-        return dict(store.load(LEASE_KEY).data)
-    return None
-
-
 def run_sweep(
     services: Services,
     *,
@@ -118,12 +110,6 @@ def _run(services: Services, *, now: float, run_id: str, update_alarm: AlarmUpda
     calls = _Calls(services)
     summary: dict[str, Any] = {"run_id": run_id, "call_budget": settings.sweep_call_budget}
 
-    holder = take_lease(services.store, now=now, run_id=run_id)
-    if holder is not None:
-        summary.update(outcome="skipped: another run holds the lease", lease_until=holder.get("until"), calls_used=calls.used)
-        logger.info("sweep run", extra=summary)
-        return summary
-
     record = services.store.load(STATE_KEY)
     try:
         state = State.from_data(record.data)
@@ -131,6 +117,10 @@ def _run(services: Services, *, now: float, run_id: str, update_alarm: AlarmUpda
         # Never stay stuck on an item that cannot be read: start afresh, like a first run.
         logger.error("sweep state unreadable, starting afresh", extra={"run_id": run_id, "error": type(exc).__name__})
         state = State()
+    if state.ran_at is not None and 0 <= now - state.ran_at < RUN_SPACING_SECONDS:
+        summary.update(outcome=f"skipped: a run saved the state {int(now - state.ran_at)} s ago", calls_used=calls.used)
+        logger.info("sweep run", extra=summary)
+        return summary
     github = services.github
 
     failure_reading = planner.failure_reading(settings, now, calls.used)
@@ -169,18 +159,31 @@ def _run(services: Services, *, now: float, run_id: str, update_alarm: AlarmUpda
             extra={"run_id": run_id, "calls_used": calls.used, "call_budget": settings.sweep_call_budget},
         )
 
+    # Commit before acting: only the run whose conditional write lands carries out its plan.
+    try:
+        committed = services.store.save(record, plan.state.to_data())
+    except (Conflict, StoreUnavailable) as exc:
+        lost = isinstance(exc, Conflict)
+        summary.update(
+            outcome="skipped: another run committed first" if lost else "aborted: state not saved",
+            state="not saved: another run wrote it first" if lost else f"not saved: {exc}",
+            calls_used=calls.used,
+        )
+        (logger.warning if lost else logger.error)("sweep run", extra=summary)
+        _emit_metrics(redeliveries=0, opened=0, closed=0, calls_used=calls.used, gaps=plan.gaps)
+        return summary
+
     asked, refused, failed = _redeliver(github, plan, run_id)
     alarm, new_state = _change_alarm(services, plan, calls, update_alarm, run_id)
-
-    try:
-        services.store.save(record, new_state.to_data())
-        saved = "saved"
-    except Conflict:
-        saved = "not saved: another run wrote it first"
-        logger.warning("sweep state conflict", extra={"run_id": run_id})
-    except StoreUnavailable as exc:
-        saved = f"not saved: {exc}"
-        logger.error("sweep state not saved", extra={"run_id": run_id, "error": str(exc)})
+    saved = "saved"
+    if alarm == "applied":
+        try:
+            services.store.save(committed, new_state.to_data())
+        except (Conflict, StoreUnavailable) as exc:
+            # The alarm shows the change, the state does not know it yet: the next run applies the
+            # same change again, which changes nothing (the alarm is safe twice).
+            saved = "saved; the alarm change not recorded, the next run applies it again"
+            logger.warning("sweep state not updated after the alarm", extra={"run_id": run_id, "error": type(exc).__name__})
 
     applied = alarm == "applied"
     summary.update(
