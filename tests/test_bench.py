@@ -178,11 +178,11 @@ def test_a_tiny_replay_sees_failures_of_every_fault_kind(replays):
     assert pager["handler_status"][200] > 0.9 * len(trace.events)
 
 
-def test_every_failed_event_is_recovered_alarmed_superseded_or_lost_exactly_once(replays):
+def test_every_failed_event_is_recovered_alarmed_superseded_ignored_or_lost_exactly_once(replays):
     _, results = replays
     for result in results.values():
         c = result["counts"]
-        parts = c.get("recovered", 0) + c.get("alarmed", 0) + c.get("superseded", 0) + c.get("lost", 0)
+        parts = c.get("recovered", 0) + c.get("alarmed", 0) + c.get("superseded", 0) + c.get("ignored", 0) + c.get("lost", 0)
         assert parts == c["failed"]
         assert c.get("lost", 0) == c.get("lost_5xx", 0) + c.get("lost_no_answer", 0)
 

@@ -24,7 +24,9 @@ Definitions (per event, that is per guid, from GitHub's list of attempts):
   the event, was shown all that time);
 - superseded: failed, never passed, of a kind in SUPERSEDED, and a newer event of the same kind and
   repository passed;
-- lost silently: failed, never passed, neither alarmed nor superseded;
+- ignored: failed, never passed, and the pager has no handler for its event and action (it answers
+  such an event 200 "ignored", so a redelivery could change nothing and nothing is lost);
+- lost silently: failed, never passed, neither alarmed, superseded nor ignored;
 - stale redelivery applied: a redelivery of a SUPERSEDED kind that passed after a newer event of the
   same kind and repository had passed.
 """
@@ -431,6 +433,8 @@ def measure(trace: fleet.Trace, log: dict[str, list[tuple[float, int, bool]]], s
     """The report's figures for one replay, from GitHub's attempts, the table and the runs."""
     by_guid = trace.by_guid()
 
+    from pager.sweep.run import acts_on
+
     def failed(code: int) -> bool:  # a 5xx, or no answer (status_code 0, or anything outside 100..599)
         return not 100 <= code <= 499
 
@@ -465,6 +469,7 @@ def measure(trace: fleet.Trace, log: dict[str, list[tuple[float, int, bool]]], s
     outage_rows = []
     failed_events: dict[str, tuple[float, bool]] = {}  # guid -> (first failed attempt, got a 5xx)
     superseded: set[str] = set()
+    ignored: set[str] = set()
     alarmed: set[str] = set()
     lost_5xx: list[str] = []
     for guid, attempts in log.items():
@@ -492,6 +497,9 @@ def measure(trace: fleet.Trace, log: dict[str, list[tuple[float, int, bool]]], s
         elif e.event in SUPERSEDED and newer_passed_before(e, float("inf")):
             counts["superseded"] += 1
             superseded.add(guid)
+        elif not acts_on(e.event, e.action):
+            counts["ignored"] += 1
+            ignored.add(guid)
         else:
             counts["lost"] += 1
             counts["lost_5xx" if five else "lost_no_answer"] += 1
@@ -505,7 +513,8 @@ def measure(trace: fleet.Trace, log: dict[str, list[tuple[float, int, bool]]], s
         in_time = [g for g in during if first_pass.get(g, float("inf")) <= fault.end + RECOVERY_LIMIT]
         stood = [g for g in during if g in superseded]
         outage_rows.append({"fault": fault.label, "kind": fault.kind, "failed": len(during), "in_time": len(in_time),
-                            "superseded": len(stood), "alarmed": sum(1 for g in during if g in alarmed)})
+                            "superseded": len(stood), "ignored": sum(1 for g in during if g in ignored),
+                            "alarmed": sum(1 for g in during if g in alarmed)})
     calls = [r["calls"] for r in runs]
     duration_days = (runs[-1]["at"] - trace.start) / fleet.DAY if runs else trace.days
     writes = dict(store.writes)
@@ -820,10 +829,12 @@ def targets(results: dict[str, dict[str, Any]], cost: dict[str, Any] | None, imp
         failed = sum(o["failed"] for o in outages)
         in_time = sum(o["in_time"] for o in outages)
         stood = sum(o["superseded"] for o in outages)
-        share = (in_time + stood) / failed if failed else 1.0
+        idle = sum(o["ignored"] for o in outages)
+        share = (in_time + stood + idle) / failed if failed else 1.0
         rows.append((f"≥ 99% of events that failed during {what} delivered within 30 min of its end "
-                     "(an event superseded by a newer passed one counts as done: the newer one stands)",
-                     f"{in_time} delivered + {stood} superseded of {failed} ({share:.1%}); "
+                     "(an event superseded by a newer passed one counts as done: the newer one stands; so does one "
+                     "the pager only ignores)",
+                     f"{in_time} delivered + {stood} superseded + {idle} ignored of {failed} ({share:.1%}); "
                      f"{sum(o['alarmed'] for o in outages)} alarmed", share >= 0.99))
     rows.append((f"at most the call budget ({budget}) per run",
                  f"max {p['calls_max']}, mean {p['calls_mean']:.1f}; {p['over_budget']} runs over", p["calls_max"] <= budget))
@@ -896,6 +907,7 @@ def report(trace: fleet.Trace, results: dict[str, dict[str, Any]], cost: dict[st
     row("recovered", lambda r: f"{r['counts'].get('recovered', 0):,} ({_pct(r['counts'].get('recovered', 0), r['counts'].get('failed', 0))})")
     row("alarmed", cnt("alarmed"))
     row("superseded by a newer passed event", cnt("superseded"))
+    row("ignored by the pager (no handler: nothing to lose)", cnt("ignored"))
     row("**lost silently** (5xx / no answer)", lambda r: f"**{r['counts'].get('lost', 0):,}** ({r['counts'].get('lost_5xx', 0):,} / {r['counts'].get('lost_no_answer', 0):,})")
     row("stale redeliveries applied after a newer event", cnt("stale_applied"))
     row("time to recovery, median", lambda r: _fmt_s(r["ttr_median"]))
@@ -925,7 +937,7 @@ def report(trace: fleet.Trace, results: dict[str, dict[str, Any]], cost: dict[st
     add("")
     add("Events whose first failed attempt fell inside the fault and failed the way it fails (a 5xx in an outage, "
         "no answer in a period without answers): delivered within 30 minutes of its end / superseded by a newer "
-        "passed event / alarmed, of all that failed in it.")
+        "passed event / ignored by the pager / alarmed, of all that failed in it.")
     add("")
     add("| fault | " + " | ".join(DESIGNS[d] for d in names) + " |")
     add("|---|" + "---:|" * len(names))
@@ -933,7 +945,7 @@ def report(trace: fleet.Trace, results: dict[str, dict[str, Any]], cost: dict[st
         cells = []
         for d in names:
             o = results[d]["outages"][k]
-            cells.append(f"{o['in_time']:,} / {o['superseded']:,} / {o['alarmed']:,} of {o['failed']:,}")
+            cells.append(f"{o['in_time']:,} / {o['superseded']:,} / {o['ignored']:,} / {o['alarmed']:,} of {o['failed']:,}")
         add(f"| {fault.label} | " + " | ".join(cells) + " |")
     add("")
     add("## Targets (pager)")
