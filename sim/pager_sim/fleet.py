@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pager_sim
+from pager_sim.emulators import iso
 
 DAY = 86_400.0
 QUARTER = 900.0
@@ -49,10 +50,6 @@ def fixtures_dir() -> Path:
 @functools.lru_cache(maxsize=None)
 def _fixture(event: str, name: str) -> dict[str, Any]:
     return json.loads((fixtures_dir() / event / name).read_text())
-
-
-def iso(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # ------------------------------------------------------------------------------------------- the data
