@@ -29,3 +29,16 @@ def test_a_json_request_arrives_as_text_and_a_form_request_base64_encoded_as_on_
     form = b"payload=%7B%22a%22%3A1%7D"
     form_event = apigw_event("POST", "/github", {"Content-Type": "application/x-www-form-urlencoded"}, form)
     assert form_event["isBase64Encoded"] and base64.b64decode(form_event["body"]) == form
+
+
+def test_a_session_without_proxy_settings_reads_its_ca_bundle_once_and_skips_the_environment_scan():
+    import requests
+
+    from pager.bootstrap import configure_session
+
+    plain = configure_session(requests.Session(), {"PATH": "/bin"})
+    assert plain.trust_env is False and plain.verify is True
+    bundled = configure_session(requests.Session(), {"REQUESTS_CA_BUNDLE": "/etc/ca.pem"})
+    assert bundled.trust_env is False and bundled.verify == "/etc/ca.pem"
+    proxied = configure_session(requests.Session(), {"HTTPS_PROXY": "http://proxy:3128"})
+    assert proxied.trust_env is True

@@ -249,9 +249,11 @@ def bench_settings(pem: str) -> Settings:
 
 
 def make_services(settings: Settings, store: Any, session: Any, clock: Clock) -> Services:
+    from pager.bootstrap import configure_session
     from pager.github import GitHub
     from pager.telegram import Telegram
 
+    session = configure_session(session, os.environ)  # as a deployment's session is
     return Services(
         settings=settings,
         store=store,

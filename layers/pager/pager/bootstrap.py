@@ -41,7 +41,7 @@ def build_services(
     from .telegram import Telegram
 
     settings = Settings.from_env(env)
-    session = session or requests.Session()
+    session = session or configure_session(requests.Session(), os.environ)
     if dynamodb is None:
         dynamodb = boto3.client(
             "dynamodb",
@@ -57,6 +57,22 @@ def build_services(
         telegram=Telegram(session, token=settings.telegram_bot_token, api_url=settings.telegram_api_url, sleep=sleep),
         clock=clock,
     )
+
+
+_PROXY_SETTINGS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+
+
+def configure_session(session: Any, environ: Mapping[str, str]) -> Any:
+    """A session for pager's two APIs. `requests` reads proxy and CA settings from the environment on
+    every call, scanning all of it, which costs a contribution about a third of its own time
+    (docs/benchmarks.md). Without a proxy setting, the CA bundle it would find is read once here."""
+    if any(name.lower() in _PROXY_SETTINGS for name in environ):
+        return session
+    bundle = environ.get("REQUESTS_CA_BUNDLE") or environ.get("CURL_CA_BUNDLE")
+    if bundle:
+        session.verify = bundle
+    session.trust_env = False
+    return session
 
 
 def services() -> Services:
