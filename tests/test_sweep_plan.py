@@ -512,3 +512,35 @@ def test_the_largest_state_stays_well_under_dynamodbs_item_limit():
     assert result.applied().encoded_size() < 300_000
 
 
+
+
+def test_a_newer_event_the_pager_only_ignores_does_not_overtake_a_failed_one():
+    from pager.sweep.run import acts_on
+
+    h = History()
+    failed, progress = h.guid(), h.guid()
+    attempts = [h.attempt(failed, 502, ago=20, action="completed"),
+                h.attempt(progress, 200, ago=10, action="in_progress")]
+    result = plan(failures=attempts, outcomes=attempts, acts_on=acts_on)
+    assert asked(result) == [failed] and result.counts["superseded"] == 0
+
+
+def test_when_remembered_passes_are_dropped_the_events_they_could_overtake_are_no_longer_counted():
+    from dataclasses import replace
+
+    h = History()
+    old_fail, old_pass = h.guid(), h.guid()
+    other = [h.guid() for _ in range(2)]
+    attempts = [h.attempt(old_fail, 502, ago=60, repo=1), h.attempt(old_pass, 200, ago=55, repo=1),
+                h.attempt(other[0], 200, ago=50, repo=2), h.attempt(other[1], 200, ago=45, repo=3)]
+    first = plan(failures=attempts, outcomes=attempts, limits=replace(planner.LIMITS, passes=2))
+    assert asked(first) == [] and first.counts["superseded"] == 1
+    assert _kind_key_of(1) not in first.state.passes and first.state.horizon is not None
+    # The next run no longer sees the pass of repository 1, and must not ask for the failure it overtook.
+    second = plan(failures=[attempts[0]], outcomes=[], state=first.state, now=NOW + 15 * MINUTE,
+                  limits=replace(planner.LIMITS, passes=2))
+    assert asked(second) == []
+
+
+def _kind_key_of(repo: int) -> str:
+    return f"workflow_run/{repo}"

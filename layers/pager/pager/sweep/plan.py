@@ -50,8 +50,9 @@ The decision per counted event
   not remembered; asking for it again could change nothing.
 - newest attempt 5xx or no answer:
   - superseded: its kind is in `SUPERSEDED` and a newer event (a different guid whose first delivery
-    is newer) of the same `event` and `repository_id` passed, any of its attempts: nothing, the newer
-    one stands; an open entry for it closes for the same reason. Comments (`ALWAYS_AGAIN`) and kinds
+    is newer) of the same `event` and `repository_id` passed, any of its attempts, and was one the
+    pager acts on: nothing, the newer one stands (an event it only answered "ignored", such as a
+    run's `in_progress`, stands for nothing); an open entry for it closes for the same reason. Comments (`ALWAYS_AGAIN`) and kinds
     in neither set are never superseded.
   - fewer than `sweep_max_attempts` attempts: asked for again (the newest attempt's id), oldest
     first by first delivery, at most `sweep_max_redeliveries` and within the calls left.
@@ -416,7 +417,10 @@ def plan_run(
     passes = {key: value for key, value in state.passes.items() if value[1] >= start}
     for guid in passed:
         first = firsts[guid]
-        if first is None or first.at < start:
+        # Only an event that a handler applied stands for newer state: one the pager answered
+        # "ignored" (a run's in_progress, a label) overtakes nothing. Only kinds that can be overtaken
+        # are kept, which also keeps the map small.
+        if first is None or first.at < start or first.event not in SUPERSEDED or not acts_on(first.event, first.action):
             continue
         key = _kind_key(first.event, first.repository_id)
         if key not in passes or passes[key][0] < first.id:
@@ -501,7 +505,13 @@ def plan_run(
         if horizon is None or horizon[0] < newest_dropped.id:
             horizon = (newest_dropped.id, newest_dropped.at)
     if len(passes) > limits.passes:
-        passes = dict(sorted(passes.items(), key=lambda kv: kv[1][0])[-limits.passes :])
+        # A dropped pass could overtake an older failed event that a later run would then ask for
+        # again: events not newer than the newest dropped pass are no longer counted (like `remembered`).
+        ordered = sorted(passes.items(), key=lambda kv: kv[1][0])
+        dropped_pass = ordered[-limits.passes - 1][1]
+        passes = dict(ordered[-limits.passes :])
+        if horizon is None or horizon[0] < dropped_pass[0]:
+            horizon = dropped_pass
 
     cursor = state.cursor
     newest_read = max(outcomes.items, key=lambda a: a.id, default=None)
