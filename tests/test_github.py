@@ -240,15 +240,21 @@ def test_tokens_are_cached_per_installation(mock, github):
     assert github.calls == 2
 
 
-def test_a_token_refused_with_401_is_dropped_so_the_next_call_fetches_a_new_one(mock, github):
+def test_a_token_refused_with_401_is_dropped_and_the_call_made_once_more_with_a_fresh_one(mock, github):
+    tokens = token_answer(mock)
+    mock.get(f"{API}/repos/{REPO}/pulls/5", status=401, json={"message": "Bad credentials"})
+    mock.get(f"{API}/repos/{REPO}/pulls/5", json={"number": 5})
+
+    assert github.get_pull(REPO, 5, installation_id=INSTALLATION) == {"number": 5}
+    assert tokens.call_count == 2
+
+
+def test_a_second_401_with_a_fresh_token_is_a_refusal(mock, github):
     tokens = token_answer(mock)
     mock.get(f"{API}/repos/{REPO}/pulls/5", status=401, json={"message": "Bad credentials"})
 
     with pytest.raises(GitHubRefused):
         github.get_pull(REPO, 5, installation_id=INSTALLATION)
-    with pytest.raises(GitHubRefused):
-        github.get_pull(REPO, 5, installation_id=INSTALLATION)
-
     assert tokens.call_count == 2
 
 

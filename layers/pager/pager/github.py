@@ -247,6 +247,29 @@ class GitHub:
         params: dict[str, Any] | None = None,
         json: Any = None,
     ) -> requests.Response:
+        # A 401 may refuse a cached credential that GitHub revoked since (new permissions, a key
+        # rotated): it is dropped and the call made once more with a fresh one. A second 401 is a
+        # refusal (a wrong app id or key), which no later attempt fixes either.
+        for attempt in (1, 2):
+            response = self._send_once(method, url, step=step, auth=auth, params=params, json=json)
+            if response.status_code != 401:
+                break
+            self._forget(auth)
+            if attempt == 2:
+                break
+        self._raise_for_status(response, step)
+        return response
+
+    def _send_once(
+        self,
+        method: str,
+        url: str,
+        *,
+        step: str,
+        auth: str | int,
+        params: dict[str, Any] | None,
+        json: Any,
+    ) -> requests.Response:
         # Credentials first: fetching an installation token is a call (and a deadline check) of its own.
         if auth == "jwt":
             credential = self.app_jwt()
@@ -262,15 +285,11 @@ class GitHub:
         timeout = (deadline.timeout(CONNECT_TIMEOUT), deadline.timeout(READ_TIMEOUT))
         self.calls += 1
         try:
-            response = self._session.request(method, url, headers=headers, params=params, json=json, timeout=timeout)
+            return self._session.request(method, url, headers=headers, params=params, json=json, timeout=timeout)
         except requests.Timeout as exc:
             raise GitHubUnavailable(f"{step}: no answer in time") from exc
         except requests.RequestException as exc:
             raise GitHubUnavailable(f"{step}: no answer ({type(exc).__name__})") from exc
-        if response.status_code == 401:
-            self._forget(auth)
-        self._raise_for_status(response, step)
-        return response
 
     def _forget(self, auth: str | int) -> None:
         """Drop a credential GitHub refused, so that the next call gets a fresh one."""
