@@ -463,3 +463,12 @@ def test_any_cut_fits_the_limit_keeps_a_prefix_of_the_text_and_closes_every_tag(
         shown = visible(result)
         assert shown.endswith("…")
         assert visible(text).startswith(shown[:-1])
+
+
+def test_a_group_upgraded_to_a_supergroup_says_which_chat_id_to_set(mock, telegram):
+    mock.post(f"{BOT}/sendMessage", status=400, json={
+        "ok": False, "error_code": 400, "description": "Bad Request: group chat was upgraded to a supergroup chat",
+        "parameters": {"migrate_to_chat_id": -1001234567890}})
+    with pytest.raises(TelegramRefused, match="set TELEGRAM_CHAT_ID to it") as caught:
+        telegram.send_message(-42, "hello")
+    assert "-1001234567890" in str(caught.value)

@@ -196,3 +196,16 @@ def test_a_handler_past_its_deadline_answers_500_and_starts_no_new_step(world, m
 
     status, body = intake.handle_github(event, services(), seconds=8, monotonic=lambda: next(ticks))
     assert status == 500 and "deadline" in body["error"]
+
+
+def test_a_refusal_no_retry_can_fix_is_answered_200_but_logged_as_an_error(world, log_lines):
+    from conftest import load_payload
+
+    github, telegram = world
+    github.fail(r"/dispatches$", 404, count=5, body={"message": "Not Found"})
+    payload = load_payload("issues", "opened")
+    payload["issue"]["author_association"] = "NONE"
+    status, body = call(github_event("issues", payload, guid="guid-refused"))
+    assert status == 200 and body["outcome"] == "refused"
+    (line,) = [r for r in log_lines() if r["message"] == "delivery" and r["guid"] == "guid-refused"]
+    assert line["level"] == "ERROR" and line["outcome"] == "refused upstream" and "404" in line["reason"]

@@ -191,7 +191,9 @@ class Telegram:
         if not 400 <= code < 500:
             raise TelegramUnavailable(f"{step}: Telegram answered {code}: {description}", status=code)
         error = MessageNotFound if NOT_FOUND in description.lower() else TelegramRefused
-        raise error(f"{step}: Telegram refused ({code}): {description}", status=code, description=description)
+        migrated = parameters.get("migrate_to_chat_id")
+        hint = f"; the group is now the supergroup {migrated}: set TELEGRAM_CHAT_ID to it" if migrated else ""
+        raise error(f"{step}: Telegram refused ({code}): {description}{hint}", status=code, description=description)
 
     def _scrub(self, text: str) -> str:
         """Telegram's words, with the token taken out should they ever quote it."""

@@ -63,8 +63,12 @@ def handle_github(
     except Transient as exc:
         return _answer(500, {"error": str(exc)}, line, "failed", started, monotonic, reason=str(exc), error=type(exc).__name__)
     except Permanent as exc:
-        # A refusal that no retry can fix: another delivery would be refused the same way.
-        return _answer(200, {"outcome": "refused", "reason": str(exc)}, line, "refused upstream", started, monotonic, reason=str(exc), error=type(exc).__name__)
+        # A refusal that no retry can fix: another delivery would be refused the same way. Answered
+        # 200, but logged as an error and counted: a bot removed from the chat, or a permission the
+        # app lacks, refuses every signal alike, and only this metric and log line show it.
+        metrics.add_metric(name="DeliveriesRefusedUpstream", unit=MetricUnit.Count, value=1)
+        return _answer(200, {"outcome": "refused", "reason": str(exc)}, line, "refused upstream", started, monotonic,
+                       level="error", reason=str(exc), error=type(exc).__name__)
     except Exception as exc:  # a bug: answer 500 so the event is not lost, and show the traceback
         logger.exception("handler crashed", extra={"guid": line["guid"]})
         return _answer(500, {"error": f"internal error: {type(exc).__name__}"}, line, "crashed", started, monotonic, error=type(exc).__name__)
@@ -108,11 +112,12 @@ def _answer(
     outcome: str,
     started: float,
     monotonic: Callable[[], float],
+    level: str | None = None,
     **extra: Any,
 ) -> Answer:
     duration_ms = round((monotonic() - started) * 1000, 1)
     fields = {**line, "status": status, "outcome": outcome, "duration_ms": duration_ms, **extra}
-    if status >= 500:
+    if status >= 500 or level == "error":
         logger.error("delivery", extra=fields)
     elif status >= 400:
         logger.warning("delivery", extra=fields)
