@@ -128,12 +128,41 @@ def test_merge_is_not_offered_until_github_calls_the_pull_request_clean(harness,
     assert harness.store.dump() == before and only_message(harness)[1][1] is None
 
 
-def test_a_suite_of_another_head_or_a_failed_suite_reads_nothing(harness):
+def test_a_suite_of_a_head_the_pull_request_no_longer_has_changes_nothing_and_a_failed_suite_reads_nothing(harness):
     live_pull(harness)
     harness.deliver("pull_request", pull("opened"))
+    before = harness.store.dump()
     assert "#2: not the recorded head" in harness.deliver("check_suite", suite_passed(sha=NEWER))[1]["outcome"]
+    assert gets(harness) == 1 and harness.store.dump() == before
     assert "the suite did not pass" in harness.deliver("check_suite", suite_passed(conclusion="failure"))[1]["outcome"]
-    assert gets(harness) == 0
+    assert gets(harness) == 1
+
+
+def test_a_suite_passed_on_a_head_whose_synchronize_never_came_records_the_head_and_offers_merge(harness):
+    live_pull(harness)
+    harness.deliver("pull_request", pull("opened"))
+    live_pull(harness, sha=NEWER)  # pushed; its synchronize failed and is not back (yet)
+    harness.hub.pulls[(REPO, 2)]["updated_at"] = "2026-12-01T11:00:00Z"
+    answer = harness.deliver("check_suite", suite_passed(sha=NEWER))[1]["outcome"]
+    assert "Merge offered" in answer
+    assert harness.store.dump()[KEY]["head"] == NEWER
+    _, (text, buttons) = only_message(harness)
+    assert buttons == (("🔀 Merge",),)
+    # The synchronize, delivered late, changes nothing.
+    late = harness.deliver("pull_request", pull("synchronize", head=NEWER, updated_at="2026-12-01T11:00:00Z"))[1]
+    assert only_message(harness)[1][1] == (("🔀 Merge",),), late
+
+
+def test_while_github_computes_mergeability_the_pull_request_is_read_again_then_the_step_fails_to_come_back(harness):
+    live_pull(harness)
+    harness.hub.pulls[(REPO, 2)]["mergeable"] = None
+    harness.deliver("pull_request", pull("opened"))
+    status, answer = harness.deliver("check_suite", suite_passed())
+    assert status == 500 and "computing whether it is mergeable" in answer["error"]
+    assert gets(harness) == 2 and only_message(harness)[1][1] is None
+    harness.hub.pulls[(REPO, 2)]["mergeable"] = True
+    status, answer = harness.deliver("check_suite", suite_passed())
+    assert status == 200 and "Merge offered" in answer["outcome"]
 
 
 def test_a_new_head_takes_merge_away(harness):

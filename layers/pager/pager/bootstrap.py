@@ -56,6 +56,7 @@ def build_services(
                       api_url=settings.github_api_url, clock=clock),
         telegram=Telegram(session, token=settings.telegram_bot_token, api_url=settings.telegram_api_url, sleep=sleep),
         clock=clock,
+        sleep=sleep,
     )
 
 

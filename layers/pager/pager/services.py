@@ -25,6 +25,7 @@ class Services:
     github: "GitHub"
     telegram: "Telegram"
     clock: Callable[[], float] = field(default=time.time)  # epoch seconds; the simulator passes a virtual one
+    sleep: Callable[[float], None] = field(default=time.sleep)  # a short wait inside a step; tests pass a fake
 
     def now(self) -> float:
         return self.clock()

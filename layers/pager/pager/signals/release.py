@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from ..errors import GitHubUnavailable
 from ..routing import Delivery, registry
 from ..services import Services
 from ..telegram import escape, link
@@ -329,15 +330,41 @@ def release_check_suite(delivery: Delivery, services: Services) -> str:
     for number in numbers:
         key = release_key(repository, number)
         data = services.store.load(key).data
-        if data.get("head") != sha or data.get("state") != "open":
-            outcomes.append(f"#{number}: not the recorded head")
+        if data.get("state") not in (None, "open"):
+            outcomes.append(f"#{number}: not open")
             continue
-        if data.get("ready"):
+        if data.get("head") == sha and data.get("ready"):
             outcomes.append(f"#{number}: Merge already offered")
             continue
-        pull = services.github.get_pull(repository, number, installation_id=delivery.installation_id)
+        pull = read_live_pull(services, repository, number, delivery.installation_id)
+        if data.get("head") != sha:
+            # The pull_request event of this head has not come (it failed, and a newer pull request
+            # event may keep the sweep from bringing it back): the live pull request tells the head.
+            if field(pull, "head", "sha") != sha or text(field(pull, "state")) != "open" or (
+                not data and not is_release_pull(pull, payload, services.settings)
+            ):
+                outcomes.append(f"#{number}: not the recorded head")
+                continue
+            live = read_pull({"pull_request": pull, "installation": payload.get("installation")})
+            outcomes.append(f"#{number}: " + settle(services, key, decide_pull(repository, live), ttl_seconds=TTL_SECONDS).outcome)
         outcomes.append(f"#{number}: " + settle(services, key, decide_ready(repository, sha, pull), ttl_seconds=TTL_SECONDS).outcome)
     return "; ".join(outcomes) or "ignored: no release pull request"
+
+
+MERGEABLE_WAIT_SECONDS = 2.0
+
+
+def read_live_pull(services: Services, repository: str, number: int, installation_id: int | None) -> Mapping[str, Any]:
+    """The pull request as GitHub has it now. `mergeable` is null while GitHub computes it, which it
+    starts on this very read: wait a moment and read once more; still unknown, the step fails (500)
+    so that the redelivery asks again, rather than leave a ready release without 🔀 Merge."""
+    pull = services.github.get_pull(repository, number, installation_id=installation_id)
+    if "mergeable" in pull and pull["mergeable"] is None and text(field(pull, "state")) == "open":
+        services.sleep(MERGEABLE_WAIT_SECONDS)
+        pull = services.github.get_pull(repository, number, installation_id=installation_id)
+        if pull.get("mergeable") is None and text(field(pull, "state")) == "open":
+            raise GitHubUnavailable(f"get pull request #{number}: GitHub is still computing whether it is mergeable")
+    return pull
 
 
 @registry.on("release", "published")
