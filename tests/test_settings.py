@@ -78,3 +78,20 @@ def test_lists_and_numbers_are_parsed():
     assert settings.telegram_thread_id == 7
     assert settings.telegram_allowed_users == {1, 2, 3}
     assert settings.sweep_call_budget == 80
+
+
+def test_a_warm_container_takes_changed_settings_after_a_few_minutes_and_keeps_its_services_otherwise(monkeypatch, pager_env):
+    from pager import bootstrap
+
+    now = [0.0]
+    bootstrap.use(None)
+    first = bootstrap.services(lambda: now[0])
+    now[0] = 60.0
+    assert bootstrap.services(lambda: now[0]) is first
+    now[0] = bootstrap.SETTINGS_REFRESH_SECONDS + 1
+    assert bootstrap.services(lambda: now[0]) is first  # nothing changed: the same clients and caches
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "rotated")
+    now[0] = 2 * bootstrap.SETTINGS_REFRESH_SECONDS + 2
+    rebuilt = bootstrap.services(lambda: now[0])
+    assert rebuilt is not first and rebuilt.settings.github_webhook_secret == "rotated"
+    bootstrap.use(None)

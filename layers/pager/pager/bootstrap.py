@@ -21,11 +21,18 @@ from .services import Services
 from .settings import Settings
 
 _services: Services | None = None
+_checked_at = 0.0  # when the settings of built services were last compared with the environment's
+_handed_in = False  # services handed in with use() are never rebuilt
+
+# The secret is cached for as long by Powertools: a rotated secret reaches a warm container within
+# twice this, without a redeploy.
+SETTINGS_REFRESH_SECONDS = 300.0
 
 
 def build_services(
     env: Mapping[str, str],
     *,
+    settings: Settings | None = None,
     session: Any = None,
     dynamodb: Any = None,
     clock: Callable[[], float] = time.time,
@@ -40,7 +47,7 @@ def build_services(
     from .store import DynamoStore
     from .telegram import Telegram
 
-    settings = Settings.from_env(env)
+    settings = settings or Settings.from_env(env)
     session = session or configure_session(requests.Session(), os.environ)
     if dynamodb is None:
         dynamodb = boto3.client(
@@ -76,18 +83,27 @@ def configure_session(session: Any, environ: Mapping[str, str]) -> Any:
     return session
 
 
-def services() -> Services:
-    """The container's services, built on first use."""
-    global _services
+def services(monotonic: Callable[[], float] = time.monotonic) -> Services:
+    """The container's services, built on first use and kept for warm invocations. Every few minutes
+    the settings are read again (the secret through Powertools' cache): when they changed, such as a
+    rotated webhook secret or bot token, the services are built anew."""
+    global _services, _checked_at
+    now = monotonic()
     if _services is None:
-        _services = build_services(os.environ)
+        _services, _checked_at = build_services(os.environ), now
+    elif not _handed_in and now - _checked_at >= SETTINGS_REFRESH_SECONDS:
+        _checked_at = now
+        settings = Settings.from_env(os.environ)
+        if settings != _services.settings:
+            logger.info("settings changed: services built anew")
+            _services = build_services(os.environ, settings=settings)
     return _services
 
 
 def use(built: Services | None) -> None:
     """Hand in services (tests, the local server, the simulator); None builds anew on next use."""
-    global _services
-    _services = built
+    global _services, _handed_in
+    _services, _handed_in = built, built is not None
 
 
 app = APIGatewayHttpResolver()
