@@ -331,12 +331,24 @@ def test_the_every_outcome_list_reads_back_to_the_cursor_and_a_first_run_to_the_
     newer = h.attempt(h.guid(), 200, ago=10)
     state = State(cursor=(cursor_item.id, cursor_item.at))
     reading = planner.all_reading(make_settings(), state, NOW, 3)
-    assert not reading.reached([newer]) and reading.reached([newer, cursor_item])
+    assert not reading.reached([newer]) and not reading.reached([newer, cursor_item])
+    assert reading.reached([newer, cursor_item, older])  # a little past the cursor: see the next test
     assert reading.wanted == cursor_item.at
     first_run = planner.all_reading(make_settings(), State(), NOW, 3)
     assert not first_run.reached([newer, cursor_item, older])
     assert first_run.reached([h.attempt(h.guid(), 200, ago=181)])
     assert first_run.wanted == NOW - 180 * MINUTE
+
+
+def test_the_every_outcome_list_reads_a_little_past_the_cursor_for_a_no_answer_listed_late():
+    h = History()
+    timed_out = h.attempt(h.guid(), 0, ago=10.1)  # started first, listed only after GitHub's 10 s wait
+    cursor_item = h.attempt(h.guid(), 200, ago=10)
+    reading = planner.all_reading(make_settings(), State(cursor=(cursor_item.id, cursor_item.at)), NOW, 3)
+    late = replace(timed_out, id=cursor_item.id - 1)
+    assert not reading.reached([late])  # within the overlap: the next page is read too
+    result = plan(outcomes=[late], state=State(cursor=(cursor_item.id, cursor_item.at)))
+    assert asked(result) == [late.guid]
 
 
 def test_a_cursor_that_left_the_window_reads_back_only_to_the_windows_start():

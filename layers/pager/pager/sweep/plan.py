@@ -99,6 +99,7 @@ ALL = "all"  # the list of every outcome
 MEMORY = "memory"  # the remembered deliveries, when trimmed
 
 ALARM_CALLS = 1
+CURSOR_OVERLAP_SECONDS = 30  # the every-outcome list reads this far past the cursor (see Reading.reached)
 GITHUB_RETENTION = 3 * 24 * 3600  # GitHub lists deliveries for three days
 STATE_VERSION = 1
 ENTRY_PREFIX = "delivery:"
@@ -271,8 +272,17 @@ class Reading:
     wanted: float = 0.0  # how far back the list is meant to reach (for the reach gap)
 
     def reached(self, items: Iterable[Attempt]) -> bool:
-        """True once a page holds a delivery at or past the point this list reads back to."""
-        return any(a.at < self.stop_at or (self.stop_id is not None and a.id <= self.stop_id) for a in items)
+        """True once a page holds a delivery at or past the point this list reads back to.
+
+        Back to the cursor means a little past it (`CURSOR_OVERLAP_SECONDS`): a delivery that got no
+        answer is known only after GitHub's 10 s wait, and should GitHub list it only then, its id
+        would lie below a cursor that a faster, newer delivery moved on meanwhile (GitHub does not
+        say; the overlap costs a few deliveries read twice, which the planner merges by id)."""
+        return any(
+            a.at < self.stop_at
+            or (self.stop_id is not None and a.id <= self.stop_id and a.at < self.wanted - CURSOR_OVERLAP_SECONDS)
+            for a in items
+        )
 
 
 @dataclass(frozen=True)
