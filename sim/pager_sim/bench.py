@@ -23,7 +23,7 @@ Definitions (per event, that is per guid, from GitHub's list of attempts):
   (looked at after every run: an entry the sweep closes three days later, when GitHub no longer lists
   the event, was shown all that time);
 - superseded: failed, never passed, of a kind in SUPERSEDED, and a newer event of the same kind and
-  repository passed;
+  repository, one the pager acts on, passed;
 - ignored: failed, never passed, and the pager has no handler for its event and action (it answers
   such an event 200 "ignored", so a redelivery could change nothing and nothing is lost);
 - lost silently: failed, never passed, neither alarmed, superseded nor ignored;
@@ -450,7 +450,9 @@ def measure(trace: fleet.Trace, log: dict[str, list[tuple[float, int, bool]]], s
     newer_pass: dict[tuple[str, int], tuple[list[int], list[float]]] = {}
     groups: dict[tuple[str, int], list[tuple[int, float]]] = defaultdict(list)
     for e in trace.events:
-        groups[(e.event, e.repo)].append((e.seq, first_pass.get(e.guid, float("inf"))))
+        # only an event a handler applied stands for newer state (an "ignored" one overtakes nothing)
+        passed_at = first_pass.get(e.guid, float("inf")) if acts_on(e.event, e.action) else float("inf")
+        groups[(e.event, e.repo)].append((e.seq, passed_at))
     for key, rows in groups.items():
         seqs = [s for s, _ in rows]
         suffix = [float("inf")] * (len(rows) + 1)
