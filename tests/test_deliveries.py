@@ -197,13 +197,12 @@ class DumpableDynamoStore(DynamoStore):
 
 
 @pytest.fixture
-def dynamo_harness(private_key_pem, monkeypatch):
+def dynamo_harness(make_harness, monkeypatch):
     """A factory of harnesses whose store is DynamoStore on moto, each with a table of its own."""
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     names = itertools.count(1)
-    made: list[Harness] = []
     with mock_aws():
         raw = boto3.client("dynamodb", region_name="us-east-1")
 
@@ -217,15 +216,7 @@ def dynamo_harness(private_key_pem, monkeypatch):
             )
             return DumpableDynamoStore(ThrottlingClient(raw, calls), raw, table)
 
-        def make(**overrides: Any) -> Harness:
-            h = Harness(private_key_pem, store=store_for, **overrides)
-            h.__enter__()
-            made.append(h)
-            return h
-
-        yield make
-        for h in reversed(made):  # patches undo last-in first-out
-            h.__exit__(None, None, None)
+        yield lambda **overrides: make_harness(store=store_for, **overrides)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.name in {"issue opened", "run failed", "release suite passed", "merge pressed"}],

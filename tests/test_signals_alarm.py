@@ -9,8 +9,6 @@ failure at every external call.
 
 from __future__ import annotations
 
-import threading
-import time
 
 import pytest
 
@@ -18,7 +16,7 @@ from pager.errors import Transient
 from pager.signals import alarm
 from pager.signals.alarm import Change, apply_change, update_alarm
 from pager.signals.common import short_ref
-from test_signals_harness import CONTROL, REPO, Scenario, failure_matrix, harness, make_harness, payload  # noqa: F401
+from test_signals_harness import CONTROL, REPO, Scenario, delivering, failure_matrix, harness, make_harness, payload  # noqa: F401
 
 KEY = f"alarm#{REPO}"
 
@@ -266,54 +264,21 @@ def test_a_fix_belongs_to_its_alarm_and_the_next_alarm_offers_a_new_one(harness)
 # -- racing ----------------------------------------------------------------------------------------
 
 
-def _slow_chat(h, seconds=0.2):
-    fast = h.chat.handle
-
-    def slow(method, body):
-        time.sleep(seconds)
-        return fast(method, body)
-
-    h.chat.handle = slow
-
-
-def _race(h, bodies):
-    start = threading.Barrier(len(bodies))
-    answers = []
-
-    def deliver(i, body):
-        start.wait()
-        answers.append((body, h.deliver("workflow_run", body, guid=f"race-{i}")[0]))
-
-    threads = [threading.Thread(target=deliver, args=(i, b)) for i, b in enumerate(bodies)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for body, status in answers:
-        if status != 200:
-            assert status == 500
-            assert h.deliver("workflow_run", body)[0] == 200
-
-
 def test_two_deliveries_of_the_same_failure_racing_send_one_message(harness):
-    _slow_chat(harness)
-    _race(harness, [run("failure"), run("failure")])
+    harness.slow_chat()
+    harness.race("workflow_run", [run("failure"), run("failure")])
     assert len(harness.chat.sent) == 1 and harness.pending_claims() == []
 
 
 def test_two_different_failures_racing_end_in_one_message_with_both(harness):
-    _slow_chat(harness)
-    _race(harness, [run("failure"), run("failure", workflow_id=9, name="lint")])
+    harness.slow_chat()
+    harness.race("workflow_run", [run("failure"), run("failure", workflow_id=9, name="lint")])
     assert len(harness.chat.sent) == 1
     text = only_message(harness)[1][0]
     assert "test: failure" in text and "lint: failure" in text
 
 
 # -- failures at every call ---------------------------------------------------------------------------
-
-
-def _delivering(event, body):
-    return lambda h: h.deliver(event, body)[0]
 
 
 def _sweeping(opened, closed):
@@ -330,26 +295,26 @@ def _sweeping(opened, closed):
 @pytest.mark.parametrize(
     "scenario",
     [
-        Scenario("alarm opened", lambda h: None, _delivering("workflow_run", run("failure"))),
+        Scenario("alarm opened", lambda h: None, delivering("workflow_run", run("failure"))),
         Scenario(
             "alarm updated",
             lambda h: h.deliver("workflow_run", run("failure")),
-            _delivering("workflow_run", run("failure", workflow_id=9, name="lint")),
+            delivering("workflow_run", run("failure", workflow_id=9, name="lint")),
         ),
         Scenario(
             "all clear",
             lambda h: h.deliver("workflow_run", run("failure")),
-            _delivering("workflow_run", run("success", attempt=2)),
+            delivering("workflow_run", run("success", attempt=2)),
         ),
         Scenario(
             "check suite",
             lambda h: None,
-            _delivering("check_suite", suite("failure")),
+            delivering("check_suite", suite("failure")),
         ),
         Scenario(
             "code scanning",
             lambda h: None,
-            _delivering("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"})),
+            delivering("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"})),
         ),
         Scenario("sweep opens a delivery entry", lambda h: None, _sweeping({"delivery:g1": delivery_entry("g1")}, [])),
         Scenario(

@@ -7,15 +7,13 @@ a late opening event after the closing one, racing deliveries, and a failure at 
 
 from __future__ import annotations
 
-import threading
-import time
 
 import pytest
 
 from pager.signals import contribution
 from pager.signals.contribution import Contribution, decide_closing, decide_opening
 from pager.signals.records import Dispatch, EditMessage, SendMessage
-from test_signals_harness import CONTROL, REPO, Scenario, failure_matrix, harness, make_harness, payload  # noqa: F401
+from test_signals_harness import CONTROL, REPO, Scenario, delivering, failure_matrix, harness, make_harness, payload  # noqa: F401
 
 
 def outside(event: str, action: str, /, who: str = "issue", **changes):
@@ -173,30 +171,8 @@ def test_a_discussion_answered_after_it_was_shown_edits_it_to_answered(harness):
 
 
 def test_two_deliveries_of_the_same_issue_racing_show_one_message_and_ask_one_draft(harness):
-    slow = harness.chat.handle
-
-    def slow_handle(method, body):
-        time.sleep(0.2)
-        return slow(method, body)
-
-    harness.chat.handle = slow_handle
-    body = issue_opened()
-    start = threading.Barrier(2)
-    answers = []
-
-    def deliver(guid):
-        start.wait()
-        answers.append(harness.deliver("issues", body, guid=guid)[0])
-
-    threads = [threading.Thread(target=deliver, args=(g,)) for g in ("a", "b")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for status in answers:
-        if status != 200:  # answered 500: GitHub's redelivery brings it again
-            assert status == 500
-            assert harness.deliver("issues", body)[0] == 200
+    harness.slow_chat()
+    harness.race("issues", [issue_opened(), issue_opened()])
     assert len(harness.chat.sent) == 1
     assert len(harness.hub.dispatches) == 1
     assert harness.pending_claims() == []
@@ -205,23 +181,19 @@ def test_two_deliveries_of_the_same_issue_racing_show_one_message_and_ask_one_dr
 # -- failures at every call --------------------------------------------------------------------------
 
 
-def _delivering(event, body):
-    return lambda h: h.deliver(event, body)[0]
-
-
 @pytest.mark.parametrize(
     "scenario",
     [
-        Scenario("issues.opened", lambda h: None, _delivering("issues", issue_opened())),
+        Scenario("issues.opened", lambda h: None, delivering("issues", issue_opened())),
         Scenario(
             "issue_comment.created",
             lambda h: None,
-            _delivering("issue_comment", outside("issue_comment", "created", who="comment")),
+            delivering("issue_comment", outside("issue_comment", "created", who="comment")),
         ),
         Scenario(
             "issues.closed",
             lambda h: h.deliver("issues", issue_opened()),
-            _delivering("issues", issue_closed()),
+            delivering("issues", issue_closed()),
         ),
     ],
     ids=lambda s: s.name,

@@ -21,6 +21,7 @@ import itertools
 import json
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
@@ -364,6 +365,37 @@ class Harness:
         guid = guid or f"guid-{next(self._guids)}"
         return handle_github(github_event(event, body, guid=guid), self.services)
 
+    def slow_chat(self, seconds: float = 0.2) -> None:
+        """Telegram takes `seconds` per call, so that deliveries sent together overlap."""
+        fast = self.chat.handle
+
+        def slow(method: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+            time.sleep(seconds)
+            return fast(method, body)
+
+        self.chat.handle = slow
+
+    def race(self, event: str, bodies: list[dict[str, Any]]) -> list[int]:
+        """Deliver the bodies at the same moment (one thread and guid each); the answers. A delivery
+        answered 500 is delivered again afterwards, as the sweep would, and must then pass."""
+        start = threading.Barrier(len(bodies))
+        answers: list[tuple[dict[str, Any], int]] = []
+
+        def deliver(i: int, body: dict[str, Any]) -> None:
+            start.wait()
+            answers.append((body, self.deliver(event, body, guid=f"race-{i}")[0]))
+
+        threads = [threading.Thread(target=deliver, args=(i, b)) for i, b in enumerate(bodies)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for body, status in answers:
+            if status != 200:
+                assert status == 500
+                assert self.deliver(event, body)[0] == 200
+        return [status for _, status in answers]
+
     def update(self, update: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """POST /telegram with a valid secret token; the endpoint's answer."""
         return handle_telegram(telegram_event(update), self.services)
@@ -418,6 +450,11 @@ class Harness:
 def harness(private_key_pem: str):
     with Harness(private_key_pem) as h:
         yield h
+
+
+def delivering(event: str, body: dict[str, Any]) -> Callable[[Harness], int]:
+    """A scenario's act: deliver this body; the webhook's status."""
+    return lambda h: h.deliver(event, body)[0]
 
 
 @pytest.fixture

@@ -9,14 +9,12 @@ synchronize, racing deliveries, and a failure at every external call.
 
 from __future__ import annotations
 
-import threading
-import time
 
 import pytest
 
 from pager.signals import release
 from pager.signals.release import ReleasePull, decide_pull
-from test_signals_harness import REPO, Scenario, failure_matrix, harness, make_harness, payload  # noqa: F401
+from test_signals_harness import REPO, Scenario, delivering, failure_matrix, harness, make_harness, payload  # noqa: F401
 
 BRANCH = "release-please--branches--master"
 HEAD = "a" * 40
@@ -298,37 +296,12 @@ def test_a_non_release_pull_request_is_left_to_contributions(harness):
 
 
 def test_two_deliveries_of_the_same_release_pull_request_racing_send_one_message(harness):
-    fast = harness.chat.handle
-
-    def slow(method, body):
-        time.sleep(0.2)
-        return fast(method, body)
-
-    harness.chat.handle = slow
-    body = pull("opened")
-    start = threading.Barrier(2)
-    statuses = []
-
-    def deliver(guid):
-        start.wait()
-        statuses.append(harness.deliver("pull_request", body, guid=guid)[0])
-
-    threads = [threading.Thread(target=deliver, args=(g,)) for g in ("a", "b")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for status in statuses:
-        if status != 200:
-            assert status == 500 and harness.deliver("pull_request", body)[0] == 200
+    harness.slow_chat()
+    harness.race("pull_request", [pull("opened"), pull("opened")])
     assert len(harness.chat.sent) == 1
 
 
 # -- failures at every call -------------------------------------------------------------------------------
-
-
-def _delivering(event, body):
-    return lambda h: h.deliver(event, body)[0]
 
 
 def pressing(label: str) -> tuple:
@@ -356,19 +329,19 @@ def pressing(label: str) -> tuple:
 @pytest.mark.parametrize(
     "scenario",
     [
-        Scenario("opened", lambda h: None, _delivering("pull_request", pull("opened"))),
+        Scenario("opened", lambda h: None, delivering("pull_request", pull("opened"))),
         Scenario(
             "suite passed",
             lambda h: (live_pull(h), h.deliver("pull_request", pull("opened"))),
-            _delivering("check_suite", suite_passed()),
+            delivering("check_suite", suite_passed()),
         ),
         Scenario(
             "new head",
             ready,
-            _delivering("pull_request", pull("synchronize", head=NEWER, updated_at="2026-12-01T11:00:00Z")),
+            delivering("pull_request", pull("synchronize", head=NEWER, updated_at="2026-12-01T11:00:00Z")),
         ),
-        Scenario("merged", ready, _delivering("pull_request", merged())),
-        Scenario("published", lambda h: (ready(h), h.deliver("pull_request", merged())), _delivering("release", published())),
+        Scenario("merged", ready, delivering("pull_request", merged())),
+        Scenario("published", lambda h: (ready(h), h.deliver("pull_request", merged())), delivering("release", published())),
         Scenario("merge pressed", ready, *pressing("🔀"), presses=False),
     ],
     ids=lambda s: s.name,
