@@ -103,7 +103,7 @@ class Clock:
         self.now += max(0.0, seconds)
 
 
-SWEEP_KINDS = ("sweep", "script")  # the sweeps' own records: pager's state and lease, the script's last run
+SWEEP_KINDS = ("sweep", "script")  # the sweeps' own records: pager's state, the script's last run
 
 
 def key_kind(key: str) -> str:
@@ -922,7 +922,7 @@ def report(trace: fleet.Trace, results: dict[str, dict[str, Any]], cost: dict[st
     row(f"runs over the budget of {budget} calls", lambda r: f"{r['over_budget']:,} of {r['runs']:,}")
     row("redeliveries asked for", lambda r: f"{r['redeliveries']:,}")
     row("table writes per day", lambda r: f"{r['writes_per_day']:.0f}")
-    row("… of them the sweep's own (state, lease, last run)", lambda r: f"{r['sweep_writes_per_day']:.1f}")
+    row("… of them the sweep's own (state, last run)", lambda r: f"{r['sweep_writes_per_day']:.1f}")
     row("… alarm records", lambda r: f"{r['alarm_writes_per_day']:.1f}")
     row("… signal records", lambda r: f"{r['signal_writes_per_day']:.1f}")
     row("runs aborted (a list not served)", lambda r: f"{r['runs_aborted']:,}")

@@ -5,8 +5,10 @@ default branch as its base.
 
     pull_request opened, reopened, synchronize, edited   one message "📦 owner/repo: title (#n)"; a new
                                                          head takes Merge away
-    check_suite.completed, success, on the recorded head read the pull request: open, same head,
-                                                         mergeable_state clean -> offer 🔀 Merge
+    check_suite.completed, success, on the release's head read the pull request: open, same head,
+                                                         mergeable_state clean -> offer 🔀 Merge (a head
+                                                         not recorded yet is taken from the live pull
+                                                         request; mergeable null: read again, then 500)
     🔀 Merge pressed (`merge_press`)                      merge with the recorded head sha; a refusal
                                                          answers with GitHub's reason, takes Merge away
     pull_request.closed                                  merged: record (pull request, merge commit,
