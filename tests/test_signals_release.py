@@ -74,6 +74,12 @@ def live_pull(h, *, sha: str = HEAD, mergeable_state: str = "clean", state: str 
     h.hub.pulls[(REPO, 2)] = {"number": 2, "state": state, "head": {"sha": sha, "ref": BRANCH}, "mergeable_state": mergeable_state, "merged": False}
 
 
+def pushed_unseen(h):
+    """A new head pushed whose synchronize has not reached the pager."""
+    live_pull(h, sha=NEWER)
+    h.hub.pulls[(REPO, 2)]["updated_at"] = "2026-12-01T11:00:00Z"
+
+
 def ready(h):
     """A release pull request shown and offered for merge."""
     live_pull(h)
@@ -139,10 +145,12 @@ def test_a_suite_of_a_head_the_pull_request_no_longer_has_changes_nothing_and_a_
 def test_a_suite_passed_on_a_head_whose_synchronize_never_came_records_the_head_and_offers_merge(harness):
     live_pull(harness)
     harness.deliver("pull_request", pull("opened"))
-    live_pull(harness, sha=NEWER)  # pushed; its synchronize failed and is not back (yet)
-    harness.hub.pulls[(REPO, 2)]["updated_at"] = "2026-12-01T11:00:00Z"
+    pushed_unseen(harness)  # its synchronize failed and is not back (yet)
     answer = harness.deliver("check_suite", suite_passed(sha=NEWER))[1]["outcome"]
     assert "Merge offered" in answer
+    state = harness.store.dump()
+    assert "Merge already offered" in harness.deliver("check_suite", suite_passed(sha=NEWER))[1]["outcome"]
+    assert harness.store.dump() == state and len(harness.chat.sent) == 1
     assert harness.store.dump()[KEY]["head"] == NEWER
     _, (text, buttons) = only_message(harness)
     assert buttons == (("🔀 Merge",),)
@@ -334,6 +342,11 @@ def pressing(label: str) -> tuple:
             "suite passed",
             lambda h: (live_pull(h), h.deliver("pull_request", pull("opened"))),
             delivering("check_suite", suite_passed()),
+        ),
+        Scenario(
+            "suite passed on a head not recorded yet",
+            lambda h: (live_pull(h), h.deliver("pull_request", pull("opened")), pushed_unseen(h)),
+            delivering("check_suite", suite_passed(sha=NEWER)),
         ),
         Scenario(
             "new head",
