@@ -6,27 +6,18 @@ import base64
 import hashlib
 import hmac
 import json
-import os
 import urllib.parse
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-FIXTURES = Path(
-    os.environ.get("PAGER_FIXTURES")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "github-webhooks"
-)
+# GitHub's example payloads (octokit/webhooks, MIT), carried in the repository: see its README.
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "github-webhooks"
 
 WEBHOOK_SECRET = "test-webhook-secret"
 TELEGRAM_SECRET = "test-telegram-secret"
 BOT_TOKEN = "123456:TEST-bot-token-do-not-log"
-
-
-FIXTURES_MISSING = (
-    f"GitHub's example webhook payloads are not at {FIXTURES}: set PAGER_FIXTURES to a copy of "
-    "octokit/webhooks' payload-examples/api.github.com"
-)
 
 
 def fixture_files() -> list[Path]:
@@ -34,17 +25,8 @@ def fixture_files() -> list[Path]:
     return sorted(FIXTURES.glob("*/*.json"))
 
 
-def require_fixtures() -> None:
-    """Skip a test that needs GitHub's example payloads where they are absent; never in CI."""
-    if not FIXTURES.is_dir():
-        if os.environ.get("CI"):
-            raise AssertionError(FIXTURES_MISSING)
-        pytest.skip(FIXTURES_MISSING)
-
-
 def load_payload(event: str, action: str | None = None) -> dict[str, Any]:
     """GitHub's example payload for an event and action (a fresh copy each call)."""
-    require_fixtures()
     name = f"{action}.payload.json" if action else "payload.json"
     return json.loads((FIXTURES / event / name).read_text())
 

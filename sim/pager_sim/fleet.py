@@ -11,7 +11,7 @@ Faults are windows on the virtual clock: a Telegram outage (the Bot API answers 
 burst of 5xx on the REST calls the handlers make, and periods in which a share of the deliveries
 gets no answer in time (GitHub records status_code 0, "timed out").
 
-Payloads are GitHub's example payloads (the shared fixtures) with repository, branch, conclusion,
+Payloads are GitHub's example payloads (tests/fixtures/github-webhooks) with repository, branch, conclusion,
 ids and times changed; `render(event)` builds the body bytes on demand, the same bytes every time,
 so a week of deliveries never has to be held in memory.
 """
@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -40,11 +39,8 @@ RELEASE_BRANCH = "release-please--branches--main"
 
 
 def fixtures_dir() -> Path:
-    """GitHub's example payloads: PAGER_FIXTURES, or the shared folder beside the repository."""
-    override = os.environ.get("PAGER_FIXTURES")
-    if override:
-        return Path(override)
-    return Path(pager_sim.__file__).resolve().parents[2].parent / "shared" / "fixtures" / "github-webhooks"
+    """GitHub's example payloads, carried in the repository (tests/fixtures/github-webhooks)."""
+    return Path(pager_sim.__file__).resolve().parents[2] / "tests" / "fixtures" / "github-webhooks"
 
 
 @functools.lru_cache(maxsize=None)
