@@ -15,7 +15,7 @@ from collections import Counter
 import pytest
 
 from pager.errors import Conflict
-from pager.routing import SUPERSEDED
+from pager.signals import SUPERSEDED
 from pager_sim import alternatives, bench, fleet
 from pager_sim.emulators import GitHubEmulator, HttpRequest
 

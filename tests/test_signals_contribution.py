@@ -12,7 +12,7 @@ import pytest
 
 from pager.signals import contribution
 from pager.signals.contribution import Contribution, decide_closing, decide_opening
-from pager.signals.records import Dispatch, EditMessage, SendMessage
+from pager.signals.steps import Dispatch, EditMessage, SendMessage
 from test_signals_harness import CONTROL, REPO, Scenario, delivering, failure_matrix, harness, make_harness, payload  # noqa: F401
 
 
@@ -307,4 +307,4 @@ def test_the_busy_wait_for_another_delivery_stops_at_the_handlers_deadline(harne
     ticks = iter(range(100))
     with deadline.within(2.5, clock=lambda: float(next(ticks))):
         with pytest.raises(DeadlineExceeded):
-            records.settle(harness.services, key, contribution.decide_opening(contribution.read_contribution("issues", issue_opened(), REPO), CONTROL), sleep=lambda s: None)
+            records.settle(harness.services, key, contribution.decide_opening(contribution.read_contribution("issues", issue_opened(), REPO), CONTROL))

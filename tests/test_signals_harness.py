@@ -39,7 +39,6 @@ from pager.store import MemoryStore, Record
 from pager.telegram import Telegram
 from pager.webhook import handle_github, handle_telegram
 
-import pager.signals  # noqa: F401  registers the handlers
 from pager.signals import records
 
 GITHUB_API = "https://api.github.test"
@@ -320,6 +319,7 @@ class Harness:
             github=GitHub(session, app_id=self.settings.github_app_id, private_key=private_key, api_url=GITHUB_API, clock=lambda: self.now),
             telegram=Telegram(session, token=BOT_TOKEN, api_url=TELEGRAM_API, sleep=self.sleeps.append),
             clock=lambda: self.now,
+            sleep=self.sleeps.append,
         )
         self._guids = itertools.count(1)
         self._callbacks = itertools.count(1)

@@ -15,7 +15,8 @@ import pytest
 
 from pager.errors import Conflict, TelegramUnavailable
 from pager.signals import records
-from pager.signals.records import PENDING, Busy, SendMessage, Step, settle
+from pager.signals.records import PENDING, Busy, settle
+from pager.signals.steps import SendMessage, Step
 from pager.store import MemoryStore, Record
 
 
@@ -23,13 +24,17 @@ from pager.store import MemoryStore, Record
 class FakeServices:
     store: Any = field(default_factory=MemoryStore)
     now_value: float = 1000.0
+    waits: list = field(default_factory=list)
 
     def now(self) -> float:
         return self.now_value
 
+    def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
 
 class Effects:
-    """Stands in for `records.perform`: remembers each effect and what the record held meanwhile."""
+    """Stands in for `pager.perform.perform`: remembers each effect and what the record held meanwhile."""
 
     def __init__(self, services: FakeServices, key: str) -> None:
         self.services, self.key = services, key
@@ -40,7 +45,7 @@ class Effects:
         if self.fail_next is not None:
             error, self.fail_next = self.fail_next, None
             raise error
-        self.done.append((effect, self.services.store.load(self.key).data))
+        self.done.append((effect, MemoryStore.load(self.services.store, self.key).data))  # a look, not a round trip
         return len(self.done)
 
 
@@ -57,16 +62,19 @@ def count_to(n: int):
 
 
 @pytest.fixture
-def setup(monkeypatch):
+def setup():
     services = FakeServices()
     effects = Effects(services, "k")
-    monkeypatch.setattr(records, "perform", effects)
     return services, effects
+
+
+def settle_k(services, decide, effects, **kwargs):
+    return settle(services, "k", decide, perform=effects, **kwargs)
 
 
 def test_each_effect_is_claimed_before_and_recorded_right_after(setup):
     services, effects = setup
-    settled = settle(services, "k", count_to(2))
+    settled = settle(services, "k", count_to(2), perform=effects)
     assert settled.outcome == "sent 1, sent 2"
     assert [effect.text for effect, _ in effects.done] == ["m1", "m2"]
     # While each effect happened, the record held the claim and what was recorded before it.
@@ -77,20 +85,20 @@ def test_each_effect_is_claimed_before_and_recorded_right_after(setup):
 
 def test_settling_again_does_nothing_and_writes_nothing(setup):
     services, effects = setup
-    settle(services, "k", count_to(2))
+    settle(services, "k", count_to(2), perform=effects)
     version = services.store.load("k").version
-    assert settle(services, "k", count_to(2)).outcome == "done"
+    assert settle(services, "k", count_to(2), perform=effects).outcome == "done"
     assert services.store.load("k").version == version and len(effects.done) == 2
 
 
 def test_a_failed_effect_releases_its_claim_and_keeps_what_was_recorded_before(setup):
     services, effects = setup
-    settle(services, "k", count_to(1))
+    settle(services, "k", count_to(1), perform=effects)
     effects.fail_next = TelegramUnavailable("telegram sendMessage: 502")
     with pytest.raises(TelegramUnavailable):
-        settle(services, "k", count_to(3))
+        settle(services, "k", count_to(3), perform=effects)
     assert services.store.dump() == {"k": {"sent": 1}}
-    assert settle(services, "k", count_to(3)).outcome == "sent 2, sent 3"
+    assert settle(services, "k", count_to(3), perform=effects).outcome == "sent 2, sent 3"
 
 
 def test_a_lost_conditional_write_loads_and_decides_again(setup, monkeypatch):
@@ -106,35 +114,34 @@ def test_a_lost_conditional_write_loads_and_decides_again(setup, monkeypatch):
         return save(record, data, **kwargs)
 
     monkeypatch.setattr(store, "save", save_after_a_rival)
-    assert settle(services, "k", count_to(2)).outcome == "sent 2"
+    assert settle(services, "k", count_to(2), perform=effects).outcome == "sent 2"
     assert [effect.text for effect, _ in effects.done] == ["m2"]
 
 
 def test_a_live_claim_of_another_delivery_makes_this_one_wait_then_answer_busy(setup, monkeypatch):
     services, effects = setup
     services.store.save(services.store.load("k"), {PENDING: {"effect": "SendMessage", "until": 1030.0}})
-    waits: list[float] = []
     monkeypatch.setattr(records, "BUSY_POLLS", 3)
     with pytest.raises(Busy):
-        settle(services, "k", count_to(1), sleep=waits.append)
-    assert len(waits) == 3 and effects.done == []
+        settle(services, "k", count_to(1), perform=effects)
+    assert len(services.waits) == 3 and effects.done == []
 
 
 def test_a_claim_past_its_lease_is_taken_over(setup):
     services, effects = setup
     services.store.save(services.store.load("k"), {PENDING: {"effect": "SendMessage", "until": 999.0}})
-    assert settle(services, "k", count_to(1)).outcome == "sent 1"
+    assert settle(services, "k", count_to(1), perform=effects).outcome == "sent 1"
     assert services.store.dump() == {"k": {"sent": 1}}
 
 
 def test_a_decision_that_never_converges_is_stopped(setup):
-    services, _ = setup
+    services, effects = setup
 
     def forever(data: dict, now: float) -> Step:
         return Step("again", effect=SendMessage("x"), then=lambda result: {"n": data.get("n", 0) + 1})
 
     with pytest.raises(RuntimeError):
-        settle(services, "k", forever)
+        settle(services, "k", forever, perform=effects)
 
 
 def test_recording_an_effect_is_tried_again_when_the_table_is_briefly_unavailable(setup, monkeypatch):
@@ -151,16 +158,48 @@ def test_recording_an_effect_is_tried_again_when_the_table_is_briefly_unavailabl
         return save(record, data, **kwargs)
 
     monkeypatch.setattr(store, "save", flaky)
-    settle(services, "k", count_to(1), sleep=lambda s: None)
+    settle(services, "k", count_to(1), perform=effects)
     assert store.dump() == {"k": {"sent": 1}} and len(effects.done) == 1
 
 
 def test_conflicts_that_keep_coming_end_in_busy(setup, monkeypatch):
-    services, _ = setup
+    services, effects = setup
 
     def always_conflict(record: Record, data: dict, **kwargs: Any) -> Record:
         raise Conflict("k changed")
 
     monkeypatch.setattr(services.store, "save", always_conflict)
     with pytest.raises(Busy):
-        settle(services, "k", count_to(1))
+        settle(services, "k", count_to(1), perform=effects)
+
+
+class Counted(MemoryStore):
+    """A MemoryStore that counts its round trips."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.trips: list[str] = []
+
+    def load(self, key: str) -> Record:
+        self.trips.append("load")
+        return super().load(key)
+
+    def save(self, record: Record, data: dict, **kwargs: Any) -> Record:
+        self.trips.append("save")
+        return super().save(record, data, **kwargs)
+
+
+def test_two_effects_take_four_round_trips_recording_one_and_claiming_the_next_in_one_write():
+    services = FakeServices(store=Counted())
+    effects = Effects(services, "k")
+    settle(services, "k", count_to(2), perform=effects)
+    assert services.store.trips == ["load", "save", "save", "save"]
+    # While the second effect happened, the first was recorded and the second claimed, in one write.
+    (_, during_first), (_, during_second) = effects.done
+    assert during_second["sent"] == 1 and during_second[PENDING]["effect"] == "SendMessage"
+
+
+def test_a_decision_with_nothing_to_do_reads_once_and_writes_nothing():
+    services = FakeServices(store=Counted())
+    settle(services, "k", count_to(0), perform=Effects(services, "k"))
+    assert services.store.trips == ["load"]

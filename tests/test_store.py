@@ -10,7 +10,8 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from pager.errors import Conflict, StoreUnavailable
-from pager.store import DynamoStore, MemoryStore, Record
+from pager.dynamo import DynamoStore
+from pager.store import MemoryStore, Record
 
 
 def create_table(client, name: str = "pager-test") -> None:

@@ -127,7 +127,7 @@ def test_a_4xx_is_never_asked_for_again():
 
 
 def test_an_event_the_pager_only_ignores_is_never_asked_for_again_nor_remembered():
-    from pager.sweep.run import acts_on
+    from pager.signals import acts_on
 
     h = History()
     job, started, done = h.guid(), h.guid(), h.guid()
@@ -527,7 +527,7 @@ def test_the_largest_state_stays_well_under_dynamodbs_item_limit():
 
 
 def test_a_newer_event_the_pager_only_ignores_does_not_overtake_a_failed_one():
-    from pager.sweep.run import acts_on
+    from pager.signals import acts_on
 
     h = History()
     failed, progress = h.guid(), h.guid()

@@ -19,7 +19,7 @@ from typing import Any
 import hypothesis
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
-from pager.routing import SUPERSEDED
+from pager.signals import SUPERSEDED
 from pager.sweep import plan as planner
 from pager.sweep.plan import ALARM_CALLS, Limits, State, format_time, outcome_of
 from pager.sweep.run import read_list

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from pager import deadline
 from pager.errors import DeadlineExceeded, MessageNotFound, TelegramRefused, TelegramUnavailable
-from pager.telegram import Telegram, cut, escape, link
+from pager.html import cut, escape, link
+from pager.telegram import Telegram
 
 API = "https://api.telegram.test"
 TOKEN = "123456:TEST-bot-token-do-not-log"

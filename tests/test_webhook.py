@@ -7,6 +7,8 @@ GitHub publishes goes through the real handler, signed with the test secret.
 from __future__ import annotations
 
 import base64
+import contextlib
+import itertools
 import importlib.util
 import json
 import logging
@@ -22,7 +24,7 @@ from pager import bootstrap
 from pager.routing import verify_signature
 from pager_sim.emulators import GitHubEmulator, TelegramEmulator, responses_callback
 
-from conftest import BOT_TOKEN, TEST_ENV, TELEGRAM_SECRET, WEBHOOK_SECRET, fixture_files, github_event, sign, telegram_event
+from conftest import BOT_TOKEN, TEST_ENV, TELEGRAM_SECRET, WEBHOOK_SECRET, fixture_files, github_event, load_payload, sign, telegram_event
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,13 +49,13 @@ class Context:
         return 15_000
 
 
-@pytest.fixture
-def world(pager_env):
+@contextlib.contextmanager
+def deployment(env):
     """A deployment in miniature: the table on moto, GitHub and Telegram emulated."""
     with mock_aws(), responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
         client = boto3.client("dynamodb", region_name="us-east-1")
         client.create_table(
-            TableName=TEST_ENV["PAGER_TABLE"],
+            TableName=env["PAGER_TABLE"],
             KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
             AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
             BillingMode="PAY_PER_REQUEST",
@@ -63,9 +65,27 @@ def world(pager_env):
         for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
             rsps.add_callback(method, re.compile(re.escape(TEST_ENV["GITHUB_API_URL"]) + "/.*"), callback=responses_callback(github))
             rsps.add_callback(method, re.compile(re.escape(TEST_ENV["TELEGRAM_API_URL"]) + "/.*"), callback=responses_callback(telegram))
-        bootstrap.use(bootstrap.build_services(pager_env, dynamodb=client, sleep=lambda s: None))
-        yield github, telegram
-        bootstrap.use(None)
+        bootstrap.use(bootstrap.build_services(env, dynamodb=client, sleep=lambda s: None))
+        try:
+            yield github, telegram
+        finally:
+            bootstrap.use(None)
+
+
+TABLES = itertools.count(1)
+
+
+@pytest.fixture
+def world(pager_env):
+    with deployment(dict(pager_env, PAGER_TABLE=f"pager-test-{next(TABLES)}")) as parts:
+        yield parts
+
+
+@pytest.fixture(scope="module")
+def one_world(private_key_pem):
+    """One deployment for many deliveries (the table is created once)."""
+    with deployment(dict(TEST_ENV, GITHUB_PRIVATE_KEY=private_key_pem, PAGER_TABLE="pager-test-many")) as parts:
+        yield parts
 
 
 def call(event):
@@ -90,7 +110,7 @@ def test_the_fixtures_are_there():
 
 
 @pytest.mark.parametrize("path", PAYLOADS, ids=lambda p: f"{p.parent.name}/{p.name.removesuffix('.payload.json')}")
-def test_every_example_payload_is_answered_without_a_500_while_github_and_telegram_are_healthy(world, path):
+def test_every_example_payload_is_answered_without_a_500_while_github_and_telegram_are_healthy(one_world, path):
     payload = json.loads(path.read_text())
     status, body = call(github_event(path.parent.name, payload, guid=f"guid-{path.parent.name}-{path.name}"))
     assert status == 200, body
@@ -187,17 +207,18 @@ def test_each_delivery_logs_one_structured_line_with_its_guid_and_no_secret(worl
 def test_a_handler_past_its_deadline_answers_500_and_starts_no_new_step(world, monkeypatch):
     from pager import webhook as intake
 
-    ticks = iter([0.0, 0.0, 100.0, 100.0, 100.0, 100.0, 100.0])
-    event = github_event("ping", {"zen": "x"})
+    github, telegram = world
+    ticks = itertools.chain([0.0, 0.0], itertools.repeat(100.0))
+    payload = load_payload("issues", "opened")
+    payload["issue"]["author_association"] = "NONE"
     from pager.bootstrap import services
 
-    status, body = intake.handle_github(event, services(), seconds=8, monotonic=lambda: next(ticks))
+    status, body = intake.handle_github(github_event("issues", payload), services(), seconds=8, monotonic=lambda: next(ticks))
     assert status == 500 and "deadline" in body["error"]
+    assert telegram.requests == [] and github.requests == []
 
 
 def test_a_refusal_no_retry_can_fix_is_answered_200_but_logged_as_an_error(world, log_lines):
-    from conftest import load_payload
-
     github, telegram = world
     github.fail(r"/dispatches$", 404, count=5, body={"message": "Not Found"})
     payload = load_payload("issues", "opened")

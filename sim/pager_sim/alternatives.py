@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any, Callable
 
 from pager.errors import Conflict, PagerError, StoreUnavailable
-from pager.routing import SUPERSEDED
+from pager.signals import SUPERSEDED
 from pager.services import Services
 
 SCRIPT_STATE_KEY = "script#last-run"

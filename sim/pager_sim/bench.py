@@ -57,7 +57,7 @@ from typing import Any, Callable, Iterator
 from urllib.parse import urlencode
 
 from pager.errors import Conflict
-from pager.routing import SUPERSEDED
+from pager.signals import SUPERSEDED
 from pager.services import Services
 from pager.settings import Settings
 from pager.store import MemoryStore, Record
@@ -304,13 +304,8 @@ def sweep_function(design: str) -> Callable[..., dict[str, Any]]:
 
 
 def register_signals() -> list[str]:
-    """Import the signal handlers that exist (each registers itself); returns the events handled."""
-    try:
-        import pager.signals  # noqa: F401  (registers them)
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("pager.signals",):
-            raise
-    from pager.routing import subscribed_events
+    """The events the signals table acts on."""
+    from pager.signals import subscribed_events
 
     return subscribed_events()
 
@@ -435,7 +430,7 @@ def measure(trace: fleet.Trace, log: dict[str, list[tuple[float, int, bool]]], s
     """The report's figures for one replay, from GitHub's attempts, the table and the runs."""
     by_guid = trace.by_guid()
 
-    from pager.sweep.run import acts_on
+    from pager.signals import acts_on
 
     def failed(code: int) -> bool:  # a 5xx, or no answer (status_code 0, or anything outside 100..599)
         return not 100 <= code <= 499

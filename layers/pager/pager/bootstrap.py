@@ -17,7 +17,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
 from .errors import ConfigError
 from .observe import flush_metrics, logger
-from .services import Services
+from .services import Lazy, Services
 from .settings import Settings
 
 _services: Services | None = None
@@ -38,33 +38,50 @@ def build_services(
     clock: Callable[[], float] = time.time,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Services:
-    """Services for a deployment: DynamoDB through boto3, GitHub and Telegram through requests."""
-    import boto3
-    import requests
-    from botocore.config import Config
+    """Services for a deployment: DynamoDB through boto3, GitHub and Telegram through requests.
 
-    from .github import GitHub
-    from .store import DynamoStore
-    from .telegram import Telegram
-
+    Each part is built on first use, so that a delivery pager ignores builds none of them (and
+    imports neither requests, jwt, cryptography nor boto3). `session` and `dynamodb` replace the
+    network (tests, the local server, the simulator)."""
     settings = settings or Settings.from_env(env)
-    session = session or configure_session(requests.Session(), os.environ)
-    if dynamodb is None:
-        dynamodb = boto3.client(
-            "dynamodb",
-            region_name=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
-            endpoint_url=env.get("PAGER_DYNAMODB_ENDPOINT") or None,
-            config=Config(connect_timeout=2, read_timeout=3, retries={"mode": "standard", "max_attempts": 3}),
-        )
-    return Services(
-        settings=settings,
-        store=DynamoStore(dynamodb, settings.table),
-        github=GitHub(session, app_id=settings.github_app_id, private_key=settings.github_private_key,
-                      api_url=settings.github_api_url, clock=clock),
-        telegram=Telegram(session, token=settings.telegram_bot_token, api_url=settings.telegram_api_url, sleep=sleep),
-        clock=clock,
-        sleep=sleep,
-    )
+    shared: dict[str, Any] = {}
+
+    def http() -> Any:
+        if "session" not in shared:
+            import requests
+
+            shared["session"] = session or configure_session(requests.Session(), os.environ)
+        return shared["session"]
+
+    def store() -> Any:
+        from .dynamo import DynamoStore
+
+        client = dynamodb
+        if client is None:
+            import boto3
+            from botocore.config import Config
+
+            client = boto3.client(
+                "dynamodb",
+                region_name=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
+                endpoint_url=env.get("PAGER_DYNAMODB_ENDPOINT") or None,
+                config=Config(connect_timeout=2, read_timeout=3, retries={"mode": "standard", "max_attempts": 3}),
+            )
+        return DynamoStore(client, settings.table)
+
+    def github() -> Any:
+        from .github import GitHub
+
+        return GitHub(http(), app_id=settings.github_app_id, private_key=settings.github_private_key,
+                      api_url=settings.github_api_url, clock=clock)
+
+    def telegram() -> Any:
+        from .telegram import Telegram
+
+        return Telegram(http(), token=settings.telegram_bot_token, api_url=settings.telegram_api_url, sleep=sleep)
+
+    return Services(settings=settings, store=Lazy(store), github=Lazy(github), telegram=Lazy(telegram),
+                    clock=clock, sleep=sleep)
 
 
 _PROXY_SETTINGS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
@@ -137,8 +154,6 @@ def _seconds_left(context: Any, ceiling: float = 8.0) -> float:
 
 
 def webhook_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    import pager.signals  # noqa: F401  registers the signal handlers
-
     try:
         return app.resolve(event, context)
     except ConfigError as exc:

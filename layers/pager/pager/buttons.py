@@ -11,24 +11,28 @@
 
 Every press is answered (answerCallbackQuery) in the same request, with what happened or why it
 failed, and `handle_update` returns normally even when the action failed, so the endpoint answers 200
-and the person can press again. A retried update (same callback id) acts once: the record
-`press#<callback id>` keeps the answer given (for a day) and a retry only repeats the answer; the
-action itself is guarded again by the record of its thing (a fix recorded, a merge recorded). The
-one case answered 500 is a press whose answer could not reach Telegram (or whose record could not be
-read): Telegram then retries the update, which acts once and answers.
+and the person can press again. A retried update (same callback id) acts once: a press is settled
+like a signal (`records.settle`, with the action as its one effect) on the record `press#<callback
+id>`, which keeps the answer given (for a day), so a retry only repeats the answer, and a retry that
+comes while the first still acts is told so at once; the action itself is guarded again by the
+record of its thing (a fix recorded, a merge recorded). The one case answered 500 is a press whose
+answer could not reach Telegram: Telegram then retries the update, which acts once and answers.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .errors import Conflict, PagerError, StoreUnavailable, TelegramRefused, Transient
+from .errors import PagerError, TelegramRefused, Transient
 from .services import Services
 from .signals import alarm, release
-from .signals.common import field, ref_key, text
-from .signals.records import LEASE_SECONDS, PENDING
+from .signals.common import ref_key
+from .signals.records import Held, settle
+from .signals.steps import Press, Step
+from .values import field, text
 
 NOT_ALLOWED = "not allowed"
+STILL_WORKING = "⏳ still working on it"
 PRESS_TTL_SECONDS = 24 * 3600  # Telegram gives up on a press after about 150 s; a day is plenty
 
 
@@ -50,33 +54,34 @@ def handle_update(update: Mapping[str, Any], services: Services) -> str:
         except PagerError:
             pass
         return NOT_ALLOWED
-
-    store = services.store
-    now = services.now()
-    expires_at = int(now + PRESS_TTL_SECONDS)
-    record = store.load(press_key(callback_id))
-    answer = record.data.get("answer")
-    if not isinstance(answer, str):
-        claim = record.data.get(PENDING)
-        if isinstance(claim, dict) and float(claim.get("until", 0)) > now:
-            return _answer(services, callback_id, "⏳ still working on it", "busy: the same press is being acted on")
-        try:
-            claimed = store.save(record, {PENDING: {"effect": "press", "until": now + LEASE_SECONDS}}, expires_at=expires_at)
-        except Conflict:
-            return _answer(services, callback_id, "⏳ still working on it", "busy: the same press is being acted on")
-        try:
-            answer = act(text(query.get("data")), services)
-        except PagerError as exc:
-            _forget(store, claimed, expires_at)
+    key = press_key(callback_id)
+    try:
+        answer = settle(services, key, decide_press(text(query.get("data"))), ttl_seconds=PRESS_TTL_SECONDS,
+                        wait=False, perform=_perform).outcome
+    except Held as exc:
+        if exc.key != key:
             return _answer(services, callback_id, f"⚠️ {_reason(exc)}; press again", f"failed: {exc}")
-        except BaseException:
-            _forget(store, claimed, expires_at)
-            raise
-        try:
-            store.save(claimed, {"answer": answer}, expires_at=expires_at)
-        except (Conflict, StoreUnavailable):
-            pass  # the action is recorded with its thing; a retry would only find it done
+        return _answer(services, callback_id, STILL_WORKING, "busy: the same press is being acted on")
+    except PagerError as exc:
+        return _answer(services, callback_id, f"⚠️ {_reason(exc)}; press again", f"failed: {exc}")
     return _answer(services, callback_id, answer, answer)
+
+
+def decide_press(data: str):
+    """A press acts once: its record keeps the answer, and a retried update only repeats it."""
+
+    def decide(record: dict[str, Any], now: float) -> Step:
+        answer = record.get("answer")
+        if isinstance(answer, str):
+            return Step(answer)
+        return Step(lambda said: said, effect=Press(data), then=lambda said: {"answer": said})
+
+    return decide
+
+
+def _perform(services: Services, effect: Any) -> str:
+    assert isinstance(effect, Press)
+    return act(effect.data, services)
 
 
 def allowed(query: Mapping[str, Any], services: Services) -> bool:
@@ -117,14 +122,6 @@ def _answer(services: Services, callback_id: str, answer: str, outcome: str) -> 
     except TelegramRefused:
         pass  # too old or already answered: nothing left to tell the person
     return outcome
-
-
-def _forget(store: Any, claimed: Any, expires_at: int) -> None:
-    """Take back the claim of a press whose action failed, so that a retry of it may act."""
-    try:
-        store.save(claimed, {}, expires_at=expires_at)
-    except (Conflict, StoreUnavailable):
-        pass
 
 
 def _reason(exc: PagerError) -> str:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
@@ -32,6 +31,7 @@ import requests
 
 from . import deadline
 from .errors import ConfigError, GitHubRefused, GitHubUnavailable
+from .values import parse_iso
 
 CONNECT_TIMEOUT = 3.05
 READ_TIMEOUT = 5.0
@@ -125,7 +125,7 @@ class GitHub:
         token = body.get("token") if isinstance(body, dict) else None
         if not isinstance(token, str) or not token:
             raise GitHubUnavailable("github installation token: answer without a token")
-        expires_at = _parse_time(body.get("expires_at"))
+        expires_at = parse_iso(body.get("expires_at"))
         if expires_at is not None:
             self._tokens[installation_id] = _Token(token, refresh_at=expires_at - TOKEN_REFRESH_MARGIN)
         else:
@@ -371,16 +371,3 @@ def _is_rate_limit(response: requests.Response, reason: str) -> bool:
         or "retry-after" in headers
         or "rate limit" in reason.lower()
     )
-
-
-def _parse_time(value: Any) -> float | None:
-    """Epoch seconds of an ISO 8601 time such as `2016-07-11T22:14:10Z`; None when unreadable."""
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        return None
-    return parsed.timestamp()

@@ -1,11 +1,8 @@
-"""Which handler acts on which webhook event, and which events a newer one can overtake.
+"""A webhook delivery from GitHub: verified against its signature and parsed, at the edge.
 
-Handlers register themselves with `@registry.on("event", "action", ...)`; the webhook looks them up
-by event and action. The registry is also what the app subscribes to: every registered event but
-`ping` must be in exactly one of `SUPERSEDED` (a newer passed delivery of the same event and
-repository makes an older failed one stale, so the sweep does not deliver it again) and
-`ALWAYS_AGAIN` (comments overtake nothing and always come again). tests/test_routing.py fails
-until a new event kind is placed.
+`Delivery.from_apigw` turns an API Gateway HTTP API event (payload 2.0) into a verified delivery or
+raises a typed error (`BadSignature` 401, `BadRequest` 400); nothing past it sees raw headers. What
+acts on a delivery is the table of `pager.signals`.
 """
 
 from __future__ import annotations
@@ -16,37 +13,10 @@ import hashlib
 import hmac
 import json
 import urllib.parse
-from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Mapping
 
 from .errors import BadRequest, BadSignature
-
-# Event kinds whose failed delivery is stale once a newer delivery of the same event and repository
-# passed (the decision, amendment: "the newer one stands").
-SUPERSEDED = frozenset(
-    {
-        "workflow_run",
-        "check_suite",
-        "check_run",
-        "code_scanning_alert",
-        "issues",
-        "pull_request",
-        "discussion",
-        "release",
-    }
-)
-
-# Event kinds that overtake nothing and always come again.
-ALWAYS_AGAIN = frozenset(
-    {
-        "issue_comment",
-        "discussion_comment",
-        "pull_request_review_comment",
-        "pull_request_review",
-    }
-)
-
 
 @dataclass(frozen=True)
 class Delivery:
@@ -124,41 +94,3 @@ def verify_signature(raw: bytes, signature: str, secret: str) -> bool:
     """`sha256=<hex HMAC-SHA256 of raw>`, compared in constant time."""
     expected = "sha256=" + hmac.new(secret.encode("utf-8"), raw, hashlib.sha256).hexdigest()
     return hmac.compare_digest(expected.encode(), signature.strip().encode("utf-8", "replace"))
-
-
-Handler = Callable[..., str]
-
-
-class Registry:
-    """Handlers by event and action; an action of None matches every action of the event."""
-
-    def __init__(self) -> None:
-        self._handlers: dict[tuple[str, str | None], list[Handler]] = defaultdict(list)
-
-    def on(self, event: str, *actions: str) -> Callable[[Handler], Handler]:
-        def register(handler: Handler) -> Handler:
-            for action in actions or (None,):
-                self._handlers[(event, action)].append(handler)
-            return handler
-
-        return register
-
-    def lookup(self, event: str, action: str | None) -> list[Handler]:
-        found = list(self._handlers.get((event, None), ()))
-        if action is not None:
-            found += self._handlers.get((event, action), ())
-        return found
-
-    def events(self) -> frozenset[str]:
-        return frozenset(event for event, _ in self._handlers)
-
-    def actions(self, event: str) -> frozenset[str | None]:
-        return frozenset(action for ev, action in self._handlers if ev == event)
-
-
-registry = Registry()
-
-
-def subscribed_events(events: Iterable[str] | None = None) -> list[str]:
-    """The events the GitHub App must subscribe to: what the handlers act on, less ping."""
-    return sorted(set(events if events is not None else registry.events()) - {"ping"})

@@ -4,8 +4,12 @@ Every record is a JSON object under a string key (`alarm#owner/repo`, `sweep#sta
 version. `save` writes only when the stored version is still the one that was loaded, so two
 deliveries of the same event can never both act on the same state: the loser gets `Conflict`.
 
-    DynamoStore   DynamoDB through a boto3 client (attributes: pk, version, data as JSON text, ttl)
+    Store         the protocol the signals and the sweep use
     MemoryStore   the in-memory fake; tests/test_store.py runs one contract suite against both
+    DynamoStore   DynamoDB through a boto3 client, in `pager.dynamo` (the only module that needs botocore)
+
+The table's schema is stated once, here: `TABLE_KEY` (the partition key, a string) and `TABLE_TTL`
+(the TTL attribute, epoch seconds). template.yaml declares the same, and a test holds them together.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from botocore.exceptions import BotoCoreError, ClientError
+from .errors import Conflict
 
-from .errors import Conflict, StoreUnavailable
+TABLE_KEY = "pk"
+TABLE_TTL = "ttl"
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,8 @@ class Store(Protocol):
         remove the record later."""
 
 
-def _encode(data: dict[str, Any]) -> str:
+def encode(data: dict[str, Any]) -> str:
+    """The stored form of a record's data: compact JSON with sorted keys."""
     return json.dumps(data, separators=(",", ":"), sort_keys=True)
 
 
@@ -63,7 +69,7 @@ class MemoryStore:
         return Record(key, json.loads(text), version)
 
     def save(self, record: Record, data: dict[str, Any], *, expires_at: int | None = None) -> Record:
-        text = _encode(data)
+        text = encode(data)
         with self._lock:
             current = self._items.get(record.key)
             if (current[0] if current else 0) != record.version:
@@ -79,67 +85,3 @@ class MemoryStore:
         """Every record's data by key: what tests compare between runs."""
         with self._lock:
             return {key: json.loads(text) for key, (_, text, _) in sorted(self._items.items())}
-
-
-_TRANSIENT_CODES = {
-    "ProvisionedThroughputExceededException",
-    "ThrottlingException",
-    "RequestLimitExceeded",
-    "InternalServerError",
-    "ServiceUnavailable",
-    "TransactionConflictException",
-}
-
-
-class DynamoStore:
-    """The table of template.yaml through a boto3 DynamoDB client (partition key `pk`, TTL `ttl`)."""
-
-    def __init__(self, client: Any, table: str) -> None:
-        self._client = client
-        self._table = table
-
-    def load(self, key: str) -> Record:
-        try:
-            answer = self._client.get_item(TableName=self._table, Key={"pk": {"S": key}}, ConsistentRead=True)
-        except (ClientError, BotoCoreError) as exc:
-            raise _unavailable("load", key, exc) from exc
-        item = answer.get("Item")
-        if item is None:
-            return Record(key)
-        return Record(key, json.loads(item["data"]["S"]), int(item["version"]["N"]))
-
-    def save(self, record: Record, data: dict[str, Any], *, expires_at: int | None = None) -> Record:
-        item = {
-            "pk": {"S": record.key},
-            "version": {"N": str(record.version + 1)},
-            "data": {"S": _encode(data)},
-        }
-        if expires_at is not None:
-            item["ttl"] = {"N": str(int(expires_at))}
-        if record.version == 0:
-            condition = {"ConditionExpression": "attribute_not_exists(pk)"}
-        else:
-            condition = {
-                "ConditionExpression": "version = :v",
-                "ExpressionAttributeValues": {":v": {"N": str(record.version)}},
-            }
-        try:
-            self._client.put_item(TableName=self._table, Item=item, **condition)
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                raise Conflict(f"{record.key} changed since version {record.version}") from exc
-            raise _unavailable("save", record.key, exc) from exc
-        except BotoCoreError as exc:
-            raise _unavailable("save", record.key, exc) from exc
-        return Record(record.key, json.loads(item["data"]["S"]), record.version + 1)
-
-
-def _unavailable(step: str, key: str, exc: Exception) -> Exception:
-    code = exc.response.get("Error", {}).get("Code", "") if isinstance(exc, ClientError) else type(exc).__name__
-    if isinstance(exc, ClientError) and code not in _TRANSIENT_CODES and not code.startswith("5"):
-        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
-        if status < 500:
-            # A refusal such as a missing table or a denied permission: no retry fixes it, but the
-            # event must not be lost either, so it still surfaces as unavailable (500) and is logged.
-            return StoreUnavailable(f"DynamoDB refused {step} {key}: {code}")
-    return StoreUnavailable(f"DynamoDB {step} {key}: {code}")

@@ -1,4 +1,4 @@
-"""The Telegram Bot API client, and the HTML helpers that message formatting uses.
+"""The Telegram Bot API client.
 
 Every method is a POST of JSON to `{api_url}/bot{token}/{method}` through the injected
 `requests.Session`. Every HTTP call counts in `calls`, checks the invocation's deadline first
@@ -16,8 +16,6 @@ chained or quoted. The errors raised here name the method and Telegram's answer,
 
 from __future__ import annotations
 
-import html
-import re
 import time
 from typing import Any, Callable
 
@@ -25,31 +23,19 @@ import requests
 
 from . import deadline
 from .errors import MessageNotFound, TelegramRefused, TelegramUnavailable
+from .html import ELLIPSIS, cut
 
 CONNECT_TIMEOUT = 3.05
 READ_TIMEOUT = 5.0
 
-MAX_TEXT = 4096  # characters of a message after entity parsing
 MAX_CALLBACK_TEXT = 200  # characters of an answerCallbackQuery notification
 MAX_CALLBACK_DATA = 64  # bytes of a button's callback_data
 SHORT_WAIT = 3.0  # seconds of retry_after that are worth waiting for once
-ELLIPSIS = "…"
 
 NOT_MODIFIED = "message is not modified"
 NOT_FOUND = "message to edit not found"
 
 Buttons = list[list[tuple[str, str]]]
-
-
-def escape(text: str) -> str:
-    """User text made safe for Telegram's HTML parse mode."""
-    return html.escape(text, quote=False)
-
-
-def link(url: str, label: str) -> str:
-    """An HTML link with its label escaped and its URL safe inside the double-quoted href."""
-    href = html.escape(url, quote=False).replace('"', "&quot;")
-    return f'<a href="{href}">{escape(label)}</a>'
 
 
 class Telegram:
@@ -211,46 +197,3 @@ def _keyboard(buttons: Buttons) -> dict[str, Any]:
             keys.append({"text": label, "callback_data": data})
         rows.append(keys)
     return {"inline_keyboard": rows}
-
-
-# -- cutting formatted text ---------------------------------------------------------------------------
-
-# A tag, an entity, or any single character (a stray "<" or "&" counts as text).
-_TOKEN = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)\b[^<>]*>|&(?:#[0-9]+|#x[0-9a-fA-F]+|[a-zA-Z]+);|.", re.S)
-
-
-def _visible_length(text: str) -> int:
-    """Length as Telegram counts it, in UTF-16 code units (the larger of the two readings)."""
-    return len(text.encode("utf-16-le")) // 2
-
-
-def cut(text: str, limit: int = MAX_TEXT) -> str:
-    """HTML text that Telegram accepts: at most `limit` characters once tags and entities are parsed.
-
-    A longer text is cut between tags and entities (never inside one), ends with "…", and closes the
-    tags still open at the cut, so that the result is well-formed HTML.
-    """
-    tokens = [(m.group(0), m.group(1), m.group(2)) for m in _TOKEN.finditer(text)]
-    total = sum(_visible_length(html.unescape(t)) for t, _, name in tokens if name is None)
-    if total <= limit:
-        return text
-    kept: list[str] = []
-    open_tags: list[str] = []
-    used = 0
-    room = limit - _visible_length(ELLIPSIS)
-    for token, closing, name in tokens:
-        if name is not None:
-            if closing:
-                if name.lower() in open_tags:
-                    while open_tags and open_tags.pop() != name.lower():
-                        pass
-            else:
-                open_tags.append(name.lower())
-            kept.append(token)
-            continue
-        size = _visible_length(html.unescape(token))
-        if used + size > room:
-            break
-        kept.append(token)
-        used += size
-    return "".join(kept) + ELLIPSIS + "".join(f"</{name}>" for name in reversed(open_tags))

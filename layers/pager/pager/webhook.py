@@ -17,18 +17,14 @@ from typing import Any, Callable, Mapping
 from . import deadline
 from .errors import BadRequest, Permanent, Transient
 from .observe import MetricUnit, logger, metrics
-from .routing import Delivery, raw_body, registry
+from .routing import Delivery, raw_body
 from .services import Services
+from .signals import handlers
 
 # GitHub waits 10 s for an answer; keep a margin for the answer itself.
 DEADLINE_SECONDS = 8.0
 
 Answer = tuple[int, dict[str, Any]]
-
-
-@registry.on("ping")
-def ping(delivery: Delivery, services: Services) -> str:
-    return "pong"
 
 
 def handle_github(
@@ -51,13 +47,15 @@ def handle_github(
         return _answer(exc.status, {"error": str(exc)}, line, "refused", started, monotonic, reason=str(exc))
 
     line.update(action=delivery.action, repository=delivery.repository)
-    handlers = registry.lookup(delivery.event, delivery.action)
-    if not handlers:
+    if delivery.event == "ping":
+        return _answer(200, {"outcome": "pong"}, line, "pong", started, monotonic)
+    acting = handlers(delivery.event, delivery.action)
+    if not acting:
         return _answer(200, {"outcome": "ignored"}, line, "ignored", started, monotonic)
     outcomes = []
     try:
         with deadline.within(seconds, monotonic):
-            for handler in handlers:
+            for handler in acting:
                 deadline.check(handler.__module__.rsplit(".", 1)[-1] + "." + handler.__name__)
                 outcomes.append(handler(delivery, services))
     except Transient as exc:

@@ -1,13 +1,77 @@
-"""The signals: what pager does with each webhook event it subscribes to (SPEC §5).
-
-Importing this package registers every handler in `pager.routing.registry`:
+"""The signals: every webhook event pager acts on, and what acts on it, in one table (SPEC §5).
 
     contribution   outside contributions: one message, one pager-draft dispatch; closed or answered edits it
     alarm          one message per repository with its failing entries; 🛠 Start fix; `update_alarm` for the sweep
     release        release pull requests: one message, 🔀 Merge once ready, the merge and its tag recorded once
 
-All of them follow one pattern (`records`): the record of the thing, a pure decision, each external
-effect claimed before and recorded right after it happens, so a delivery may come twice and late.
+Each handler reads its payload, gathers what it must read from GitHub first (if anything), and hands
+a pure decision to `records.settle`, which claims, acts and records each effect: so a delivery may
+come twice and late. An (event, action) missing from `SIGNALS` is answered 200 "ignored".
+
+`SUPERSEDED` and `ALWAYS_AGAIN` sort the subscribed events for the sweep: in the first, a newer event
+about the same thing overtakes an older one (its handler compares order keys, so a stale redelivery
+changes nothing); in the second (comments), each event is a thing of its own and always comes again.
+Every subscribed event is in exactly one of them; tests/test_routing.py fails until a new one is placed.
 """
 
-from . import alarm, contribution, release  # noqa: F401
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+from ..routing import Delivery
+from ..services import Services
+from . import alarm, contribution, release
+
+Handler = Callable[[Delivery, Services], str]
+
+SIGNALS: Mapping[tuple[str, str], tuple[Handler, ...]] = {
+    # contributions from outside, and what closes them
+    ("issues", "opened"): (contribution.opened,),
+    ("issues", "closed"): (contribution.closed,),
+    ("discussion", "created"): (contribution.opened,),
+    ("discussion", "answered"): (contribution.closed,),
+    ("issue_comment", "created"): (contribution.opened,),
+    ("discussion_comment", "created"): (contribution.opened,),
+    ("pull_request_review_comment", "created"): (contribution.opened,),
+    ("pull_request_review", "submitted"): (contribution.opened,),
+    # pull requests: a contribution, or a release pull request
+    ("pull_request", "opened"): (contribution.opened, release.pull_request),
+    ("pull_request", "reopened"): (release.pull_request,),
+    ("pull_request", "synchronize"): (release.pull_request,),
+    ("pull_request", "edited"): (release.pull_request,),
+    ("pull_request", "closed"): (contribution.closed, release.closed),
+    # the alarm of the default branch, and a release's checks
+    ("workflow_run", "completed"): (alarm.workflow_run,),
+    ("check_suite", "completed"): (alarm.check_suite, release.check_suite),
+    ("code_scanning_alert", "created"): (alarm.code_scanning,),
+    ("code_scanning_alert", "reopened"): (alarm.code_scanning,),
+    ("code_scanning_alert", "appeared_in_branch"): (alarm.code_scanning,),
+    ("code_scanning_alert", "fixed"): (alarm.code_scanning,),
+    ("code_scanning_alert", "closed_by_user"): (alarm.code_scanning,),
+    # a release published after its pull request was merged
+    ("release", "published"): (release.published,),
+}
+
+# A newer event about the same thing overtakes an older one: the workflow, the check suite's app,
+# the alert, the issue, the pull request, the discussion, the release.
+SUPERSEDED = frozenset(
+    {"workflow_run", "check_suite", "check_run", "code_scanning_alert", "issues", "pull_request", "discussion", "release"}
+)
+
+# Each event is a thing of its own: it overtakes nothing and always comes again.
+ALWAYS_AGAIN = frozenset({"issue_comment", "discussion_comment", "pull_request_review_comment", "pull_request_review"})
+
+
+def handlers(event: str, action: str | None) -> tuple[Handler, ...]:
+    """What acts on an event and action; () for one pager ignores."""
+    return SIGNALS.get((event, action or ""), ())
+
+
+def acts_on(event: str, action: str | None) -> bool:
+    """Whether a signal acts on this event and action (the sweep never asks again for one it ignores)."""
+    return bool(handlers(event, action))
+
+
+def subscribed_events() -> list[str]:
+    """The events the GitHub App must subscribe to."""
+    return sorted({event for event, _ in SIGNALS})

@@ -40,23 +40,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field as dataclass_field
 from typing import Any, Iterable, Mapping
 
-from ..routing import Delivery, registry
+from ..html import link
+from ..routing import Delivery
 from ..services import Services
-from ..telegram import link
-from .common import (
-    buttons_json,
-    default_branch,
-    field,
-    iso_time,
-    newest,
-    order_of_time,
-    ref_key,
-    repo_link,
-    repo_url,
-    short_ref,
-    text,
-)
-from .records import Dispatch, EditMessage, Remember, SendMessage, Step, settle
+from ..values import field, integer, iso, newest, order_of_time, text
+from .common import buttons_json, default_branch, ref_key, repo_link, repo_url, short_ref
+from .records import settle
+from .steps import Dispatch, EditMessage, Remember, SendMessage, Step
 
 FIX_EVENT = "pager-fix"
 DELIVERY_PREFIX = "delivery:"
@@ -97,8 +87,8 @@ def read_workflow_run(payload: Mapping[str, Any]) -> Change | str:
         return "ignored: a fork's branch"
     workflow_id = field(run, "workflow_id") or field(payload, "workflow", "id")
     key = f"workflow:{workflow_id}"
-    number = _int(field(run, "run_number"))
-    attempt = _int(field(run, "run_attempt")) or 1
+    number = integer(field(run, "run_number"))
+    attempt = integer(field(run, "run_attempt")) or 1
     order = f"{number:012d}.{attempt:04d}"
     conclusion = text(field(run, "conclusion"))
     if conclusion in FAILING_RUN:
@@ -161,10 +151,6 @@ def read_code_scanning_alert(payload: Mapping[str, Any]) -> Change | str:
             return "ignored: not the default branch"
         return Change(closed={key: order})
     return f"ignored: action {action}"
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 # -- deciding -----------------------------------------------------------------------------------------
@@ -281,7 +267,7 @@ def decide_fix(repository: str, control_repository: str):
         return Step(
             "🛠 fix started",
             effect=Dispatch(control_repository, FIX_EVENT, fix_payload(repository, data)),
-            then=lambda _: {**data, "fix": {"at": iso_time(now), "message_id": field(data, "message", "id")}},
+            then=lambda _: {**data, "fix": {"at": iso(now), "message_id": field(data, "message", "id")}},
         )
 
     return decide
@@ -319,16 +305,16 @@ def _apply(delivery: Delivery, services: Services, change: Change | str) -> str:
     return settle(services, alarm_key(delivery.repository), decide_alarm(delivery.repository, change)).outcome
 
 
-@registry.on("workflow_run", "completed")
-def alarm_workflow_run(delivery: Delivery, services: Services) -> str:
+def workflow_run(delivery: Delivery, services: Services) -> str:
+    """workflow_run.completed: a run on the default branch opens or closes its workflow's entry."""
     return _apply(delivery, services, read_workflow_run(delivery.payload))
 
 
-@registry.on("check_suite", "completed")
-def alarm_check_suite(delivery: Delivery, services: Services) -> str:
+def check_suite(delivery: Delivery, services: Services) -> str:
+    """check_suite.completed: another app's suite on the default branch opens or closes its entry."""
     return _apply(delivery, services, read_check_suite(delivery.payload))
 
 
-@registry.on("code_scanning_alert", *sorted(OPENING_ALERT | CLOSING_ALERT))
-def alarm_code_scanning(delivery: Delivery, services: Services) -> str:
+def code_scanning(delivery: Delivery, services: Services) -> str:
+    """code_scanning_alert: an alert on the default branch opens or closes its entry."""
     return _apply(delivery, services, read_code_scanning_alert(delivery.payload))

@@ -7,29 +7,15 @@ All of it is pure: payload and settings in, values out.
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timezone
 from typing import Any, Mapping
 
+from ..html import escape, link
 from ..settings import Settings
-from ..telegram import escape, link
+from ..values import field, text
 
 INSIDE = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 EXCERPT = 300  # characters of a contribution's text shown in its message
 REF_PREFIX = "ref#"  # index records: short reference (in callback data) -> repository
-
-
-def field(payload: Any, *path: str) -> Any:
-    """A nested field of a payload, None when any step of the way is missing or not an object."""
-    current = payload
-    for name in path:
-        if not isinstance(current, Mapping):
-            return None
-        current = current.get(name)
-    return current
-
-
-def text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def is_bot(user: Any) -> bool:
@@ -42,31 +28,6 @@ def is_bot(user: Any) -> bool:
 def is_outside(association: Any, *users: Any) -> bool:
     """Someone from outside: not OWNER, MEMBER or COLLABORATOR, and none of `users` a bot."""
     return text(association).upper() not in INSIDE and not any(is_bot(user) for user in users)
-
-
-def order_of_time(value: Any) -> str:
-    """An order key from an ISO 8601 time: UTC, second precision, comparable as a string.
-
-    Empty for a missing or unreadable time, which sorts before every real one.
-    """
-    if not isinstance(value, str) or not value:
-        return ""
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return ""
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def iso_time(epoch: float) -> str:
-    """Epoch seconds as the same UTC form as `order_of_time`."""
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def newest(*orders: Any) -> str:
-    return max((o for o in orders if isinstance(o, str)), default="")
 
 
 def repo_url(repository: str, payload: Any = None) -> str:

@@ -24,11 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..routing import Delivery, registry
+from ..html import escape, link
+from ..routing import Delivery
 from ..services import Services
-from ..telegram import escape, link
-from .common import excerpt, field, is_outside, is_release_pull, newest, order_of_time, text
-from .records import Dispatch, EditMessage, SendMessage, Step, settle
+from ..values import field, integer, newest, order_of_time, text
+from .common import excerpt, is_outside, is_release_pull
+from .records import settle
+from .steps import Dispatch, EditMessage, SendMessage, Step
 
 TTL_SECONDS = 180 * 24 * 3600  # a contribution's record outlives any redelivery by far
 DRAFT_EVENT = "pager-draft"
@@ -74,7 +76,7 @@ def read_contribution(event: str, payload: dict[str, Any], repository: str) -> C
             thing=thing,
             noun=noun,
             verb="opened",
-            number=_number(field(obj, "number")),
+            number=integer(field(obj, "number")),
             title=text(field(obj, "title")),
             url=text(field(obj, "html_url")),
             author=text(field(user, "login")),
@@ -92,7 +94,7 @@ def read_contribution(event: str, payload: dict[str, Any], repository: str) -> C
             thing=thing,
             noun=noun,
             verb=verb,
-            number=_number(field(parent, "number")),
+            number=integer(field(parent, "number")),
             title=text(field(parent, "title")),
             url=text(field(comment, "html_url")),
             author=text(field(user, "login")),
@@ -128,10 +130,6 @@ def read_contribution(event: str, payload: dict[str, Any], repository: str) -> C
         verb = {"approved": "approved", "changes_requested": "asked for changes on"}.get(state, "reviewed")
         return commented("pull", "pull request", payload.get("pull_request"), review, "r", verb, at="submitted_at")
     return None
-
-
-def _number(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def render(c: Contribution) -> str:
@@ -217,14 +215,8 @@ def decide_closing(verdict: str, order: str, author_outside: bool):
     return decide
 
 
-@registry.on("issues", "opened")
-@registry.on("pull_request", "opened")
-@registry.on("discussion", "created")
-@registry.on("issue_comment", "created")
-@registry.on("discussion_comment", "created")
-@registry.on("pull_request_review_comment", "created")
-@registry.on("pull_request_review", "submitted")
-def contribution_opened(delivery: Delivery, services: Services) -> str:
+def opened(delivery: Delivery, services: Services) -> str:
+    """An opening event or a comment: show it once and ask for its draft, if someone outside wrote it."""
     payload = delivery.payload
     if delivery.event == "pull_request" and is_release_pull(payload.get("pull_request"), payload, services.settings):
         return "ignored: release pull request"
@@ -237,10 +229,8 @@ def contribution_opened(delivery: Delivery, services: Services) -> str:
     return settle(services, c.key, decide, ttl_seconds=TTL_SECONDS).outcome
 
 
-@registry.on("issues", "closed")
-@registry.on("pull_request", "closed")
-@registry.on("discussion", "answered")
-def contribution_closed(delivery: Delivery, services: Services) -> str:
+def closed(delivery: Delivery, services: Services) -> str:
+    """A closing event: edit the message of the contribution it closes to its verdict."""
     payload = delivery.payload
     if delivery.event == "issues":
         thing, obj, verdict = "issue", payload.get("issue"), "closed"
@@ -251,7 +241,7 @@ def contribution_closed(delivery: Delivery, services: Services) -> str:
         thing, verdict = "pull", "merged" if field(obj, "merged") is True else "closed"
     else:
         thing, obj, verdict = "discussion", payload.get("discussion"), "answered"
-    number = _number(field(obj, "number"))
+    number = integer(field(obj, "number"))
     if not number or not delivery.repository:
         return "ignored: nothing it closes"
     order = order_of_time(field(obj, "updated_at"))

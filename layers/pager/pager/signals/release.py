@@ -5,10 +5,12 @@ default branch as its base.
 
     pull_request opened, reopened, synchronize, edited   one message "📦 owner/repo: title (#n)"; a new
                                                          head takes Merge away
-    check_suite.completed, success, on the release's head read the pull request: open, same head,
-                                                         mergeable_state clean -> offer 🔀 Merge (a head
-                                                         not recorded yet is taken from the live pull
-                                                         request; mergeable null: read again, then 500)
+    check_suite.completed, success, on a release branch  gather: read the pull request as GitHub has it
+                                                         (mergeable null: read again, then 500); decide:
+                                                         open, the suite's head, mergeable_state clean ->
+                                                         offer 🔀 Merge (a head not recorded yet, whose
+                                                         pull_request event has not come, is adopted
+                                                         from GitHub's pull request)
     🔀 Merge pressed (`merge_press`)                      merge with the recorded head sha; a refusal
                                                          answers with GitHub's reason, takes Merge away
     pull_request.closed                                  merged: record (pull request, merge commit,
@@ -36,23 +38,13 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import GitHubUnavailable
-from ..routing import Delivery, registry
+from ..html import escape, link
+from ..routing import Delivery
 from ..services import Services
-from ..telegram import escape, link
-from .common import (
-    buttons_json,
-    default_branch,
-    field,
-    is_release_pull,
-    iso_time,
-    newest,
-    order_of_time,
-    ref_key,
-    repo_link,
-    short_ref,
-    text,
-)
-from .records import EditMessage, MergePull, MergeResult, Remember, SendMessage, Step, settle
+from ..values import field, integer, iso, newest, order_of_time, text
+from .common import buttons_json, default_branch, is_release_pull, ref_key, repo_link, short_ref
+from .records import settle
+from .steps import EditMessage, MergePull, MergeResult, Remember, SendMessage, Step
 
 MERGE_PREFIX = "merge:"
 TTL_SECONDS = 180 * 24 * 3600
@@ -82,10 +74,14 @@ class ReleasePull:
 
 
 def read_pull(payload: Mapping[str, Any]) -> ReleasePull:
-    pull = payload.get("pull_request")
-    installation = field(payload, "installation", "id")
+    """The release pull request of a pull_request event."""
+    return pull_of(payload.get("pull_request"), field(payload, "installation", "id"))
+
+
+def pull_of(pull: Any, installation: Any) -> ReleasePull:
+    """A pull request, as an event carries it or GitHub's REST API answers it."""
     return ReleasePull(
-        number=_int(field(pull, "number")),
+        number=integer(field(pull, "number")),
         title=text(field(pull, "title")),
         url=text(field(pull, "html_url")),
         head=text(field(pull, "head", "sha")),
@@ -96,10 +92,6 @@ def read_pull(payload: Mapping[str, Any]) -> ReleasePull:
         merged_at=order_of_time(field(pull, "merged_at")),
         installation_id=installation if isinstance(installation, int) else None,
     )
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 # -- the message --------------------------------------------------------------------------------------
@@ -160,40 +152,55 @@ def decide_pull(repository: str, p: ReleasePull):
             return Step("stale: older than the recorded head")
         if data.get("state") == "merged":
             return converge(repository, data, data, "release updated", "already merged")
-        new = {
-            **data,
-            "number": p.number,
-            "title": p.title,
-            "url": p.url,
-            "order": p.order,
-            "installation_id": p.installation_id,
-            "state": "open" if p.state == "open" else "closed",
-        }
-        if data.get("head") != p.head:
-            new.update(head=p.head, ready=False)
-            new.pop("refusal", None)
         done = "release shown" if data.get("message_id") is None else "release updated"
-        return converge(repository, data, new, done, "already shown")
+        return converge(repository, data, applied(data, p), done, "already shown")
 
     return decide
 
 
-def decide_ready(repository: str, sha: str, pull: Mapping[str, Any]):
-    """A check suite passed on the recorded head: offer Merge if GitHub calls the pull request clean."""
+def applied(data: dict[str, Any], p: ReleasePull) -> dict[str, Any]:
+    """The record once a pull request's state is applied to it; a new head takes Merge away."""
+    new = {
+        **data,
+        "number": p.number,
+        "title": p.title,
+        "url": p.url,
+        "order": p.order,
+        "installation_id": p.installation_id,
+        "state": "open" if p.state == "open" else "closed",
+    }
+    if data.get("head") != p.head:
+        new.update(head=p.head, ready=False)
+        new.pop("refusal", None)
+    return new
+
+
+def decide_ready(repository: str, sha: str, live: Mapping[str, Any], live_is_release: bool, installation_id: int | None):
+    """A check suite passed on `sha`, and `live` is the pull request as GitHub has it now: offer Merge
+    if it is open, still at `sha` and GitHub calls it clean.
+
+    A head the record does not have yet is adopted from `live` when it is the suite's: its
+    pull_request event failed or comes late (and may never come, if a newer one passed meanwhile)."""
+    p = pull_of(live, installation_id)
 
     def decide(data: dict[str, Any], now: float) -> Step:
-        if data.get("head") != sha or data.get("state") != "open":
-            return Step("ignored: not the recorded head of an open release")
-        if data.get("ready"):
-            return converge(repository, data, data, "release updated", "Merge already offered")
-        if field(pull, "state") != "open" or field(pull, "head", "sha") != sha:
+        if data.get("state") not in (None, "open"):
+            return Step("not open")
+        new = data
+        if data.get("head") != sha:
+            if p.head != sha or p.state != "open" or (not data and not live_is_release):
+                return Step("not the recorded head")
+            new = applied(data, p)
+        if new.get("ready"):
+            return converge(repository, data, new, "release updated", "Merge already offered")
+        if p.state != "open" or p.head != sha:
             return Step("not ready: the pull request moved on")
-        mergeable = text(field(pull, "mergeable_state")) or "unknown"
+        mergeable = text(field(live, "mergeable_state")) or "unknown"
         if mergeable != "clean":
-            return Step(f"not ready: {mergeable}")
-        new = {**data, "ready": True}
-        new.pop("refusal", None)
-        return converge(repository, data, new, "Merge offered", "Merge already offered")
+            return converge(repository, data, new, f"not ready: {mergeable}", f"not ready: {mergeable}")
+        ready = {**new, "ready": True}
+        ready.pop("refusal", None)
+        return converge(repository, data, ready, "Merge offered", "Merge already offered")
 
     return decide
 
@@ -265,7 +272,7 @@ def decide_merge(repository: str, number: int, method: str):
 
         def then(result: MergeResult) -> dict[str, Any]:
             if result.merged:
-                merged = {**data, "state": "merged", "ready": False, "merged": {"commit": result.sha, "at": iso_time(now)}}
+                merged = {**data, "state": "merged", "ready": False, "merged": {"commit": result.sha, "at": iso(now)}}
                 merged.pop("refusal", None)
                 return merged
             return {**data, "ready": False, "refusal": result.reason}
@@ -289,8 +296,8 @@ def merge_press(services: Services, repository: str, number: int) -> str:
     return settled.performed[0] if settled.performed else settled.idle
 
 
-@registry.on("pull_request", "opened", "reopened", "synchronize", "edited")
-def release_pull(delivery: Delivery, services: Services) -> str:
+def pull_request(delivery: Delivery, services: Services) -> str:
+    """pull_request opened, reopened, synchronize, edited of a release pull request: show it."""
     payload = delivery.payload
     if not is_release_pull(payload.get("pull_request"), payload, services.settings):
         return "ignored: not a release pull request"
@@ -299,8 +306,8 @@ def release_pull(delivery: Delivery, services: Services) -> str:
     return settle(services, key, decide_pull(delivery.repository, p), ttl_seconds=TTL_SECONDS).outcome
 
 
-@registry.on("pull_request", "closed")
-def release_closed(delivery: Delivery, services: Services) -> str:
+def closed(delivery: Delivery, services: Services) -> str:
+    """pull_request.closed of a release pull request: the merge recorded once, or closed."""
     payload = delivery.payload
     if not is_release_pull(payload.get("pull_request"), payload, services.settings):
         return "ignored: not a release pull request"
@@ -312,51 +319,51 @@ def release_closed(delivery: Delivery, services: Services) -> str:
     return outcome
 
 
-@registry.on("check_suite", "completed")
-def release_check_suite(delivery: Delivery, services: Services) -> str:
-    payload = delivery.payload
+@dataclass(frozen=True)
+class SuitePassed:
+    """A check suite that passed on a release branch, and the pull requests it lists into the default branch."""
+
+    sha: str
+    numbers: tuple[int, ...]
+    installation_id: int | None
+
+
+def read_suite(payload: Mapping[str, Any], prefixes: tuple[str, ...]) -> SuitePassed | str:
     suite = payload.get("check_suite")
     branch = text(field(suite, "head_branch"))
-    if not any(branch.startswith(p) for p in services.settings.release_branch_prefixes if p):
+    if not any(branch.startswith(p) for p in prefixes if p):
         return "ignored: not a release branch"
     if text(field(suite, "conclusion")) not in PASSING:
         return "ignored: the suite did not pass"
-    sha = text(field(suite, "head_sha"))
-    repository = delivery.repository
-    numbers = [
-        _int(field(pull, "number"))
+    numbers = tuple(
+        integer(field(pull, "number"))
         for pull in (field(suite, "pull_requests") or [])
         if field(pull, "base", "ref") == default_branch(payload)
-    ]
+    )
+    installation = field(payload, "installation", "id")
+    return SuitePassed(text(field(suite, "head_sha")), numbers, installation if isinstance(installation, int) else None)
+
+
+def check_suite(delivery: Delivery, services: Services) -> str:
+    """check_suite.completed: a suite passed on a release branch; for each of its pull requests, read
+    it as GitHub has it (gather), then decide whether it is ready for 🔀 Merge."""
+    suite = read_suite(delivery.payload, services.settings.release_branch_prefixes)
+    if isinstance(suite, str):
+        return suite
+    repository = delivery.repository
     outcomes = []
-    for number in numbers:
-        key = release_key(repository, number)
-        data = services.store.load(key).data
-        if data.get("state") not in (None, "open"):
-            outcomes.append(f"#{number}: not open")
-            continue
-        if data.get("head") == sha and data.get("ready"):
-            outcomes.append(f"#{number}: Merge already offered")
-            continue
-        pull = read_live_pull(services, repository, number, delivery.installation_id)
-        if data.get("head") != sha:
-            # The pull_request event of this head has not come (it failed, and a newer pull request
-            # event may keep the sweep from bringing it back): the live pull request tells the head.
-            if field(pull, "head", "sha") != sha or text(field(pull, "state")) != "open" or (
-                not data and not is_release_pull(pull, payload, services.settings)
-            ):
-                outcomes.append(f"#{number}: not the recorded head")
-                continue
-            live = read_pull({"pull_request": pull, "installation": payload.get("installation")})
-            outcomes.append(f"#{number}: " + settle(services, key, decide_pull(repository, live), ttl_seconds=TTL_SECONDS).outcome)
-        outcomes.append(f"#{number}: " + settle(services, key, decide_ready(repository, sha, pull), ttl_seconds=TTL_SECONDS).outcome)
+    for number in suite.numbers:
+        live = gather_pull(services, repository, number, suite.installation_id)
+        is_release = is_release_pull(live, delivery.payload, services.settings)
+        decide = decide_ready(repository, suite.sha, live, is_release, suite.installation_id)
+        outcomes.append(f"#{number}: " + settle(services, release_key(repository, number), decide, ttl_seconds=TTL_SECONDS).outcome)
     return "; ".join(outcomes) or "ignored: no release pull request"
 
 
 MERGEABLE_WAIT_SECONDS = 2.0
 
 
-def read_live_pull(services: Services, repository: str, number: int, installation_id: int | None) -> Mapping[str, Any]:
+def gather_pull(services: Services, repository: str, number: int, installation_id: int | None) -> Mapping[str, Any]:
     """The pull request as GitHub has it now. `mergeable` is null while GitHub computes it, which it
     starts on this very read: wait a moment and read once more; still unknown, the step fails (500)
     so that the redelivery asks again, rather than leave a ready release without 🔀 Merge."""
@@ -369,8 +376,8 @@ def read_live_pull(services: Services, repository: str, number: int, installatio
     return pull
 
 
-@registry.on("release", "published")
-def release_published(delivery: Delivery, services: Services) -> str:
+def published(delivery: Delivery, services: Services) -> str:
+    """release.published: add its tag to the message of the release pull request merged last."""
     release = delivery.payload.get("release")
     tag = text(field(release, "tag_name"))
     if not tag:
@@ -379,8 +386,8 @@ def release_published(delivery: Delivery, services: Services) -> str:
     latest = services.store.load(latest_key(repository)).data
     if not latest.get("number"):
         return "ignored: no merged release pull request"
-    published = order_of_time(field(release, "published_at"))
-    if published and published < latest.get("at", ""):
+    published_at = order_of_time(field(release, "published_at"))
+    if published_at and published_at < latest.get("at", ""):
         return "ignored: published before the last release merge"
     decide = decide_tag(repository, tag, text(field(release, "html_url")))
     return settle(services, release_key(repository, latest["number"]), decide, ttl_seconds=TTL_SECONDS).outcome

@@ -83,11 +83,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Mapping
 
-from ..routing import SUPERSEDED
 from ..settings import Settings
+from ..signals import SUPERSEDED
+from ..values import iso as format_time
+from ..values import parse_iso
 
 PASSED = "passed"
 REFUSED = "refused"
@@ -118,16 +119,11 @@ def outcome_of(status_code: int) -> str:
 
 
 def parse_time(text: str) -> float:
-    """Epoch seconds of GitHub's ISO 8601 time ('2026-11-12T10:00:00Z')."""
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
-
-
-def format_time(epoch: float) -> str:
-    """GitHub's ISO 8601 form of epoch seconds."""
-    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Epoch seconds of GitHub's ISO 8601 time ('2026-11-12T10:00:00Z'); ValueError when unreadable."""
+    epoch = parse_iso(text)
+    if epoch is None:
+        raise ValueError(f"not a time: {text!r}")
+    return epoch
 
 
 @dataclass(frozen=True)

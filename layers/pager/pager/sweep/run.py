@@ -40,6 +40,7 @@ from .. import deadline
 from ..errors import Conflict, PagerError, StoreUnavailable
 from ..observe import MetricUnit, logger, metrics
 from ..services import Services
+from ..signals import acts_on
 from . import plan as planner
 from .plan import ListRead, Plan, Reading, State
 
@@ -73,14 +74,11 @@ class _Calls:
 
     def __init__(self, services: Services) -> None:
         self._services = services
-        self._start = self._total()
-
-    def _total(self) -> int:
-        return int(getattr(self._services.github, "calls", 0)) + int(getattr(self._services.telegram, "calls", 0))
+        self._start = services.calls
 
     @property
     def used(self) -> int:
-        return self._total() - self._start
+        return self._services.calls - self._start
 
 
 def _default_update_alarm() -> AlarmUpdate:
@@ -273,12 +271,3 @@ def _emit_metrics(*, redeliveries: int, opened: int, closed: int, calls_used: in
         gap_metrics.add_dimension(name="list", value=name)
         gap_metrics.add_metric(name="ReachGap", unit=MetricUnit.Count, value=count)
         gap_metrics.flush_metrics()
-
-
-def acts_on(event: str, action: str | None) -> bool:
-    """Whether a signal handler of the pager acts on this event and action."""
-    import pager.signals  # noqa: F401  registers every handler
-
-    from ..routing import registry
-
-    return bool(registry.lookup(event, action))

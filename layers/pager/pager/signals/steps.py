@@ -1,0 +1,92 @@
+"""What a decision returns: a `Step`, with at most one external effect, each effect plain data.
+
+A signal's decision is a pure function `decide(data, now) -> Step` over its record's data; it never
+calls GitHub, Telegram or the table. The effects say what to ask of the outside world, and
+`pager.perform` carries them out (the adapters' side).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Union
+
+Buttons = list[list[tuple[str, str]]]
+
+
+@dataclass(frozen=True)
+class SendMessage:
+    text: str
+    buttons: Buttons | None = None
+    notify: bool = True
+
+
+@dataclass(frozen=True)
+class EditMessage:
+    """Edit a message; when Telegram no longer has it, send the text as a new message."""
+
+    message_id: int
+    text: str
+    buttons: Buttons | None = None
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    repository: str
+    event_type: str
+    client_payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class MergePull:
+    repository: str
+    number: int
+    sha: str
+    method: str
+    installation_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Remember:
+    """Write an index record once (put if absent); its content never changes."""
+
+    key: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Press:
+    """Carry out a button's action (its callback data): the Telegram endpoint performs this one."""
+
+    data: str
+
+
+Effect = Union[SendMessage, EditMessage, Dispatch, MergePull, Remember, Press]
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    merged: bool
+    sha: str = ""
+    status: int = 0
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Step:
+    """What `decide` wants next.
+
+    Without an effect: `data` is the record's new data (None: write nothing) and `outcome` says why.
+    With an effect: `then(result)` is the record's data once the effect happened; `outcome` (or
+    `outcome(result)`) says what was done.
+    """
+
+    outcome: str | Callable[[Any], str]
+    data: dict[str, Any] | None = None
+    effect: Effect | None = None
+    then: Callable[[Any], dict[str, Any]] | None = None
+
+    def describe(self, result: Any = None) -> str:
+        return self.outcome(result) if callable(self.outcome) else self.outcome
+
+
+Decide = Callable[[dict[str, Any], float], Step]
