@@ -27,19 +27,19 @@ test: $(VENV)/.installed
 
 # The offline demo: the real handlers over loopback HTTP, GitHub, Telegram and DynamoDB local.
 demo: $(VENV)/.installed
-	$(PY) -m pager_sim.demo
+	$(PY) -m pager_local.demo
 
 # Both endpoints on a local port (PORT, default 8080) and a sweep every 15 minutes; settings from
 # the environment or .env; DynamoDB embedded unless PAGER_TABLE and AWS credentials name a real one.
 serve: $(VENV)/.installed
-	$(PY) -m pager_sim.serve
+	$(PY) -m pager_local.serve
 
 # A busy fleet's week on a virtual clock through the real handlers and the real sweep, next to two
 # other sweeps; the handler's cost and the cold imports; writes docs/benchmarks.md (BENCH_ARGS: e.g. --days 2).
 bench: $(VENV)/.installed
 	$(PY) -m pager_sim.bench $(BENCH_ARGS)
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml $(wildcard sim/*/__init__.py)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'

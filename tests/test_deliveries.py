@@ -6,7 +6,7 @@ or sweep change twice: the table, the chat, the dispatches and merges, and every
 side effect (edits included) after the second are exactly those after the first. A test fails when
 a registered event and action has no case here, so a new kind of signal takes its case.
 
-The DynamoDB part drives the same harness with `DynamoStore` on a boto3 client (moto) wrapped so that
+The DynamoDB part drives the same world with `DynamoStore` on a boto3 client (moto) wrapped so that
 a chosen call raises botocore's `ThrottlingException`, as DynamoDB does once boto's retries are
 spent: the delivery answers 500, and delivering it again ends exactly as an undisturbed delivery.
 """
@@ -14,22 +14,38 @@ spent: the delivery answers 500, and delivering it again ends exactly as an undi
 from __future__ import annotations
 
 import itertools
-import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import boto3
 import pytest
-from botocore.exceptions import ClientError
 from moto import mock_aws
 
+from pager.dynamo import create_table
 from pager.signals import SIGNALS
 from pager.signals.alarm import update_alarm
-from pager.dynamo import DynamoStore
-from test_signals_alarm import alert, delivery_entry, run, suite
-from test_signals_contribution import issue_closed, issue_opened, outside
-from test_signals_harness import CONTROL, Calls, Harness, Scenario, failure_matrix, make_harness  # noqa: F401
-from test_signals_release import NEWER, live_pull, merged, pressing, published, pull, ready, suite_passed
+from pager_world.cases import (
+    NEWER,
+    alarmed,
+    alert,
+    delivery_entry,
+    issue_closed,
+    issue_opened,
+    live_pull,
+    merged,
+    outside,
+    pressing,
+    published,
+    pull,
+    ready,
+    run,
+    suite,
+    suite_passed,
+)
+from pager_world.faults import Faults
+from pager_world.matrix import Scenario, failure_matrix
+from pager_world.store import DynamoDump, FaultyDynamoClient
+from pager_world.world import CONTROL, World
 
 # -- the cases -------------------------------------------------------------------------------------------
 
@@ -38,23 +54,23 @@ from test_signals_release import NEWER, live_pull, merged, pressing, published, 
 class Case:
     name: str
     covers: set[tuple[str, str]]  # the (event, action) pairs this case applies
-    setup: Callable[[Harness], Any]
-    apply: Callable[[Harness], Any]
+    setup: Callable[[World], Any]
+    apply: Callable[[World], Any]
 
 
-def deliver(event: str, body: dict) -> Callable[[Harness], Any]:
-    def apply(h: Harness) -> None:
+def deliver(event: str, body: dict) -> Callable[[World], Any]:
+    def apply(h: World) -> None:
         status, answer = h.deliver(event, body)
         assert status == 200, answer
 
     return apply
 
 
-def press(label: str) -> Callable[[Harness], Any]:
+def press(label: str) -> Callable[[World], Any]:
     """A press; applied again, Telegram's retry of the same update (same callback id)."""
     updates: dict[int, dict] = {}
 
-    def apply(h: Harness) -> None:
+    def apply(h: World) -> None:
         if id(h) not in updates:
             message_id = max(h.chat.messages)
             updates[id(h)] = h.press_update(h.chat.button_data(message_id, label), message_id=message_id)
@@ -64,12 +80,10 @@ def press(label: str) -> Callable[[Harness], Any]:
     return apply
 
 
-def nothing(h: Harness) -> None:
+def nothing(h: World) -> None:
     pass
 
 
-def alarmed(h: Harness) -> None:
-    h.deliver("workflow_run", run("failure"))
 
 
 def opened_then(event: str, who: str, fixture_action: str = "opened"):
@@ -142,7 +156,7 @@ def test_every_registered_event_and_action_has_a_case_applied_twice():
     assert registered - covered == set(), "give each new kind of signal its case in CASES"
 
 
-def _twice(h: Harness, case: Case) -> None:
+def _twice(h: World, case: Case) -> None:
     case.setup(h)
     case.apply(h)
     once = h.snapshot(), h.effects()
@@ -152,53 +166,16 @@ def _twice(h: Harness, case: Case) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_a_signal_applied_twice_leaves_the_same_state_and_side_effects_as_once(make_harness, case):
-    _twice(make_harness(), case)
+def test_a_signal_applied_twice_leaves_the_same_state_and_side_effects_as_once(make_world, case):
+    _twice(make_world(), case)
 
 
 # -- DynamoDB over moto --------------------------------------------------------------------------------
 
 
-class ThrottlingClient:
-    """A boto3 DynamoDB client whose calls are logged, and one of which can be throttled."""
-
-    def __init__(self, client: Any, calls: Calls) -> None:
-        self._client = client
-        self._calls = calls
-
-    def _call(self, verb: str, key: str) -> None:
-        if self._calls.call("store", f"{verb} {key}"):
-            raise ClientError(
-                {"Error": {"Code": "ThrottlingException", "Message": "Rate of requests exceeds the allowed throughput."},
-                 "ResponseMetadata": {"HTTPStatusCode": 400}},
-                verb,
-            )
-
-    def get_item(self, **kwargs: Any) -> Any:
-        self._call("load", kwargs["Key"]["pk"]["S"])
-        return self._client.get_item(**kwargs)
-
-    def put_item(self, **kwargs: Any) -> Any:
-        self._call("save", kwargs["Item"]["pk"]["S"])
-        return self._client.put_item(**kwargs)
-
-
-class DumpableDynamoStore(DynamoStore):
-    """DynamoStore with the MemoryStore's `dump`, read past the throttling wrapper."""
-
-    def __init__(self, client: Any, raw: Any, table: str) -> None:
-        super().__init__(client, table)
-        self._raw = raw
-        self._name = table
-
-    def dump(self) -> dict[str, Any]:
-        items = self._raw.scan(TableName=self._name, ConsistentRead=True)["Items"]
-        return {item["pk"]["S"]: json.loads(item["data"]["S"]) for item in sorted(items, key=lambda i: i["pk"]["S"])}
-
-
 @pytest.fixture
-def dynamo_harness(make_harness, monkeypatch):
-    """A factory of harnesses whose store is DynamoStore on moto, each with a table of its own."""
+def dynamo_world(make_world, monkeypatch):
+    """A factory of worlds whose store is DynamoStore on moto, each with a table of its own."""
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
@@ -206,26 +183,21 @@ def dynamo_harness(make_harness, monkeypatch):
     with mock_aws():
         raw = boto3.client("dynamodb", region_name="us-east-1")
 
-        def store_for(calls: Calls) -> DumpableDynamoStore:
+        def store_for(faults: Faults) -> DynamoDump:
             table = f"pager-test-{next(names)}"
-            raw.create_table(
-                TableName=table,
-                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-                BillingMode="PAY_PER_REQUEST",
-            )
-            return DumpableDynamoStore(ThrottlingClient(raw, calls), raw, table)
+            create_table(raw, table)
+            return DynamoDump(FaultyDynamoClient(raw, faults), raw, table)
 
-        yield lambda **overrides: make_harness(store=store_for, **overrides)
+        yield lambda **overrides: make_world(store=store_for, **overrides)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.name in {"issue opened", "run failed", "release suite passed", "merge pressed"}],
                          ids=lambda c: c.name)
-def test_on_dynamodb_a_signal_applied_twice_leaves_the_same_state_and_side_effects_as_once(dynamo_harness, case):
-    _twice(dynamo_harness(), case)
+def test_on_dynamodb_a_signal_applied_twice_leaves_the_same_state_and_side_effects_as_once(dynamo_world, case):
+    _twice(dynamo_world(), case)
 
 
-def _status(event: str, body: dict) -> Callable[[Harness], int]:
+def _status(event: str, body: dict) -> Callable[[World], int]:
     return lambda h: h.deliver(event, body)[0]
 
 
@@ -239,7 +211,7 @@ def _status(event: str, body: dict) -> Callable[[Harness], int]:
     ],
     ids=lambda s: s.name,
 )
-def test_on_dynamodb_throttling_at_any_call_fails_the_step_and_doing_it_again_ends_as_undisturbed(dynamo_harness, scenario):
-    report = failure_matrix(dynamo_harness, scenario)
+def test_on_dynamodb_throttling_at_any_call_fails_the_step_and_doing_it_again_ends_as_undisturbed(dynamo_world, scenario):
+    report = failure_matrix(dynamo_world, scenario)
     assert report.failed
     assert all(service == "store" for _, _, (service, _) in report.absorbed)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import base64
 
-from pager_sim.local import apigw_event
-from pager_sim.serve import read_dotenv
+from pager_local.serve import read_dotenv
+from pager_world.events import apigw_event
 
 
 def test_a_dotenv_file_gives_its_values_without_quotes_comments_or_export(tmp_path):

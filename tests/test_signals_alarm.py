@@ -16,45 +16,14 @@ from pager.errors import Transient
 from pager.signals import alarm
 from pager.signals.alarm import Change, apply_change, update_alarm
 from pager.signals.common import short_ref
-from test_signals_harness import CONTROL, REPO, Scenario, delivering, failure_matrix, harness, make_harness, payload  # noqa: F401
+from pager_world.cases import alert, delivery_entry, run, suite
+from pager_world.matrix import Scenario, delivering, failure_matrix
+from pager_world.world import CONTROL, REPO
 
 KEY = f"alarm#{REPO}"
 
 
-def run(conclusion: str, *, workflow_id: int = 2823525, number: int = 163, attempt: int = 1, name: str = "test",
-        branch: str = "master", **changes):
-    """A workflow_run.completed of the example payload, on the harness's repository."""
-    return payload(
-        "workflow_run",
-        "completed",
-        **{
-            "workflow_run.conclusion": conclusion,
-            "workflow_run.workflow_id": workflow_id,
-            "workflow.id": workflow_id,
-            "workflow.name": name,
-            "workflow_run.run_number": number,
-            "workflow_run.run_attempt": attempt,
-            "workflow_run.head_branch": branch,
-            "workflow_run.head_repository.full_name": REPO,
-            "workflow_run.html_url": f"https://github.com/{REPO}/actions/runs/{workflow_id}{number}{attempt}",
-            **changes,
-        },
-    )
 
-
-def suite(conclusion: str, *, slug: str | None = "octocoders-linter", branch: str = "master", updated_at: str = "2019-05-15T15:21:14Z"):
-    body = payload(
-        "check_suite",
-        "completed",
-        **{"check_suite.conclusion": conclusion, "check_suite.head_branch": branch, "check_suite.updated_at": updated_at},
-    )
-    if slug is not None:
-        body["check_suite"]["app"]["slug"] = slug
-    return body
-
-
-def alert(action: str, fixture: str | None = None, **changes):
-    return payload("code_scanning_alert", fixture or action, **{"action": action, **changes})
 
 
 def only_message(h):
@@ -63,218 +32,213 @@ def only_message(h):
 
 
 def saves(h, since: int) -> list[str]:
-    return [name for service, name in h.calls.log[since:] if service == "store" and name.startswith("save")]
+    return [name for service, name in h.faults.log[since:] if service == "store" and name.startswith("save")]
 
 
 # -- opening, editing, clearing -----------------------------------------------------------------------
 
 
-def test_a_failing_run_on_the_default_branch_opens_the_alarm_with_start_fix(harness):
-    status, answer = harness.deliver("workflow_run", run("failure"))
+def test_a_failing_run_on_the_default_branch_opens_the_alarm_with_start_fix(world):
+    status, answer = world.deliver("workflow_run", run("failure"))
     assert (status, answer["outcome"]) == (200, "alarm opened")
-    _, (text, buttons) = only_message(harness)
+    _, (text, buttons) = only_message(world)
     assert text.splitlines()[0] == f'🚨 <a href="https://github.com/{REPO}">{REPO}</a>'
     assert f'/actions/runs/2823525' in text and "test: failure in run #163" in text
     assert buttons == (("🛠 Start fix",),)
-    assert harness.chat.messages[max(harness.chat.messages)]["notify"] is True
+    assert world.chat.messages[max(world.chat.messages)].notified is True
 
 
-def test_a_second_failing_workflow_edits_the_same_message(harness):
-    harness.deliver("workflow_run", run("failure"))
-    assert harness.deliver("workflow_run", run("timed_out", workflow_id=9, name="lint"))[1]["outcome"] == "alarm updated"
-    _, (text, _) = only_message(harness)
+def test_a_second_failing_workflow_edits_the_same_message(world):
+    world.deliver("workflow_run", run("failure"))
+    assert world.deliver("workflow_run", run("timed_out", workflow_id=9, name="lint"))[1]["outcome"] == "alarm updated"
+    _, (text, _) = only_message(world)
     assert "test: failure" in text and "lint: timed out" in text
 
 
-def test_the_last_entry_closing_says_all_clear_without_buttons_and_the_next_failure_sends_a_new_message(harness):
-    harness.deliver("workflow_run", run("failure"))
-    harness.deliver("workflow_run", run("failure", workflow_id=9, name="lint"))
-    assert harness.deliver("workflow_run", run("success", number=164))[1]["outcome"] == "alarm updated"
-    assert harness.deliver("workflow_run", run("success", workflow_id=9, number=164))[1]["outcome"] == "all clear"
-    first, (text, buttons) = only_message(harness)
+def test_the_last_entry_closing_says_all_clear_without_buttons_and_the_next_failure_sends_a_new_message(world):
+    world.deliver("workflow_run", run("failure"))
+    world.deliver("workflow_run", run("failure", workflow_id=9, name="lint"))
+    assert world.deliver("workflow_run", run("success", number=164))[1]["outcome"] == "alarm updated"
+    assert world.deliver("workflow_run", run("success", workflow_id=9, number=164))[1]["outcome"] == "all clear"
+    first, (text, buttons) = only_message(world)
     assert text == f'✅ <a href="https://github.com/{REPO}">{REPO}</a>: all clear' and buttons is None
-    assert harness.deliver("workflow_run", run("failure", number=165))[1]["outcome"] == "alarm opened"
-    assert len(harness.chat.sent) == 2 and max(harness.chat.messages) != first
+    assert world.deliver("workflow_run", run("failure", number=165))[1]["outcome"] == "alarm opened"
+    assert len(world.chat.sent) == 2 and max(world.chat.messages) != first
 
 
-def test_a_rerun_that_passes_closes_the_entry(harness):
-    harness.deliver("workflow_run", run("failure", attempt=1))
-    assert harness.deliver("workflow_run", run("success", attempt=2))[1]["outcome"] == "all clear"
+def test_a_rerun_that_passes_closes_the_entry(world):
+    world.deliver("workflow_run", run("failure", attempt=1))
+    assert world.deliver("workflow_run", run("success", attempt=2))[1]["outcome"] == "all clear"
 
 
 @pytest.mark.parametrize("conclusion", ["cancelled", "skipped", "neutral", "action_required"])
-def test_other_conclusions_change_nothing(harness, conclusion):
-    harness.deliver("workflow_run", run("failure"))
-    before = harness.store.dump()
-    assert harness.deliver("workflow_run", run(conclusion, number=164))[1]["outcome"] == f"ignored: conclusion {conclusion}"
-    assert harness.store.dump() == before
+def test_other_conclusions_change_nothing(world, conclusion):
+    world.deliver("workflow_run", run("failure"))
+    before = world.store.dump()
+    assert world.deliver("workflow_run", run(conclusion, number=164))[1]["outcome"] == f"ignored: conclusion {conclusion}"
+    assert world.store.dump() == before
 
 
-def test_runs_off_the_default_branch_or_from_a_fork_are_ignored(harness):
-    assert harness.deliver("workflow_run", run("failure", branch="feature"))[1]["outcome"] == "ignored: not the default branch"
+def test_runs_off_the_default_branch_or_from_a_fork_are_ignored(world):
+    assert world.deliver("workflow_run", run("failure", branch="feature"))[1]["outcome"] == "ignored: not the default branch"
     forked = run("failure", **{"workflow_run.head_repository.full_name": "someone/fork"})
-    assert harness.deliver("workflow_run", forked)[1]["outcome"] == "ignored: a fork's branch"
-    assert harness.chat.view() == {} and harness.store.dump() == {}
+    assert world.deliver("workflow_run", forked)[1]["outcome"] == "ignored: a fork's branch"
+    assert world.chat.view() == {} and world.store.dump() == {}
 
 
-def test_an_event_that_changes_no_entry_writes_nothing(harness):
-    assert harness.deliver("workflow_run", run("success"))[1]["outcome"] == "alarm unchanged"
-    assert harness.store.dump() == {}
-    harness.deliver("workflow_run", run("failure"))
-    since = len(harness.calls.log)
-    assert harness.deliver("workflow_run", run("failure"))[1]["outcome"] == "alarm unchanged"
-    assert saves(harness, since) == []
+def test_an_event_that_changes_no_entry_writes_nothing(world):
+    assert world.deliver("workflow_run", run("success"))[1]["outcome"] == "alarm unchanged"
+    assert world.store.dump() == {}
+    world.deliver("workflow_run", run("failure"))
+    since = len(world.faults.log)
+    assert world.deliver("workflow_run", run("failure"))[1]["outcome"] == "alarm unchanged"
+    assert saves(world, since) == []
 
 
-def test_a_deleted_alarm_message_is_sent_anew_on_the_next_change(harness):
-    harness.deliver("workflow_run", run("failure"))
-    harness.chat.delete(max(harness.chat.messages))
-    harness.deliver("workflow_run", run("failure", workflow_id=9, name="lint"))
-    _, (text, _) = only_message(harness)
+def test_a_deleted_alarm_message_is_sent_anew_on_the_next_change(world):
+    world.deliver("workflow_run", run("failure"))
+    world.chat.delete(max(world.chat.messages))
+    world.deliver("workflow_run", run("failure", workflow_id=9, name="lint"))
+    _, (text, _) = only_message(world)
     assert "lint: failure" in text and "test: failure" in text
 
 
 # -- late -------------------------------------------------------------------------------------------
 
 
-def test_a_stale_failure_does_not_reopen_the_alarm(harness):
-    harness.deliver("workflow_run", run("failure", attempt=1))
-    harness.deliver("workflow_run", run("success", attempt=2))
-    effects = harness.effects()
-    before = harness.store.dump()
+def test_a_stale_failure_does_not_reopen_the_alarm(world):
+    world.deliver("workflow_run", run("failure", attempt=1))
+    world.deliver("workflow_run", run("success", attempt=2))
+    effects = world.effects()
+    before = world.store.dump()
     # GitHub delivers the failure of the first attempt again, 40 minutes late.
-    assert harness.deliver("workflow_run", run("failure", attempt=1))[1]["outcome"] == "alarm unchanged"
-    assert harness.effects() == effects and harness.store.dump() == before
-    _, (text, _) = only_message(harness)
+    assert world.deliver("workflow_run", run("failure", attempt=1))[1]["outcome"] == "alarm unchanged"
+    assert world.effects() == effects and world.store.dump() == before
+    _, (text, _) = only_message(world)
     assert "all clear" in text
 
 
-def test_a_stale_success_does_not_close_a_newer_failure(harness):
-    harness.deliver("workflow_run", run("failure", number=170))
-    assert harness.deliver("workflow_run", run("success", number=169))[1]["outcome"] == "alarm unchanged"
-    _, (text, _) = only_message(harness)
+def test_a_stale_success_does_not_close_a_newer_failure(world):
+    world.deliver("workflow_run", run("failure", number=170))
+    assert world.deliver("workflow_run", run("success", number=169))[1]["outcome"] == "alarm unchanged"
+    _, (text, _) = only_message(world)
     assert "run #170" in text
 
 
-def test_an_older_failure_does_not_replace_the_newer_one_shown(harness):
-    harness.deliver("workflow_run", run("failure", number=170))
-    assert harness.deliver("workflow_run", run("failure", number=168))[1]["outcome"] == "alarm unchanged"
-    assert "run #170" in only_message(harness)[1][0]
+def test_an_older_failure_does_not_replace_the_newer_one_shown(world):
+    world.deliver("workflow_run", run("failure", number=170))
+    assert world.deliver("workflow_run", run("failure", number=168))[1]["outcome"] == "alarm unchanged"
+    assert "run #170" in only_message(world)[1][0]
 
 
 # -- check suites and code scanning -----------------------------------------------------------------
 
 
-def test_a_failing_check_suite_of_another_app_opens_its_entry_and_success_closes_it(harness):
+def test_a_failing_check_suite_of_another_app_opens_its_entry_and_success_closes_it(world):
     # check_suite has two handlers (the alarm's and the release's); the webhook joins their outcomes.
-    assert harness.deliver("check_suite", suite("failure"))[1]["outcome"] == "alarm opened; ignored: not a release branch"
-    assert "octocoders-linter: failure on ec26c3e" in only_message(harness)[1][0]
-    assert "suite:octocoders-linter" in harness.store.dump()[KEY]["entries"]
+    assert world.deliver("check_suite", suite("failure"))[1]["outcome"] == "alarm opened; ignored: not a release branch"
+    assert "octocoders-linter: failure on ec26c3e" in only_message(world)[1][0]
+    assert "suite:octocoders-linter" in world.store.dump()[KEY]["entries"]
     later = suite("success", updated_at="2019-05-15T16:00:00Z")
-    assert harness.deliver("check_suite", later)[1]["outcome"].startswith("all clear; ")
+    assert world.deliver("check_suite", later)[1]["outcome"].startswith("all clear; ")
 
 
-def test_github_actions_check_suites_are_left_to_the_workflow_runs(harness):
-    answer = harness.deliver("check_suite", suite("failure", slug="github-actions"))[1]["outcome"]
+def test_github_actions_check_suites_are_left_to_the_workflow_runs(world):
+    answer = world.deliver("check_suite", suite("failure", slug="github-actions"))[1]["outcome"]
     assert answer.startswith("ignored: GitHub Actions")
 
 
-def test_a_code_scanning_alert_on_the_default_branch_opens_and_its_fix_closes(harness):
+def test_a_code_scanning_alert_on_the_default_branch_opens_and_its_fix_closes(world):
     opened = alert("created", **{"ref": "refs/heads/master"})
-    assert harness.deliver("code_scanning_alert", opened)[1]["outcome"] == "alarm opened"
-    text = only_message(harness)[1][0]
+    assert world.deliver("code_scanning_alert", opened)[1]["outcome"] == "alarm opened"
+    text = only_message(world)[1][0]
     assert "code scanning #10: Query built from user-controlled sources (error)" in text
     fixed = alert("fixed", **{"ref": "refs/heads/master", "alert.fixed_at": "2021-02-12T00:00:00Z"})
-    assert harness.deliver("code_scanning_alert", fixed)[1]["outcome"] == "all clear"
+    assert world.deliver("code_scanning_alert", fixed)[1]["outcome"] == "all clear"
 
 
-def test_a_code_scanning_alert_elsewhere_is_ignored_and_a_dismissal_closes(harness):
-    assert harness.deliver("code_scanning_alert", alert("created"))[1]["outcome"] == "ignored: not the default branch"
-    harness.deliver("code_scanning_alert", alert("appeared_in_branch", "created", **{"ref": "refs/heads/master"}))
+def test_a_code_scanning_alert_elsewhere_is_ignored_and_a_dismissal_closes(world):
+    assert world.deliver("code_scanning_alert", alert("created"))[1]["outcome"] == "ignored: not the default branch"
+    world.deliver("code_scanning_alert", alert("appeared_in_branch", "created", **{"ref": "refs/heads/master"}))
     dismissed = alert("closed_by_user", "closed-by-user", **{"alert.number": 10, "alert.dismissed_at": "2021-02-12T00:00:00Z"})
-    assert harness.deliver("code_scanning_alert", dismissed)[1]["outcome"] == "all clear"
+    assert world.deliver("code_scanning_alert", dismissed)[1]["outcome"] == "all clear"
 
 
-def test_a_reopened_alert_opens_again_although_its_payload_carries_no_newer_time(harness):
-    harness.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"}))
-    harness.deliver("code_scanning_alert", alert("fixed", **{"ref": "refs/heads/master", "alert.fixed_at": "2021-02-12T00:00:00Z"}))
+def test_a_reopened_alert_opens_again_although_its_payload_carries_no_newer_time(world):
+    world.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"}))
+    world.deliver("code_scanning_alert", alert("fixed", **{"ref": "refs/heads/master", "alert.fixed_at": "2021-02-12T00:00:00Z"}))
     reopened = alert("reopened", **{"alert.number": 10})
-    assert harness.deliver("code_scanning_alert", reopened)[1]["outcome"] == "alarm opened"
+    assert world.deliver("code_scanning_alert", reopened)[1]["outcome"] == "alarm opened"
 
 
 # -- the sweep's entries ------------------------------------------------------------------------------
 
 
-def delivery_entry(guid: str, order: str = "2026-12-02T08:00:00Z") -> dict:
-    return {"title": f"delivery {guid} of issues.opened failed 3 times", "url": "https://github.com/settings/apps/pager-test/advanced", "order": order}
 
-
-def test_an_alarm_holding_only_delivery_entries_offers_no_start_fix(harness):
-    assert update_alarm(harness.services, CONTROL, opened={"delivery:g1": delivery_entry("g1")}, closed=[]) is True
-    _, (text, buttons) = only_message(harness)
+def test_an_alarm_holding_only_delivery_entries_offers_no_start_fix(world):
+    assert update_alarm(world.services, CONTROL, opened={"delivery:g1": delivery_entry("g1")}, closed=[]) is True
+    _, (text, buttons) = only_message(world)
     assert text.startswith(f"🚨 <a href=\"https://github.com/{CONTROL}\">") and "delivery g1" in text
     assert buttons is None
-    assert alarm.start_fix(harness.services, CONTROL) == "only failed deliveries: see the app's Advanced page"
-    assert harness.hub.dispatches == []
+    assert alarm.start_fix(world.services, CONTROL) == "only failed deliveries: see the app's Advanced page"
+    assert world.hub.dispatches == []
 
 
-def test_update_alarm_says_whether_the_alarm_changed_and_applies_twice_as_once(harness):
-    assert update_alarm(harness.services, CONTROL, opened={"delivery:g1": delivery_entry("g1")}, closed=[]) is True
-    effects = harness.effects()
-    assert update_alarm(harness.services, CONTROL, opened={"delivery:g1": delivery_entry("g1")}, closed=[]) is False
-    assert harness.effects() == effects
-    assert update_alarm(harness.services, CONTROL, opened={}, closed=["delivery:g1"]) is True
-    assert "all clear" in only_message(harness)[1][0]
-    assert update_alarm(harness.services, CONTROL, opened={}, closed=["delivery:g1"]) is False
+def test_update_alarm_says_whether_the_alarm_changed_and_applies_twice_as_once(world):
+    assert update_alarm(world.services, CONTROL, opened={"delivery:g1": delivery_entry("g1")}, closed=[]) is True
+    effects = world.effects()
+    assert update_alarm(world.services, CONTROL, opened={"delivery:g1": delivery_entry("g1")}, closed=[]) is False
+    assert world.effects() == effects
+    assert update_alarm(world.services, CONTROL, opened={}, closed=["delivery:g1"]) is True
+    assert "all clear" in only_message(world)[1][0]
+    assert update_alarm(world.services, CONTROL, opened={}, closed=["delivery:g1"]) is False
 
 
-def test_a_workflow_entry_beside_delivery_entries_brings_start_fix(harness):
-    update_alarm(harness.services, REPO, opened={"delivery:g1": delivery_entry("g1")}, closed=[])
-    harness.deliver("workflow_run", run("failure"))
-    _, (_, buttons) = only_message(harness)
+def test_a_workflow_entry_beside_delivery_entries_brings_start_fix(world):
+    update_alarm(world.services, REPO, opened={"delivery:g1": delivery_entry("g1")}, closed=[])
+    world.deliver("workflow_run", run("failure"))
+    _, (_, buttons) = only_message(world)
     assert buttons == (("🛠 Start fix",),)
 
 
 # -- Start fix ----------------------------------------------------------------------------------------
 
 
-def test_start_fix_dispatches_pager_fix_once_and_a_second_press_says_so(harness):
-    harness.deliver("workflow_run", run("failure"))
-    assert alarm.start_fix(harness.services, REPO) == "🛠 fix started"
-    assert alarm.start_fix(harness.services, REPO) == "🛠 a fix was already started"
-    [dispatch] = harness.hub.dispatches
+def test_start_fix_dispatches_pager_fix_once_and_a_second_press_says_so(world):
+    world.deliver("workflow_run", run("failure"))
+    assert alarm.start_fix(world.services, REPO) == "🛠 fix started"
+    assert alarm.start_fix(world.services, REPO) == "🛠 a fix was already started"
+    [dispatch] = world.hub.dispatches
     assert dispatch["event_type"] == "pager-fix" and dispatch["repository"] == CONTROL
     assert dispatch["client_payload"] == {
         "repository": REPO,
         "entries": [{"key": "workflow:2823525", "title": "test: failure in run #163", "url": f"https://github.com/{REPO}/actions/runs/28235251631"}],
-        "message_id": max(harness.chat.messages),
+        "message_id": max(world.chat.messages),
     }
 
 
-def test_a_fix_belongs_to_its_alarm_and_the_next_alarm_offers_a_new_one(harness):
-    harness.deliver("workflow_run", run("failure"))
-    alarm.start_fix(harness.services, REPO)
-    harness.deliver("workflow_run", run("success", number=164))
-    assert alarm.start_fix(harness.services, REPO) == "✅ all clear: nothing to fix"
-    harness.deliver("workflow_run", run("failure", number=165))
-    assert alarm.start_fix(harness.services, REPO) == "🛠 fix started"
-    assert len(harness.hub.dispatches) == 2
+def test_a_fix_belongs_to_its_alarm_and_the_next_alarm_offers_a_new_one(world):
+    world.deliver("workflow_run", run("failure"))
+    alarm.start_fix(world.services, REPO)
+    world.deliver("workflow_run", run("success", number=164))
+    assert alarm.start_fix(world.services, REPO) == "✅ all clear: nothing to fix"
+    world.deliver("workflow_run", run("failure", number=165))
+    assert alarm.start_fix(world.services, REPO) == "🛠 fix started"
+    assert len(world.hub.dispatches) == 2
 
 
 # -- racing ----------------------------------------------------------------------------------------
 
 
-def test_two_deliveries_of_the_same_failure_racing_send_one_message(harness):
-    harness.slow_chat()
-    harness.race("workflow_run", [run("failure"), run("failure")])
-    assert len(harness.chat.sent) == 1 and harness.pending_claims() == []
+def test_two_deliveries_of_the_same_failure_racing_send_one_message(world):
+    world.race("workflow_run", [run("failure"), run("failure")])
+    assert len(world.chat.sent) == 1 and world.pending_claims() == []
 
 
-def test_two_different_failures_racing_end_in_one_message_with_both(harness):
-    harness.slow_chat()
-    harness.race("workflow_run", [run("failure"), run("failure", workflow_id=9, name="lint")])
-    assert len(harness.chat.sent) == 1
-    text = only_message(harness)[1][0]
+def test_two_different_failures_racing_end_in_one_message_with_both(world):
+    world.race("workflow_run", [run("failure"), run("failure", workflow_id=9, name="lint")])
+    assert len(world.chat.sent) == 1
+    text = only_message(world)[1][0]
     assert "test: failure" in text and "lint: failure" in text
 
 
@@ -325,12 +289,12 @@ def _sweeping(opened, closed):
     ],
     ids=lambda s: s.name,
 )
-def test_a_failure_at_any_call_fails_the_step_and_doing_it_again_ends_as_undisturbed(make_harness, scenario):
-    report = failure_matrix(make_harness, scenario)
+def test_a_failure_at_any_call_fails_the_step_and_doing_it_again_ends_as_undisturbed(make_world, scenario):
+    report = failure_matrix(make_world, scenario)
     assert report.failed
 
 
-def test_a_failure_at_any_call_of_start_fix_dispatches_once_in_the_end(make_harness):
+def test_a_failure_at_any_call_of_start_fix_dispatches_once_in_the_end(make_world):
     def act(h):
         try:
             answer = alarm.start_fix(h.services, REPO)
@@ -343,7 +307,7 @@ def test_a_failure_at_any_call_of_start_fix_dispatches_once_in_the_end(make_harn
         return 200
 
     scenario = Scenario("start fix", lambda h: h.deliver("workflow_run", run("failure")), act, again)
-    assert failure_matrix(make_harness, scenario).failed
+    assert failure_matrix(make_world, scenario).failed
 
 
 # -- the pure decisions -----------------------------------------------------------------------------

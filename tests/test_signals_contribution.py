@@ -13,39 +13,26 @@ import pytest
 from pager.signals import contribution
 from pager.signals.contribution import Contribution, decide_closing, decide_opening
 from pager.signals.steps import Dispatch, EditMessage, SendMessage
-from test_signals_harness import CONTROL, REPO, Scenario, delivering, failure_matrix, harness, make_harness, payload  # noqa: F401
+from pager_world.cases import issue_closed, issue_opened, outside
+from pager_world.matrix import Scenario, delivering, failure_matrix
+from pager_world.world import CONTROL, REPO
 
 
-def outside(event: str, action: str, /, who: str = "issue", **changes):
-    """An example payload made into one by someone from outside (alice, no association)."""
-    return payload(
-        event,
-        action,
-        **{f"{who}.author_association": "NONE", f"{who}.user.login": "alice", "sender.login": "alice", **changes},
-    )
 
-
-def issue_opened(**changes):
-    return outside("issues", "opened", **changes)
-
-
-def issue_closed(**changes):
-    body = issue_opened(**{"action": "closed", "issue.state": "closed", "issue.updated_at": "2019-05-16T10:00:00Z", **changes})
-    return body
 
 
 # -- who is outside ------------------------------------------------------------------------------------
 
 
-def test_an_issue_opened_by_someone_outside_sends_one_message_and_asks_for_one_draft(harness):
-    status, answer = harness.deliver("issues", issue_opened())
+def test_an_issue_opened_by_someone_outside_sends_one_message_and_asks_for_one_draft(world):
+    status, answer = world.deliver("issues", issue_opened())
     assert (status, answer["outcome"]) == (200, "sent, draft asked")
-    [(message_id, (text, buttons))] = harness.chat.view().items()
+    [(message_id, (text, buttons))] = world.chat.view().items()
     assert text.startswith("💬 alice opened issue ")
     assert f'href="https://github.com/{REPO}/issues/1">{REPO}#1</a>: Spelling error in the README file' in text
     assert "accidently spelled" in text
     assert buttons is None
-    assert harness.hub.dispatches == [
+    assert world.hub.dispatches == [
         {
             "repository": CONTROL,
             "event_type": "pager-draft",
@@ -63,10 +50,10 @@ def test_an_issue_opened_by_someone_outside_sends_one_message_and_asks_for_one_d
 
 
 @pytest.mark.parametrize("association", ["OWNER", "MEMBER", "COLLABORATOR"])
-def test_a_maintainers_issue_stays_silent_and_writes_nothing(harness, association):
-    status, answer = harness.deliver("issues", issue_opened(**{"issue.author_association": association}))
+def test_a_maintainers_issue_stays_silent_and_writes_nothing(world, association):
+    status, answer = world.deliver("issues", issue_opened(**{"issue.author_association": association}))
     assert (status, answer["outcome"]) == (200, "ignored: maintainer or bot")
-    assert harness.chat.view() == {} and harness.hub.dispatches == [] and harness.store.dump() == {}
+    assert world.chat.view() == {} and world.hub.dispatches == [] and world.store.dump() == {}
 
 
 @pytest.mark.parametrize(
@@ -76,106 +63,105 @@ def test_a_maintainers_issue_stays_silent_and_writes_nothing(harness, associatio
         {"sender.login": "renovate[bot]", "issue.user.login": "renovate[bot]"},
     ],
 )
-def test_a_bots_issue_stays_silent(harness, changes):
-    status, answer = harness.deliver("issues", issue_opened(**changes))
+def test_a_bots_issue_stays_silent(world, changes):
+    status, answer = world.deliver("issues", issue_opened(**changes))
     assert answer["outcome"] == "ignored: maintainer or bot"
-    assert harness.chat.view() == {}
+    assert world.chat.view() == {}
 
 
-def test_user_text_is_escaped_in_the_message(harness):
-    harness.deliver("issues", issue_opened(**{"issue.title": "<b>bold</b> & co", "issue.body": "<script>x</script>"}))
-    [(text, _)] = harness.chat.view().values()
+def test_user_text_is_escaped_in_the_message(world):
+    world.deliver("issues", issue_opened(**{"issue.title": "<b>bold</b> & co", "issue.body": "<script>x</script>"}))
+    [(text, _)] = world.chat.view().values()
     assert "&lt;b&gt;bold&lt;/b&gt; &amp; co" in text
     assert "&lt;script&gt;x&lt;/script&gt;" in text and "<script>" not in text
 
 
-def test_a_comment_on_a_pull_request_says_pull_request_and_links_the_comment(harness):
+def test_a_comment_on_a_pull_request_says_pull_request_and_links_the_comment(world):
     body = outside("issue_comment", "created", who="comment", **{"issue.pull_request": {"url": "x"}})
-    status, answer = harness.deliver("issue_comment", body)
-    [(text, _)] = harness.chat.view().values()
+    status, answer = world.deliver("issue_comment", body)
+    [(text, _)] = world.chat.view().values()
     assert text.startswith("💬 alice commented on pull request ")
     assert "issuecomment-492700400" in text
-    assert harness.hub.dispatches[0]["client_payload"]["comment_id"] == 492700400
-    assert harness.hub.dispatches[0]["client_payload"]["kind"] == "issue_comment"
+    assert world.hub.dispatches[0]["client_payload"]["comment_id"] == 492700400
+    assert world.hub.dispatches[0]["client_payload"]["kind"] == "issue_comment"
 
 
-def test_a_review_without_a_body_is_not_shown_and_one_with_a_body_is(harness):
+def test_a_review_without_a_body_is_not_shown_and_one_with_a_body_is(world):
     silent = outside("pull_request_review", "submitted", who="review")
-    assert harness.deliver("pull_request_review", silent)[1]["outcome"] == "ignored: nothing to answer"
+    assert world.deliver("pull_request_review", silent)[1]["outcome"] == "ignored: nothing to answer"
     spoken = outside("pull_request_review", "submitted", who="review", **{"review.body": "Please rename this.", "review.state": "changes_requested"})
-    assert harness.deliver("pull_request_review", spoken)[1]["outcome"] == "sent, draft asked"
-    [(text, _)] = harness.chat.view().values()
+    assert world.deliver("pull_request_review", spoken)[1]["outcome"] == "sent, draft asked"
+    [(text, _)] = world.chat.view().values()
     assert text.startswith("💬 alice asked for changes on pull request ")
 
 
-def test_a_release_pull_request_is_not_a_contribution(harness):
+def test_a_release_pull_request_is_not_a_contribution(world):
     body = outside("pull_request", "opened", who="pull_request", **{"pull_request.head.ref": "release-please--branches--master"})
-    assert "ignored: release pull request" in harness.deliver("pull_request", body)[1]["outcome"]
-    assert harness.hub.dispatches == []
+    assert "ignored: release pull request" in world.deliver("pull_request", body)[1]["outcome"]
+    assert world.hub.dispatches == []
 
 
 # -- closing ---------------------------------------------------------------------------------------------
 
 
-def test_closing_a_shown_issue_edits_its_message_once(harness):
-    harness.deliver("issues", issue_opened())
-    status, answer = harness.deliver("issues", issue_closed())
+def test_closing_a_shown_issue_edits_its_message_once(world):
+    world.deliver("issues", issue_opened())
+    status, answer = world.deliver("issues", issue_closed())
     assert answer["outcome"] == "edited: closed"
-    [(text, _)] = harness.chat.view().values()
+    [(text, _)] = world.chat.view().values()
     assert text.endswith("\n✅ closed")
-    assert harness.deliver("issues", issue_closed())[1]["outcome"] == "already closed"
-    assert len(harness.chat.edits) == 1
+    assert world.deliver("issues", issue_closed())[1]["outcome"] == "already closed"
+    assert len(world.chat.edits) == 1
 
 
-def test_a_merged_pull_request_says_merged(harness):
-    harness.deliver("pull_request", outside("pull_request", "opened", who="pull_request"))
+def test_a_merged_pull_request_says_merged(world):
+    world.deliver("pull_request", outside("pull_request", "opened", who="pull_request"))
     closed = outside("pull_request", "closed", who="pull_request", **{"pull_request.merged": True})
-    assert harness.deliver("pull_request", closed)[1]["outcome"] == "edited: merged; ignored: not a release pull request"
+    assert world.deliver("pull_request", closed)[1]["outcome"] == "edited: merged; ignored: not a release pull request"
 
 
-def test_closing_a_maintainers_issue_writes_nothing(harness):
+def test_closing_a_maintainers_issue_writes_nothing(world):
     body = issue_closed(**{"issue.author_association": "OWNER"})
-    assert harness.deliver("issues", body)[1]["outcome"] == "ignored: not a contribution"
-    assert harness.store.dump() == {}
+    assert world.deliver("issues", body)[1]["outcome"] == "ignored: not a contribution"
+    assert world.store.dump() == {}
 
 
-def test_a_closing_edit_of_a_deleted_message_sends_it_anew(harness):
-    harness.deliver("issues", issue_opened())
-    [first] = harness.chat.messages
-    harness.chat.delete(first)
-    harness.deliver("issues", issue_closed())
-    [(message_id, (text, _))] = harness.chat.view().items()
+def test_a_closing_edit_of_a_deleted_message_sends_it_anew(world):
+    world.deliver("issues", issue_opened())
+    [first] = world.chat.messages
+    world.chat.delete(first)
+    world.deliver("issues", issue_closed())
+    [(message_id, (text, _))] = world.chat.view().items()
     assert message_id != first and text.endswith("✅ closed")
-    assert harness.store.dump()[f"contribution#{REPO}#issue#1"]["message_id"] == message_id
+    assert world.store.dump()[f"contribution#{REPO}#issue#1"]["message_id"] == message_id
 
 
 # -- late --------------------------------------------------------------------------------------------
 
 
-def test_a_late_discussion_created_after_discussion_answered_is_not_shown_as_new(harness):
+def test_a_late_discussion_created_after_discussion_answered_is_not_shown_as_new(world):
     created = outside("discussion", "created", who="discussion")
     answered = outside("discussion", "answered", who="discussion")
-    assert harness.deliver("discussion", answered)[1]["outcome"] == "recorded: answered before shown"
-    assert harness.deliver("discussion", created)[1]["outcome"] == "no longer new: answered"
-    assert harness.chat.view() == {} and harness.hub.dispatches == []
+    assert world.deliver("discussion", answered)[1]["outcome"] == "recorded: answered before shown"
+    assert world.deliver("discussion", created)[1]["outcome"] == "no longer new: answered"
+    assert world.chat.view() == {} and world.hub.dispatches == []
 
 
-def test_a_discussion_answered_after_it_was_shown_edits_it_to_answered(harness):
-    harness.deliver("discussion", outside("discussion", "created", who="discussion"))
-    assert harness.deliver("discussion", outside("discussion", "answered", who="discussion"))[1]["outcome"] == "edited: answered"
-    [(text, _)] = harness.chat.view().values()
+def test_a_discussion_answered_after_it_was_shown_edits_it_to_answered(world):
+    world.deliver("discussion", outside("discussion", "created", who="discussion"))
+    assert world.deliver("discussion", outside("discussion", "answered", who="discussion"))[1]["outcome"] == "edited: answered"
+    [(text, _)] = world.chat.view().values()
     assert text.startswith("💬 alice opened discussion ") and text.endswith("✅ answered")
 
 
 # -- racing ------------------------------------------------------------------------------------------
 
 
-def test_two_deliveries_of_the_same_issue_racing_show_one_message_and_ask_one_draft(harness):
-    harness.slow_chat()
-    harness.race("issues", [issue_opened(), issue_opened()])
-    assert len(harness.chat.sent) == 1
-    assert len(harness.hub.dispatches) == 1
-    assert harness.pending_claims() == []
+def test_two_deliveries_of_the_same_issue_racing_show_one_message_and_ask_one_draft(world):
+    world.race("issues", [issue_opened(), issue_opened()])
+    assert len(world.chat.sent) == 1
+    assert len(world.hub.dispatches) == 1
+    assert world.pending_claims() == []
 
 
 # -- failures at every call --------------------------------------------------------------------------
@@ -198,8 +184,8 @@ def test_two_deliveries_of_the_same_issue_racing_show_one_message_and_ask_one_dr
     ],
     ids=lambda s: s.name,
 )
-def test_a_failure_at_any_call_answers_500_and_the_delivery_again_ends_as_undisturbed(make_harness, scenario):
-    report = failure_matrix(make_harness, scenario)
+def test_a_failure_at_any_call_answers_500_and_the_delivery_again_ends_as_undisturbed(make_world, scenario):
+    report = failure_matrix(make_world, scenario)
     assert report.failed  # every Telegram and GitHub call, and the table before an effect, answered 500
 
 
@@ -249,28 +235,28 @@ def test_the_record_key_is_about_the_thing_and_its_comment_never_the_delivery():
 # -- claims and the one residual risk ---------------------------------------------------------------
 
 
-def test_a_claim_whose_holder_died_is_taken_over_once_its_lease_has_passed(harness, monkeypatch):
+def test_a_claim_whose_holder_died_is_taken_over_once_its_lease_has_passed(world, monkeypatch):
     from pager.signals import records
 
     monkeypatch.setattr(records, "BUSY_POLLS", 1)
     key = f"contribution#{REPO}#issue#1"
-    stored = harness.store.inner.load(key)
-    harness.store.inner.save(stored, {records.PENDING: {"effect": "SendMessage", "until": harness.now + 30}})
-    assert harness.deliver("issues", issue_opened())[0] == 500  # someone is acting: come again later
-    assert harness.chat.view() == {}
-    harness.now += 31
-    assert harness.deliver("issues", issue_opened())[1]["outcome"] == "sent, draft asked"
-    assert len(harness.chat.sent) == 1 and harness.pending_claims() == []
+    stored = world.store.inner.load(key)
+    world.store.inner.save(stored, {records.PENDING: {"effect": "SendMessage", "until": world.now + 30}})
+    assert world.deliver("issues", issue_opened())[0] == 500  # someone is acting: come again later
+    assert world.chat.view() == {}
+    world.now += 31
+    assert world.deliver("issues", issue_opened())[1]["outcome"] == "sent, draft asked"
+    assert len(world.chat.sent) == 1 and world.pending_claims() == []
 
 
-def test_the_residual_risk_a_send_whose_recording_keeps_failing_is_repeated_after_the_lease(harness, monkeypatch):
+def test_the_residual_risk_a_send_whose_recording_keeps_failing_is_repeated_after_the_lease(world, monkeypatch):
     """Documented in pager.signals.records: the only way a message can be shown twice."""
     from pager.errors import StoreUnavailable
     from pager.signals import records
 
     monkeypatch.setattr(records, "BUSY_POLLS", 1)
     monkeypatch.setattr(records, "RECORD_WAITS", (0.0,))
-    save = harness.store.save
+    save = world.store.save
     broken = {"on": True}
 
     def save_unless_recording(record, data, **kwargs):
@@ -278,33 +264,33 @@ def test_the_residual_risk_a_send_whose_recording_keeps_failing_is_repeated_afte
             raise StoreUnavailable("DynamoDB save: ThrottlingException")
         return save(record, data, **kwargs)
 
-    harness.store.save = save_unless_recording
-    assert harness.deliver("issues", issue_opened())[0] == 500  # sent, but not recorded even on retry
+    world.store.save = save_unless_recording
+    assert world.deliver("issues", issue_opened())[0] == 500  # sent, but not recorded even on retry
     broken["on"] = False
-    assert harness.deliver("issues", issue_opened())[0] == 500  # the claim's lease still runs
-    assert len(harness.chat.sent) == 1
-    harness.now += records.LEASE_SECONDS + 1
-    assert harness.deliver("issues", issue_opened())[0] == 200
-    assert len(harness.chat.sent) == 2  # the residual risk: shown twice
-    assert len(harness.hub.dispatches) == 1
+    assert world.deliver("issues", issue_opened())[0] == 500  # the claim's lease still runs
+    assert len(world.chat.sent) == 1
+    world.now += records.LEASE_SECONDS + 1
+    assert world.deliver("issues", issue_opened())[0] == 200
+    assert len(world.chat.sent) == 2  # the residual risk: shown twice
+    assert len(world.hub.dispatches) == 1
 
 
-def test_a_short_flood_wait_of_telegram_is_waited_out_and_the_message_sent_once(harness):
-    harness.calls.arm_next("telegram-429-short", "sendMessage")
-    status, answer = harness.deliver("issues", issue_opened())
+def test_a_short_flood_wait_of_telegram_is_waited_out_and_the_message_sent_once(world):
+    world.faults.fail_next("telegram-429-short", "sendMessage")
+    status, answer = world.deliver("issues", issue_opened())
     assert (status, answer["outcome"]) == (200, "sent, draft asked")
-    assert harness.sleeps == [2.0]
-    assert len(harness.chat.sent) == 1
+    assert world.sleeps == [2.0]
+    assert len(world.chat.sent) == 1
 
 
-def test_the_busy_wait_for_another_delivery_stops_at_the_handlers_deadline(harness, monkeypatch):
+def test_the_busy_wait_for_another_delivery_stops_at_the_handlers_deadline(world, monkeypatch):
     from pager import deadline
     from pager.errors import DeadlineExceeded
     from pager.signals import records
 
     key = f"contribution#{REPO}#issue#1"
-    harness.store.inner.save(harness.store.inner.load(key), {records.PENDING: {"effect": "SendMessage", "until": harness.now + 30}})
+    world.store.inner.save(world.store.inner.load(key), {records.PENDING: {"effect": "SendMessage", "until": world.now + 30}})
     ticks = iter(range(100))
     with deadline.within(2.5, clock=lambda: float(next(ticks))):
         with pytest.raises(DeadlineExceeded):
-            records.settle(harness.services, key, contribution.decide_opening(contribution.read_contribution("issues", issue_opened(), REPO), CONTROL))
+            records.settle(world.services, key, contribution.decide_opening(contribution.read_contribution("issues", issue_opened(), REPO), CONTROL))

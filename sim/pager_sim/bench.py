@@ -64,7 +64,8 @@ from pager.store import MemoryStore, Record
 
 from . import alternatives, fleet
 from .emulators import GitHubEmulator, HttpRequest, HttpResponse, TelegramEmulator, session_for
-from .local import apigw_event, load_handler
+from pager_local.local import load_handler
+from pager_world.events import apigw_event
 
 ROOT = Path(__file__).resolve().parents[2]
 GITHUB_API = "https://api.github.com"

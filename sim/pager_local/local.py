@@ -2,6 +2,7 @@
 
 `PagerServer` turns each HTTP request into the API Gateway HTTP API event (payload 2.0) that AWS
 would hand to `functions/webhook/app.py:lambda_handler`, and answers with what the handler returns.
+`FakeServer` serves a fake GitHub or Telegram of `pager_world` over HTTP on loopback.
 `embedded_dynamodb()` starts moto's server in this process, so the same boto3 code path as on AWS
 talks to a table on loopback. `EmulatorServer` serves a GitHub or Telegram emulator over HTTP.
 """
@@ -18,10 +19,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .emulators import HttpRequest, HttpResponse
+from pager_world.events import LambdaContext, apigw_event
+from pager_world.http import Fake, HttpRequest
 
 ROOT = Path(__file__).resolve().parents[2]
-TEXT_TYPES = ("application/json", "text/")
 
 
 def load_handler(function: str) -> Callable[[dict[str, Any], Any], Any]:
@@ -37,46 +38,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-class LambdaContext:
-    """The parts of Lambda's context object that pager reads."""
-
-    def __init__(self, name: str, seconds: float = 15.0) -> None:
-        self.function_name = name
-        self.aws_request_id = f"local-{time.monotonic_ns()}"
-        self.memory_limit_in_mb = 512
-        self.invoked_function_arn = f"arn:aws:lambda:local:000000000000:function:{name}"
-        self._until = time.monotonic() + seconds
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self._until - time.monotonic()) * 1000))
-
-
-def apigw_event(method: str, path: str, headers: dict[str, str], body: bytes) -> dict[str, Any]:
-    """The HTTP API (payload 2.0) event for a request: lowercased headers, non-text bodies base64."""
-    lowered = {k.lower(): v for k, v in headers.items()}
-    as_text = lowered.get("content-type", "").startswith(TEXT_TYPES)
-    try:
-        text = body.decode("utf-8") if as_text else None
-    except UnicodeDecodeError:
-        text = None
-    return {
-        "version": "2.0",
-        "routeKey": f"{method} {path}",
-        "rawPath": path,
-        "rawQueryString": "",
-        "headers": lowered,
-        "requestContext": {
-            "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1", "userAgent": lowered.get("user-agent", "")},
-            "requestId": f"local-{time.monotonic_ns()}",
-            "routeKey": f"{method} {path}",
-            "stage": "$default",
-            "timeEpoch": int(time.time() * 1000),
-        },
-        "body": text if text is not None else base64.b64encode(body).decode(),
-        "isBase64Encoded": text is None,
-    }
 
 
 class _Server(ThreadingHTTPServer):
@@ -138,11 +99,11 @@ class PagerServer:
             self.server.server_close()
 
 
-class EmulatorServer:
-    """A GitHub or Telegram emulator served over HTTP on loopback."""
+class FakeServer:
+    """A fake GitHub or Telegram served over HTTP on loopback."""
 
-    def __init__(self, emulator: Callable[[HttpRequest], HttpResponse], port: int = 0) -> None:
-        self.emulator = emulator
+    def __init__(self, fake: Fake, port: int = 0) -> None:
+        self.fake = fake
         self.port = port or free_port()
         self.server: _Server | None = None
 
@@ -151,7 +112,7 @@ class EmulatorServer:
         return f"http://127.0.0.1:{self.port}"
 
     def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
-        reply = self.emulator(HttpRequest(method, self.url + path, headers, body))
+        reply = self.fake(HttpRequest(method, self.url + path, headers, body))
         return reply.status, {"content-type": "application/json", **reply.headers}, reply.encoded()
 
     def start(self) -> "EmulatorServer":
@@ -170,6 +131,8 @@ def embedded_dynamodb(table: str) -> Iterator[str]:
     import boto3
     from moto.server import ThreadedMotoServer
 
+    from pager.dynamo import create_table
+
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
@@ -181,14 +144,3 @@ def embedded_dynamodb(table: str) -> Iterator[str]:
         yield endpoint
     finally:
         server.stop()
-
-
-def create_table(client: Any, table: str) -> None:
-    """pager's table as template.yaml declares it (key `pk`, TTL on `ttl`)."""
-    client.create_table(
-        TableName=table,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    client.update_time_to_live(TableName=table, TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"})

@@ -18,7 +18,9 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from .local import LambdaContext, PagerServer, embedded_dynamodb, load_handler
+from pager_world.events import LambdaContext, scheduled_event
+
+from .local import PagerServer, embedded_dynamodb, load_handler
 
 SWEEP_SECONDS = 15 * 60
 
@@ -66,7 +68,7 @@ def sweep_forever(stop: threading.Event, every: float) -> None:
     sweep = load_handler("sweep")
     while not stop.wait(every):
         try:
-            summary = sweep({"id": f"local-{int(time.time())}", "source": "aws.events"}, LambdaContext("SweepFunction", 300))
+            summary = sweep(scheduled_event(f"local-{int(time.time())}", time.time()), LambdaContext("SweepFunction", 300))
             print(f"sweep: {summary}")
         except Exception as exc:  # the next run reads back as far; say what happened and go on
             print(f"sweep failed: {type(exc).__name__}: {exc}")

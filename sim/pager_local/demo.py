@@ -1,6 +1,6 @@
 """The offline demo: pager's real handlers over HTTP on loopback, with GitHub, Telegram and DynamoDB local.
 
-    python -m pager_sim.demo        (or: make demo)
+    python -m pager_local.demo        (or: make demo)
 
 A story on a virtual clock: an outsider's discussion during a Telegram outage, CI failing on main and a
 rerun clearing it, a stale failure that reopens nothing, a release pull request merged by a button
@@ -19,9 +19,13 @@ from typing import Any
 
 import requests
 
-from . import payloads as p
-from .emulators import GitHubEmulator, TelegramEmulator
-from .local import EmulatorServer, LambdaContext, PagerServer, embedded_dynamodb, load_handler
+from pager_world import payloads as p
+from pager_world.clock import Clock
+from pager_world.events import LambdaContext, scheduled_event, sign
+from pager_world.github import FakeGitHub
+from pager_world.telegram import FakeTelegram
+
+from .local import FakeServer, PagerServer, embedded_dynamodb, load_handler
 
 START = 1_796_112_000.0  # 2026-12-01T08:00:00Z
 CONTROL = "maintainer/pager"
@@ -29,19 +33,6 @@ CHAT_ID = "-1001000000001"
 MAINTAINER_ID = 4242
 WEBHOOK_SECRET = "demo-webhook-secret"
 TELEGRAM_SECRET = "demo-telegram-secret"
-
-
-class Clock:
-    """The story's virtual clock, shared by the emulators, the pager and its sweep."""
-
-    def __init__(self, start: float) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, minutes: float) -> None:
-        self.now += minutes * 60
 
 
 def private_key() -> str:
@@ -57,11 +48,11 @@ class Demo:
     def __init__(self, out=sys.stdout) -> None:
         self.out = out
         self.clock = Clock(START)
-        self.telegram = TelegramEmulator()
-        self.github = GitHubEmulator(clock=self.clock, endpoint=self._post_webhook)
+        self.telegram = FakeTelegram()
+        self.github = FakeGitHub(clock=self.clock, endpoint=self._post_webhook)
         self.pager = PagerServer()
-        self.github_server = EmulatorServer(self.github)
-        self.telegram_server = EmulatorServer(self.telegram)
+        self.github_server = FakeServer(self.github)
+        self.telegram_server = FakeServer(self.telegram)
         self.github.api_url = self.github_server.url
         self.sweep = load_handler("sweep")
         self.shown = 0
@@ -91,11 +82,8 @@ class Demo:
 
     def _post_webhook(self, guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> int:
         """GitHub delivering a webhook to the pager's endpoint."""
-        import hashlib
-        import hmac
-
         body = json.dumps(payload).encode()
-        signature = "sha256=" + hmac.new(WEBHOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
+        signature = sign(body, WEBHOOK_SECRET)
         try:
             answer = self.http.post(f"{self.pager.url}/github", data=body, timeout=10, headers={
                 "content-type": "application/json", "x-github-event": event, "x-github-delivery": guid,
@@ -117,9 +105,7 @@ class Demo:
         return item
 
     def run_sweep(self) -> dict[str, Any]:
-        event = {"id": f"sweep-{int(self.clock.now)}", "detail-type": "Scheduled Event", "source": "aws.events",
-                 "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.clock.now)), "detail": {}}
-        summary = self.sweep(event, LambdaContext("SweepFunction", 60)) or {}
+        summary = self.sweep(scheduled_event(f"sweep-{int(self.clock.now)}", self.clock.now), LambdaContext("SweepFunction", 60)) or {}
         redelivered = self.github.deliver_pending()
         keys = ("calls_used", "redeliveries", "entries_opened", "entries_closed", "reach_gaps")
         shown = {k: summary.get(k) for k in keys if k in summary}
@@ -131,11 +117,13 @@ class Demo:
 
     def press(self, label: str) -> None:
         message = next(m for m in reversed(self.telegram.chat()) if any(b["text"] == label for row in m.buttons for b in row))
-        update = self.telegram.press_update(message.message_id, label, user_id=MAINTAINER_ID,
-                                            update_id=int(self.clock.now), callback_id=f"cb-{int(self.clock.now)}")
+        update = {"update_id": int(self.clock.now), "callback_query": {
+            "id": f"cb-{int(self.clock.now)}", "from": {"id": MAINTAINER_ID, "is_bot": False, "first_name": "Maintainer"},
+            "message": {"message_id": message.message_id, "chat": {"id": int(message.chat_id)}, "text": message.text},
+            "chat_instance": "1", "data": self.telegram.button_data(message.message_id, label)}}
         answer = self.http.post(f"{self.pager.url}/telegram", json=update, timeout=10,
                                 headers={"x-telegram-bot-api-secret-token": TELEGRAM_SECRET})
-        said = self.telegram.answers[-1].get("text") if self.telegram.answers else ""
+        said = self.telegram.answers[-1][1] if self.telegram.answers else ""
         print(f"       maintainer presses [{label}] → {answer.status_code}; Telegram shows: {said!r}", file=self.out)
 
     def show_chat(self) -> None:
@@ -153,34 +141,34 @@ class Demo:
         c = self.clock
 
         self.say("1. Telegram is down while an outsider opens a discussion")
-        self.telegram.fail(r"/sendMessage$", 502, count=1000)
+        self.telegram.fail(r"^sendMessage$", 502, count=1000)
         self.deliver("discussion", p.discussion("created", app, 12, "How do I configure <retries>?",
                                                 "I tried everything & it still fails.", "alice", at=c()),
                      "(Telegram answered 502: the pager answers 500, GitHub will not retry by itself)")
-        c.advance(14)
+        c.advance(14 * 60)
         self.say("CI fails on main of acme/lib, also while Telegram is down")
         self.deliver("workflow_run", p.workflow_run(lib, run_id=501, workflow_id=7, name="CI", conclusion="failure",
                                                     at=c(), run_number=88), "(500 as well)")
-        c.advance(1)
+        c.advance(1 * 60)
         self.telegram.heal()
         self.say("Telegram is back; the first sweep asks GitHub to deliver again what failed")
         self.run_sweep()
         self.show_chat()
 
-        c.advance(5)
+        c.advance(5 * 60)
         self.say("2. A rerun of CI on acme/lib passes and clears the alarm")
         self.deliver("workflow_run", p.workflow_run(lib, run_id=501, workflow_id=7, name="CI", conclusion="success",
                                                     at=c(), run_number=88, run_attempt=2))
         self.show_chat()
 
-        c.advance(3)
+        c.advance(3 * 60)
         self.say("3. The failure of the first attempt arrives again, late (someone redelivered it by hand)")
         stale = p.workflow_run(lib, run_id=501, workflow_id=7, name="CI", conclusion="failure", at=c() - 9 * 60,
                                run_number=88)
         self.deliver("workflow_run", stale, "(older than what the alarm applied: it reopens nothing)")
         self.show_chat()
 
-        c.advance(5)
+        c.advance(5 * 60)
         self.say("4. release-please opens a release pull request on acme/app")
         head = "c" * 40
         self.github.pulls[("acme/app", 40)] = {"number": 40, "state": "open", "merged": False, "mergeable": True,
@@ -189,42 +177,42 @@ class Demo:
         self.deliver("pull_request", p.pull_request("opened", app, 40, title="chore(main): release 2.4.0",
                                                     head_ref="release-please--branches--main", head_sha=head,
                                                     author="release-please[bot]", bot=True, at=c()))
-        c.advance(6)
+        c.advance(6 * 60)
         self.say("Its checks pass: the pager reads the pull request and offers 🔀 Merge")
         self.deliver("check_suite", p.check_suite(app, suite_id=901, head_sha=head, conclusion="success", at=c(),
                                                   branch="release-please--branches--main",
                                                   pulls=[{"number": 40, "head": {"sha": head, "ref": "release-please--branches--main"},
                                                           "base": {"ref": "main"}}]))
         self.show_chat()
-        c.advance(2)
+        c.advance(2 * 60)
         self.press("🔀 Merge")
         merged = self.github.pulls[("acme/app", 40)]
         self.deliver("pull_request", p.pull_request("closed", app, 40, title="chore(main): release 2.4.0",
                                                     head_ref="release-please--branches--main", head_sha=head,
                                                     author="release-please[bot]", bot=True, at=c(), merged=True,
                                                     merge_commit_sha=merged.get("merge_commit_sha")))
-        c.advance(1)
+        c.advance(1 * 60)
         self.deliver("release", p.release(app, "v2.4.0", at=c()))
         self.show_chat()
 
-        c.advance(4)
+        c.advance(4 * 60)
         self.say("5. An outsider comments while GitHub refuses the pager's dispatches for an hour (503)")
         self.github.fail(r"/dispatches$", 503, count=1000)
         self.deliver("issue_comment", p.issue_comment(lib, 3, 77001, "Any news on this?", "bob", at=c()))
         for _ in range(3):
-            c.advance(15)
+            c.advance(15 * 60)
             self.say("sweep")
             self.run_sweep()
         self.show_chat()
         self.github.heal()
-        c.advance(10)
+        c.advance(10 * 60)
         self.say("GitHub is healthy again; the maintainer redelivers the event from the app's Advanced page")
         failed = [d for d in self.github.deliveries if d["event"] == "issue_comment"][-1]
         self.github.pending.append(failed["guid"])
         for item in self.github.deliver_pending():
             print(f"       GitHub → pager  {item['event']}.{item['action']} (redelivered by hand)  → {item['status_code']}",
                   file=self.out)
-        c.advance(5)
+        c.advance(5 * 60)
         self.say("The next sweep sees the passing attempt and closes the entry")
         self.run_sweep()
         self.show_chat()

@@ -1,0 +1,179 @@
+"""The signals' cases: variants of GitHub's example payloads for each signal, and the acts tests share.
+
+All in the examples' repository (`REPO`, Codertocat/Hello-World, default branch `master`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .payloads import payload
+from .world import REPO, World
+
+# -- contributions ---------------------------------------------------------------------------------------
+
+
+def outside(event: str, action: str, /, who: str = "issue", **changes: Any) -> dict[str, Any]:
+    """An example payload made into one by someone from outside (alice, no association)."""
+    return payload(
+        event,
+        action,
+        **{f"{who}.author_association": "NONE", f"{who}.user.login": "alice", "sender.login": "alice", **changes},
+    )
+
+
+def issue_opened(**changes: Any) -> dict[str, Any]:
+    return outside("issues", "opened", **changes)
+
+
+def issue_closed(**changes: Any) -> dict[str, Any]:
+    return issue_opened(**{"action": "closed", "issue.state": "closed", "issue.updated_at": "2019-05-16T10:00:00Z", **changes})
+
+
+# -- the alarm -------------------------------------------------------------------------------------------
+
+
+def run(conclusion: str, *, workflow_id: int = 2823525, number: int = 163, attempt: int = 1, name: str = "test",
+        branch: str = "master", **changes: Any) -> dict[str, Any]:
+    """A workflow_run.completed of the example payload, on the examples' repository."""
+    return payload(
+        "workflow_run",
+        "completed",
+        **{
+            "workflow_run.conclusion": conclusion,
+            "workflow_run.workflow_id": workflow_id,
+            "workflow.id": workflow_id,
+            "workflow.name": name,
+            "workflow_run.run_number": number,
+            "workflow_run.run_attempt": attempt,
+            "workflow_run.head_branch": branch,
+            "workflow_run.head_repository.full_name": REPO,
+            "workflow_run.html_url": f"https://github.com/{REPO}/actions/runs/{workflow_id}{number}{attempt}",
+            **changes,
+        },
+    )
+
+
+def suite(conclusion: str, *, slug: str | None = "octocoders-linter", branch: str = "master",
+          updated_at: str = "2019-05-15T15:21:14Z") -> dict[str, Any]:
+    body = payload(
+        "check_suite",
+        "completed",
+        **{"check_suite.conclusion": conclusion, "check_suite.head_branch": branch, "check_suite.updated_at": updated_at},
+    )
+    if slug is not None:
+        body["check_suite"]["app"]["slug"] = slug
+    return body
+
+
+def alert(action: str, fixture: str | None = None, **changes: Any) -> dict[str, Any]:
+    return payload("code_scanning_alert", fixture or action, **{"action": action, **changes})
+
+
+def delivery_entry(guid: str, order: str = "2026-12-02T08:00:00Z") -> dict[str, str]:
+    return {"title": f"delivery {guid} of issues.opened failed 3 times",
+            "url": "https://github.com/settings/apps/pager-test/advanced", "order": order}
+
+
+def alarmed(w: World) -> None:
+    """A failing run on the default branch: the alarm is open, with 🛠 Start fix."""
+    w.deliver("workflow_run", run("failure"))
+
+
+# -- releases ---------------------------------------------------------------------------------------------
+
+BRANCH = "release-please--branches--master"
+HEAD = "a" * 40
+NEWER = "b" * 40
+
+
+def pull(action: str, *, head: str = HEAD, updated_at: str = "2026-12-01T10:00:00Z", **changes: Any) -> dict[str, Any]:
+    """A pull_request event of the example payload, made a release pull request (#2)."""
+    fixture = action if action in ("opened", "closed", "synchronize", "reopened") else "opened"
+    return payload(
+        "pull_request",
+        fixture,
+        **{
+            "action": action,
+            "pull_request.head.ref": BRANCH,
+            "pull_request.head.sha": head,
+            "pull_request.updated_at": updated_at,
+            "pull_request.title": "chore(master): release 1.2.0",
+            **changes,
+        },
+    )
+
+
+def merged(**changes: Any) -> dict[str, Any]:
+    return pull(
+        "closed",
+        updated_at="2026-12-01T12:00:00Z",
+        **{
+            "pull_request.merged": True,
+            "pull_request.merged_at": "2026-12-01T12:00:00Z",
+            "pull_request.merge_commit_sha": "c" * 40,
+            **changes,
+        },
+    )
+
+
+def suite_passed(sha: str = HEAD, conclusion: str = "success") -> dict[str, Any]:
+    return payload(
+        "check_suite",
+        "completed",
+        **{
+            "check_suite.head_branch": BRANCH,
+            "check_suite.head_sha": sha,
+            "check_suite.conclusion": conclusion,
+            "check_suite.pull_requests": [{"number": 2, "head": {"ref": BRANCH, "sha": sha}, "base": {"ref": "master"}}],
+        },
+    )
+
+
+def published(tag: str = "v1.2.0", at: str = "2026-12-01T12:05:00Z") -> dict[str, Any]:
+    return payload("release", "published", **{"release.tag_name": tag, "release.published_at": at,
+                                              "release.html_url": f"https://github.com/{REPO}/releases/tag/{tag}"})
+
+
+def live_pull(w: World, *, sha: str = HEAD, mergeable_state: str = "clean", state: str = "open") -> None:
+    """The release pull request as GitHub has it."""
+    w.hub.pulls[(REPO, 2)] = {"number": 2, "state": state, "head": {"sha": sha, "ref": BRANCH},
+                              "base": {"ref": "master"}, "mergeable_state": mergeable_state, "merged": False}
+
+
+def pushed_unseen(w: World) -> None:
+    """A new head pushed whose synchronize has not reached the pager."""
+    live_pull(w, sha=NEWER)
+    w.hub.pulls[(REPO, 2)]["updated_at"] = "2026-12-01T11:00:00Z"
+
+
+def ready(w: World) -> None:
+    """A release pull request shown and offered for merge."""
+    live_pull(w)
+    w.deliver("pull_request", pull("opened"))
+    w.deliver("check_suite", suite_passed())
+
+
+# -- presses ---------------------------------------------------------------------------------------------
+
+
+def pressing(label: str) -> tuple[Callable[[World], int], Callable[[World, int], int]]:
+    """A press as `Scenario.act`, and its `again`: Telegram retries a 500, the person presses anew."""
+
+    def act(w: World) -> int:
+        message_id = max(w.chat.messages)
+        w.last_press = (w.chat.button_data(message_id, label), message_id)
+        w.last_update = w.press_update(w.last_press[0], message_id=message_id)
+        status, body = w.update(w.last_update)
+        w.last_status = status
+        return 500 if str(body.get("outcome", "")).startswith("failed") else status
+
+    def again(w: World, _status: int) -> int:
+        if w.last_status == 500:
+            return w.update(w.last_update)[0]  # Telegram retries the same update
+        data, message_id = w.last_press
+        status, body = w.update(w.press_update(data, message_id=message_id))  # pressed again
+        assert not str(body["outcome"]).startswith("failed")
+        return status
+
+    return act, again

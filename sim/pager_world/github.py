@@ -1,0 +1,250 @@
+"""GitHub as pager sees it: the REST calls it makes, and the app's webhook with its list of deliveries.
+
+Two sides, one object:
+
+- the webhook: `deliver(event, payload)` plays GitHub sending an event to the app's endpoint (a
+  callable that answers a status, or raises `TimeoutError` for an answer that did not come in time)
+  and records the attempt as GitHub lists it: `status_code` and `status` ("OK", "Invalid HTTP
+  Response: 502", "timed out" with status_code 0), `redelivery`, the event's `guid` shared by all its
+  attempts. `POST /app/hook/deliveries/{id}/attempts` answers 202 and queues the event;
+  `deliver_pending()` delivers it again with the same guid, as GitHub does shortly after.
+- the REST API: the deliveries list (newest first, `per_page` at most 100, `status=success|failure`
+  filtering 200-399 and 400-599, pages chained by `Link: rel="next"` with an opaque cursor), the
+  redelivery, installation tokens, a repository's installation, `repository_dispatch`, a pull
+  request and its merge.
+
+Every request goes through the world's `Faults` first. Sources: docs.github.com, REST API "Webhooks"
+(app hook deliveries), "Pulls" (get, merge), "Repositories" (dispatches), "Apps" (installations).
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import hashlib
+import itertools
+import re
+import threading
+from collections import defaultdict
+from typing import Any, Callable
+from urllib.parse import urlencode
+
+from pager.values import iso
+
+from .faults import Faults, github_error
+from .http import HttpRequest, HttpResponse
+
+RETENTION = 3 * 86_400.0  # GitHub lists a delivery for three days
+
+Endpoint = Callable[[str, str, dict[str, Any], bool], int]  # (guid, event, payload, redelivery) -> status
+
+
+class FakeGitHub:
+    """The REST calls pager makes, and the app's webhook with its list of deliveries."""
+
+    def __init__(self, *, clock: Callable[[], float], faults: Faults | None = None, endpoint: Endpoint | None = None,
+                 api_url: str = "https://api.github.com", keep_requests: bool = True) -> None:
+        self.clock = clock
+        self.faults = faults or Faults()
+        self.endpoint = endpoint
+        self.api_url = api_url.rstrip("/")
+        self.keep_requests = keep_requests
+        self.requests: list[HttpRequest] = []
+        # the webhook's deliveries, oldest first (ids grow with time), and the failures among them
+        self.deliveries: list[dict[str, Any]] = []
+        self._failures: list[dict[str, Any]] = []
+        self._by_id: dict[int, dict[str, Any]] = {}
+        self.log: dict[str, list[tuple[float, int, bool]]] = defaultdict(list)  # guid -> (at, status_code, redelivery)
+        self.payloads: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.pending: list[str] = []  # guids whose redelivery was asked for, not yet carried out
+        self.redelivery_requests: list[int] = []
+        # the repositories' side
+        self.installations: dict[str, int] = {}
+        self.default_installation: int | None = 1
+        self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
+        self.dispatches: list[dict[str, Any]] = []
+        self.merges: list[dict[str, Any]] = []
+        self.merge_refusal: tuple[int, str] | None = None  # the next merges answer this (status, message)
+        self._ids = itertools.count(1_000_000)
+        self._guids = itertools.count(1)
+        self._tokens = itertools.count(1)
+        self._lock = threading.RLock()
+
+    # -- faults
+
+    def fail(self, pattern: str | None, status: int, count: int = 1, body: Any = None,
+             headers: dict[str, str] | None = None) -> Any:
+        """The next `count` requests whose "METHOD /path" matches `pattern` answer `status`."""
+        return self.faults.fail("github", pattern, status=status, count=count, body=body, headers=headers)
+
+    def heal(self) -> None:
+        self.faults.heal()
+
+    # -- the webhook
+
+    def new_guid(self) -> str:
+        return f"00000000-0000-4000-8000-{next(self._guids):012d}"
+
+    def deliver(self, event: str, payload: dict[str, Any], *, guid: str | None = None,
+                redelivery: bool = False) -> dict[str, Any]:
+        """Send an event to the endpoint and record the attempt as GitHub lists it."""
+        guid = guid or self.new_guid()
+        self.payloads[guid] = (event, payload)
+        try:
+            code = self.endpoint(guid, event, payload, redelivery) if self.endpoint else 200
+            status = "OK" if 200 <= code < 400 else f"Invalid HTTP Response: {code}"
+        except TimeoutError:
+            code, status = 0, "timed out"
+        repository = payload.get("repository")
+        repository_id = repository.get("id") if isinstance(repository, dict) else None
+        return self.record(guid, event, payload.get("action"), repository_id, code, status=status, redelivery=redelivery)
+
+    def record(self, guid: str, event: str, action: str | None, repository_id: int | None, status_code: int, *,
+               status: str | None = None, redelivery: bool = False, at: float | None = None) -> dict[str, Any]:
+        """One attempt in the list (the webhook's answer, or one put there by a test)."""
+        when = self.clock() if at is None else at
+        item = {
+            "id": next(self._ids),
+            "guid": guid,
+            "delivered_at": iso(when),
+            "redelivery": redelivery,
+            "duration": 0.05,
+            "status": status or ("OK" if 200 <= status_code < 400 else f"Invalid HTTP Response: {status_code}"),
+            "status_code": status_code,
+            "event": event,
+            "action": action,
+            "installation_id": 1,
+            "repository_id": repository_id,
+        }
+        with self._lock:
+            self.deliveries.append(item)
+            self._by_id[item["id"]] = item
+            if 400 <= status_code <= 599:
+                self._failures.append(item)
+            self.log[guid].append((when, status_code, redelivery))
+        return item
+
+    def deliver_pending(self) -> list[dict[str, Any]]:
+        """Carry out the redeliveries asked for (GitHub does it shortly after its 202)."""
+        with self._lock:
+            guids, self.pending = self.pending, []
+        done = []
+        for guid in guids:
+            event, payload = self.payloads[guid]
+            done.append(self.deliver(event, payload, guid=guid, redelivery=True))
+        return done
+
+    def attempts(self, guid: str) -> list[dict[str, Any]]:
+        return [d for d in self.deliveries if d["guid"] == guid]
+
+    def prune(self, now: float) -> None:
+        """Forget what GitHub no longer lists (older than three days), and the request log."""
+        cut = iso(now - RETENTION)
+        with self._lock:
+            old = bisect.bisect_left(self.deliveries, cut, key=lambda d: d["delivered_at"])
+            for item in self.deliveries[:old]:
+                self._by_id.pop(item["id"], None)
+            del self.deliveries[:old]
+            del self._failures[: bisect.bisect_left(self._failures, cut, key=lambda d: d["delivered_at"])]
+            self.requests.clear()
+
+    # -- the REST API
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if self.keep_requests:
+            with self._lock:
+                self.requests.append(request)
+        fault = self.faults.call("github", f"{request.method} {request.path}")
+        if fault is not None:
+            return HttpResponse(fault.status, fault.body, dict(fault.headers))
+        return self.handle(request)
+
+    def handle(self, request: HttpRequest) -> HttpResponse:
+        path, method = request.path, request.method
+        if path == "/app/hook/deliveries" and method == "GET":
+            return self._list(request)
+        if (m := re.fullmatch(r"/app/hook/deliveries/(\d+)/attempts", path)) and method == "POST":
+            return self._redeliver(int(m.group(1)))
+        if re.fullmatch(r"/app/installations/(\d+)/access_tokens", path) and method == "POST":
+            return HttpResponse(201, {"token": f"ghs_fake{next(self._tokens)}", "expires_at": iso(self.clock() + 3600)})
+        if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/installation", path)) and method == "GET":
+            return self._installation(m.group(1))
+        if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/dispatches", path)) and method == "POST":
+            with self._lock:
+                self.dispatches.append({"repository": m.group(1), **request.json()})
+            return HttpResponse(204)
+        if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/merge", path)) and method == "PUT":
+            return self._merge(m.group(1), int(m.group(2)), request.json())
+        if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)", path)) and method == "GET":
+            pull = self.pulls.get((m.group(1), int(m.group(2))))
+            return HttpResponse(200, dict(pull)) if pull else _error(404)
+        return _error(404)
+
+    def _installation(self, repository: str) -> HttpResponse:
+        installation = self.installations.get(repository, self.default_installation)
+        return HttpResponse(200, {"id": installation}) if installation is not None else _error(404)
+
+    def _list(self, request: HttpRequest) -> HttpResponse:
+        query = request.query
+        try:
+            per_page = min(int(query.get("per_page", 30)), 100)
+        except ValueError:
+            return _error(422, "Invalid per_page")
+        status = query.get("status")
+        with self._lock:
+            if status == "failure":
+                source = self._failures
+            elif status == "success":
+                source = [d for d in self.deliveries if 200 <= d["status_code"] <= 399]
+            elif status is None:
+                source = self.deliveries
+            else:
+                return _error(422, "Invalid status")
+            end = len(source)
+            if "cursor" in query:
+                try:
+                    below = int(base64.urlsafe_b64decode(query["cursor"].encode()).decode())
+                except ValueError:
+                    return _error(400, "Invalid cursor")
+                end = bisect.bisect_left(source, below, key=lambda d: d["id"])
+            start = max(0, end - per_page)
+            page = source[start:end][::-1]  # newest first
+        headers = {}
+        if start > 0 and page:
+            params = {k: v for k, v in query.items() if k != "cursor"}
+            params["cursor"] = base64.urlsafe_b64encode(str(page[-1]["id"]).encode()).decode()
+            headers["Link"] = f'<{self.api_url}/app/hook/deliveries?{urlencode(params)}>; rel="next"'
+        return HttpResponse(200, page, headers)
+
+    def _redeliver(self, delivery_id: int) -> HttpResponse:
+        with self._lock:
+            item = self._by_id.get(delivery_id)
+            if item is None:
+                return _error(404)
+            self.redelivery_requests.append(delivery_id)
+            self.pending.append(item["guid"])
+        return HttpResponse(202, {})
+
+    def _merge(self, repository: str, number: int, body: dict[str, Any]) -> HttpResponse:
+        with self._lock:
+            pull = self.pulls.get((repository, number))
+            if pull is None:
+                return _error(404)
+            if self.merge_refusal is not None:
+                status, message = self.merge_refusal
+                return _error(status, message)
+            if pull.get("merged"):
+                return _error(405, "Pull Request is not mergeable")
+            if body.get("sha") and body["sha"] != pull["head"]["sha"]:
+                return _error(409, "Head branch was modified. Review and try the merge again.")
+            if pull.get("mergeable_state", "clean") != "clean":
+                return _error(405, "Pull Request is not mergeable")
+            sha = hashlib.sha1(f"{repository}#{number}@{pull['head']['sha']}".encode()).hexdigest()
+            pull.update(merged=True, state="closed", merge_commit_sha=sha)
+            self.merges.append({"repository": repository, "number": number, **body})
+        return HttpResponse(200, {"sha": sha, "merged": True, "message": "Pull Request successfully merged"})
+
+
+def _error(status: int, message: str = "") -> HttpResponse:
+    fault = github_error(status, message)
+    return HttpResponse(fault.status, fault.body)

@@ -1,0 +1,149 @@
+"""Telegram as pager sees it: the Bot API methods it calls, and one chat as the maintainer sees it.
+
+Answers follow core.telegram.org/bots/api: every answer is `{"ok": true, "result": ...}` or Telegram's
+error object with the HTTP status equal to `error_code`. An edit to identical text and buttons is
+400 "message is not modified"; an edit of a message that is gone is 400 "message to edit not found";
+an edit without `reply_markup` removes the inline keyboard. Every request goes through the world's
+`Faults` first.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from .faults import Faults, telegram_error
+from .http import HttpRequest, HttpResponse
+
+NOT_MODIFIED = ("Bad Request: message is not modified: specified new message content and reply markup are exactly "
+                "the same as a current content and reply markup of the message")
+
+
+@dataclass
+class Message:
+    message_id: int
+    chat_id: str
+    text: str
+    buttons: list[list[dict[str, str]]]  # rows of {"text", "callback_data"}
+    thread_id: int | None = None
+    notified: bool = True
+    edits: int = 0
+
+    def labels(self) -> tuple[tuple[str, ...], ...] | None:
+        return tuple(tuple(b["text"] for b in row) for row in self.buttons) or None
+
+
+class FakeTelegram:
+    """The Bot API methods pager calls, keeping one chat's messages as a person would see them."""
+
+    def __init__(self, *, faults: Faults | None = None, keep_requests: bool = True) -> None:
+        self.faults = faults or Faults()
+        self.keep_requests = keep_requests
+        self.requests: list[HttpRequest] = []
+        self.messages: dict[int, Message] = {}
+        self.sent: list[int] = []  # message ids, in the order they were sent
+        self.edits: list[int] = []  # message ids, once per edit
+        self.answers: list[tuple[str, str | None]] = []  # (callback query id, text) per answerCallbackQuery
+        self.webhook: dict[str, Any] = {}
+        self._ids = itertools.count(100)
+        self._lock = threading.RLock()
+
+    # -- faults
+
+    def fail(self, pattern: str | None, status: int, count: int = 1, body: Any = None) -> Any:
+        """The next `count` calls of a method matching `pattern` answer `status` (Telegram's error object)."""
+        return self.faults.fail("telegram", pattern, status=status, count=count, body=body)
+
+    def heal(self) -> None:
+        self.faults.heal()
+
+    # -- the Bot API
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if self.keep_requests:
+            with self._lock:
+                self.requests.append(request)
+        method = request.path.rsplit("/", 1)[-1]
+        fault = self.faults.call("telegram", method)
+        if fault is not None:
+            return HttpResponse(fault.status, fault.body, dict(fault.headers))
+        status, body = self.handle(method, request.json())
+        return HttpResponse(status, body)
+
+    def handle(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        with self._lock:
+            if method == "sendMessage":
+                return self._send(params)
+            if method == "editMessageText":
+                return self._edit(params)
+            if method == "answerCallbackQuery":
+                self.answers.append((str(params.get("callback_query_id")), params.get("text")))
+                return _ok(True)
+            if method == "setWebhook":
+                self.webhook = dict(params)
+                return _ok(True)
+        return 404, telegram_error(404, "Not Found")
+
+    def _send(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        message = Message(next(self._ids), str(params["chat_id"]), params["text"], _keyboard(params),
+                          params.get("message_thread_id"), not params.get("disable_notification", False))
+        self.messages[message.message_id] = message
+        self.sent.append(message.message_id)
+        return _ok({"message_id": message.message_id, "chat": {"id": params["chat_id"]}, "text": message.text})
+
+    def _edit(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        message = self.messages.get(int(params.get("message_id", 0)))
+        if message is None:
+            return 400, telegram_error(400, "Bad Request: message to edit not found")
+        text, buttons = params.get("text", message.text), _keyboard(params)
+        if text == message.text and buttons == message.buttons:
+            return 400, telegram_error(400, NOT_MODIFIED)
+        message.text, message.buttons = text, buttons
+        message.edits += 1
+        self.edits.append(message.message_id)
+        return _ok({"message_id": message.message_id, "text": text})
+
+    # -- looking at the chat
+
+    def chat(self) -> list[Message]:
+        with self._lock:
+            return [self.messages[k] for k in sorted(self.messages)]
+
+    def view(self) -> dict[int, tuple[str, tuple[tuple[str, ...], ...] | None]]:
+        """What the chat shows: message id -> (text, button labels by row, or None)."""
+        return {m.message_id: (m.text, m.labels()) for m in self.chat()}
+
+    def render(self) -> str:
+        """The chat as plain text: each message, its buttons, whether it was edited."""
+        lines = []
+        for m in self.chat():
+            text = re.sub(r"<[^>]+>", "", m.text).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+            lines.append(f"[{m.message_id}]" + (" (edited)" if m.edits else "") + " " + text.replace("\n", "\n     "))
+            for row in m.buttons:
+                lines.append("     " + "  ".join(f"[ {b['text']} ]" for b in row))
+        return "\n".join(lines)
+
+    def delete(self, message_id: int) -> None:
+        """The maintainer deletes a message in the chat."""
+        with self._lock:
+            del self.messages[message_id]
+
+    def button_data(self, message_id: int, label_start: str) -> str:
+        """The callback data of the button whose label starts with `label_start`."""
+        message = self.messages[message_id]
+        return next(b["callback_data"] for row in message.buttons for b in row if b["text"].startswith(label_start))
+
+
+def _keyboard(params: dict[str, Any]) -> list[list[dict[str, str]]]:
+    markup = params.get("reply_markup") or {}
+    if isinstance(markup, str):
+        markup = json.loads(markup)
+    return [[dict(b) for b in row] for row in markup.get("inline_keyboard", [])]
+
+
+def _ok(result: Any) -> tuple[int, dict[str, Any]]:
+    return 200, {"ok": True, "result": result}

@@ -1,0 +1,273 @@
+"""A fake world in a closed loop: pager's real handlers and sweep against fake GitHub, Telegram and table.
+
+    world = World(private_key)
+    status, answer = world.deliver("issues", payload("issues", "opened", ...))
+    world.chat.view(), world.hub.dispatches, world.store.dump()
+    world.sweep()                         the real sweep; GitHub then delivers again what it asked for
+
+GitHub's side is played for real: each delivery goes through `FakeGitHub.deliver`, which calls the
+real `pager.webhook.handle_github` with a signed API Gateway event and records the webhook's answer in
+the app's deliveries list; the sweep reads that list through the real GitHub client, and each
+redelivery it asks for goes through the handler again. The clients are the real ones, on a session
+whose transport hands their requests to the fakes. One virtual clock; one fault model (`faults`).
+
+`answer`, when set, scripts the endpoint instead of the handler: `(guid, redelivery) -> status`, 0 for
+an answer that did not come in time (the sweep's scenarios). `concurrently` runs deliveries or presses
+at the same moment, in threads, holding every call to GitHub and Telegram until each of them has
+reached the table once, so that they truly overlap; a wait inside a step then waits for the table to
+change, not for the clock.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import threading
+from typing import Any, Callable
+
+from pager.github import GitHub
+from pager.services import Services
+from pager.settings import Settings
+from pager.signals import records
+from pager.telegram import Telegram
+from pager.webhook import handle_github, handle_telegram
+
+from .clock import Clock
+from .events import github_event, telegram_event
+from .faults import Faults
+from .github import FakeGitHub
+from .http import session_for
+from .store import FaultyStore
+from .telegram import FakeTelegram
+
+GITHUB_API = "https://api.github.test"
+TELEGRAM_API = "https://api.telegram.test"
+WEBHOOK_SECRET = "test-webhook-secret"
+TELEGRAM_SECRET = "test-telegram-secret"
+BOT_TOKEN = "123456:TEST-bot-token-do-not-log"
+CHAT_ID = "-1001"
+ALLOWED_USER = 42
+CONTROL = "maintainer/pager"
+REPO = "Codertocat/Hello-World"  # the repository of GitHub's examples
+START = 1_800_000_000.0  # the virtual clock's start (2027-01-15)
+RACE_WAIT = 2.0  # real seconds a racing delivery waits at most for the table to change (a safety net)
+
+
+def settings_for(private_key: str, **overrides: Any) -> Settings:
+    values: dict[str, Any] = dict(
+        table="pager-test",
+        github_app_id="12345",
+        github_app_slug="pager-test",
+        github_private_key=private_key,
+        github_webhook_secret=WEBHOOK_SECRET,
+        telegram_bot_token=BOT_TOKEN,
+        telegram_webhook_secret=TELEGRAM_SECRET,
+        telegram_chat_id=CHAT_ID,
+        control_repository=CONTROL,
+        telegram_allowed_users=frozenset({ALLOWED_USER}),
+        github_api_url=GITHUB_API,
+        telegram_api_url=TELEGRAM_API,
+    )
+    values.update(overrides)
+    return Settings(**values)
+
+
+class _Race:
+    """Racers that each must reach the table once before any of them may call GitHub or Telegram."""
+
+    def __init__(self, n: int) -> None:
+        self.waiting = set(range(n))
+        self.cond = threading.Condition()
+
+    def reached(self, racer: int) -> None:
+        with self.cond:
+            self.waiting.discard(racer)
+            self.cond.notify_all()
+
+    def hold(self) -> None:
+        with self.cond:
+            self.cond.wait_for(lambda: not self.waiting, timeout=RACE_WAIT)
+
+
+class World:
+    """pager with its real handlers, clients and sweep, in a fake world; see the module docstring."""
+
+    def __init__(self, private_key: str, *, store: Callable[[Faults], Any] | None = None, start: float = START,
+                 **settings_overrides: Any) -> None:
+        self.clock = Clock(start)
+        self.faults = Faults()
+        self.store = store(self.faults) if store is not None else FaultyStore(self.faults)
+        self.telegram = self.chat = FakeTelegram(faults=self.faults)
+        self.github = self.hub = FakeGitHub(clock=self.clock, faults=self.faults, endpoint=self._endpoint, api_url=GITHUB_API)
+        self.settings = settings_for(private_key, **settings_overrides)
+        self.session = session_for({GITHUB_API: self.github, TELEGRAM_API: self.telegram})
+        self.sleeps: list[float] = []
+        self.services = Services(
+            settings=self.settings,
+            store=self.store,
+            github=GitHub(self.session, app_id=self.settings.github_app_id, private_key=private_key,
+                          api_url=GITHUB_API, clock=self.clock),
+            telegram=Telegram(self.session, token=BOT_TOKEN, api_url=TELEGRAM_API, sleep=self._sleep),
+            clock=self.clock,
+            sleep=self._sleep,
+        )
+        self.answer: Callable[[str, bool], int] | None = None
+        self.answers: dict[str, dict[str, Any]] = {}  # guid -> the webhook's last answer
+        self._guids = itertools.count(1)
+        self._callbacks = itertools.count(1)
+        self._updates = itertools.count(1)
+        self._race: _Race | None = None
+        self._local = threading.local()
+        self.faults.observers.append(self._observe)
+
+    # -- time
+
+    @property
+    def now(self) -> float:
+        return self.clock.now
+
+    @now.setter
+    def now(self, value: float) -> None:
+        self.clock.now = float(value)
+
+    def advance(self, minutes: float) -> None:
+        self.clock.advance(minutes * 60)
+
+    def _sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        if getattr(self._local, "racer", None) is not None and hasattr(self.store, "changed"):
+            with self.store.changed:  # another racer acts: wait for the table to change
+                self.store.changed.wait(timeout=RACE_WAIT)
+        else:
+            self.clock.advance(seconds)
+
+    # -- GitHub's webhook
+
+    def _endpoint(self, guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> int:
+        if self.answer is not None:
+            code = self.answer(guid, redelivery)
+            if code == 0:
+                raise TimeoutError(guid)
+            return code
+        status, body = handle_github(github_event(event, payload, guid=guid, secret=WEBHOOK_SECRET), self.services)
+        self.answers[guid] = body
+        return status
+
+    def deliver(self, event: str, body: dict[str, Any], *, guid: str | None = None) -> tuple[int, dict[str, Any]]:
+        """GitHub sends an event to the webhook; the webhook's answer (status, body)."""
+        guid = guid or f"guid-{next(self._guids)}"
+        item = self.github.deliver(event, body, guid=guid)
+        return item["status_code"], self.answers.get(guid, {})
+
+    def deliver_again(self, guid: str) -> tuple[int, dict[str, Any]]:
+        """Someone presses Redeliver on the app's Advanced page."""
+        event, payload = self.github.payloads[guid]
+        item = self.github.deliver(event, payload, guid=guid, redelivery=True)
+        return item["status_code"], self.answers.get(guid, {})
+
+    def attempts(self, guid: str) -> list[dict[str, Any]]:
+        return self.github.attempts(guid)
+
+    def sweep(self, *, run_id: str | None = None, update_alarm: Any = None) -> dict[str, Any]:
+        """One run of the real sweep now; GitHub then carries out the redeliveries it accepted, seconds later."""
+        from pager.sweep import run_sweep
+
+        summary = run_sweep(self.services, now=self.now, run_id=run_id or f"run-{int(self.now)}", update_alarm=update_alarm)
+        self.clock.advance(20)
+        self.github.deliver_pending()
+        return summary
+
+    # -- Telegram's webhook
+
+    def update(self, update: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """POST /telegram with a valid secret token; the endpoint's answer."""
+        return handle_telegram(telegram_event(update, secret=TELEGRAM_SECRET), self.services)
+
+    def press_update(self, data: str, *, message_id: int, user: int = ALLOWED_USER, chat: str = CHAT_ID,
+                     callback_id: str | None = None) -> dict[str, Any]:
+        """A callback_query update as Telegram sends it for a press on a button."""
+        return {
+            "update_id": next(self._updates),
+            "callback_query": {
+                "id": callback_id or f"cb-{next(self._callbacks)}",
+                "from": {"id": user, "is_bot": False, "first_name": "Maintainer"},
+                "message": {"message_id": message_id, "chat": {"id": int(chat), "type": "supergroup"}, "date": int(self.now)},
+                "chat_instance": "1",
+                "data": data,
+            },
+        }
+
+    def press(self, label_start: str, message_id: int | None = None, **kwargs: Any) -> tuple[int, dict[str, Any]]:
+        """Press the button whose label starts with `label_start` on a message (the newest by default)."""
+        message_id = message_id if message_id is not None else max(self.chat.messages)
+        data = self.chat.button_data(message_id, label_start)
+        return self.update(self.press_update(data, message_id=message_id, **kwargs))
+
+    # -- at the same moment
+
+    def concurrently(self, *actions: Callable[[], Any]) -> list[Any]:
+        """Run the actions at the same moment, one thread each; their results in order."""
+        self._race = _Race(len(actions))
+        results: list[Any] = [None] * len(actions)
+
+        def run(i: int, action: Callable[[], Any]) -> None:
+            self._local.racer = i
+            try:
+                results[i] = action()
+            finally:
+                self._race.reached(i) if self._race else None
+                self._local.racer = None
+
+        threads = [threading.Thread(target=run, args=(i, a)) for i, a in enumerate(actions)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self._race = None
+        return results
+
+    def race(self, event: str, bodies: list[dict[str, Any]]) -> list[int]:
+        """Deliver the bodies at the same moment (one guid each); the answers. A delivery answered 500
+        is delivered again afterwards, as the sweep would, and must then pass."""
+        guids = [f"race-{next(self._guids)}" for _ in bodies]
+        answers = self.concurrently(*(lambda g=g, b=b: self.deliver(event, b, guid=g)[0] for g, b in zip(guids, bodies)))
+        for guid, status in zip(guids, answers):
+            if status != 200:
+                assert status == 500, status
+                assert self.deliver_again(guid)[0] == 200
+        return answers
+
+    def _observe(self, service: str, name: str) -> None:
+        race, racer = self._race, getattr(self._local, "racer", None)
+        if race is None or racer is None:
+            return
+        if service == "store":
+            race.reached(racer)
+        else:
+            race.hold()
+
+    # -- looking
+
+    def snapshot(self, *, presses: bool = True) -> dict[str, Any]:
+        """What a maintainer and the table would show: records, the chat, dispatches, merges."""
+        dump = self.store.dump()
+        if not presses:
+            dump = {k: v for k, v in dump.items() if not k.startswith("press#")}
+        return {
+            "records": dump,
+            "chat": self.chat.view(),
+            "dispatches": copy.deepcopy(self.hub.dispatches),
+            "merges": copy.deepcopy(self.hub.merges),
+        }
+
+    def effects(self) -> dict[str, Any]:
+        """Every side effect so far, edits included: what 'the same side effects' compares."""
+        return {
+            "sent": list(self.chat.sent),
+            "edits": list(self.chat.edits),
+            "dispatches": copy.deepcopy(self.hub.dispatches),
+            "merges": copy.deepcopy(self.hub.merges),
+        }
+
+    def pending_claims(self) -> list[str]:
+        return [key for key, data in self.store.dump().items() if records.PENDING in data]
