@@ -1,7 +1,8 @@
 """The webhook endpoint end to end: API Gateway events through functions/webhook/app.py:lambda_handler.
 
-DynamoDB is moto, GitHub and Telegram are the emulators behind `responses`; every example payload
-GitHub publishes goes through the real handler, signed with the test secret.
+DynamoDB is moto, GitHub and Telegram are the fake world's (their transport mounted on the clients'
+session); every example payload GitHub publishes goes through the real handler, signed with the test
+secret.
 """
 
 from __future__ import annotations
@@ -12,17 +13,18 @@ import itertools
 import importlib.util
 import json
 import logging
-import re
 from pathlib import Path
 
 import boto3
 import pytest
-import responses
 from moto import mock_aws
 
 from pager import bootstrap
+from pager.dynamo import create_table
 from pager.routing import verify_signature
-from pager_sim.emulators import GitHubEmulator, TelegramEmulator, responses_callback
+from pager_world.github import FakeGitHub
+from pager_world.http import session_for
+from pager_world.telegram import FakeTelegram
 
 from conftest import BOT_TOKEN, TEST_ENV, TELEGRAM_SECRET, WEBHOOK_SECRET, fixture_files, github_event, load_payload, sign, telegram_event
 
@@ -52,20 +54,13 @@ class Context:
 @contextlib.contextmanager
 def deployment(env):
     """A deployment in miniature: the table on moto, GitHub and Telegram emulated."""
-    with mock_aws(), responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+    with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
-        client.create_table(
-            TableName=env["PAGER_TABLE"],
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        github = GitHubEmulator(clock=lambda: 1_796_198_400.0, api_url=TEST_ENV["GITHUB_API_URL"])
-        telegram = TelegramEmulator()
-        for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
-            rsps.add_callback(method, re.compile(re.escape(TEST_ENV["GITHUB_API_URL"]) + "/.*"), callback=responses_callback(github))
-            rsps.add_callback(method, re.compile(re.escape(TEST_ENV["TELEGRAM_API_URL"]) + "/.*"), callback=responses_callback(telegram))
-        bootstrap.use(bootstrap.build_services(env, dynamodb=client, sleep=lambda s: None))
+        create_table(client, env["PAGER_TABLE"])
+        github = FakeGitHub(clock=lambda: 1_796_198_400.0, api_url=TEST_ENV["GITHUB_API_URL"])
+        telegram = FakeTelegram()
+        session = session_for({TEST_ENV["GITHUB_API_URL"]: github, TEST_ENV["TELEGRAM_API_URL"]: telegram})
+        bootstrap.use(bootstrap.build_services(env, dynamodb=client, session=session, sleep=lambda s: None))
         try:
             yield github, telegram
         finally:
