@@ -8,7 +8,6 @@ press of 🛠 Start fix.
 
 from __future__ import annotations
 
-import pytest
 
 from pager.buttons import handle_update
 from pager_world.cases import alarmed, pressing

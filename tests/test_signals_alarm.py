@@ -43,7 +43,7 @@ def test_a_failing_run_on_the_default_branch_opens_the_alarm_with_start_fix(worl
     assert (status, answer["outcome"]) == (200, "alarm opened")
     _, (text, buttons) = only_message(world)
     assert text.splitlines()[0] == f'🚨 <a href="https://github.com/{REPO}">{REPO}</a>'
-    assert f'/actions/runs/2823525' in text and "test: failure in run #163" in text
+    assert '/actions/runs/2823525' in text and "test: failure in run #163" in text
     assert buttons == (("🛠 Start fix",),)
     assert world.chat.messages[max(world.chat.messages)].notified is True
 

@@ -14,7 +14,7 @@ import pytest
 
 from pager.signals import release
 from pager.signals.release import ReleasePull, decide_pull
-from pager_world.cases import BRANCH, HEAD, NEWER, live_pull, merged, pressing, published, pull, pushed_unseen, ready, suite_passed
+from pager_world.cases import HEAD, NEWER, live_pull, merged, pressing, published, pull, pushed_unseen, ready, suite_passed
 from pager_world.matrix import Scenario, delivering, failure_matrix
 from pager_world.payloads import payload
 from pager_world.world import REPO

@@ -12,7 +12,6 @@ import contextlib
 import itertools
 import importlib.util
 import json
-import logging
 from pathlib import Path
 
 import boto3

@@ -137,7 +137,6 @@ class Demo:
     def story(self) -> None:
         app = p.repository("acme/app", 101)
         lib = p.repository("acme/lib", 102)
-        control = p.repository(CONTROL, 100)
         c = self.clock
 
         self.say("1. Telegram is down while an outsider opens a discussion")

@@ -14,7 +14,6 @@ import contextlib
 import importlib.util
 import socket
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -115,7 +114,7 @@ class FakeServer:
         reply = self.fake(HttpRequest(method, self.url + path, headers, body))
         return reply.status, {"content-type": "application/json", **reply.headers}, reply.encoded()
 
-    def start(self) -> "EmulatorServer":
+    def start(self) -> "FakeServer":
         self.server = _serve(self.answer, self.port)
         return self
 

@@ -25,7 +25,6 @@ class Delivery:
     guid: str
     event: str
     payload: dict[str, Any]
-    hook_id: str = ""
 
     @classmethod
     def from_apigw(cls, event: Mapping[str, Any], *, secret: str) -> "Delivery":
@@ -56,7 +55,7 @@ class Delivery:
             raise BadRequest("body is not JSON") from None
         if not isinstance(payload, dict):
             raise BadRequest("body is not a JSON object")
-        return cls(guid=guid, event=kind, payload=payload, hook_id=headers.get("x-github-hook-id", ""))
+        return cls(guid=guid, event=kind, payload=payload)
 
     @property
     def action(self) -> str | None:

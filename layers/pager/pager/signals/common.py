@@ -73,9 +73,3 @@ def buttons_json(buttons: Any) -> Any:
     if not buttons:
         return None
     return [[[label, data] for label, data in row] for row in buttons]
-
-
-def buttons_from_json(stored: Any) -> list[list[tuple[str, str]]] | None:
-    if not stored:
-        return None
-    return [[(label, data) for label, data in row] for row in stored]
