@@ -9,18 +9,13 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
+from pathlib import Path
+
+import yaml
+
+from pager.dynamo import DynamoStore, create_table
 from pager.errors import Conflict, StoreUnavailable
-from pager.dynamo import DynamoStore
-from pager.store import MemoryStore, Record
-
-
-def create_table(client, name: str = "pager-test") -> None:
-    client.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+from pager.store import TABLE_ITEM, TABLE_KEY, TABLE_TTL, MemoryStore, Record
 
 
 @pytest.fixture(params=["memory", "dynamodb"])
@@ -33,7 +28,7 @@ def store(request, monkeypatch):
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
-        create_table(client)
+        create_table(client, "pager-test")
         yield DynamoStore(client, "pager-test")
 
 
@@ -96,9 +91,9 @@ def test_an_expiry_is_written_to_the_ttl_attribute(monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
-        create_table(client)
+        create_table(client, "pager-test")
         DynamoStore(client, "pager-test").save(Record("k"), {"x": 1}, expires_at=1_900_000_000)
-        item = client.get_item(TableName="pager-test", Key={"pk": {"S": "k"}})["Item"]
+        item = client.get_item(TableName="pager-test", Key={"pk": {"S": "k"}, "sk": {"S": "#"}})["Item"]
         assert item["ttl"] == {"N": "1900000000"}
 
 
@@ -115,6 +110,9 @@ class ThrottledClient:
     def put_item(self, **_):
         self._throttle("PutItem")
 
+    def query(self, **_):
+        self._throttle("Query")
+
 
 def test_a_throttled_table_is_unavailable_which_a_later_delivery_can_fix():
     store = DynamoStore(ThrottledClient(), "pager-test")
@@ -122,3 +120,39 @@ def test_a_throttled_table_is_unavailable_which_a_later_delivery_can_fix():
         store.load("k")
     with pytest.raises(StoreUnavailable):
         store.save(Record("k"), {})
+    with pytest.raises(StoreUnavailable):
+        store.items("k")
+
+
+def test_the_items_of_a_key_are_records_of_their_own_read_together_without_the_record_itself(store):
+    head = store.save(store.load("alarm#o/r"), {"message": 1})
+    a = store.save(store.load("alarm#o/r", "entry:workflow:1"), {"state": "open"})
+    store.save(store.load("alarm#o/r", "entry:code-scanning:7"), {"state": "closed"})
+    store.save(store.load("alarm#o/other", "entry:workflow:1"), {"state": "open"})
+    assert store.load("alarm#o/r") == head and store.load("alarm#o/r", "entry:workflow:1") == a
+    assert [(r.item, r.data) for r in store.items("alarm#o/r")] == [
+        ("entry:code-scanning:7", {"state": "closed"}), ("entry:workflow:1", {"state": "open"})]
+    with pytest.raises(Conflict):  # an item's version is its own
+        store.save(Record("alarm#o/r", {}, 0, "entry:workflow:1"), {"state": "closed"})
+    assert store.items("alarm#nothing") == []
+
+
+def test_a_key_with_many_items_reads_them_all(store):
+    for n in range(120):
+        store.save(store.load("alarm#o/r", f"entry:code-scanning:{n:04d}"), {"title": "x" * 300})
+    assert len(store.items("alarm#o/r")) == 120
+
+
+def test_the_table_of_the_template_is_the_one_the_store_reads_and_writes():
+    root = Path(__file__).resolve().parents[1]
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    template = yaml.load((root / "template.yaml").read_text(), Loader=Loader)
+    table = template["Resources"]["Table"]["Properties"]
+    assert table["KeySchema"] == [{"AttributeName": TABLE_KEY, "KeyType": "HASH"}, {"AttributeName": TABLE_ITEM, "KeyType": "RANGE"}]
+    assert {d["AttributeName"]: d["AttributeType"] for d in table["AttributeDefinitions"]} == {TABLE_KEY: "S", TABLE_ITEM: "S"}
+    assert table["TimeToLiveSpecification"] == {"AttributeName": TABLE_TTL, "Enabled": True}
+    assert table["BillingMode"] == "PAY_PER_REQUEST"

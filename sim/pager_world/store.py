@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 
 from pager.dynamo import DynamoStore
 from pager.errors import Conflict, StoreUnavailable
-from pager.store import TABLE_KEY, MemoryStore, Record
+from pager.store import ROOT_ITEM, TABLE_ITEM, TABLE_KEY, MemoryStore, Record
 
 from .faults import Faults
 
@@ -41,17 +41,25 @@ class FaultyStore:
         self.conflicts: Counter[str] = Counter()
         self.changed = threading.Condition()
 
-    def load(self, key: str) -> Record:
+    def load(self, key: str, item: str = "") -> Record:
         self.loads += 1
-        if self.faults.call("store", f"load {key}") is not None:
-            raise StoreUnavailable(f"DynamoDB load {key}: ThrottlingException")
-        return self.inner.load(key)
+        name = f"{key} [{item}]" if item else key
+        if self.faults.call("store", f"load {name}") is not None:
+            raise StoreUnavailable(f"DynamoDB load {name}: ThrottlingException")
+        return self.inner.load(key, item)
+
+    def items(self, key: str) -> list[Record]:
+        self.loads += 1
+        if self.faults.call("store", f"query {key}") is not None:
+            raise StoreUnavailable(f"DynamoDB query {key}: ThrottlingException")
+        return self.inner.items(key)
 
     def save(self, record: Record, data: dict[str, Any], *, expires_at: int | None = None) -> Record:
         kind = key_kind(record.key)
         self.writes[kind] += 1
-        if self.faults.call("store", f"save {record.key}") is not None:
-            raise StoreUnavailable(f"DynamoDB save {record.key}: ThrottlingException")
+        name = f"{record.key} [{record.item}]" if record.item else record.key
+        if self.faults.call("store", f"save {name}") is not None:
+            raise StoreUnavailable(f"DynamoDB save {name}: ThrottlingException")
         try:
             saved = self.inner.save(record, data, expires_at=expires_at)
         except Conflict:
@@ -76,8 +84,10 @@ class FaultyDynamoClient:
         self._client = client
         self._faults = faults
 
-    def _call(self, verb: str, key: str) -> None:
-        if self._faults.call("store", f"{verb} {key}") is not None:
+    def _call(self, verb: str, key: dict[str, Any]) -> None:
+        item = key.get(TABLE_ITEM, {}).get("S", ROOT_ITEM)
+        name = key[TABLE_KEY]["S"] + ("" if item == ROOT_ITEM else f" [{item}]")
+        if self._faults.call("store", f"{verb} {name}") is not None:
             raise ClientError(
                 {"Error": {"Code": "ThrottlingException", "Message": "Rate of requests exceeds the allowed throughput."},
                  "ResponseMetadata": {"HTTPStatusCode": 400}},
@@ -85,12 +95,16 @@ class FaultyDynamoClient:
             )
 
     def get_item(self, **kwargs: Any) -> Any:
-        self._call("load", kwargs["Key"][TABLE_KEY]["S"])
+        self._call("load", kwargs["Key"])
         return self._client.get_item(**kwargs)
 
     def put_item(self, **kwargs: Any) -> Any:
-        self._call("save", kwargs["Item"][TABLE_KEY]["S"])
+        self._call("save", kwargs["Item"])
         return self._client.put_item(**kwargs)
+
+    def query(self, **kwargs: Any) -> Any:
+        self._call("query", {TABLE_KEY: kwargs["ExpressionAttributeValues"][":k"]})
+        return self._client.query(**kwargs)
 
 
 class DynamoDump(DynamoStore):
@@ -103,5 +117,10 @@ class DynamoDump(DynamoStore):
 
     def dump(self) -> dict[str, Any]:
         items = self._raw.scan(TableName=self._name, ConsistentRead=True)["Items"]
-        ordered = sorted(items, key=lambda i: i[TABLE_KEY]["S"])
-        return {item[TABLE_KEY]["S"]: json.loads(item["data"]["S"]) for item in ordered}
+        ordered = sorted(items, key=lambda i: (i[TABLE_KEY]["S"], i[TABLE_ITEM]["S"]))
+
+        def name(stored: dict[str, Any]) -> str:
+            item = stored[TABLE_ITEM]["S"]
+            return stored[TABLE_KEY]["S"] + ("" if item == ROOT_ITEM else f" [{item}]")
+
+        return {name(item): json.loads(item["data"]["S"]) for item in ordered}

@@ -1,7 +1,8 @@
 """The table of template.yaml through a boto3 DynamoDB client: `DynamoStore`, and the table's creation
 for local runs and tests. The one module of pager that imports botocore.
 
-Items: `pk` (the record's key), `version` (a number), `data` (the record's JSON as text), `ttl`.
+Items: `pk` (the record's key), `sk` (`#` for the record itself, else the item's name), `version` (a
+number), `data` (the record's JSON as text), `ttl`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from .errors import Conflict, StoreUnavailable
-from .store import TABLE_KEY, TABLE_TTL, Record, encode
+from .store import ROOT_ITEM, TABLE_ITEM, TABLE_KEY, TABLE_TTL, Record, encode
 
 _TRANSIENT_CODES = {
     "ProvisionedThroughputExceededException",
@@ -31,19 +32,41 @@ class DynamoStore:
         self._client = client
         self._table = table
 
-    def load(self, key: str) -> Record:
+    def load(self, key: str, item: str = "") -> Record:
         try:
-            answer = self._client.get_item(TableName=self._table, Key={TABLE_KEY: {"S": key}}, ConsistentRead=True)
+            answer = self._client.get_item(TableName=self._table, Key=_key(key, item), ConsistentRead=True)
         except (ClientError, BotoCoreError) as exc:
             raise _unavailable("load", key, exc) from exc
-        item = answer.get("Item")
-        if item is None:
-            return Record(key)
-        return Record(key, json.loads(item["data"]["S"]), int(item["version"]["N"]))
+        stored = answer.get("Item")
+        if stored is None:
+            return Record(key, item=item)
+        return Record(key, json.loads(stored["data"]["S"]), int(stored["version"]["N"]), item)
+
+    def items(self, key: str) -> list[Record]:
+        found: list[Record] = []
+        start: dict[str, Any] | None = None
+        while True:
+            query: dict[str, Any] = {
+                "TableName": self._table,
+                "KeyConditionExpression": f"{TABLE_KEY} = :k AND {TABLE_ITEM} > :root",
+                "ExpressionAttributeValues": {":k": {"S": key}, ":root": {"S": ROOT_ITEM}},
+                "ConsistentRead": True,
+            }
+            if start:
+                query["ExclusiveStartKey"] = start
+            try:
+                answer = self._client.query(**query)
+            except (ClientError, BotoCoreError) as exc:
+                raise _unavailable("query", key, exc) from exc
+            for stored in answer.get("Items", []):
+                found.append(Record(key, json.loads(stored["data"]["S"]), int(stored["version"]["N"]), stored[TABLE_ITEM]["S"]))
+            start = answer.get("LastEvaluatedKey")
+            if not start:
+                return found
 
     def save(self, record: Record, data: dict[str, Any], *, expires_at: int | None = None) -> Record:
         item = {
-            TABLE_KEY: {"S": record.key},
+            **_key(record.key, record.item),
             "version": {"N": str(record.version + 1)},
             "data": {"S": encode(data)},
         }
@@ -64,7 +87,11 @@ class DynamoStore:
             raise _unavailable("save", record.key, exc) from exc
         except BotoCoreError as exc:
             raise _unavailable("save", record.key, exc) from exc
-        return Record(record.key, json.loads(item["data"]["S"]), record.version + 1)
+        return Record(record.key, json.loads(item["data"]["S"]), record.version + 1, record.item)
+
+
+def _key(key: str, item: str) -> dict[str, Any]:
+    return {TABLE_KEY: {"S": key}, TABLE_ITEM: {"S": item or ROOT_ITEM}}
 
 
 def _unavailable(step: str, key: str, exc: Exception) -> Exception:
@@ -82,8 +109,8 @@ def create_table(client: Any, table: str) -> None:
     """pager's table as template.yaml declares it (for local runs and tests): on demand, key and TTL."""
     client.create_table(
         TableName=table,
-        KeySchema=[{"AttributeName": TABLE_KEY, "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": TABLE_KEY, "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": TABLE_KEY, "KeyType": "HASH"}, {"AttributeName": TABLE_ITEM, "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": TABLE_KEY, "AttributeType": "S"}, {"AttributeName": TABLE_ITEM, "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
     )
     client.update_time_to_live(TableName=table, TimeToLiveSpecification={"Enabled": True, "AttributeName": TABLE_TTL})

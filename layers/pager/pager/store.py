@@ -4,12 +4,17 @@ Every record is a JSON object under a string key (`alarm#owner/repo`, `sweep#sta
 version. `save` writes only when the stored version is still the one that was loaded, so two
 deliveries of the same event can never both act on the same state: the loser gets `Conflict`.
 
+A key may also hold items, each a record of its own (`item`, non-empty), read together with
+`items(key)`: an alarm keeps one item per entry, so that deliveries about different entries of one
+repository never write the same record, and no alarm grows towards DynamoDB's 400 KB item limit.
+
     Store         the protocol the signals and the sweep use
     MemoryStore   the in-memory fake; tests/test_store.py runs one contract suite against both
     DynamoStore   DynamoDB through a boto3 client, in `pager.dynamo` (the only module that needs botocore)
 
-The table's schema is stated once, here: `TABLE_KEY` (the partition key, a string) and `TABLE_TTL`
-(the TTL attribute, epoch seconds). template.yaml declares the same, and a test holds them together.
+The table's schema is stated once, here: `TABLE_KEY` (the partition key, a string), `TABLE_ITEM`
+(the sort key, a string: `ROOT_ITEM` for the record itself), `TABLE_TTL` (the TTL attribute, epoch
+seconds). template.yaml declares the same, and a test holds them together.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from typing import Any, Protocol
 from .errors import Conflict
 
 TABLE_KEY = "pk"
+TABLE_ITEM = "sk"
 TABLE_TTL = "ttl"
+ROOT_ITEM = "#"  # the sort key of a record itself (an item's name never starts with "#")
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,7 @@ class Record:
     key: str
     data: dict[str, Any] = field(default_factory=dict)
     version: int = 0  # 0: nothing stored under this key yet
+    item: str = ""  # "": the record itself; else one of its items
 
     @property
     def exists(self) -> bool:
@@ -37,15 +45,18 @@ class Record:
 
 
 class Store(Protocol):
-    def load(self, key: str) -> Record:
-        """The record under `key`; an empty one with version 0 when there is none."""
+    def load(self, key: str, item: str = "") -> Record:
+        """The record under `key` (or its `item`); an empty one with version 0 when there is none."""
 
     def save(self, record: Record, data: dict[str, Any], *, expires_at: int | None = None) -> Record:
-        """Write `data` under `record.key` if the stored version is still `record.version`.
+        """Write `data` under `record.key` (and `record.item`) if the stored version is still `record.version`.
 
         Returns the new record. Raises `Conflict` when someone else wrote first, `StoreUnavailable`
         when the store is throttled or unreachable. `expires_at` (epoch seconds) lets the table's TTL
         remove the record later."""
+
+    def items(self, key: str) -> list[Record]:
+        """Every item under `key` (not the record itself), by item name, read consistently."""
 
 
 def encode(data: dict[str, Any]) -> str:
@@ -57,31 +68,41 @@ class MemoryStore:
     """In-memory store with the same contract as DynamoStore; thread-safe for race tests."""
 
     def __init__(self) -> None:
-        self._items: dict[str, tuple[int, str, int | None]] = {}
+        self._items: dict[tuple[str, str], tuple[int, str, int | None]] = {}
         self._lock = threading.Lock()
 
-    def load(self, key: str) -> Record:
+    def load(self, key: str, item: str = "") -> Record:
         with self._lock:
-            item = self._items.get(key)
-        if item is None:
-            return Record(key)
-        version, text, _ = item
-        return Record(key, json.loads(text), version)
+            stored = self._items.get((key, item))
+        if stored is None:
+            return Record(key, item=item)
+        version, text, _ = stored
+        return Record(key, json.loads(text), version, item)
 
     def save(self, record: Record, data: dict[str, Any], *, expires_at: int | None = None) -> Record:
         text = encode(data)
+        where = (record.key, record.item)
         with self._lock:
-            current = self._items.get(record.key)
+            current = self._items.get(where)
             if (current[0] if current else 0) != record.version:
-                raise Conflict(f"{record.key} changed since version {record.version}")
-            self._items[record.key] = (record.version + 1, text, expires_at)
-        return Record(record.key, json.loads(text), record.version + 1)
+                raise Conflict(f"{_name(record)} changed since version {record.version}")
+            self._items[where] = (record.version + 1, text, expires_at)
+        return Record(record.key, json.loads(text), record.version + 1, record.item)
+
+    def items(self, key: str) -> list[Record]:
+        with self._lock:
+            found = sorted((item, version, text) for (k, item), (version, text, _) in self._items.items() if k == key and item)
+        return [Record(key, json.loads(text), version, item) for item, version, text in found]
 
     def keys(self) -> list[str]:
         with self._lock:
-            return sorted(self._items)
+            return sorted(_name(Record(k, item=i)) for k, i in self._items)
 
     def dump(self) -> dict[str, Any]:
-        """Every record's data by key: what tests compare between runs."""
+        """Every record's data by key (an item as `key [item]`): what tests compare between runs."""
         with self._lock:
-            return {key: json.loads(text) for key, (_, text, _) in sorted(self._items.items())}
+            return {_name(Record(k, item=i)): json.loads(text) for (k, i), (_, text, _) in sorted(self._items.items())}
+
+
+def _name(record: Record) -> str:
+    return f"{record.key} [{record.item}]" if record.item else record.key
