@@ -9,12 +9,13 @@ failure at every external call.
 
 from __future__ import annotations
 
+import json
 
 import pytest
 
 from pager.errors import Transient
 from pager.signals import alarm
-from pager.signals.alarm import Change, apply_change, update_alarm
+from pager.signals.alarm import decide_entry, render, update_alarm
 from pager.signals.common import short_ref
 from pager_world.cases import alert, delivery_entry, run, suite
 from pager_world.matrix import Scenario, delivering, failure_matrix
@@ -86,9 +87,16 @@ def test_runs_off_the_default_branch_or_from_a_fork_are_ignored(world):
     assert world.chat.view() == {} and world.store.dump() == {}
 
 
-def test_an_event_that_changes_no_entry_writes_nothing(world):
+def test_a_success_with_nothing_open_remembers_its_order_and_shows_nothing(world):
     assert world.deliver("workflow_run", run("success"))[1]["outcome"] == "alarm unchanged"
-    assert world.store.dump() == {}
+    assert world.store.dump() == {f"{KEY} [entry:workflow:2823525]": {"state": "closed", "order": "000000000163.0001", "at": world.now}}
+    assert world.chat.view() == {}
+    since = len(world.faults.log)
+    assert world.deliver("workflow_run", run("success"))[1]["outcome"] == "alarm unchanged"
+    assert saves(world, since) == []
+
+
+def test_an_event_that_changes_no_entry_writes_nothing(world):
     world.deliver("workflow_run", run("failure"))
     since = len(world.faults.log)
     assert world.deliver("workflow_run", run("failure"))[1]["outcome"] == "alarm unchanged"
@@ -138,7 +146,7 @@ def test_a_failing_check_suite_of_another_app_opens_its_entry_and_success_closes
     # check_suite has two handlers (the alarm's and the release's); the webhook joins their outcomes.
     assert world.deliver("check_suite", suite("failure"))[1]["outcome"] == "alarm opened; ignored: not a release branch"
     assert "octocoders-linter: failure on ec26c3e" in only_message(world)[1][0]
-    assert "suite:octocoders-linter" in world.store.dump()[KEY]["entries"]
+    assert world.store.dump()[f"{KEY} [entry:suite:octocoders-linter]"]["state"] == "open"
     later = suite("success", updated_at="2019-05-15T16:00:00Z")
     assert world.deliver("check_suite", later)[1]["outcome"].startswith("all clear; ")
 
@@ -168,7 +176,33 @@ def test_a_reopened_alert_opens_again_although_its_payload_carries_no_newer_time
     world.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"}))
     world.deliver("code_scanning_alert", alert("fixed", **{"ref": "refs/heads/master", "alert.fixed_at": "2021-02-12T00:00:00Z"}))
     reopened = alert("reopened", **{"alert.number": 10})
+    world.hub.alerts[(REPO, 10)] = {"number": 10, "state": "open"}
     assert world.deliver("code_scanning_alert", reopened)[1]["outcome"] == "alarm opened"
+
+
+def test_a_late_reopened_alert_that_github_calls_fixed_now_opens_nothing(world):
+    world.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"}))
+    world.deliver("code_scanning_alert", alert("fixed", **{"ref": "refs/heads/master", "alert.fixed_at": "2021-02-12T00:00:00Z"}))
+    world.hub.alerts[(REPO, 10)] = {"number": 10, "state": "fixed"}
+    before = world.snapshot()
+    # The reopening, delivered again hours late, after the alert was fixed for good.
+    outcome = world.deliver("code_scanning_alert", alert("reopened", **{"alert.number": 10}))[1]["outcome"]
+    assert outcome == "stale: GitHub calls code scanning alert #10 fixed now"
+    assert world.snapshot() == before
+
+
+@pytest.mark.parametrize("action", ["reopened_by_user", "appeared_in_branch"])
+def test_every_action_that_opens_an_alert_opens_its_entry_while_github_calls_it_open(world, action):
+    world.hub.alerts[(REPO, 10)] = {"number": 10, "state": "open"}
+    ref = "" if action == "reopened_by_user" else "refs/heads/master"  # a person's reopening has no ref
+    body = alert(action, "reopened", **{"ref": ref, "alert.number": 10})
+    assert world.deliver("code_scanning_alert", body)[1]["outcome"] == "alarm opened"
+
+
+def test_an_alert_assigned_to_someone_changes_nothing(world):
+    body = alert("updated_assignment", "created", **{"ref": "refs/heads/master"})
+    assert world.deliver("code_scanning_alert", body)[1]["outcome"] == "ignored"
+    assert world.store.dump() == {}
 
 
 # -- the sweep's entries ------------------------------------------------------------------------------
@@ -213,6 +247,7 @@ def test_start_fix_dispatches_pager_fix_once_and_a_second_press_says_so(world):
     assert dispatch["client_payload"] == {
         "repository": REPO,
         "entries": [{"key": "workflow:2823525", "title": "test: failure in run #163", "url": f"https://github.com/{REPO}/actions/runs/28235251631"}],
+        "more": 0,
         "message_id": max(world.chat.messages),
     }
 
@@ -240,6 +275,69 @@ def test_two_different_failures_racing_end_in_one_message_with_both(world):
     assert len(world.chat.sent) == 1
     text = only_message(world)[1][0]
     assert "test: failure" in text and "lint: failure" in text
+
+
+def test_eight_workflows_failing_at_once_are_all_shown_in_one_message_and_none_answers_500(world):
+    # A broken main: eight workflows fail within a second; each delivery reaches the table before
+    # any of them reaches Telegram, so they truly overlap.
+    statuses = world.race("workflow_run", [run("failure", workflow_id=100 + i, name=f"wf-{i}") for i in range(8)])
+    assert statuses == [200] * 8
+    assert len(world.chat.sent) == 1
+    text = only_message(world)[1][0]
+    assert all(f"wf-{i}: failure in run #163" in text for i in range(8))
+    assert world.pending_claims() == []
+
+
+def test_twenty_alerts_of_one_analysis_are_all_shown(world):
+    bodies = [alert("created", **{"ref": "refs/heads/master", "alert.number": 100 + n}) for n in range(20)]
+    assert world.race("code_scanning_alert", bodies) == [200] * 20
+    text = only_message(world)[1][0]
+    assert all(f"code scanning #{100 + n}:" in text for n in range(20))
+
+
+def many_alerts(world, count: int) -> None:
+    """`count` open code scanning alerts, as stored after their deliveries."""
+    from pager.store import Record
+
+    for n in range(count):
+        entry = {"state": "open", "title": f"code scanning #{n}: Query built from user-controlled sources (warning)",
+                 "url": f"https://github.com/{REPO}/security/code-scanning/{n}", "order": "", "rank": 4, "at": world.now - 3600 + n}
+        world.store.inner.save(Record(KEY, item=f"entry:code-scanning:{n}"), entry)
+
+
+def test_a_new_failure_behind_ninety_open_alerts_is_shown_first_with_how_many_more_there_are(world):
+    many_alerts(world, 90)
+    assert world.deliver("workflow_run", run("failure", name="deploy"))[0] == 200
+    text = only_message(world)[1][0]
+    lines = text.splitlines()
+    assert "deploy: failure in run #163" in lines[1]  # failing CI before alerts
+    assert lines[-1].startswith("… and ") and "code scanning alerts" in lines[-1]
+    assert f'href="https://github.com/{REPO}/security/code-scanning"' in lines[-1]
+    hidden = int(lines[-1].split()[2])
+    assert len(lines) - 2 + hidden == 91  # every entry shown or counted
+
+
+def test_a_thousand_open_alerts_keep_every_delivery_answering_200_and_no_record_grows(world):
+    many_alerts(world, 1200)
+    for n in range(3):
+        assert world.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master", "alert.number": 5000 + n}))[0] == 200
+    assert world.deliver("workflow_run", run("failure"))[0] == 200
+    text = only_message(world)[1][0]
+    from pager.html import visible_length
+
+    assert visible_length(text) <= 4096 and "… and 11" in text
+    # The largest record is the head, which keeps the message it shows: bounded by the message, not by the entries.
+    assert max(len(json.dumps(data)) for data in world.store.dump().values()) < 20_000
+
+
+def test_the_most_severe_and_newest_alerts_come_first(world):
+    for n, severity in enumerate(["note", "critical", "warning", "critical"]):
+        body = alert("created", **{"ref": "refs/heads/master", "alert.number": 10 + n,
+                                  "alert.rule.security_severity_level": severity})
+        world.deliver("code_scanning_alert", body)
+        world.now += 60
+    lines = only_message(world)[1][0].splitlines()[1:]
+    assert [line.split("#")[1].split(":")[0] for line in lines] == ["13", "11", "12", "10"]
 
 
 # -- failures at every call ---------------------------------------------------------------------------
@@ -313,31 +411,38 @@ def test_a_failure_at_any_call_of_start_fix_dispatches_once_in_the_end(make_worl
 # -- the pure decisions -----------------------------------------------------------------------------
 
 
-def _entry(order: str, title: str = "t") -> dict:
-    return {"title": title, "url": "u", "order": order}
+def _entry(order: str, title: str = "t", rank: int = 0) -> dict:
+    return {"title": title, "url": "u", "order": order, "rank": rank}
 
 
 def test_applying_a_failure_older_than_the_closed_entry_changes_nothing():
-    data = {"entries": {}, "closed": {"workflow:1": {"order": "000000000163.0002", "at": 0.0}}}
-    entries, closed, changed = apply_change(data, Change(opened={"workflow:1": _entry("000000000163.0001")}), now=10.0)
-    assert (entries, changed) == ({}, False)
+    closed = {"state": "closed", "order": "000000000163.0002", "at": 0.0}
+    step = decide_entry(_entry("000000000163.0001"), None, False)(closed, 10.0)
+    assert (step.describe(), step.data) == ("stale", None)
 
 
-def test_applying_a_close_remembers_its_order_and_forgets_closes_older_than_three_days():
+def test_a_close_remembers_its_order_and_a_closed_entry_is_forgotten_after_three_days():
     now = 10 * 24 * 3600.0
-    data = {"entries": {"a": _entry("2")}, "closed": {"old": {"order": "1", "at": 0.0}}}
-    entries, closed, changed = apply_change(data, Change(closed={"a": "3"}), now=now)
-    assert entries == {} and changed
-    assert closed == {"a": {"order": "3", "at": now}}
+    step = decide_entry(None, "3", False)({"state": "open", "order": "2", "title": "t", "at": 0.0}, now)
+    assert step.describe() == "closed" and step.data["state"] == "closed" and step.data["order"] == "3"
+    old = {"state": "closed", "order": "9", "at": 0.0}
+    assert decide_entry(_entry("1"), None, False)(old, now).describe() == "opened"  # memory older than 3 days
+    assert decide_entry(_entry("1"), None, False)(old, 3600.0).describe() == "stale"
 
 
 def test_a_close_without_an_order_always_applies():
-    entries, _, changed = apply_change({"entries": {"delivery:g": _entry("9")}}, Change(closed={"delivery:g": None}), now=0.0)
-    assert entries == {} and changed
+    step = decide_entry(None, None, False)({"state": "open", "order": "9", "title": "t", "at": 0.0}, 0.0)
+    assert step.describe() == "closed"
+
+
+def test_an_alert_without_a_time_of_its_own_opens_whatever_order_it_carries():
+    closed = {"state": "closed", "order": "2021-02-12T00:00:00Z", "at": 0.0}
+    step = decide_entry(_entry("2020-07-22T14:06:31Z"), None, True)(closed, 10.0)
+    assert step.describe() == "opened" and step.data["order"] == "2021-02-12T00:00:00Z"
 
 
 def test_start_fix_callback_data_fits_telegrams_64_bytes_for_any_repository_name():
     long_name = "o" * 39 + "/" + "r" * 100
-    _, buttons = alarm.render(long_name, {"workflow:1": _entry("1")}, short_ref(long_name))
+    _, buttons = render(long_name, {"workflow:1": _entry("1")}, short_ref(long_name))
     [[(_, data)]] = buttons
     assert len(data.encode()) <= 64

@@ -25,7 +25,7 @@ def _draft_fields() -> set[str]:
 
 
 def _fix_fields() -> set[str]:
-    return set(alarm.fix_payload("o/r", {"entries": {"workflow:1": {"title": "t", "url": "u", "order": "1"}}, "message": {"id": 1}}))
+    return set(alarm.fix_payload("o/r", {"message": {"id": 1}}, {"workflow:1": {"title": "t", "url": "u", "order": "1"}}))
 
 
 def _documented(text: str) -> set[str]:

@@ -180,9 +180,9 @@ class Counted(MemoryStore):
         super().__init__()
         self.trips: list[str] = []
 
-    def load(self, key: str) -> Record:
+    def load(self, key: str, item: str = "") -> Record:
         self.trips.append("load")
-        return super().load(key)
+        return super().load(key, item)
 
     def save(self, record: Record, data: dict, **kwargs: Any) -> Record:
         self.trips.append("save")

@@ -62,6 +62,7 @@ class FakeGitHub:
         self.installations: dict[str, int] = {}
         self.default_installation: int | None = 1
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
+        self.alerts: dict[tuple[str, int], dict[str, Any]] = {}  # code scanning alerts as GitHub has them
         self.dispatches: list[dict[str, Any]] = []
         self.merges: list[dict[str, Any]] = []
         self.merge_refusal: tuple[int, str] | None = None  # the next merges answer this (status, message)
@@ -175,6 +176,9 @@ class FakeGitHub:
             return HttpResponse(204)
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/merge", path)) and method == "PUT":
             return self._merge(m.group(1), int(m.group(2)), request.json())
+        if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/code-scanning/alerts/(\d+)", path)) and method == "GET":
+            alert = self.alerts.get((m.group(1), int(m.group(2))))
+            return HttpResponse(200, dict(alert)) if alert else _error(404, "No alert found for alert number")
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)", path)) and method == "GET":
             pull = self.pulls.get((m.group(1), int(m.group(2))))
             return HttpResponse(200, dict(pull)) if pull else _error(404)

@@ -149,7 +149,9 @@ class World:
             if code == 0:
                 raise TimeoutError(guid)
             return code
-        status, body = handle_github(github_event(event, payload, guid=guid, secret=WEBHOOK_SECRET), self.services)
+        # The handler's deadline runs on the world's clock, as its waits do.
+        status, body = handle_github(github_event(event, payload, guid=guid, secret=WEBHOOK_SECRET), self.services,
+                                     monotonic=self.clock)
         self.answers[guid] = body
         return status
 
@@ -181,7 +183,7 @@ class World:
 
     def update(self, update: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """POST /telegram with a valid secret token; the endpoint's answer."""
-        return handle_telegram(telegram_event(update, secret=TELEGRAM_SECRET), self.services)
+        return handle_telegram(telegram_event(update, secret=TELEGRAM_SECRET), self.services, monotonic=self.clock)
 
     def press_update(self, data: str, *, message_id: int, user: int = ALLOWED_USER, chat: str = CHAT_ID,
                      callback_id: str | None = None) -> dict[str, Any]:

@@ -43,6 +43,11 @@ def check(step: str) -> None:
         deadline.check(step)
 
 
+def active() -> bool:
+    """Whether the current invocation keeps a deadline."""
+    return _current.get() is not None
+
+
 def timeout(default: float) -> float:
     """A call's timeout: `default`, shortened to what the current deadline leaves."""
     deadline = _current.get()

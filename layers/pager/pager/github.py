@@ -206,6 +206,18 @@ class GitHub:
             raise GitHubUnavailable("github read pull request: answer is not an object")
         return body
 
+    def get_code_scanning_alert(self, repo: str, number: int, *, installation_id: int | None = None) -> dict:
+        """A code scanning alert as GitHub shows it now (Code scanning alerts: read)."""
+        body = self._request(
+            "GET",
+            f"/repos/{repo}/code-scanning/alerts/{int(number)}",
+            step="github read code scanning alert",
+            auth=self._installation(repo, installation_id),
+        )
+        if not isinstance(body, dict):
+            raise GitHubUnavailable("github read code scanning alert: answer is not an object")
+        return body
+
     def merge_pull(
         self, repo: str, number: int, *, sha: str, method: str, installation_id: int | None = None
     ) -> dict:

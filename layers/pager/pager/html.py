@@ -35,16 +35,20 @@ def _visible_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+def visible_length(text: str) -> int:
+    """How long Telegram counts HTML text: tags left out, entities as their character, in UTF-16 code units."""
+    return sum(_visible_length(html.unescape(m.group(0))) for m in _TOKEN.finditer(text) if m.group(2) is None)
+
+
 def cut(text: str, limit: int = MAX_TEXT) -> str:
     """HTML text that Telegram accepts: at most `limit` characters once tags and entities are parsed.
 
     A longer text is cut between tags and entities (never inside one), ends with "…", and closes the
     tags still open at the cut, so that the result is well-formed HTML.
     """
-    tokens = [(m.group(0), m.group(1), m.group(2)) for m in _TOKEN.finditer(text)]
-    total = sum(_visible_length(html.unescape(t)) for t, _, name in tokens if name is None)
-    if total <= limit:
+    if visible_length(text) <= limit:
         return text
+    tokens = [(m.group(0), m.group(1), m.group(2)) for m in _TOKEN.finditer(text)]
     kept: list[str] = []
     open_tags: list[str] = []
     used = 0

@@ -74,7 +74,7 @@ def handle_github(
     return _answer(200, {"outcome": outcome}, line, outcome, started, monotonic)
 
 
-def handle_telegram(event: Mapping[str, Any], services: Services) -> Answer:
+def handle_telegram(event: Mapping[str, Any], services: Services, *, monotonic: Callable[[], float] = time.monotonic) -> Answer:
     """Telegram's webhook: check the secret token, then hand the update to the buttons."""
     metrics.add_metric(name="TelegramUpdates", unit=MetricUnit.Count, value=1)
     headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
@@ -93,7 +93,7 @@ def handle_telegram(event: Mapping[str, Any], services: Services) -> Answer:
     from .buttons import handle_update
 
     try:
-        with deadline.within(DEADLINE_SECONDS):
+        with deadline.within(DEADLINE_SECONDS, monotonic):
             outcome = handle_update(update, services)
     except Transient as exc:
         # Telegram retries a non-2xx answer; a retried update acts once.

@@ -45,9 +45,11 @@ SIGNALS: Mapping[tuple[str, str], tuple[Handler, ...]] = {
     ("check_suite", "completed"): (alarm.check_suite, release.check_suite),
     ("code_scanning_alert", "created"): (alarm.code_scanning,),
     ("code_scanning_alert", "reopened"): (alarm.code_scanning,),
+    ("code_scanning_alert", "reopened_by_user"): (alarm.code_scanning,),
     ("code_scanning_alert", "appeared_in_branch"): (alarm.code_scanning,),
     ("code_scanning_alert", "fixed"): (alarm.code_scanning,),
     ("code_scanning_alert", "closed_by_user"): (alarm.code_scanning,),
+    # (code_scanning_alert.updated_assignment, a change of assignees, shows nothing new)
     # a release published after its pull request was merged
     ("release", "published"): (release.published,),
 }

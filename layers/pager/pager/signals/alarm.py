@@ -6,33 +6,38 @@ Entries, each keyed, with a title, a link and an order key:
                                startup_failure open it, success closes it (order: run number, attempt)
     suite:<app slug>           check_suite.completed on the default branch of an app other than
                                GitHub Actions: failure or timed_out opens, success closes (order: updated_at)
-    code-scanning:<number>     code_scanning_alert created, reopened, appeared_in_branch on the default
-                               branch open it; fixed, closed_by_user close it
+    code-scanning:<number>     code_scanning_alert created, appeared_in_branch (on the default branch),
+                               reopened, reopened_by_user open it; fixed (on the default branch),
+                               closed_by_user close it; updated_assignment changes nothing
     delivery:<guid>            the sweep's failed deliveries (`update_alarm`), in the control
                                repository's alarm only
 
-One record per repository, `alarm#<repo>`:
+Records, all under the key `alarm#<repo>`:
 
-    entries   key -> {title, url, order}: what is failing now
-    closed    key -> {order, at}: the order key of the payload that closed an entry, kept three days
-              (as long as GitHub lists a delivery), so that a stale failure does not reopen it
-    message   {id, text, buttons, open}: the message shown; open until it says all clear
-    fix       the pager-fix dispatch of this alarm, once 🛠 Start fix was pressed
-    ref       the short reference of the repository in callback data (an index record `ref#<ref>`)
+    the head (the record itself)   message {id, text, buttons, open}: the message shown, open until it
+                                   says all clear; fix: the pager-fix dispatch of this alarm, once
+                                   🛠 Start fix was pressed; ref: the repository's short reference in
+                                   callback data (an index record `ref#<ref>`)
+    one item per entry             `entry:<key>` = {state: open or closed, title, url, order, rank, at}
 
-A change of entries edits the open message; the first entry of a closed alarm sends a new message
-(so it notifies); the last entry closing edits it to all clear without buttons. The entries are
-recorded together with the message that shows them, so nothing is half-recorded: a failed send or
-edit leaves the record as it was, and the redelivery applies the change again. An event that changes
-no entry writes nothing.
+A delivery first settles its entry's item (no other delivery of the repository writes it, unless it
+is about the same thing), then renders the message from every open entry as stored: a send when the
+alarm was clear (so it notifies), an edit when what it shows changed, "✅ all clear" without buttons
+when the last entry closed. The render is settled on the head after the entries are read, conditional
+on the head's version: a delivery that finds another one rendering waits for it (as long as its
+deadline lets it) and then renders again from what is stored, so every entry applied is shown, and
+eight workflows failing at once end in one message that lists all eight.
 
-Late: an entry's order key only grows. A failure older than the newest payload applied to its entry
-(open or closed) changes nothing; a success older than the failure shown closes nothing. The one
-exception is a code scanning alert reopened or appeared in a branch: its payload has no time of the
-reopening, so it always applies; a late redelivery of one is left to the sweep's coarse rule. A
-success for an entry that is not open writes nothing, so its order is not kept either: a failure
-redelivered after such a success is kept out by the sweep (a newer delivery of the same event
-passed), not by this record.
+The message lists the most important entries first (failing runs and other apps' suites, then failed
+deliveries, then code scanning alerts by severity), the newest first within each, as many as fit
+Telegram's 4096 characters, and then says how many more there are and where to see them.
+
+Late: an entry's order key only grows, and a closed entry keeps the order that closed it for three
+days (as long as GitHub lists a delivery): a failure older than the newest payload applied to its
+entry changes nothing, and a success older than the failure shown closes nothing. A success writes
+its order even when nothing was open, so that its failure, delivered late, cannot open the entry
+afterwards. A code scanning alert reopened or appeared in a branch carries no time of its own: its
+state is read from GitHub (the gather step) and only an alert GitHub calls open opens the entry.
 """
 
 from __future__ import annotations
@@ -40,9 +45,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field as dataclass_field
 from typing import Any, Iterable, Mapping
 
-from ..html import link
+from ..errors import GitHubRefused
+from ..html import MAX_TEXT, escape, link, visible_length
 from ..routing import Delivery
 from ..services import Services
+from ..store import Record
 from ..values import field, integer, iso, newest, order_of_time, text
 from .common import buttons_json, default_branch, ref_key, repo_link, repo_url, short_ref
 from .records import settle
@@ -51,14 +58,23 @@ from .steps import Dispatch, EditMessage, Remember, SendMessage, Step
 FIX_EVENT = "pager-fix"
 DELIVERY_PREFIX = "delivery:"
 FIX_PREFIX = "fix:"
+ENTRY_ITEM = "entry:"
 CLOSED_MEMORY_SECONDS = 3 * 24 * 3600  # GitHub lists a delivery (and so may redeliver it) for 3 days
+FIX_PAYLOAD_ENTRIES = 40  # entries a pager-fix dispatch carries (GitHub refuses a body over 64 KB)
+FOOTER_ROOM = 400  # characters kept free in the message for the line saying how many more there are
 
 FAILING_RUN = frozenset({"failure", "timed_out", "startup_failure"})
 FAILING_SUITE = frozenset({"failure", "timed_out"})
-OPENING_ALERT = frozenset({"created", "reopened", "appeared_in_branch"})
+OPENING_ALERT = frozenset({"created", "appeared_in_branch", "reopened", "reopened_by_user"})
 CLOSING_ALERT = frozenset({"fixed", "closed_by_user"})
-UNORDERED_ALERT = frozenset({"reopened", "appeared_in_branch"})  # no time of the event in the payload
+UNORDERED_ALERT = frozenset({"appeared_in_branch", "reopened", "reopened_by_user"})  # no time of their own
 ACTIONS_APP = "github-actions"
+
+# What an entry is worth a person's attention: failing CI first, then pager's own failures, then
+# code scanning alerts by severity (GitHub's security severity, else the rule's severity).
+RANK_CI, RANK_DELIVERY = 0, 1
+SEVERITY_RANK = {"critical": 2, "high": 3, "error": 3, "medium": 4, "warning": 4, "low": 5, "note": 5}
+RANK_OTHER = 6
 
 
 def alarm_key(repository: str) -> str:
@@ -67,9 +83,9 @@ def alarm_key(repository: str) -> str:
 
 @dataclass(frozen=True)
 class Change:
-    """Entries to open (key -> {title, url, order}) and to close (key -> order, None: always)."""
+    """Entries to open (key -> {title, url, order, rank}) and to close (key -> order, None: always)."""
 
-    opened: Mapping[str, dict[str, str]] = dataclass_field(default_factory=dict)
+    opened: Mapping[str, dict[str, Any]] = dataclass_field(default_factory=dict)
     closed: Mapping[str, str | None] = dataclass_field(default_factory=dict)
     unordered: frozenset[str] = frozenset()  # opened keys whose order key says nothing
 
@@ -94,7 +110,7 @@ def read_workflow_run(payload: Mapping[str, Any]) -> Change | str:
     if conclusion in FAILING_RUN:
         name = text(field(payload, "workflow", "name")) or text(field(run, "name")) or text(field(run, "path")) or key
         title = f"{name}: {conclusion.replace('_', ' ')} in run #{number}" + (f" (attempt {attempt})" if attempt > 1 else "")
-        return Change(opened={key: {"title": title, "url": text(field(run, "html_url")), "order": order}})
+        return Change(opened={key: {"title": title, "url": text(field(run, "html_url")), "order": order, "rank": RANK_CI}})
     if conclusion == "success":
         return Change(closed={key: order})
     return f"ignored: conclusion {conclusion or 'none'}"
@@ -117,7 +133,7 @@ def read_check_suite(payload: Mapping[str, Any]) -> Change | str:
         sha = text(field(suite, "head_sha"))
         url = f"{repo_url(repository, payload)}/commit/{sha}/checks" if sha else repo_url(repository, payload)
         title = f"{text(field(app, 'name')) or slug}: {conclusion.replace('_', ' ')} on {sha[:7] or branch}"
-        return Change(opened={key: {"title": title, "url": url, "order": order}})
+        return Change(opened={key: {"title": title, "url": url, "order": order, "rank": RANK_CI}})
     if conclusion == "success":
         return Change(closed={key: order})
     return f"ignored: conclusion {conclusion or 'none'}"
@@ -126,7 +142,9 @@ def read_check_suite(payload: Mapping[str, Any]) -> Change | str:
 def read_code_scanning_alert(payload: Mapping[str, Any]) -> Change | str:
     action = text(payload.get("action"))
     alert = payload.get("alert")
-    number = field(alert, "number")
+    number = integer(field(alert, "number"))
+    if not number:
+        return "ignored: no alert number"
     key = f"code-scanning:{number}"
     ref = text(payload.get("ref"))
     on_default = ref == f"refs/heads/{default_branch(payload)}"
@@ -136,51 +154,80 @@ def read_code_scanning_alert(payload: Mapping[str, Any]) -> Change | str:
         order_of_time(field(alert, "dismissed_at")),
         order_of_time(field(alert, "updated_at")),
     )
+    # A change by a person (reopened_by_user, closed_by_user) has no ref: it applies to the alert.
+    if ref and not on_default:
+        return "ignored: not the default branch"
     if action in OPENING_ALERT:
-        if not on_default:
-            return "ignored: not the default branch"
         rule = field(alert, "rule")
         what = text(field(rule, "description")) or text(field(rule, "id")) or "alert"
-        severity = text(field(rule, "security_severity_level")) or text(field(rule, "severity"))
+        severity = (text(field(rule, "security_severity_level")) or text(field(rule, "severity"))).lower()
         title = f"code scanning #{number}: {what}" + (f" ({severity})" if severity else "")
+        entry = {"title": title, "url": text(field(alert, "html_url")), "order": order,
+                 "rank": SEVERITY_RANK.get(severity, RANK_OTHER)}
         unordered = frozenset({key}) if action in UNORDERED_ALERT else frozenset()
-        return Change(opened={key: {"title": title, "url": text(field(alert, "html_url")), "order": order}}, unordered=unordered)
+        return Change(opened={key: entry}, unordered=unordered)
     if action in CLOSING_ALERT:
-        # A dismissal has no ref (it applies to the alert); a fix counts on the default branch only.
-        if ref and not on_default:
-            return "ignored: not the default branch"
         return Change(closed={key: order})
-    return f"ignored: action {action}"
+    return f"ignored: action {action or 'none'}"
 
 
-# -- deciding -----------------------------------------------------------------------------------------
+# -- an entry ---------------------------------------------------------------------------------------------
 
 
-def apply_change(data: Mapping[str, Any], change: Change, now: float) -> tuple[dict, dict, bool]:
-    """The entries and closed memory after a change, and whether the entries changed."""
-    before = data.get("entries") or {}
-    entries = {key: dict(entry) for key, entry in before.items()}
-    closed = {key: dict(memo) for key, memo in (data.get("closed") or {}).items()}
-    for key, entry in change.opened.items():
-        known = newest(field(entries, key, "order"), field(closed, key, "order"))
-        if key not in change.unordered and entry["order"] < known:
-            continue  # stale: an older failure than what was applied to this entry
-        if entries.get(key) == entry:
-            continue
-        entries[key] = dict(entry)
-        closed.pop(key, None)
-    for key, order in change.closed.items():
-        current = entries.get(key)
-        if current is None:
-            continue
-        if order is not None and order < current.get("order", ""):
-            continue  # stale: a success older than the failure shown
-        del entries[key]
-        closed[key] = {"order": newest(order, current.get("order")), "at": now}
-    changed = entries != before
-    if changed:
-        closed = {key: memo for key, memo in closed.items() if float(memo.get("at", now)) > now - CLOSED_MEMORY_SECONDS}
-    return entries, closed, changed
+def entry_item(key: str) -> str:
+    return ENTRY_ITEM + key
+
+
+def _remembered(data: Mapping[str, Any], now: float) -> Mapping[str, Any]:
+    """An entry as it counts now: a closed one is forgotten three days after it closed."""
+    if data.get("state") == "closed" and float(data.get("at", now)) <= now - CLOSED_MEMORY_SECONDS:
+        return {}
+    return data
+
+
+def decide_entry(wanted: Mapping[str, Any] | None, close_order: str | None, unordered: bool):
+    """Open an entry (`wanted`) or close it (at `close_order`; None: whatever its order), unless the
+    entry applied a newer payload already. Pure; its outcome says what became of it."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        known = _remembered(data, now)
+        state, order = known.get("state"), known.get("order", "")
+        if wanted is not None:
+            if not unordered and known and wanted["order"] < order:
+                return Step("stale")
+            new = {"state": "open", **wanted, "order": newest(order, wanted["order"]) if unordered else wanted["order"],
+                   "at": known["at"] if state == "open" else now}
+            if state == "open" and all(known.get(k) == new[k] for k in ("title", "url", "order", "rank")):
+                return Step("repeated")
+            return Step("opened" if state != "open" else "updated", data=new)
+        if state != "open":
+            if known and (close_order is None or close_order == order):
+                return Step("repeated")  # closed by this very change before: its render may have failed
+            if close_order is None or (known and close_order < order):
+                return Step("unchanged")
+            return Step("remembered", data={"state": "closed", "order": close_order, "at": now})
+        if close_order is not None and close_order < order:
+            return Step("stale")
+        return Step("closed", data={**known, "state": "closed", "order": newest(close_order, order), "at": now})
+
+    return decide
+
+
+# What became of an entry that may have changed what the message shows, or repeats a payload applied
+# before (whose render may have failed): then the message is rendered again.
+VISIBLE = frozenset({"opened", "updated", "closed", "repeated"})
+
+
+# -- the message ------------------------------------------------------------------------------------------
+
+
+def open_entries(items: Iterable[Record], now: float) -> dict[str, dict[str, Any]]:
+    """The open entries among an alarm's items, by entry key."""
+    return {
+        record.item[len(ENTRY_ITEM):]: record.data
+        for record in items
+        if record.item.startswith(ENTRY_ITEM) and record.data.get("state") == "open"
+    }
 
 
 def offers_fix(entries: Mapping[str, Any]) -> bool:
@@ -188,12 +235,48 @@ def offers_fix(entries: Mapping[str, Any]) -> bool:
     return any(not key.startswith(DELIVERY_PREFIX) for key in entries)
 
 
-def render(repository: str, entries: Mapping[str, Mapping[str, str]], ref: str) -> tuple[str, list | None]:
+def by_importance(entries: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Entry keys, the most important first: by rank, then the newest first."""
+    return sorted(entries, key=lambda k: (int(entries[k].get("rank", RANK_OTHER)), -float(entries[k].get("at", 0)), k))
+
+
+def _line(entry: Mapping[str, Any], key: str) -> str:
+    title = str(entry.get("title") or key)
+    url = str(entry.get("url") or "")
+    return f"• {link(url, title)}" if url else f"• {escape(title)}"
+
+
+def _more(repository: str, hidden: list[str], entries: Mapping[str, Mapping[str, Any]]) -> str:
+    """The line that says how many entries the message leaves out, and where to see them."""
+    kinds = {"code scanning alerts": "code-scanning:", "failed deliveries": DELIVERY_PREFIX,
+             "failing checks": "suite:", "failing workflows": "workflow:"}
+    where = {"code-scanning:": f"{repo_url(repository)}/security/code-scanning", "workflow:": f"{repo_url(repository)}/actions",
+             "suite:": f"{repo_url(repository)}/commits"}
+    parts = []
+    for label, prefix in kinds.items():
+        count = sum(1 for key in hidden if key.startswith(prefix))
+        if count:
+            url = where.get(prefix) or str(next(entries[k].get("url") for k in hidden if k.startswith(prefix)) or "")
+            parts.append(link(url, f"{count} {label}") if url else f"{count} {label}")
+    return f"… and {len(hidden)} more: " + ", ".join(parts)
+
+
+def render(repository: str, entries: Mapping[str, Mapping[str, Any]], ref: str, limit: int = MAX_TEXT) -> tuple[str, list | None]:
+    """The alarm's text and buttons: the most important entries that fit, then how many more."""
     lines = [f"🚨 {repo_link(repository)}"]
-    for key in sorted(entries):
-        entry = entries[key]
-        title = entry.get("title") or key
-        lines.append(f"• {link(entry['url'], title)}" if entry.get("url") else f"• {title}")
+    used = visible_length(lines[0])
+    ordered = by_importance(entries)
+    shown = 0
+    for key in ordered:
+        line = _line(entries[key], key)
+        size = visible_length(line) + 1
+        if used + size > limit - FOOTER_ROOM and shown < len(ordered) - 1:
+            break
+        lines.append(line)
+        used += size
+        shown += 1
+    if shown < len(ordered):
+        lines.append(_more(repository, ordered[shown:], entries))
     buttons = [[("🛠 Start fix", FIX_PREFIX + ref)]] if offers_fix(entries) else None
     return "\n".join(lines), buttons
 
@@ -202,11 +285,10 @@ def render_clear(repository: str) -> str:
     return f"✅ {repo_link(repository)}: all clear"
 
 
-def decide_alarm(repository: str, change: Change):
-    """Apply a change of entries and make the message show them: send, edit, all clear, or nothing."""
+def decide_render(repository: str, entries: Mapping[str, Mapping[str, Any]]):
+    """Make the head's message show `entries` (the open ones, as stored): send, edit, all clear, or nothing."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
-        entries, closed, changed = apply_change(data, change, now)
         message = data.get("message") or {}
         showing = bool(message.get("open"))
         if entries:
@@ -215,49 +297,45 @@ def decide_alarm(repository: str, change: Change):
                 return Step("", effect=Remember(ref_key(ref), {"repository": repository}), then=lambda _: {**data, "ref": ref})
             body, buttons = render(repository, entries, data.get("ref") or short_ref(repository))
             shown = {"text": body, "buttons": buttons_json(buttons), "open": True}
-            new = {**data, "entries": entries, "closed": closed}
             if not showing:
-                fresh = {k: v for k, v in new.items() if k != "fix"}
+                fresh = {k: v for k, v in data.items() if k != "fix"}
                 return Step("alarm opened", effect=SendMessage(body, buttons), then=lambda mid: {**fresh, "message": {"id": mid, **shown}})
             if body != message.get("text") or buttons_json(buttons) != message.get("buttons"):
-                return Step(
-                    "alarm updated",
-                    effect=EditMessage(message["id"], body, buttons),
-                    then=lambda mid: {**new, "message": {"id": mid, **shown}},
-                )
-            return Step("alarm unchanged", data=new if changed else None)
+                return Step("alarm updated", effect=EditMessage(message["id"], body, buttons),
+                            then=lambda mid: {**data, "message": {"id": mid, **shown}})
+            return Step("alarm unchanged")
         if showing:
             clear = render_clear(repository)
             rest = {k: v for k, v in data.items() if k != "fix"}
-            return Step(
-                "all clear",
-                effect=EditMessage(message["id"], clear),
-                then=lambda mid: {**rest, "entries": {}, "closed": closed, "message": {"id": mid, "text": clear, "buttons": None, "open": False}},
-            )
-        return Step("alarm unchanged", data={**data, "entries": entries, "closed": closed} if changed else None)
+            return Step("all clear", effect=EditMessage(message["id"], clear),
+                        then=lambda mid: {**rest, "message": {"id": mid, "text": clear, "buttons": None, "open": False}})
+        return Step("alarm unchanged")
 
     return decide
 
 
-def fix_payload(repository: str, data: Mapping[str, Any]) -> dict[str, Any]:
-    """What the control repository's pager-fix workflow gets as `client_payload`."""
-    entries = data.get("entries") or {}
+# -- Start fix --------------------------------------------------------------------------------------------
+
+
+def fix_payload(repository: str, data: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """What the control repository's pager-fix workflow gets as `client_payload`: the most important
+    entries (at most FIX_PAYLOAD_ENTRIES, so the dispatch fits GitHub's limits) and how many more."""
+    fixable = [key for key in by_importance(entries) if not key.startswith(DELIVERY_PREFIX)]
     return {
         "repository": repository,
         "entries": [
-            {"key": key, "title": entries[key].get("title", ""), "url": entries[key].get("url", "")}
-            for key in sorted(entries)
-            if not key.startswith(DELIVERY_PREFIX)
+            {"key": key, "title": str(entries[key].get("title", ""))[:300], "url": str(entries[key].get("url", ""))[:500]}
+            for key in fixable[:FIX_PAYLOAD_ENTRIES]
         ],
+        "more": max(0, len(fixable) - FIX_PAYLOAD_ENTRIES),
         "message_id": field(data, "message", "id"),
     }
 
 
-def decide_fix(repository: str, control_repository: str):
+def decide_fix(repository: str, control_repository: str, entries: Mapping[str, Mapping[str, Any]]):
     """🛠 Start fix: dispatch pager-fix once per alarm; a second press says so."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
-        entries = data.get("entries") or {}
         if not entries or not field(data, "message", "open"):
             return Step("✅ all clear: nothing to fix")
         if not offers_fix(entries):
@@ -266,7 +344,7 @@ def decide_fix(repository: str, control_repository: str):
             return Step("🛠 a fix was already started")
         return Step(
             "🛠 fix started",
-            effect=Dispatch(control_repository, FIX_EVENT, fix_payload(repository, data)),
+            effect=Dispatch(control_repository, FIX_EVENT, fix_payload(repository, data, entries)),
             then=lambda _: {**data, "fix": {"at": iso(now), "message_id": field(data, "message", "id")}},
         )
 
@@ -276,33 +354,55 @@ def decide_fix(repository: str, control_repository: str):
 # -- the shell ----------------------------------------------------------------------------------------
 
 
+def _entries_now(services: Services, repository: str) -> dict[str, dict[str, Any]]:
+    return open_entries(services.store.items(alarm_key(repository)), services.now())
+
+
+def apply(services: Services, repository: str, change: Change) -> tuple[str, bool]:
+    """Settle each entry of a change, then render the message if what it shows may have changed.
+    Returns the outcome and whether an entry opened or closed."""
+    key = alarm_key(repository)
+    fates = []
+    for entry, wanted in change.opened.items():
+        decide = decide_entry(wanted, None, entry in change.unordered)
+        fates.append(settle(services, key, decide, item=entry_item(entry), ttl_seconds=None).idle)
+    for entry, order in change.closed.items():
+        decide = decide_entry(None, order, False)
+        fates.append(settle(services, key, decide, item=entry_item(entry), ttl_seconds=CLOSED_MEMORY_SECONDS).idle)
+    changed = any(fate in ("opened", "closed") for fate in fates)
+    if not VISIBLE.intersection(fates):
+        return "alarm unchanged", changed
+    rendered = settle(services, key, gather=lambda: decide_render(repository, _entries_now(services, repository)))
+    return rendered.outcome, changed
+
+
 def update_alarm(services: Services, repository: str, *, opened: Mapping[str, dict], closed: Iterable[str]) -> bool:
     """Open and close entries of a repository's alarm (the sweep's `delivery:<guid>` entries).
 
-    Returns True when the alarm's entries changed. Raises Transient on failure, with nothing
-    half-recorded: the next call applies the same change again.
+    Returns True when an entry opened or closed. Raises Transient on failure, with nothing
+    half-recorded: the next call applies the same change again (and renders the message again).
     """
     change = Change(
         opened={
-            key: {"title": str(entry.get("title", "")), "url": str(entry.get("url", "")), "order": str(entry.get("order", ""))}
+            key: {"title": str(entry.get("title", "")), "url": str(entry.get("url", "")), "order": str(entry.get("order", "")),
+                  "rank": RANK_DELIVERY}
             for key, entry in opened.items()
         },
         closed={key: None for key in closed},
     )
-    settled = settle(services, alarm_key(repository), decide_alarm(repository, change))
-    return (settled.before.get("entries") or {}) != (settled.after.get("entries") or {})
+    return apply(services, repository, change)[1]
 
 
 def start_fix(services: Services, repository: str) -> str:
     """The 🛠 Start fix press: the answer to show the person."""
-    decide = decide_fix(repository, services.settings.control_repository)
-    return settle(services, alarm_key(repository), decide).outcome
+    control = services.settings.control_repository
+    return settle(services, alarm_key(repository), gather=lambda: decide_fix(repository, control, _entries_now(services, repository))).outcome
 
 
 def _apply(delivery: Delivery, services: Services, change: Change | str) -> str:
     if isinstance(change, str):
         return change
-    return settle(services, alarm_key(delivery.repository), decide_alarm(delivery.repository, change)).outcome
+    return apply(services, delivery.repository, change)[0]
 
 
 def workflow_run(delivery: Delivery, services: Services) -> str:
@@ -316,5 +416,22 @@ def check_suite(delivery: Delivery, services: Services) -> str:
 
 
 def code_scanning(delivery: Delivery, services: Services) -> str:
-    """code_scanning_alert: an alert on the default branch opens or closes its entry."""
-    return _apply(delivery, services, read_code_scanning_alert(delivery.payload))
+    """code_scanning_alert: an alert on the default branch opens or closes its entry. An alert reopened
+    or appeared in a branch (whose payload has no time of its own) opens it only while GitHub calls
+    the alert open (gather: the alert as GitHub has it now)."""
+    change = read_code_scanning_alert(delivery.payload)
+    if isinstance(change, Change) and change.unordered:
+        number = integer(field(delivery.payload, "alert", "number"))
+        live = gather_alert(services, delivery.repository, number, delivery.installation_id)
+        if live is not None and text(live.get("state")) != "open":
+            return f"stale: GitHub calls code scanning alert #{number} {text(live.get('state')) or 'closed'} now"
+    return _apply(delivery, services, change)
+
+
+def gather_alert(services: Services, repository: str, number: int, installation_id: int | None) -> Mapping[str, Any] | None:
+    """The code scanning alert as GitHub has it now; None when GitHub refuses to show it (then the
+    payload alone decides, as it would have without this read)."""
+    try:
+        return services.github.get_code_scanning_alert(repository, number, installation_id=installation_id)
+    except GitHubRefused:
+        return None

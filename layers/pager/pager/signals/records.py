@@ -5,7 +5,8 @@ press) has one record in the store, keyed by what it is about, never by the deli
 `settle` the record's key and a pure `decide(data, now) -> Step`; `settle` runs one loop over a
 single lease of that record:
 
-    load the record; a live `pending` claim of another delivery?   wait for it (Busy at the deadline)
+    load the record; a live `pending` claim of another delivery?   wait for it (until the deadline)
+    gather what the decision needs besides the record (the items of the key: an alarm's entries)
     step = decide(data, now)                  pure: the next external effect still to do, if any
     no effect:   save step.data if it differs from what is stored (else write nothing); done
     claim:       save the record with a `pending` marker, a lease of LEASE_SECONDS from now
@@ -18,7 +19,11 @@ So a contribution (a message, then a draft) costs four round trips to the table:
 claim, the message recorded with the draft claimed, the draft recorded. Every save is conditional on
 the version loaded (or returned by the save before), so of two deliveries of the same thing that race,
 one claims and the other finds the claim (or loses the conditional write and loads again): it waits
-for the first to finish and then finds the effect recorded. A failed effect releases its claim, so
+for the first to finish and then finds the effect recorded. Waiting for another delivery is no
+failure: a delivery waits as long as its deadline lets it, and only then answers 500. What is
+gathered is gathered after the record was found free and before the claim, which is conditional on
+the record's version: so a decision never acts on what another delivery changed meanwhile (an
+alarm rendered by a delivery that lost such a race is rendered again, from what is stored then). A failed effect releases its claim, so
 the redelivery can act at once; a claim whose holder died is taken over once its lease has passed.
 
 Twice: `decide` skips what is recorded, so the same payload again changes nothing. Midway: each
@@ -49,9 +54,9 @@ PENDING = "pending"
 # Longer than any invocation that may hold a claim (the webhook's 8 s, the sweep's 150 s run that
 # changes the control repository's alarm), so that a live claim is never taken over.
 LEASE_SECONDS = 180.0
-BUSY_POLLS = 15  # how often a delivery looks again for another one's claim to go away ...
-BUSY_WAIT_SECONDS = 0.1  # ... and how long it waits in between
-MAX_CONFLICTS = 3  # lost conditional writes before giving up with Busy
+BUSY_WAIT_SECONDS = 0.1  # how long a delivery waits before it looks again for another one's claim to go away
+BUSY_POLLS = 15  # without a deadline (tests, tools): how often it looks before giving up with Held
+MAX_CONFLICTS = 3  # without a deadline: lost conditional writes before giving up with Busy
 MAX_EFFECTS = 8  # effects one settle may carry out; more means a decide that never converges
 RECORD_ATTEMPTS = 3  # tries to record an effect that happened
 RECORD_WAITS = (0.05, 0.2)
@@ -88,19 +93,27 @@ class Settled:
 def settle(
     services: Services,
     key: str,
-    decide: Decide,
+    decide: Decide | None = None,
     *,
+    gather: Callable[[], Decide] | None = None,
+    item: str = "",
     ttl_seconds: float | None = None,
     wait: bool = True,
     perform: Perform | None = None,
 ) -> Settled:
-    """Carry out `decide`'s steps for the record under `key`, each recorded right after it happens.
+    """Carry out a decision's steps for the record under `key` (or its `item`), each recorded right after it happens.
 
-    `wait=False` raises Busy at once when another delivery holds the record (a button press answers
+    The decision is `decide`, or, with `gather`, the one `gather()` returns: it is called each time
+    the record was found free, reads what the decision needs besides the record, and makes it.
+    `wait=False` raises Held at once when another delivery holds the record (a button press answers
     "still working" rather than wait). `perform` carries out the effects (default: `pager.perform`)."""
     store = services.store
-    for _ in range(MAX_CONFLICTS + 1):
-        record = _free(services, key, wait)
+    conflicts = 0
+    while True:
+        record = _free(services, key, wait, item)
+        if gather is not None:
+            decide = gather()
+        assert decide is not None, "settle needs a decision, or a gather that makes one"
         now = services.now()
         expires_at = int(now + ttl_seconds) if ttl_seconds else None
         data = _without_claim(record.data)
@@ -113,9 +126,12 @@ def settle(
                 return Settled((), step.describe(), data, target)
             record = store.save(record, _claimed(data, step.effect, now), expires_at=expires_at)
         except Conflict:
-            continue  # someone wrote first: load and decide again
+            conflicts += 1  # someone wrote first: load and decide again
+            if not deadline.active() and conflicts > MAX_CONFLICTS:
+                raise Busy(f"{key} keeps changing under this delivery") from None
+            deadline.check(f"deciding again on {key}")
+            continue
         return _carry_out(services, record, data, step, decide, expires_at, perform or perform_effect)
-    raise Busy(f"{key} keeps changing under this delivery")
 
 
 def _carry_out(
@@ -152,18 +168,20 @@ def _carry_out(
     return Settled(tuple(performed), step.describe(), before, data)
 
 
-def _free(services: Services, key: str, wait: bool) -> Record:
-    """The record, once no other delivery holds a live claim on it."""
-    for poll in range(BUSY_POLLS + 1):
-        record = services.store.load(key)
+def _free(services: Services, key: str, wait: bool, item: str = "") -> Record:
+    """The record, once no other delivery holds a live claim on it: waited for until the invocation's
+    deadline (without one, BUSY_POLLS times)."""
+    polls = 0
+    while True:
+        record = services.store.load(key, item)
         claim = record.data.get(PENDING)
         if not _live(claim, services.now()):
             return record
-        if not wait or poll == BUSY_POLLS:
-            break
+        if not wait or (not deadline.active() and polls >= BUSY_POLLS):
+            raise Held(f"another delivery is acting on {key} ({claim.get('effect', '?')})", key)
         deadline.check(f"waiting for another delivery on {key}")
+        polls += 1
         services.sleep(BUSY_WAIT_SECONDS)
-    raise Held(f"another delivery is acting on {key} ({claim.get('effect', '?')})", key)
 
 
 def _claimed(data: dict[str, Any], effect: Effect, now: float) -> dict[str, Any]:
