@@ -16,6 +16,8 @@ ones the failure matrix arms at every call of a step:
     telegram-429        429 with retry_after 30 (longer than pager waits: the step fails)
     telegram-429-short  429 with retry_after 2 (pager waits and tries once more)
     github-5xx          502 with GitHub's {"message": ...}
+    github-no-answer    GitHub acts, but its answer never comes (the client's read times out)
+    telegram-no-answer  the same for Telegram
     store               DynamoDB throttled after boto's own retries
 """
 
@@ -29,11 +31,16 @@ from typing import Any, Callable
 
 @dataclass(frozen=True)
 class Fault:
-    """What a failing call answers: an HTTP status, body and headers (status 0: the table throttles)."""
+    """What a failing call answers: an HTTP status, body and headers. Status 0: the table throttles,
+    or, for GitHub and Telegram, the call acts but its answer never comes."""
 
     status: int
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def no_answer(self) -> bool:
+        return self.status == 0
 
 
 def telegram_error(status: int, description: str, **parameters: Any) -> dict[str, Any]:
@@ -61,6 +68,8 @@ KINDS: dict[str, Fault] = {
     "telegram-429": telegram_flood(30),
     "telegram-429-short": telegram_flood(2),
     "github-5xx": github_error(502),
+    "github-no-answer": Fault(0),
+    "telegram-no-answer": Fault(0),
     "store": Fault(0),
 }
 

@@ -156,6 +156,9 @@ class FakeGitHub:
             with self._lock:
                 self.requests.append(request)
         fault = self.faults.call("github", f"{request.method} {request.path}")
+        if fault is not None and fault.no_answer:
+            self.handle(request)  # GitHub acts; its answer is lost on the way back
+            return HttpResponse(0)
         if fault is not None:
             return HttpResponse(fault.status, fault.body, dict(fault.headers))
         return self.handle(request)

@@ -66,6 +66,8 @@ class Transport(BaseAdapter):
         parts = urlsplit(request.url)
         fake = self.routes[f"{parts.scheme}://{parts.netloc}"]
         answer = fake(request_of(request.method or "GET", request.url or "", request.headers, request.body))
+        if answer.status == 0:  # the fake acted and its answer never came back
+            raise requests.ReadTimeout("no answer in time (fake)", request=request)
         response = requests.Response()
         response.status_code = answer.status
         response._content = answer.encoded()

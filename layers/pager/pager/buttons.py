@@ -21,9 +21,11 @@ answer could not reach Telegram: Telegram then retries the update, which acts on
 
 from __future__ import annotations
 
+import hashlib
+import re
 from typing import Any, Mapping
 
-from .errors import PagerError, TelegramRefused, Transient
+from .errors import PagerError, TelegramRefused, Transient, Uncertain
 from .services import Services
 from .signals import alarm, release
 from .signals.common import ref_key
@@ -33,11 +35,21 @@ from .values import field, text
 
 NOT_ALLOWED = "not allowed"
 STILL_WORKING = "⏳ still working on it"
+MAYBE_DONE = "⚠️ this may have happened already, but pager could not record it: look before pressing again"
+EARLIER_PRESS = "⏳ an earlier press is at it, or may have done it already: look before pressing again"
 PRESS_TTL_SECONDS = 24 * 3600  # Telegram gives up on a press after about 150 s; a day is plenty
 
 
+NUMBER = re.compile(r"[0-9]{1,10}")
+REF = re.compile(r"[0-9a-f]{16}")
+PLAIN_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
+
+
 def press_key(callback_id: str) -> str:
-    return f"press#{callback_id}"
+    """The press's record key: its id, or a hash of an id too long or odd for a table key."""
+    if PLAIN_ID.fullmatch(callback_id):
+        return f"press#{callback_id}"
+    return "press#h:" + hashlib.sha256(callback_id.encode("utf-8", "replace")).hexdigest()
 
 
 def handle_update(update: Mapping[str, Any], services: Services) -> str:
@@ -60,8 +72,10 @@ def handle_update(update: Mapping[str, Any], services: Services) -> str:
                         wait=False, perform=_perform).outcome
     except Held as exc:
         if exc.key != key:
-            return _answer(services, callback_id, f"⚠️ {_reason(exc)}; press again", f"failed: {exc}")
+            return _answer(services, callback_id, EARLIER_PRESS, f"busy: {exc}")
         return _answer(services, callback_id, STILL_WORKING, "busy: the same press is being acted on")
+    except Uncertain as exc:
+        return _answer(services, callback_id, MAYBE_DONE, f"uncertain: {exc}")
     except PagerError as exc:
         return _answer(services, callback_id, f"⚠️ {_reason(exc)}; press again", f"failed: {exc}")
     return _answer(services, callback_id, answer, answer)
@@ -104,15 +118,17 @@ def act(data: str, services: Services) -> str:
         return alarm.start_fix(services, repository) if repository else "this alarm is no longer known"
     if data.startswith(release.MERGE_PREFIX):
         ref, _, number = data[len(release.MERGE_PREFIX):].partition(":")
+        if not NUMBER.fullmatch(number):  # ASCII digits only: int() takes others, and fails on thousands
+            return "this button is not known"
         repository = _repository(ref, services)
-        if not repository or not number.isdigit():
+        if not repository:
             return "this release is no longer known"
         return release.merge_press(services, repository, int(number))
     return "this button is not known"
 
 
 def _repository(ref: str, services: Services) -> str:
-    return text(services.store.load(ref_key(ref)).data.get("repository")) if ref else ""
+    return text(services.store.load(ref_key(ref)).data.get("repository")) if REF.fullmatch(ref) else ""
 
 
 def _answer(services: Services, callback_id: str, answer: str, outcome: str) -> str:

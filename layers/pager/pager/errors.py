@@ -8,7 +8,9 @@
     │   ├── GitHubUnavailable    GitHub 5xx, rate limit, no answer
     │   ├── TelegramUnavailable  Telegram 5xx, 429 past the short wait, no answer
     │   ├── StoreUnavailable     DynamoDB throttled or unavailable
-    │   └── DeadlineExceeded     the handler's own deadline passed before a step could start
+    │   ├── DeadlineExceeded     the handler's own deadline passed before a step could start
+    │   └── Uncertain            an effect may have happened, but pager cannot tell or could not record
+    │                            it (its answer never came, or the table refused the record)
     ├── Permanent                a refusal that no retry can fix (logged, not a 500)
     │   ├── GitHubRefused        GitHub answered another 4xx (status kept)
     │   └── TelegramRefused      Telegram answered another 4xx (description kept)
@@ -45,17 +47,19 @@ class Transient(PagerError):
 
 
 class GitHubUnavailable(Transient):
-    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None):
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None, sent: bool = False):
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
+        self.sent = sent  # the request went out and its answer never came: it may have acted
 
 
 class TelegramUnavailable(Transient):
-    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None):
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None, sent: bool = False):
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
+        self.sent = sent  # the request went out and its answer never came: it may have acted
 
 
 class StoreUnavailable(Transient):
@@ -64,6 +68,10 @@ class StoreUnavailable(Transient):
 
 class DeadlineExceeded(Transient):
     pass
+
+
+class Uncertain(Transient):
+    """An effect may have happened although pager has no record of it: doing it again may repeat it."""
 
 
 class Permanent(PagerError):

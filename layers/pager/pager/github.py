@@ -299,7 +299,7 @@ class GitHub:
         try:
             return self._session.request(method, url, headers=headers, params=params, json=json, timeout=timeout)
         except requests.Timeout as exc:
-            raise GitHubUnavailable(f"{step}: no answer in time") from exc
+            raise GitHubUnavailable(f"{step}: no answer in time", sent=isinstance(exc, requests.ReadTimeout)) from exc
         except requests.RequestException as exc:
             raise GitHubUnavailable(f"{step}: no answer ({type(exc).__name__})") from exc
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .errors import BadRequest, BadSignature
+from .values import field, integer, text
 
 @dataclass(frozen=True)
 class Delivery:
@@ -49,13 +50,7 @@ class Delivery:
             text = (form.get("payload") or [""])[0]
         else:
             text = raw.decode("utf-8", "replace")
-        try:
-            payload = json.loads(text)
-        except ValueError:
-            raise BadRequest("body is not JSON") from None
-        if not isinstance(payload, dict):
-            raise BadRequest("body is not a JSON object")
-        return cls(guid=guid, event=kind, payload=payload)
+        return cls(guid=guid, event=kind, payload=json_object(text))
 
     @property
     def action(self) -> str | None:
@@ -64,18 +59,28 @@ class Delivery:
 
     @property
     def repository(self) -> str:
-        repo = self.payload.get("repository") or {}
-        return repo.get("full_name", "") if isinstance(repo, dict) else ""
+        return text(field(self.payload, "repository", "full_name"))
 
     @property
     def repository_id(self) -> int | None:
-        repo = self.payload.get("repository") or {}
-        return repo.get("id") if isinstance(repo, dict) else None
+        return integer(field(self.payload, "repository", "id")) or None
 
     @property
     def installation_id(self) -> int | None:
-        installation = self.payload.get("installation") or {}
-        return installation.get("id") if isinstance(installation, dict) else None
+        return integer(field(self.payload, "installation", "id")) or None
+
+
+def json_object(text: str | bytes) -> dict[str, Any]:
+    """A request body parsed as a JSON object, or BadRequest (400) saying why not."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise BadRequest("body nests too deeply") from None
+    except ValueError:
+        raise BadRequest("body is not JSON") from None
+    if not isinstance(value, dict):
+        raise BadRequest("body is not a JSON object")
+    return value
 
 
 def raw_body(event: Mapping[str, Any]) -> bytes:

@@ -139,15 +139,16 @@ class Telegram:
         timeout = (deadline.timeout(CONNECT_TIMEOUT), deadline.timeout(READ_TIMEOUT))
         self.calls += 1
         failure: str | None = None
+        sent = False
         try:
             response = self._session.post(f"{self._api_url}/bot{self._token}/{method}", json=payload, timeout=timeout)
-        except requests.Timeout:
-            failure = "no answer in time"
+        except requests.Timeout as exc:
+            failure, sent = "no answer in time", isinstance(exc, requests.ReadTimeout)
         except requests.RequestException as exc:
             failure = f"no answer ({type(exc).__name__})"
         if failure is not None:
             # Raised outside the except clause: requests' exception quotes the URL, and so the token.
-            raise TelegramUnavailable(f"{step}: {failure}")
+            raise TelegramUnavailable(f"{step}: {failure}", sent=sent)
         return self._result(response, step)
 
     def _result(self, response: requests.Response, step: str) -> Any:

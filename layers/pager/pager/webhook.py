@@ -10,14 +10,13 @@ answered 200; an unexpected error answers 500 with its traceback in the log, nev
 from __future__ import annotations
 
 import hmac
-import json
 import time
 from typing import Any, Callable, Mapping
 
 from . import deadline
 from .errors import BadRequest, Permanent, Transient
 from .observe import MetricUnit, logger, metrics
-from .routing import Delivery, raw_body
+from .routing import Delivery, json_object, raw_body
 from .services import Services
 from .signals import handlers
 
@@ -84,11 +83,10 @@ def handle_telegram(event: Mapping[str, Any], services: Services, *, monotonic: 
         logger.warning("telegram update refused", extra={"outcome": "refused", "reason": "secret token missing or wrong"})
         return 401, {"error": "secret token missing or wrong"}
     try:
-        update = json.loads(raw_body(event))
-    except (ValueError, BadRequest):
-        return 400, {"error": "body is not JSON"}
-    if not isinstance(update, dict):
-        return 400, {"error": "body is not a JSON object"}
+        update = json_object(raw_body(event))
+    except BadRequest as exc:
+        logger.warning("telegram update refused", extra={"outcome": "refused", "reason": str(exc)})
+        return exc.status, {"error": str(exc)}
     update_id = update.get("update_id")
     from .buttons import handle_update
 

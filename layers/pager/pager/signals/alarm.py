@@ -396,7 +396,8 @@ def update_alarm(services: Services, repository: str, *, opened: Mapping[str, di
 def start_fix(services: Services, repository: str) -> str:
     """The 🛠 Start fix press: the answer to show the person."""
     control = services.settings.control_repository
-    return settle(services, alarm_key(repository), gather=lambda: decide_fix(repository, control, _entries_now(services, repository))).outcome
+    decide = lambda: decide_fix(repository, control, _entries_now(services, repository))  # noqa: E731
+    return settle(services, alarm_key(repository), gather=decide, wait=False).outcome
 
 
 def _apply(delivery: Delivery, services: Services, change: Change | str) -> str:

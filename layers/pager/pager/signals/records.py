@@ -34,8 +34,9 @@ The one residual risk: an effect that happened but whose recording failed. The r
 RECORD_ATTEMPTS times (on top of boto's own retries); if the table still refuses, the claim stays
 and, once its lease has passed, a redelivery takes it over and repeats the effect: a message shown
 twice, a draft or a fix asked for twice. The same holds for an effect whose answer was lost (a
-timeout after Telegram or GitHub acted). An edit repeated is harmless, and a merge repeated is
-refused by GitHub because the head was merged already.
+timeout after the request went out: Telegram or GitHub may have acted). Both raise `Uncertain`, so
+that a button press says the action may have happened instead of inviting a second press. An edit
+repeated is harmless, and a merge repeated is refused by GitHub because the head was merged already.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from .. import deadline
-from ..errors import Conflict, StoreUnavailable, Transient
+from ..errors import Conflict, StoreUnavailable, Transient, Uncertain
 from ..perform import perform as perform_effect
 from ..services import Services
 from ..store import Record
@@ -148,9 +149,17 @@ def _carry_out(
     while step.effect is not None:
         if len(performed) >= MAX_EFFECTS:
             raise RuntimeError(f"{record.key}: decide asked for more than {MAX_EFFECTS} effects")
-        deadline.check(f"{type(step.effect).__name__} for {record.key}")
+        what = f"{type(step.effect).__name__} for {record.key}"
+        deadline.check(what)
         try:
             result = perform(services, step.effect)
+        except Transient as exc:
+            if getattr(exc, "sent", False):
+                # Sent, but its answer never came: it may have acted. The claim stays until its lease
+                # passes, so nothing repeats it at once.
+                raise Uncertain(f"{what} may have happened ({exc})") from exc
+            _release(services.store, record, data, expires_at)
+            raise
         except BaseException:
             _release(services.store, record, data, expires_at)
             raise
@@ -164,7 +173,10 @@ def _carry_out(
         if step.effect is None and step.data is not None:
             data = step.data
         target = data if step.effect is None else _claimed(data, step.effect, now)
-        record = _record(services, record, target, expires_at)
+        try:
+            record = _record(services, record, target, expires_at)
+        except StoreUnavailable as exc:
+            raise Uncertain(f"{what} happened, but recording it failed ({exc})") from exc
     return Settled(tuple(performed), step.describe(), before, data)
 
 

@@ -292,7 +292,7 @@ def decide_merge(repository: str, number: int, method: str):
 def merge_press(services: Services, repository: str, number: int) -> str:
     """The 🔀 Merge press: the answer to show the person."""
     decide = decide_merge(repository, number, services.settings.release_merge_method)
-    settled = settle(services, release_key(repository, number), decide, ttl_seconds=TTL_SECONDS)
+    settled = settle(services, release_key(repository, number), decide, ttl_seconds=TTL_SECONDS, wait=False)
     return settled.performed[0] if settled.performed else settled.idle
 
 
