@@ -9,7 +9,7 @@ import pytest
 
 from pager.settings import Settings
 from pager.sweep import plan as planner
-from pager.sweep.plan import ALARM_CALLS, Attempt, Entry, Limits, ListRead, State
+from pager.sweep.plan import ALARM_CALLS, Attempt, Entry, Event, Limits, ListRead, Reason, State, Verdict
 
 NOW = 1_800_000_000.0
 MINUTE = 60.0
@@ -524,8 +524,6 @@ def test_the_largest_state_stays_well_under_dynamodbs_item_limit():
     assert result.applied().encoded_size() < 300_000
 
 
-
-
 def test_a_newer_event_the_pager_only_ignores_does_not_overtake_a_failed_one():
     from pager.signals import acts_on
 
@@ -556,3 +554,233 @@ def test_when_remembered_passes_are_dropped_the_events_they_could_overtake_are_n
 
 def _kind_key_of(repo: int) -> str:
     return f"workflow_run/{repo}"
+
+
+# -- the phases: (a) merge the attempts -----------------------------------------------------------------
+
+
+def test_merging_counts_a_delivery_read_twice_once_and_groups_the_attempts_by_event_oldest_first():
+    h = History()
+    g1, g2 = h.guid(), h.guid()
+    first = h.attempt(g1, 0, ago=30)
+    other = h.attempt(g2, 500, ago=20)
+    again = h.attempt(g1, 502, ago=10, redelivery=True)
+    events = planner.merge_attempts([first], [again, other], [other, first])
+    assert [(e.guid, e.attempts) for e in events] == [(g1, (first, again)), (g2, (other,))]
+    assert events[0].first == first and events[0].newest == again and not events[0].passed
+
+
+def test_merging_keeps_the_later_sources_copy_of_a_delivery():
+    h = History()
+    listed = h.attempt(h.guid(), 200, ago=10)
+    remembered = replace(listed, status_code=0)
+    (event,) = planner.merge_attempts([remembered], [listed])
+    assert event.attempts == (listed,) and event.passed
+
+
+def test_an_event_whose_first_delivery_the_run_does_not_know_has_none():
+    h = History()
+    manual = h.attempt(h.guid(), 502, ago=10, redelivery=True)
+    (event,) = planner.merge_attempts([manual])
+    assert event.first is None and event.newest == manual
+
+
+# -- (b) the newest passes ------------------------------------------------------------------------------
+
+
+def always(event, action):
+    return True
+
+
+def test_the_newest_passes_keep_per_kind_and_repository_the_newest_event_that_passed_on_any_attempt():
+    h = History()
+    older = h.attempt(h.guid(), 200, ago=40)
+    newer_g = h.guid()
+    newer = [h.attempt(newer_g, 500, ago=30), h.attempt(newer_g, 200, ago=20, redelivery=True)]
+    elsewhere = h.attempt(h.guid(), 200, ago=35, repo=8)
+    events = planner.merge_attempts([older, *newer, elsewhere])
+    passes = planner.newest_passes({}, events, start=NOW - 180 * MINUTE, acts_on=always)
+    assert passes == {"workflow_run/7": (newer[0].id, newer[0].at), "workflow_run/8": (elsewhere.id, elsewhere.at)}
+
+
+def test_a_pass_stands_for_nothing_when_it_is_a_comment_ignored_out_of_the_window_or_its_first_delivery_unknown():
+    from pager.signals import acts_on
+
+    h = History()
+    standing_for_nothing = [
+        h.attempt(h.guid(), 200, ago=30, event="issue_comment", action="created"),
+        h.attempt(h.guid(), 200, ago=30, action="in_progress"),
+        h.attempt(h.guid(), 200, ago=181),
+        h.attempt(h.guid(), 200, ago=10, redelivery=True),
+    ]
+    events = planner.merge_attempts(standing_for_nothing)
+    assert planner.newest_passes({}, events, start=NOW - 180 * MINUTE, acts_on=acts_on) == {}
+
+
+def test_remembered_passes_leave_with_the_window_and_yield_to_newer_ones():
+    h = History()
+    fresh = h.attempt(h.guid(), 200, ago=10)
+    remembered = {"workflow_run/7": (fresh.id - 1, NOW - 20 * MINUTE), "issues/7": (5, NOW - 181 * MINUTE),
+                  "issues/8": (6, NOW - 100 * MINUTE)}
+    passes = planner.newest_passes(remembered, planner.merge_attempts([fresh]), start=NOW - 180 * MINUTE, acts_on=always)
+    assert passes == {"workflow_run/7": (fresh.id, fresh.at), "issues/8": (6, NOW - 100 * MINUTE)}
+
+
+def test_only_a_newer_pass_of_a_kind_that_can_be_overtaken_overtakes():
+    passes = {"workflow_run/7": (100, NOW), "issue_comment/7": (100, NOW)}
+    assert planner.overtaken(passes, "workflow_run", 7, 99)
+    assert not planner.overtaken(passes, "workflow_run", 7, 100) and not planner.overtaken(passes, "workflow_run", 7, 101)
+    assert not planner.overtaken(passes, "workflow_run", 8, 99)
+    assert not planner.overtaken(passes, "issue_comment", 7, 99)
+
+
+# -- (c) one verdict per event --------------------------------------------------------------------------
+
+
+def test_the_view_is_complete_from_the_oldest_failure_of_a_cut_list_and_above_a_trimmed_memorys_horizon():
+    h = History()
+    failures = (h.attempt(h.guid(), 500, ago=20), h.attempt(h.guid(), 502, ago=10))
+    whole, cut = ListRead(failures, 1, cut_short=False), ListRead(failures, 3, cut_short=True)
+    assert planner.counted_from(whole, None) <= 0
+    assert planner.counted_from(cut, None) == failures[0].id
+    assert planner.counted_from(whole, (failures[1].id, failures[1].at)) == failures[1].id + 1
+    assert planner.counted_from(ListRead((), 3, cut_short=True), None) == float("inf")
+
+
+def verdict(codes, *, ago=30, first_known=True, counted_from=-1, passes=None, acts=True, max_attempts=3, **kw):
+    h = History()
+    g = h.guid()
+    attempts = [h.attempt(g, code, ago=ago - 5 * n, redelivery=n > 0 or not first_known, **kw) for n, code in enumerate(codes)]
+    (event,) = planner.merge_attempts(attempts)
+    return planner.judge(event, start=NOW - 180 * MINUTE, counted_from=counted_from, passes=passes or {},
+                         max_attempts=max_attempts, acts_on=lambda event, action: acts).reason
+
+
+def test_each_event_gets_one_verdict_in_the_decisions_order():
+    overtaking = {"workflow_run/7": (10**9, NOW)}
+    assert verdict([500, 200]) is verdict([200], first_known=False) is Reason.PASSED
+    assert verdict([502], first_known=False) is verdict([502], ago=181) is Reason.UNSEEN
+    assert verdict([502], counted_from=10**9) is Reason.UNSEEN
+    assert verdict([500, 404]) is verdict([404], acts=False) is Reason.REFUSED
+    assert verdict([502], acts=False, passes=overtaking) is Reason.IGNORED
+    assert verdict([502, 0, 502], passes=overtaking) is Reason.SUPERSEDED
+    assert verdict([502, 0]) is verdict([502, 0, 502], max_attempts=4) is Reason.CANDIDATE
+    assert verdict([502, 0, 502]) is Reason.EXHAUSTED
+
+
+def test_the_counts_leave_out_an_unseen_refusal_since_nothing_would_come_again_anyway():
+    h = History()
+    unseen_refusal = Event("a", (h.attempt("a", 404, ago=10, redelivery=True),))
+    unseen_failure = Event("b", (h.attempt("b", 502, ago=10, redelivery=True),))
+    verdicts = [Verdict(unseen_refusal, Reason.UNSEEN), Verdict(unseen_failure, Reason.UNSEEN)]
+    assert not verdicts[0].counted and verdicts[1].counted
+    assert planner.tally(verdicts) == {"candidates": 0, "superseded": 0, "refused": 0, "ignored": 0, "exhausted": 0,
+                                       "unseen": 1, "passed": 0}
+
+
+# -- (d) choose the redeliveries ------------------------------------------------------------------------
+
+
+def candidates(h: History, count: int) -> list[Event]:
+    made = []
+    for i in range(count):
+        g = h.guid()
+        made.append(Event(g, (h.attempt(g, 502, ago=100 - i), h.attempt(g, 0, ago=50 - i, redelivery=True))))
+    return made
+
+
+def test_redeliveries_are_chosen_oldest_first_by_first_delivery_each_by_its_newest_attempt():
+    h = History()
+    made = candidates(h, 3)
+    chosen = planner.choose_redeliveries(reversed(made), settings=make_settings(), calls_used=2)
+    assert [(r.guid, r.delivery_id, r.event, r.attempts) for r in chosen] == [
+        (e.guid, e.newest.id, "workflow_run", 2) for e in made]
+
+
+def test_the_choice_stops_at_the_per_run_cap_and_at_the_calls_left():
+    made = candidates(History(), 5)
+    assert len(planner.choose_redeliveries(made, settings=make_settings(sweep_max_redeliveries=2), calls_used=0)) == 2
+    assert len(planner.choose_redeliveries(made, settings=make_settings(), calls_used=49)) == 1
+    assert planner.choose_redeliveries(made, settings=make_settings(), calls_used=51) == ()
+
+
+# -- (e) reconcile the entries --------------------------------------------------------------------------
+
+
+def test_entries_close_when_their_event_passed_was_overtaken_or_left_githubs_retention_and_otherwise_stay():
+    h = History()
+    passed_g = h.guid()
+    entries = {
+        passed_g: Entry("t", NOW - 60 * MINUTE, 1, "issue_comment", 7),
+        "overtaken": Entry("t", NOW - 60 * MINUTE, 2, "workflow_run", 7),
+        "gone": Entry("t", NOW - planner.GITHUB_RETENTION - 1, 3, "issue_comment", 7),
+        "stays": Entry("t", NOW - planner.GITHUB_RETENTION, 4, "issue_comment", 7),
+    }
+    passed = Verdict(Event(passed_g, (h.attempt(passed_g, 200, ago=1, redelivery=True),)), Reason.PASSED)
+    wanted, waiting = planner.reconcile_entries(entries, [passed], passes={"workflow_run/7": (3, NOW)}, now=NOW, cap=50)
+    assert list(wanted) == ["stays"] and waiting == 0
+
+
+def test_each_event_that_used_up_its_attempts_opens_one_entry_oldest_first_while_the_cap_allows():
+    h = History()
+    made = [Event(e.guid, (*e.attempts, h.attempt(e.guid, 504, ago=1, redelivery=True))) for e in candidates(h, 3)]
+    already = Entry("kept as it was", NOW, made[1].first.id, "workflow_run", 7)
+    verdicts = [Verdict(e, Reason.EXHAUSTED) for e in reversed(made)]
+    wanted, waiting = planner.reconcile_entries({made[1].guid: already}, verdicts, passes={}, now=NOW, cap=2)
+    assert list(wanted) == [made[1].guid, made[0].guid] and wanted[made[1].guid] is already and waiting == 1
+    opened = wanted[made[0].guid]
+    assert (opened.order, opened.first_id, opened.event, opened.repository_id) == (
+        made[0].newest.at, made[0].first.id, "workflow_run", 7)
+    assert opened.title == f"workflow_run.completed of repository 7: 3 attempts failed (last: 504), delivery {made[0].guid}"
+
+
+def test_the_alarms_change_opens_what_is_wanted_and_not_shown_and_closes_what_is_shown_and_not_wanted():
+    entries = {"b": Entry("B", NOW, 2, "issues", 7), "a": Entry("A", NOW - 60, 1, "issues", 7)}
+    opened, closed = planner.entry_change(entries, frozenset({"b", "c"}), "https://advanced")
+    assert opened == {"delivery:a": {"title": "A", "url": "https://advanced", "order": planner.format_time(NOW - 60)}}
+    assert closed == ("delivery:c",)
+    assert planner.entry_change(entries, frozenset(entries), "https://advanced") == ({}, ())
+
+
+# -- (f) trim the state ---------------------------------------------------------------------------------
+
+
+def next_state(state=State(), *, attempts=(), passes=None, read=(), acts_on=always, limits=planner.LIMITS):
+    return planner.next_state(state, events=planner.merge_attempts(attempts), passes=passes or {}, entries={},
+                              read=read, start=NOW - 180 * MINUTE, now=NOW, acts_on=acts_on, limits=limits)
+
+
+def test_the_next_state_remembers_the_windows_no_answers_and_passed_redeliveries_of_events_a_handler_acts_on():
+    from pager.signals import acts_on
+
+    h = History()
+    g = h.guid()
+    kept = [h.attempt(g, 0, ago=30), h.attempt(g, 200, ago=20, redelivery=True)]
+    forgotten = [h.attempt(h.guid(), 0, ago=181), h.attempt(h.guid(), 200, ago=20), h.attempt(h.guid(), 502, ago=20),
+                 h.attempt(h.guid(), 0, ago=20, action="in_progress")]
+    state = next_state(attempts=[*kept, *forgotten], acts_on=acts_on)
+    assert state.remembered == tuple(kept) and state.horizon is None and state.ran_at == NOW
+
+
+def test_a_cap_keeps_the_newest_and_moves_the_horizon_up_to_the_newest_one_dropped():
+    h = History()
+    no_answers = [h.attempt(h.guid(), 0, ago=50 - i) for i in range(4)]
+    state = next_state(attempts=no_answers, limits=Limits(remembered=2))
+    assert state.remembered == tuple(no_answers[2:]) and state.horizon == (no_answers[1].id, no_answers[1].at)
+    passes = {"issues/1": (no_answers[3].id + 1, NOW), "issues/2": (no_answers[3].id + 2, NOW), "issues/3": (3, NOW)}
+    state = next_state(attempts=no_answers, passes=passes, limits=Limits(remembered=2, passes=1))
+    assert state.passes == {"issues/2": passes["issues/2"]} and state.horizon == passes["issues/1"]
+
+
+def test_a_horizon_that_left_the_window_is_forgotten_and_one_inside_it_stays():
+    inside, outside = (5, NOW - 100 * MINUTE), (6, NOW - 181 * MINUTE)
+    assert next_state(State(horizon=inside)).horizon == inside
+    assert next_state(State(horizon=outside)).horizon is None
+
+
+def test_the_cursor_moves_to_the_newest_delivery_read_and_not_back():
+    h = History()
+    older, newer = h.attempt(h.guid(), 200, ago=20), h.attempt(h.guid(), 200, ago=10)
+    assert next_state(read=[newer, older]).cursor == (newer.id, newer.at)
+    assert next_state(State(cursor=(newer.id, newer.at)), read=[older]).cursor == (newer.id, newer.at)
+    assert next_state(State(cursor=(newer.id, newer.at))).cursor == (newer.id, newer.at)

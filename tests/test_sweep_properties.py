@@ -1,10 +1,11 @@
-"""Properties of the sweep's planner (pager.sweep.plan) and its list reading (pager.sweep.run.read_list).
+"""Properties of the sweep's reading and planning (pager.sweep.read_and_plan, the shell's own).
 
 Hypothesis generates delivery histories: events of kinds that a newer event supersedes, comments that
 always come again and other kinds, in a few repositories, whose attempts pass, are refused (4xx), fail
 (5xx) or get no answer, sometimes with attempts a maintainer asked for by hand. A simulated GitHub
 lists them newest first in small pages (so a history runs past the page caps), filters
-`status=failure`, and turns each redelivery the plan asks for into a new attempt. Several runs 15
+`status=failure`, counts its calls, and turns each redelivery the plan asks for into a new attempt
+(one call each). `read_and_plan` reads it as the shell reads GitHub. Several runs 15
 minutes apart carry the state from one to the next; every run's plan is checked against the true
 history, not against the planner's own view of it.
 """
@@ -17,12 +18,15 @@ from types import SimpleNamespace
 from typing import Any
 
 import hypothesis
+import pytest
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
+from pager.errors import GitHubUnavailable
 from pager.signals import SUPERSEDED
 from pager.sweep import plan as planner
+from pager.sweep import read_and_plan
 from pager.sweep.plan import ALARM_CALLS, Limits, State, format_time, outcome_of
-from pager.sweep.run import read_list
+from pager.sweep.run import ListNotServed
 
 from test_sweep_plan import make_settings
 
@@ -58,6 +62,7 @@ class GitHubHistory:
 
     items: list[dict[str, Any]] = field(default_factory=list)
     seq: itertools.count = field(default_factory=lambda: itertools.count(1))
+    calls: int = 0  # the calls of the run under way: its pages, redeliveries and alarm change
 
     def add(self, event: Event, at: int, code: int, redelivery: bool) -> None:
         self.items.append({
@@ -79,13 +84,14 @@ class GitHubHistory:
             shown = [i for i in shown if 400 <= i["status_code"] <= 599]
         return sorted(shown, key=lambda i: -i["id"])
 
-    def fetcher(self, now: int, *, failures: bool, page_size: int, log: list[int]):
-        listed = self.visible(now, failures=failures)
+    def fetcher(self, now: int, *, page_size: int):
+        """One page of a list as GitHub serves it: (status filter, next URL) -> page."""
 
-        def fetch(url: str | None):
+        def fetch(status: str | None, url: str | None):
+            self.calls += 1
+            listed = self.visible(now, failures=status == "failure")
             offset = int(url) if url else 0
             page = listed[offset : offset + page_size]
-            log.extend(i["id"] for i in page)
             more = offset + page_size < len(listed)
             return SimpleNamespace(items=page, next_url=str(offset + page_size) if more else None)
 
@@ -164,20 +170,11 @@ def test_the_sweep_keeps_its_promises_over_generated_histories(world):
     for run in range(world.runs):
         now = START + (world.first_run + 15 * run) * MINUTE
         start = now - cfg.sweep_window_minutes * MINUTE
-        calls = 0
-        failure_reading = planner.failure_reading(cfg, now, calls)
-        failures = read_list(history.fetcher(now, failures=True, page_size=world.page_size, log=[]), failure_reading)
-        calls += failures.pages
-        all_reading = planner.all_reading(cfg, state, now, calls)
-        outcomes = None
-        if all_reading.pages > 0:
-            outcomes = read_list(history.fetcher(now, failures=False, page_size=world.page_size, log=[]), all_reading)
-            calls += outcomes.pages
-        known_ids = {a.id for a in failures.items} | {a.id for a in (outcomes.items if outcomes else ())}
-        known_ids |= {a.id for a in state.remembered}
-        plan = planner.plan_run(failures=failures, failure_reading=failure_reading, outcomes=outcomes,
-                                all_reading=all_reading, state=state, settings=cfg, now=now, calls_used=calls,
-                                limits=LIMITS)
+        history.calls = 0
+        read = read_and_plan(history.fetcher(now, page_size=world.page_size), state=state, settings=cfg, now=now,
+                             calls_used=lambda: history.calls, acts_on=lambda event, action: True, limits=LIMITS)
+        plan, outcomes = read.plan, read.outcomes
+        known_ids = read.seen | {a.id for a in state.remembered}
         if outcomes is not None and outcomes.cut_short:
             hidden_before = max(hidden_before, min(a.id for a in outcomes.items))
         redeliveries += len(plan.redeliver)
@@ -186,7 +183,7 @@ def test_the_sweep_keeps_its_promises_over_generated_histories(world):
         gaps |= {g.list for g in plan.gaps}
         if outcomes is not None:
             # The every-outcome pages leave the calls of the redeliveries and of one alarm change.
-            assert calls + cfg.sweep_max_redeliveries + ALARM_CALLS <= cfg.sweep_call_budget
+            assert history.calls + cfg.sweep_max_redeliveries + ALARM_CALLS <= cfg.sweep_call_budget
 
         # Never more than the redeliveries of a run; a run without every-outcome pages asks for nothing.
         assert len(plan.redeliver) <= cfg.sweep_max_redeliveries
@@ -226,17 +223,17 @@ def test_the_sweep_keeps_its_promises_over_generated_histories(world):
 
         # Carry the plan out: each redelivery is a call and becomes the next attempt of its event.
         for n, asked in enumerate(plan.redeliver):
-            calls += 1
+            history.calls += 1
             event = by_guid[asked.guid]
             history.add(event, now + 1 + n, event.answers[answered[asked.guid] % len(event.answers)], redelivery=True)
             answered[asked.guid] += 1
         state = plan.state
-        if plan.alarm_change and planner.alarm_fits(cfg, calls):
-            calls += ALARM_CALLS
+        if plan.alarm_change and planner.alarm_fits(cfg, history.calls):
+            history.calls += ALARM_CALLS
             if world.alarm_works[run]:
                 state = plan.applied()
         # Never past the call budget.
-        assert calls <= cfg.sweep_call_budget
+        assert history.calls <= cfg.sweep_call_budget
 
         # The state stays small, whatever the history.
         assert len(state.remembered) <= LIMITS.remembered
@@ -248,3 +245,18 @@ def test_the_sweep_keeps_its_promises_over_generated_histories(world):
     for name, n in decided.items():
         hypothesis.event(f"{name}: {'some' if n else 'none'}")
     hypothesis.event(f"entries: {len(state.entries)}")
+
+
+def test_a_list_github_does_not_serve_ends_the_reading_and_names_the_list():
+    history = GitHubHistory()
+    served = history.fetcher(START, page_size=5)
+
+    def every_outcome_down(status, url):
+        if status is None:
+            raise GitHubUnavailable("github list deliveries: GitHub answered 503", status=503)
+        return served(status, url)
+
+    with pytest.raises(ListNotServed, match="^every-outcome list: GitHubUnavailable$") as raised:
+        read_and_plan(every_outcome_down, state=State(), settings=make_settings(), now=START,
+                      calls_used=lambda: history.calls, acts_on=lambda event, action: True)
+    assert raised.value.error.status == 503 and history.calls == 1

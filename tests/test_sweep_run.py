@@ -326,6 +326,17 @@ def test_a_redelivery_that_github_refuses_is_logged_and_the_run_goes_on(world):
     assert [len(world.attempts(g)) for g in guids] == [1, 2, 2]
 
 
+def test_a_redelivery_that_github_answers_with_a_rate_limit_counts_as_failed_not_refused(world):
+    world.answer = lambda guid, redelivery: 502
+    guids = [world.deliver("issue_comment", "created", 10 + i) for i in range(3)]
+    world.answer = lambda guid, redelivery: 200
+    world.github.fail(r"/attempts$", 429, count=1, body={"message": "API rate limit exceeded"})
+    world.advance(5)
+    summary = world.sweep()
+    assert (summary["redeliveries"], summary["redeliveries_refused"], summary["redeliveries_failed"]) == (2, 0, 1)
+    assert [len(world.attempts(g)) for g in guids] == [1, 2, 2]
+
+
 def test_a_list_github_does_not_serve_ends_the_run_before_any_redelivery_and_keeps_the_state(world):
     world.sweep()
     saved = world.store.load(STATE_KEY)

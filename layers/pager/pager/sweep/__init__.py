@@ -1,5 +1,5 @@
 """The redelivery sweep (SPEC §7, the decision as amended): `plan` decides, `run` reads and acts."""
 
-from .run import run_sweep
+from .run import read_and_plan, run_sweep
 
-__all__ = ["run_sweep"]
+__all__ = ["read_and_plan", "run_sweep"]

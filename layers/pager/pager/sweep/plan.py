@@ -1,7 +1,7 @@
 """The sweep's pure core: what to read, what to ask GitHub for again, what the alarm shows, what to remember.
 
-Nothing here does I/O or reads a clock: the shell (`run.py`) passes the pages it read, the remembered
-state, the settings and `now`, and carries out the plan that comes back (the decision, amended).
+Nothing here does I/O or reads a clock: the shell (`run.read_and_plan`) passes the pages it read, the
+remembered state, the settings and `now`, and carries out the plan that comes back (the decision, amended).
 
 What a run knows
 ----------------
@@ -77,13 +77,25 @@ an edit of the alarm's message, or a send when it opens. Two rarer paths take on
 are not reserved for: Telegram saying the message to edit is gone (the alarm then sends it anew), and
 Telegram's single retry after a short 429; only they can take a run one call past its budget. The redeliveries come before the alarm and may use what the alarm would have had;
 the alarm change then waits for the next run.
+
+The phases
+----------
+`plan_run` composes pure phases, each with its own tests:
+
+(a) `merge_attempts`: the events the run knows, the attempts of the state and both lists merged by id;
+(b) `newest_passes`: per kind and repository, the newest event that passed (`overtaken` asks it);
+(c) `judge`: one `Verdict` per event, its `Reason` as data (`counted_from`: where the view is complete);
+(d) `choose_redeliveries`: the candidates asked for again, oldest first, within the cap and the budget;
+(e) `reconcile_entries` and `entry_change`: the entries wanted open, and the alarm's change against `shown`;
+(f) `next_state`: what the next runs need, within the caps, with the horizon and the cursor.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping
+from enum import StrEnum
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from ..settings import Settings
 from ..signals import SUPERSEDED
@@ -105,6 +117,9 @@ GITHUB_RETENTION = 3 * 24 * 3600  # GitHub lists deliveries for three days
 STATE_VERSION = 1
 ENTRY_PREFIX = "delivery:"
 _NAME_MAX = 40  # event and action names are cut to this, to bound the state's size
+
+ActsOn = Callable[[str, str | None], bool]  # whether a handler acts on an event and action
+T = TypeVar("T")
 
 
 def outcome_of(status_code: int) -> str:
@@ -367,11 +382,287 @@ def _gap(reading: Reading, read: ListRead) -> ReachGap | None:
     return ReachGap(reading.list, reached, reading.wanted, read.pages)
 
 
-def _title(first: Attempt, newest: Attempt, attempts: int) -> str:
+def _in_window(point: tuple[int, float] | None, start: float) -> tuple[int, float] | None:
+    return point if point is not None and point[1] >= start else None
+
+
+def _prune(state: State, start: float) -> State:
+    """The state without what left the window (entries stay: they close on their own terms)."""
+    return replace(
+        state,
+        remembered=tuple(a for a in state.remembered if a.at >= start),
+        horizon=_in_window(state.horizon, start),
+        passes={key: value for key, value in state.passes.items() if value[1] >= start},
+    )
+
+
+# -- (a) merge the attempts ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event (a `guid`) with the attempts of it that the run knows, oldest first."""
+
+    guid: str
+    attempts: tuple[Attempt, ...]
+
+    @property
+    def first(self) -> Attempt | None:
+        """Its first delivery (`redelivery: false`); None when the run does not know it."""
+        return next((a for a in self.attempts if not a.redelivery), None)
+
+    @property
+    def newest(self) -> Attempt:
+        return self.attempts[-1]
+
+    @property
+    def passed(self) -> bool:
+        return any(a.outcome == PASSED for a in self.attempts)
+
+
+def merge_attempts(*sources: Iterable[Attempt]) -> tuple[Event, ...]:
+    """The events the run knows: the attempts of all sources (the state's, then the lists') merged by id,
+    a later source's copy winning and a delivery read twice counted once, grouped by guid, oldest first."""
+    known = {a.id: a for source in sources for a in source}
+    by_guid: dict[str, list[Attempt]] = {}
+    for attempt in sorted(known.values(), key=lambda a: a.id):
+        by_guid.setdefault(attempt.guid, []).append(attempt)
+    return tuple(Event(guid, tuple(attempts)) for guid, attempts in by_guid.items())
+
+
+# -- (b) the newest passes --------------------------------------------------------------------------------
+
+Passes = Mapping[str, tuple[int, float]]  # event/repository -> the newest passed event's first delivery (id, time)
+
+
+def newest_passes(remembered: Passes, events: Iterable[Event], *, start: float, acts_on: ActsOn) -> dict[str, tuple[int, float]]:
+    """Per kind and repository, the first delivery of the newest event that passed, any of its attempts:
+    of the remembered ones those still in the window, and this run's. Only an event that a handler acts on
+    stands for newer state (one the pager answered "ignored", a run's `in_progress`, overtakes nothing),
+    and only kinds in `SUPERSEDED` can be overtaken, which also keeps the map small."""
+    passes = {key: value for key, value in remembered.items() if value[1] >= start}
+    for event in events:
+        first = event.first
+        if not event.passed or first is None or first.at < start:
+            continue
+        if first.event not in SUPERSEDED or not acts_on(first.event, first.action):
+            continue
+        key = _kind_key(first.event, first.repository_id)
+        if key not in passes or passes[key][0] < first.id:
+            passes[key] = (first.id, first.at)
+    return passes
+
+
+def overtaken(passes: Passes, event: str, repository_id: int | None, first_id: int) -> bool:
+    """Whether an event (by its kind, repository and first delivery) is superseded: its kind is in
+    `SUPERSEDED` and a newer event of the same kind and repository passed."""
+    newest = passes.get(_kind_key(event, repository_id))
+    return event in SUPERSEDED and newest is not None and newest[0] > first_id
+
+
+# -- (c) one verdict per event ----------------------------------------------------------------------------
+
+
+def counted_from(failures: ListRead, horizon: tuple[int, float] | None) -> float:
+    """The lowest first-delivery id whose attempts the run knows all of: not below the oldest failure read
+    when the failure list was cut short, and above the state's horizon when its memory was trimmed."""
+    oldest_failure = min((a.id for a in failures.items), default=float("inf")) if failures.cut_short else -1
+    return max(oldest_failure, (-1 if horizon is None else horizon[0]) + 1)
+
+
+class Reason(StrEnum):
+    """Why an event gets what it gets, in the order they are decided."""
+
+    PASSED = "passed"  # an attempt passed: nothing more
+    UNSEEN = "unseen"  # its first delivery is not known, left the window or lies where the view is incomplete
+    REFUSED = "refused"  # newest attempt 4xx: never again
+    IGNORED = "ignored"  # no handler acts on it: never again
+    SUPERSEDED = "superseded"  # a newer event of its kind and repository passed
+    CANDIDATE = "candidate"  # asked for again, as the room allows
+    EXHAUSTED = "exhausted"  # used up its attempts: an entry
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the run makes of one event, and why."""
+
+    event: Event
+    reason: Reason
+
+    @property
+    def counted(self) -> bool:
+        """Whether the run's counts include it: `unseen` counts the failures the run cannot count, not a refusal."""
+        return self.reason is not Reason.UNSEEN or self.event.newest.outcome != REFUSED
+
+
+def judge(
+    event: Event, *, start: float, counted_from: float, passes: Passes, max_attempts: int, acts_on: ActsOn
+) -> Verdict:
+    """The decision for one event (see "The decision per counted event"); `counted_from` is `counted_from()`'s."""
+    first = event.first
+    if event.passed:
+        return Verdict(event, Reason.PASSED)
+    if first is None or first.at < start or first.id < counted_from:
+        return Verdict(event, Reason.UNSEEN)
+    if event.newest.outcome == REFUSED:
+        return Verdict(event, Reason.REFUSED)
+    if not acts_on(first.event, first.action):
+        return Verdict(event, Reason.IGNORED)
+    if overtaken(passes, first.event, first.repository_id, first.id):
+        return Verdict(event, Reason.SUPERSEDED)
+    if len(event.attempts) < max_attempts:
+        return Verdict(event, Reason.CANDIDATE)
+    return Verdict(event, Reason.EXHAUSTED)
+
+
+_COUNTS = {  # the plan's counts of the verdicts, by reason
+    Reason.CANDIDATE: "candidates",
+    Reason.SUPERSEDED: "superseded",
+    Reason.REFUSED: "refused",
+    Reason.IGNORED: "ignored",
+    Reason.EXHAUSTED: "exhausted",
+    Reason.UNSEEN: "unseen",
+    Reason.PASSED: "passed",
+}
+
+
+def tally(verdicts: Iterable[Verdict]) -> dict[str, int]:
+    """How many events got each verdict (the run's summary logs them as its decisions)."""
+    counts = dict.fromkeys(_COUNTS.values(), 0)
+    for verdict in verdicts:
+        if verdict.counted:
+            counts[_COUNTS[verdict.reason]] += 1
+    return counts
+
+
+# -- (d) choose the redeliveries --------------------------------------------------------------------------
+
+
+def choose_redeliveries(candidates: Iterable[Event], *, settings: Settings, calls_used: int) -> tuple[Redelivery, ...]:
+    """The candidates asked for again, each by its newest attempt: oldest first by first delivery, at
+    most `sweep_max_redeliveries` and within the calls the budget leaves."""
+    room = max(0, min(settings.sweep_max_redeliveries, settings.sweep_call_budget - calls_used))
+    oldest_first = sorted(candidates, key=lambda e: e.first.id)[:room]
+    return tuple(Redelivery(e.newest.id, e.guid, e.first.event, len(e.attempts)) for e in oldest_first)
+
+
+# -- (e) reconcile the entries ----------------------------------------------------------------------------
+
+
+def _entry(event: Event) -> Entry:
+    first, newest, attempts = event.first, event.newest, len(event.attempts)
     kind = f"{first.event}.{first.action}" if first.action else first.event or "event"
     where = "no repository" if first.repository_id is None else f"repository {first.repository_id}"
     last = str(newest.status_code) if newest.outcome == FAILED else "no answer"
-    return f"{kind} of {where}: {attempts} attempts failed (last: {last}), delivery {first.guid}"
+    title = f"{kind} of {where}: {attempts} attempts failed (last: {last}), delivery {first.guid}"
+    return Entry(title, newest.at, first.id, first.event, first.repository_id)
+
+
+def reconcile_entries(
+    entries: Mapping[str, Entry], verdicts: Iterable[Verdict], *, passes: Passes, now: float, cap: int
+) -> tuple[dict[str, Entry], int]:
+    """The entries wanted open, and how many more wait for room: an entry closes when its event passed,
+    was overtaken (a newer pass of its kind and repository) or left GitHub's retention; each event that
+    used up its attempts opens one, oldest first, while fewer than `cap` are open."""
+    verdicts = list(verdicts)
+    done = {v.event.guid for v in verdicts if v.reason is Reason.PASSED}
+    exhausted = [v.event for v in verdicts if v.reason is Reason.EXHAUSTED]
+    wanted = {
+        guid: entry
+        for guid, entry in entries.items()
+        if guid not in done
+        and not overtaken(passes, entry.event, entry.repository_id, entry.first_id)
+        and entry.order >= now - GITHUB_RETENTION
+    }
+    waiting = 0
+    for event in sorted(exhausted, key=lambda e: e.first.id):
+        if event.guid in wanted:
+            continue
+        if len(wanted) >= cap:
+            waiting += 1
+            continue
+        wanted[event.guid] = _entry(event)
+    return wanted, waiting
+
+
+def entry_change(
+    entries: Mapping[str, Entry], shown: frozenset[str], url: str
+) -> tuple[dict[str, dict[str, str]], tuple[str, ...]]:
+    """The alarm's change: the entries wanted open that it does not show yet, and those it shows that are
+    no longer wanted (so a change that did not happen is simply offered again)."""
+    opened = {
+        ENTRY_PREFIX + guid: {"title": entry.title, "url": url, "order": format_time(entry.order)}
+        for guid, entry in sorted(entries.items())
+        if guid not in shown
+    }
+    closed = tuple(ENTRY_PREFIX + guid for guid in sorted(shown - set(entries)))
+    return opened, closed
+
+
+# -- (f) trim the state -----------------------------------------------------------------------------------
+
+
+def _later(horizon: tuple[int, float] | None, point: tuple[int, float]) -> tuple[int, float]:
+    return point if horizon is None or horizon[0] < point[0] else horizon
+
+
+def _keep_newest(
+    items: list[T], cap: int, point: Callable[[T], tuple[int, float]], horizon: tuple[int, float] | None
+) -> tuple[list[T], tuple[int, float] | None]:
+    """The newest `cap` of `items` (oldest first), and the horizon moved up to the newest one dropped:
+    an event not newer than what was dropped is no longer counted."""
+    if len(items) <= cap:
+        return items, horizon
+    return items[len(items) - cap :], _later(horizon, point(items[-cap - 1]))
+
+
+def _needed_later(attempt: Attempt) -> bool:
+    """No filter of GitHub's brings back a no answer or a passed redelivery once behind the cursor."""
+    return attempt.outcome == NO_ANSWER or (attempt.outcome == PASSED and attempt.redelivery)
+
+
+def _moved_cursor(cursor: tuple[int, float] | None, read: Iterable[Attempt]) -> tuple[int, float] | None:
+    """The newest delivery the every-outcome list returned; never back."""
+    newest = max(read, key=lambda a: a.id, default=None)
+    if newest is None or (cursor is not None and newest.id <= cursor[0]):
+        return cursor
+    return (newest.id, newest.at)
+
+
+def next_state(
+    state: State,
+    *,
+    events: Iterable[Event],
+    passes: Passes,
+    entries: Mapping[str, Entry],
+    read: Iterable[Attempt],
+    start: float,
+    now: float,
+    acts_on: ActsOn,
+    limits: Limits,
+) -> State:
+    """What the next runs need: the no answers and passed redeliveries of the window of events a handler
+    acts on, the newest passes, each list within its cap (what a cap drops moves the horizon up), the
+    entries, and the cursor moved to the newest delivery `read`."""
+    remembered = sorted(
+        (a for e in events for a in e.attempts if a.at >= start and _needed_later(a) and acts_on(a.event, a.action)),
+        key=lambda a: a.id,
+    )
+    remembered, horizon = _keep_newest(remembered, limits.remembered, lambda a: (a.id, a.at), _in_window(state.horizon, start))
+    # A dropped pass could overtake an older failed event that a later run would then ask for again.
+    kept_passes, horizon = _keep_newest(sorted(passes.items(), key=lambda kv: kv[1][0]), limits.passes, lambda kv: kv[1], horizon)
+    return State(
+        cursor=_moved_cursor(state.cursor, read),
+        remembered=tuple(remembered),
+        horizon=horizon,
+        passes=dict(kept_passes),
+        entries=entries,
+        shown=state.shown,
+        ran_at=now,
+    )
+
+
+# -- the run's plan ---------------------------------------------------------------------------------------
 
 
 def plan_run(
@@ -385,7 +676,7 @@ def plan_run(
     now: float,
     calls_used: int,
     limits: Limits = LIMITS,
-    acts_on: Callable[[str, str | None], bool] = lambda event, action: True,
+    acts_on: ActsOn = lambda event, action: True,
 ) -> Plan:
     """The run's plan from what both lists returned (`outcomes` None: no room for a page of the
     every-outcome list), the remembered state, the settings, `now` and the calls used so far.
@@ -394,162 +685,33 @@ def plan_run(
     "ignored" is never asked for again (its redelivery could change nothing) and never remembered, so
     that the redeliveries of a run and the state's room go to the events that page."""
     start = window_start(settings, now)
-    gaps = [g for g in (_gap(failure_reading, failures), None if outcomes is None else _gap(all_reading, outcomes)) if g]
-
+    gaps = tuple(g for g in (_gap(failure_reading, failures), None if outcomes is None else _gap(all_reading, outcomes)) if g)
     if outcomes is None:
         # Without the every-outcome pages the run cannot see a newer pass that overtakes a failed event
         # or an attempt that passed already: ask for nothing, leave the alarm and the cursor as they are.
-        kept = _prune(state, start)
-        return Plan(
-            redeliver=(),
-            opened={},
-            closed=(),
-            state=replace(kept, ran_at=now),
-            gaps=tuple(gaps),
-            no_room=True,
-            counts={},
-        )
+        return Plan(redeliver=(), opened={}, closed=(), state=replace(_prune(state, start), ran_at=now), gaps=gaps, no_room=True)
 
-    known: dict[int, Attempt] = {a.id: a for a in state.remembered}
-    for attempt in (*failures.items, *outcomes.items):
-        known[attempt.id] = attempt
-    by_guid: dict[str, list[Attempt]] = {}
-    for attempt in sorted(known.values(), key=lambda a: a.id):
-        by_guid.setdefault(attempt.guid, []).append(attempt)
-    firsts = {guid: next((a for a in attempts if not a.redelivery), None) for guid, attempts in by_guid.items()}
-    passed = {guid for guid, attempts in by_guid.items() if any(a.outcome == PASSED for a in attempts)}
-
-    # The newest passed event per kind and repository, by its first delivery.
-    passes = {key: value for key, value in state.passes.items() if value[1] >= start}
-    for guid in passed:
-        first = firsts[guid]
-        # Only an event that a handler applied stands for newer state: one the pager answered
-        # "ignored" (a run's in_progress, a label) overtakes nothing. Only kinds that can be overtaken
-        # are kept, which also keeps the map small.
-        if first is None or first.at < start or first.event not in SUPERSEDED or not acts_on(first.event, first.action):
-            continue
-        key = _kind_key(first.event, first.repository_id)
-        if key not in passes or passes[key][0] < first.id:
-            passes[key] = (first.id, first.at)
-
-    def superseded(event: str, repository_id: int | None, first_id: int) -> bool:
-        newest = passes.get(_kind_key(event, repository_id))
-        return event in SUPERSEDED and newest is not None and newest[0] > first_id
-
-    # The point before which the run's view of an event's attempts may be incomplete.
-    count_from = -1
-    if failures.cut_short:
-        count_from = min((a.id for a in failures.items), default=float("inf"))  # type: ignore[assignment]
-    memory_horizon = state.horizon[0] if state.horizon is not None else -1
-
-    counts = {"candidates": 0, "superseded": 0, "refused": 0, "ignored": 0, "exhausted": 0, "unseen": 0, "passed": 0}
-    candidates: list[tuple[Attempt, Attempt, int]] = []
-    exhausted: list[tuple[Attempt, Attempt, int]] = []
-    for guid, attempts in by_guid.items():
-        newest = attempts[-1]
-        if guid in passed:
-            counts["passed"] += 1
-            continue
-        first = firsts[guid]
-        if first is None or first.at < start or first.id < count_from or first.id <= memory_horizon:
-            if newest.outcome in (FAILED, NO_ANSWER):
-                counts["unseen"] += 1
-            continue
-        if newest.outcome == REFUSED:
-            counts["refused"] += 1
-            continue
-        if not acts_on(first.event, first.action):
-            counts["ignored"] += 1
-            continue
-        if superseded(first.event, first.repository_id, first.id):
-            counts["superseded"] += 1
-            continue
-        if len(attempts) < settings.sweep_max_attempts:
-            candidates.append((first, newest, len(attempts)))
-        else:
-            exhausted.append((first, newest, len(attempts)))
-    counts["candidates"] = len(candidates)
-    counts["exhausted"] = len(exhausted)
-
-    candidates.sort(key=lambda c: c[0].id)
-    room = max(0, min(settings.sweep_max_redeliveries, settings.sweep_call_budget - calls_used))
-    redeliver = tuple(Redelivery(newest.id, first.guid, first.event, n) for first, newest, n in candidates[:room])
-    counts["deferred"] = len(candidates) - len(redeliver)
-
-    # Entries: close what passed, was overtaken or left GitHub's list; open what used up its attempts.
-    entries = dict(state.entries)
-    for guid, entry in list(entries.items()):
-        if guid in passed or superseded(entry.event, entry.repository_id, entry.first_id) or entry.order < now - GITHUB_RETENTION:
-            del entries[guid]
-    counts["entries_full"] = 0
-    for first, newest, n in sorted(exhausted, key=lambda c: c[0].id):
-        if first.guid in entries:
-            continue
-        if len(entries) >= limits.entries:
-            counts["entries_full"] += 1
-            continue
-        entries[first.guid] = Entry(_title(first, newest, n), newest.at, first.id, first.event, first.repository_id)
-
-    opened = {
-        ENTRY_PREFIX + guid: {"title": entry.title, "url": settings.advanced_page, "order": format_time(entry.order)}
-        for guid, entry in sorted(entries.items())
-        if guid not in state.shown
-    }
-    closed = tuple(ENTRY_PREFIX + guid for guid in sorted(state.shown - set(entries)))
-
-    # What the next runs need: no answers and passed redeliveries of the window, the newest passes.
-    remembered = [
-        a for a in known.values()
-        if a.at >= start and (a.outcome == NO_ANSWER or (a.outcome == PASSED and a.redelivery)) and acts_on(a.event, a.action)
+    events = merge_attempts(state.remembered, failures.items, outcomes.items)
+    passes = newest_passes(state.passes, events, start=start, acts_on=acts_on)
+    counted = counted_from(failures, state.horizon)
+    verdicts = [
+        judge(e, start=start, counted_from=counted, passes=passes, max_attempts=settings.sweep_max_attempts, acts_on=acts_on)
+        for e in events
     ]
-    remembered.sort(key=lambda a: a.id)
-    horizon = state.horizon if state.horizon is not None and state.horizon[1] >= start else None
-    if len(remembered) > limits.remembered:
-        dropped = remembered[: len(remembered) - limits.remembered]
-        remembered = remembered[len(dropped) :]
-        newest_dropped = dropped[-1]
-        if horizon is None or horizon[0] < newest_dropped.id:
-            horizon = (newest_dropped.id, newest_dropped.at)
-    if len(passes) > limits.passes:
-        # A dropped pass could overtake an older failed event that a later run would then ask for
-        # again: events not newer than the newest dropped pass are no longer counted (like `remembered`).
-        ordered = sorted(passes.items(), key=lambda kv: kv[1][0])
-        dropped_pass = ordered[-limits.passes - 1][1]
-        passes = dict(ordered[-limits.passes :])
-        if horizon is None or horizon[0] < dropped_pass[0]:
-            horizon = dropped_pass
-
-    cursor = state.cursor
-    newest_read = max(outcomes.items, key=lambda a: a.id, default=None)
-    if newest_read is not None and (cursor is None or newest_read.id > cursor[0]):
-        cursor = (newest_read.id, newest_read.at)
-
-    new_state = State(
-        cursor=cursor,
-        remembered=tuple(remembered),
-        horizon=horizon,
-        passes=passes,
-        entries=entries,
-        shown=state.shown,
-        ran_at=now,
+    candidates = [v.event for v in verdicts if v.reason is Reason.CANDIDATE]
+    redeliver = choose_redeliveries(candidates, settings=settings, calls_used=calls_used)
+    entries, waiting = reconcile_entries(state.entries, verdicts, passes=passes, now=now, cap=limits.entries)
+    opened, closed = entry_change(entries, state.shown, settings.advanced_page)
+    kept = next_state(
+        state, events=events, passes=passes, entries=entries, read=outcomes.items,
+        start=start, now=now, acts_on=acts_on, limits=limits,
     )
-    if horizon is not None:
-        gaps.append(ReachGap(MEMORY, horizon[1], start, 0))
+    memory_gap = () if kept.horizon is None else (ReachGap(MEMORY, kept.horizon[1], start, 0),)
     return Plan(
         redeliver=redeliver,
         opened=opened,
         closed=closed,
-        state=new_state,
-        gaps=tuple(gaps),
-        counts=counts,
-    )
-
-
-def _prune(state: State, start: float) -> State:
-    """The state without what left the window (entries stay: they close on their own terms)."""
-    return replace(
-        state,
-        remembered=tuple(a for a in state.remembered if a.at >= start),
-        horizon=state.horizon if state.horizon is not None and state.horizon[1] >= start else None,
-        passes={key: value for key, value in state.passes.items() if value[1] >= start},
+        state=kept,
+        gaps=gaps + memory_gap,
+        counts={**tally(verdicts), "deferred": len(candidates) - len(redeliver), "entries_full": waiting},
     )

@@ -4,12 +4,13 @@ A run (SPEC §7, the decision as amended):
 1. load the state (`sweep#state`); a run that finds it saved less than `RUN_SPACING_SECONDS` ago
    steps aside before any call: another run (EventBridge may invoke twice) has just done this work;
 2. read the failure list, then, within what the budget leaves, the every-outcome list (one app JWT
-   for every call: the GitHub client signs it once and reuses it);
-3. plan (`plan.plan_run`) and **commit** the plan's state, conditionally on the version read, before
+   for every call: the GitHub client signs it once and reuses it), and plan (`read_and_plan`, which
+   the property tests run on a simulated GitHub);
+3. **commit** the plan's state, conditionally on the version read, before
    acting on it: of two overlapping runs only the one whose write lands goes on, so they never both
    redeliver; the other logs and stops;
-4. ask GitHub for the redeliveries, oldest first; a refused or failed redelivery is logged and the
-   run goes on;
+4. ask GitHub for the redeliveries, oldest first; a refused (4xx) or failed (5xx, rate limit, no
+   answer) redelivery is logged and the run goes on;
 5. change the control repository's alarm last, only if the calls left fit one change; a failure there
    stops nothing, the change waits for the next run. A change that was made is recorded in the state
    (`shown`), the run's second write, and the only one: the table is written once per run, and once
@@ -32,17 +33,19 @@ no new call, so a slow GitHub ends the run early but still lets it save the stat
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from aws_lambda_powertools.metrics import EphemeralMetrics
 
 from .. import deadline
-from ..errors import Conflict, PagerError, StoreUnavailable
+from ..errors import Conflict, PagerError, Permanent, StoreUnavailable
 from ..observe import MetricUnit, logger, metrics
 from ..services import Services
+from ..settings import Settings
 from ..signals import acts_on
 from . import plan as planner
-from .plan import ListRead, Plan, Reading, State
+from .plan import ActsOn, Limits, ListRead, Plan, Reading, State
 
 STATE_KEY = "sweep#state"
 RUN_SPACING_SECONDS = 300  # a third of the 15 minutes between scheduled runs
@@ -50,7 +53,17 @@ PER_PAGE = 100
 RUN_SECONDS = 150.0
 
 AlarmUpdate = Callable[..., bool]
-FetchPage = Callable[[str | None], Any]  # next URL (None: the first page) -> DeliveryPage
+FetchPage = Callable[[str | None, str | None], Any]  # (status filter, next URL; None: the first page) -> DeliveryPage
+_LIST_NAMES = {planner.FAILURES: "failure list", planner.ALL: "every-outcome list"}
+
+
+class ListNotServed(PagerError):
+    """GitHub did not serve a list (a 5xx, a rate limit, a refusal, the deadline): the run ends before any
+    redelivery and keeps the state, so the next run reads back as far. `error` is what the page raised."""
+
+    def __init__(self, reading: Reading, error: PagerError) -> None:
+        super().__init__(f"{_LIST_NAMES[reading.list]}: {type(error).__name__}")
+        self.error = error
 
 
 def read_list(fetch: FetchPage, reading: Reading) -> ListRead:
@@ -59,7 +72,10 @@ def read_list(fetch: FetchPage, reading: Reading) -> ListRead:
     url: str | None = None
     pages = 0
     while pages < reading.pages:
-        page = fetch(url)
+        try:
+            page = fetch(reading.status, url)
+        except PagerError as exc:
+            raise ListNotServed(reading, exc) from exc
         pages += 1
         parsed = [a for a in (planner.Attempt.from_github(item) for item in page.items) if a is not None]
         items.extend(parsed)
@@ -67,6 +83,56 @@ def read_list(fetch: FetchPage, reading: Reading) -> ListRead:
             return ListRead(tuple(items), pages, cut_short=False)
         url = page.next_url
     return ListRead(tuple(items), pages, cut_short=True)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What a run read of both lists (`outcomes` None: no room for a page of it), and the plan made of it."""
+
+    failures: ListRead
+    outcomes: ListRead | None
+    plan: Plan
+
+    @property
+    def pages(self) -> dict[str, int]:
+        return {planner.FAILURES: self.failures.pages, planner.ALL: 0 if self.outcomes is None else self.outcomes.pages}
+
+    @property
+    def seen(self) -> set[int]:
+        """The ids of the deliveries the two lists returned."""
+        return {a.id for a in (*self.failures.items, *(self.outcomes.items if self.outcomes else ()))}
+
+
+def read_and_plan(
+    fetch: FetchPage,
+    *,
+    state: State,
+    settings: Settings,
+    now: float,
+    calls_used: Callable[[], int],
+    acts_on: ActsOn,
+    limits: Limits = planner.LIMITS,
+) -> Planned:
+    """Read the failure list, then, within what the budget leaves, the every-outcome list, through `fetch`,
+    and plan from what they returned. `calls_used()` is the run's calls so far (the clients' own counters:
+    a page may take more than one call). Raises `ListNotServed` when GitHub does not serve a list."""
+    failure_reading = planner.failure_reading(settings, now, calls_used())
+    failures = read_list(fetch, failure_reading)
+    all_reading = planner.all_reading(settings, state, now, calls_used())
+    outcomes = read_list(fetch, all_reading) if all_reading.pages > 0 else None
+    plan = planner.plan_run(
+        failures=failures,
+        failure_reading=failure_reading,
+        outcomes=outcomes,
+        all_reading=all_reading,
+        state=state,
+        settings=settings,
+        now=now,
+        calls_used=calls_used(),
+        limits=limits,
+        acts_on=acts_on,
+    )
+    return Planned(failures, outcomes, plan)
 
 
 class _Calls:
@@ -120,35 +186,22 @@ def _run(services: Services, *, now: float, run_id: str, update_alarm: AlarmUpda
         logger.info("sweep run", extra=summary)
         return summary
     github = services.github
-
-    failure_reading = planner.failure_reading(settings, now, calls.used)
-    all_reading: Reading | None = None
-    outcomes: ListRead | None = None
     try:
-        failures = read_list(
-            lambda url: github.list_deliveries(status="failure", per_page=PER_PAGE, url=url), failure_reading
+        read = read_and_plan(
+            lambda status, url: github.list_deliveries(status=status, per_page=PER_PAGE, url=url),
+            state=state,
+            settings=settings,
+            now=now,
+            calls_used=lambda: calls.used,
+            acts_on=acts_on,
         )
-        all_reading = planner.all_reading(settings, state, now, calls.used)
-        if all_reading.pages > 0:
-            outcomes = read_list(lambda url: github.list_deliveries(per_page=PER_PAGE, url=url), all_reading)
-    except PagerError as exc:
-        step = "every-outcome list" if all_reading is not None else "failure list"
-        summary.update(outcome=f"aborted: {step}: {type(exc).__name__}", error=str(exc), calls_used=calls.used)
+    except ListNotServed as exc:
+        summary.update(outcome=f"aborted: {exc}", error=str(exc.error), calls_used=calls.used)
         logger.error("sweep run", extra=summary)
         _emit_metrics(redeliveries=0, opened=0, closed=0, calls_used=calls.used, gaps=())
         return summary
 
-    plan = planner.plan_run(
-        failures=failures,
-        failure_reading=failure_reading,
-        outcomes=outcomes,
-        all_reading=all_reading,
-        state=state,
-        settings=settings,
-        now=now,
-        calls_used=calls.used,
-        acts_on=acts_on,
-    )
+    plan = read.plan
     for gap in plan.gaps:
         logger.warning("reach gap", extra={"run_id": run_id, **gap.to_log()})
     if plan.no_room:
@@ -186,8 +239,8 @@ def _run(services: Services, *, now: float, run_id: str, update_alarm: AlarmUpda
     applied = alarm == "applied"
     summary.update(
         outcome="no room for the every-outcome list" if plan.no_room else "done",
-        pages={planner.FAILURES: failures.pages, planner.ALL: 0 if outcomes is None else outcomes.pages},
-        deliveries_seen=len({a.id for a in (*failures.items, *(outcomes.items if outcomes else ()))}),
+        pages=read.pages,
+        deliveries_seen=len(read.seen),
         redeliveries=asked,
         redeliveries_refused=refused,
         redeliveries_failed=failed,
@@ -213,14 +266,14 @@ def _run(services: Services, *, now: float, run_id: str, update_alarm: AlarmUpda
 
 
 def _redeliver(github: Any, plan: Plan, run_id: str) -> tuple[int, int, int]:
-    """Ask for each planned redelivery; a refusal or failure is logged and the run goes on."""
+    """Ask for each planned redelivery; a refusal (a 4xx other than a rate limit) or a failure is logged and
+    the run goes on."""
     asked = refused = failed = 0
     for item in plan.redeliver:
         try:
             github.redeliver(item.delivery_id)
         except PagerError as exc:
-            status = getattr(exc, "status", None)
-            if status is not None and 400 <= status <= 499:
+            if isinstance(exc, Permanent):
                 refused += 1
             else:
                 failed += 1
