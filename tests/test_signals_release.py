@@ -223,11 +223,60 @@ def test_release_published_afterwards_adds_the_tag_once(world):
     assert text.endswith(f'🏷 <a href="https://github.com/{REPO}/releases/tag/v1.2.0">v1.2.0</a>')
 
 
-def test_a_release_published_before_the_merge_is_not_added(world):
+def test_the_tag_of_an_older_version_is_not_added_to_this_release(world):
     ready(world)
     world.deliver("pull_request", merged())
     old = published(tag="v1.1.0", at="2026-11-01T00:00:00Z")
-    assert world.deliver("release", old)[1]["outcome"] == "ignored: published before the last release merge"
+    assert world.deliver("release", old)[1]["outcome"] == "tag kept until its release pull request is known"
+    assert "v1.1.0" not in only_message(world)[1][0]
+
+
+def test_a_tag_published_while_its_merge_is_failing_lands_on_its_own_release_not_the_previous_one(world):
+    # Release 1.1.0 (#1) was merged and tagged before.
+    previous = {"pull_request.number": 1, "number": 1, "pull_request.title": "chore(master): release 1.1.0",
+                "pull_request.html_url": f"https://github.com/{REPO}/pull/1"}
+    world.deliver("pull_request", pull("opened", **previous))
+    world.deliver("pull_request", merged(**previous, **{"pull_request.merged_at": "2026-11-20T12:00:00Z"}))
+    world.deliver("release", published(tag="v1.1.0", at="2026-11-20T12:05:00Z"))
+    # Release 1.2.0 (#2) is ready; its merge's delivery fails (Telegram answers 502 on the edit).
+    ready(world)
+    world.faults.fail_next("telegram-5xx", "editMessageText")
+    assert world.deliver("pull_request", merged(), guid="merged-2")[0] == 500
+    assert world.deliver("release", published())[1]["outcome"] == "tag kept until the merge is recorded"
+    assert world.deliver_again("merged-2")[0] == 200  # the sweep brings the merge back
+    [older] = [text for text, _ in world.chat.view().values() if "release 1.1.0" in text]
+    [newer] = [text for text, _ in world.chat.view().values() if "release 1.2.0" in text]
+    assert "✅ merged" in newer and newer.endswith(">v1.2.0</a>")
+    assert "v1.2.0" not in older
+
+
+def test_a_tag_published_before_its_release_pull_request_is_known_shows_once_it_is_merged(world):
+    assert world.deliver("release", published())[1]["outcome"] == "tag kept until its release pull request is known"
+    ready(world)
+    world.deliver("pull_request", merged())
+    text = only_message(world)[1][0]
+    assert text.endswith(f'🏷 <a href="https://github.com/{REPO}/releases/tag/v1.2.0">v1.2.0</a>')
+
+
+def test_an_approval_that_comes_after_the_checks_passed_offers_merge(world):
+    live_pull(world, mergeable_state="blocked")  # a required review is missing
+    world.deliver("pull_request", pull("opened"))
+    assert "not ready: blocked" in world.deliver("check_suite", suite_passed())[1]["outcome"]
+    live_pull(world)  # approved: GitHub calls it clean now
+    approval = payload("pull_request_review", "submitted", **{
+        "pull_request.head.ref": "release-please--branches--master", "pull_request.head.sha": HEAD,
+        "pull_request.number": 2, "review.state": "approved", "review.user.login": "maintainer",
+        "review.author_association": "OWNER"})
+    assert "#2: Merge offered" in world.deliver("pull_request_review", approval)[1]["outcome"]
+    assert only_message(world)[1][1] == (("🔀 Merge",),)
+
+
+def test_the_versions_of_a_release_are_read_from_release_please_and_changesets_texts():
+    assert release.versions_of("chore(main): release 1.2.0") == ("1.2.0",)
+    assert release.versions_of("chore(main): release app 2.4.0-rc.1") == ("2.4.0-rc.1",)
+    assert release.versions_of("Version Packages", "## @acme/app@3.0.1\n## @acme/lib@1.0.0") == ("3.0.1", "1.0.0")
+    assert release.versions_of("v1.2.0") == release.versions_of("app-v1.2.0") == ("1.2.0",)
+    assert release.versions_of("release 1.2.0.1.3") == ()
 
 
 def test_closed_without_merging_says_so_and_removes_merge(world):

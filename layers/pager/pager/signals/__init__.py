@@ -33,7 +33,7 @@ SIGNALS: Mapping[tuple[str, str], tuple[Handler, ...]] = {
     ("issue_comment", "created"): (contribution.opened,),
     ("discussion_comment", "created"): (contribution.opened,),
     ("pull_request_review_comment", "created"): (contribution.opened,),
-    ("pull_request_review", "submitted"): (contribution.opened,),
+    ("pull_request_review", "submitted"): (contribution.opened, release.reviewed),
     # pull requests: a contribution, or a release pull request
     ("pull_request", "opened"): (contribution.opened, release.pull_request),
     ("pull_request", "reopened"): (release.pull_request,),

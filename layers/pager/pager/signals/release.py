@@ -13,9 +13,13 @@ default branch as its base.
                                                          from GitHub's pull request)
     🔀 Merge pressed (`merge_press`)                      merge with the recorded head sha; a refusal
                                                          answers with GitHub's reason, takes Merge away
+    pull_request_review.submitted                        gather the pull request as GitHub has it; an
+                                                         approval may have made it clean: offer 🔀 Merge
     pull_request.closed                                  merged: record (pull request, merge commit,
                                                          time) and edit once; else: closed
-    release.published                                    add the tag to the last merged release's message
+    release.published                                    add the tag to the message of the release pull
+                                                         request of the tag's version (its own, even while
+                                                         its merge has not reached pager yet)
 
 One record per pull request, `release#<repo>#<number>`:
 
@@ -24,18 +28,23 @@ One record per pull request, `release#<repo>#<number>`:
                      takes Merge from a release that is ready
     head, title, url, number, installation_id
     state            open, closed or merged; ready: Merge is offered; refusal: GitHub's last reason
-    merged           {commit, at}, once; tags: [{tag, url}] added by release.published
+    merged           {commit, at}, once; tags: [{tag, url}] added by release.published (shown once merged)
+    versions         the versions its title and body name ("release 1.2.0", "## pkg@1.2.3")
     message_id, text, buttons   what the chat shows; ref: the repository's short reference
 
-and one per repository, `release-latest#<repo>` = {number, at}: the release pull request merged last,
-which release.published tags. The check suite needs no index from head to pull request: a suite
-of a branch of the repository itself lists its pull requests (`check_suite.pull_requests`).
+and the indexes: `release-version#<repo>#<version>` = {number, order}, the release pull request of a
+version, which release.published looks up by its tag; `release-tag#<repo>#<version>` = {tag, url},
+a tag published before any release pull request of its version was known, taken up when one is;
+`release-latest#<repo>` = {number, at}, the release pull request merged last, which a tag without a
+version tags. The check suite needs no index from head to pull request: a suite of a branch of the
+repository itself lists its pull requests (`check_suite.pull_requests`).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..errors import GitHubUnavailable
 from ..html import escape, link
@@ -59,6 +68,30 @@ def latest_key(repository: str) -> str:
     return f"release-latest#{repository}"
 
 
+def version_key(repository: str, version: str) -> str:
+    return f"release-version#{repository}#{version}"
+
+
+def tag_key(repository: str, version: str) -> str:
+    return f"release-tag#{repository}#{version}"
+
+
+VERSION = re.compile(r"(?<![0-9A-Za-z.])v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z][0-9A-Za-z.-]*)?)(?!\.?\d)")
+MAX_VERSIONS = 12
+
+
+def versions_of(*texts: str) -> tuple[str, ...]:
+    """The versions some text names, in order, without a leading v: "release 1.2.0", "app-v2.4.0",
+    "## pkg@1.2.3" (release-please's and changesets' titles, bodies and tags)."""
+    found: list[str] = []
+    for value in texts:
+        for match in VERSION.finditer(value[:20_000]):
+            version = match.group(1).rstrip(".-")
+            if version not in found:
+                found.append(version)
+    return tuple(found[:MAX_VERSIONS])
+
+
 @dataclass(frozen=True)
 class ReleasePull:
     number: int
@@ -71,6 +104,7 @@ class ReleasePull:
     merge_commit: str
     merged_at: str
     installation_id: int | None
+    versions: tuple[str, ...] = ()
 
 
 def read_pull(payload: Mapping[str, Any]) -> ReleasePull:
@@ -91,6 +125,7 @@ def pull_of(pull: Any, installation: Any) -> ReleasePull:
         merge_commit=text(field(pull, "merge_commit_sha")),
         merged_at=order_of_time(field(pull, "merged_at")),
         installation_id=installation if isinstance(installation, int) else None,
+        versions=versions_of(text(field(pull, "title")), text(field(pull, "body"))),
     )
 
 
@@ -144,18 +179,26 @@ def converge(repository: str, data: dict[str, Any], new: dict[str, Any], done: s
 # -- decisions ----------------------------------------------------------------------------------------
 
 
-def decide_pull(repository: str, p: ReleasePull):
-    """opened, reopened, synchronize, edited: show it; a new head takes Merge away; older changes nothing."""
+def decide_pull(repository: str, p: ReleasePull, tags: Iterable[Mapping[str, str]] = ()):
+    """opened, reopened, synchronize, edited: show it; a new head takes Merge away; older changes nothing.
+    `tags` were published for its versions before it was known, and wait for its merge."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
         if data.get("order") and p.order < data["order"]:
             return Step("stale: older than the recorded head")
         if data.get("state") == "merged":
-            return converge(repository, data, data, "release updated", "already merged")
+            return converge(repository, data, with_tags(data, tags), "release updated", "already merged")
         done = "release shown" if data.get("message_id") is None else "release updated"
-        return converge(repository, data, applied(data, p), done, "already shown")
+        return converge(repository, data, with_tags(applied(data, p), tags), done, "already shown")
 
     return decide
+
+
+def with_tags(data: dict[str, Any], tags: Iterable[Mapping[str, str]]) -> dict[str, Any]:
+    """The record with tags added that it does not hold yet."""
+    held = list(data.get("tags") or [])
+    added = [{"tag": t["tag"], "url": t.get("url", "")} for t in tags if t.get("tag") and all(h.get("tag") != t["tag"] for h in held)]
+    return {**data, "tags": held + added} if added else data
 
 
 def applied(data: dict[str, Any], p: ReleasePull) -> dict[str, Any]:
@@ -169,19 +212,23 @@ def applied(data: dict[str, Any], p: ReleasePull) -> dict[str, Any]:
         "installation_id": p.installation_id,
         "state": "open" if p.state == "open" else "closed",
     }
+    if p.versions:
+        new["versions"] = list(p.versions)
     if data.get("head") != p.head:
         new.update(head=p.head, ready=False)
         new.pop("refusal", None)
     return new
 
 
-def decide_ready(repository: str, sha: str, live: Mapping[str, Any], live_is_release: bool, installation_id: int | None):
-    """A check suite passed on `sha`, and `live` is the pull request as GitHub has it now: offer Merge
-    if it is open, still at `sha` and GitHub calls it clean.
+def decide_ready(repository: str, sha: str | None, live: Mapping[str, Any], live_is_release: bool, installation_id: int | None):
+    """`live` is the pull request as GitHub has it now, read after a check suite passed on `sha` (or,
+    with `sha` None, after a review): offer Merge if it is open, still at that head and GitHub calls
+    it clean.
 
     A head the record does not have yet is adopted from `live` when it is the suite's: its
     pull_request event failed or comes late (and may never come, if a newer one passed meanwhile)."""
     p = pull_of(live, installation_id)
+    sha = sha or p.head
 
     def decide(data: dict[str, Any], now: float) -> Step:
         if data.get("state") not in (None, "open"):
@@ -205,15 +252,19 @@ def decide_ready(repository: str, sha: str, live: Mapping[str, Any], live_is_rel
     return decide
 
 
-def decide_closed(repository: str, p: ReleasePull):
-    """Closed: merged is recorded once (pull request, merge commit, time); otherwise closed."""
+def decide_closed(repository: str, p: ReleasePull, tags: Iterable[Mapping[str, str]] = ()):
+    """Closed: merged is recorded once (pull request, merge commit, time); otherwise closed. `tags`
+    were published for its versions before it was known."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
+        data_tags = with_tags(data, tags)
         if data.get("state") == "merged":
-            return converge(repository, data, data, "release updated", "merge already recorded")
+            return converge(repository, data, data_tags, "release updated", "merge already recorded")
         if not data and not p.merged:
             return Step("ignored: never shown")
-        base = {**data, "number": p.number, "title": p.title or data.get("title", ""), "url": p.url or data.get("url", "")}
+        base = {**data_tags, "number": p.number, "title": p.title or data.get("title", ""), "url": p.url or data.get("url", "")}
+        if p.versions:
+            base["versions"] = list(p.versions)
         if p.merged:
             new = {
                 **base,
@@ -245,13 +296,37 @@ def decide_latest(number: int, merged_at: str):
 
 
 def decide_tag(repository: str, tag: str, url: str):
+    """release.published: add the tag to its release pull request's record; the message shows it once
+    the merge is recorded (at once, if it is)."""
+
     def decide(data: dict[str, Any], now: float) -> Step:
-        if data.get("state") != "merged":
-            return Step("ignored: the release pull request is not merged")
-        tags = data.get("tags") or []
-        if any(t.get("tag") == tag for t in tags):
+        if not data:
+            return Step("ignored: the release pull request is not known")
+        new = with_tags(data, [{"tag": tag, "url": url}])
+        if new is data:
             return converge(repository, data, data, "release updated", "tag already shown")
-        return converge(repository, data, {**data, "tags": [*tags, {"tag": tag, "url": url}]}, "tag added", "tag already shown")
+        done = "tag added" if data.get("state") == "merged" else "tag kept until the merge is recorded"
+        return converge(repository, data, new, done, "tag already shown")
+
+    return decide
+
+
+def decide_index(number: int, order: str):
+    """The release pull request of a version: the newest one that names it."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        if data.get("number") == number or (data.get("order", "") > order):
+            return Step("")
+        return Step("", data={"number": number, "order": order})
+
+    return decide
+
+
+def decide_waiting_tag(tag: str, url: str):
+    def decide(data: dict[str, Any], now: float) -> Step:
+        if data.get("tag") == tag:
+            return Step("tag already kept")
+        return Step("tag kept until its release pull request is known", data={"tag": tag, "url": url})
 
     return decide
 
@@ -296,14 +371,29 @@ def merge_press(services: Services, repository: str, number: int) -> str:
     return settled.performed[0] if settled.performed else settled.idle
 
 
+def gather_waiting_tags(services: Services, repository: str, p: ReleasePull) -> list[Mapping[str, str]]:
+    """Tags published for the pull request's versions before any release pull request of them was known."""
+    found = [services.store.load(tag_key(repository, version)).data for version in p.versions]
+    return [tag for tag in found if tag.get("tag")]
+
+
+def index_versions(services: Services, repository: str, p: ReleasePull) -> None:
+    """Remember which release pull request each of its versions belongs to (for release.published)."""
+    for version in p.versions:
+        settle(services, version_key(repository, version), decide_index(p.number, p.order), ttl_seconds=TTL_SECONDS)
+
+
 def pull_request(delivery: Delivery, services: Services) -> str:
     """pull_request opened, reopened, synchronize, edited of a release pull request: show it."""
     payload = delivery.payload
     if not is_release_pull(payload.get("pull_request"), payload, services.settings):
         return "ignored: not a release pull request"
     p = read_pull(payload)
-    key = release_key(delivery.repository, p.number)
-    return settle(services, key, decide_pull(delivery.repository, p), ttl_seconds=TTL_SECONDS).outcome
+    repository = delivery.repository
+    tags = gather_waiting_tags(services, repository, p)
+    outcome = settle(services, release_key(repository, p.number), decide_pull(repository, p, tags), ttl_seconds=TTL_SECONDS).outcome
+    index_versions(services, repository, p)
+    return outcome
 
 
 def closed(delivery: Delivery, services: Services) -> str:
@@ -313,10 +403,28 @@ def closed(delivery: Delivery, services: Services) -> str:
         return "ignored: not a release pull request"
     p = read_pull(payload)
     repository = delivery.repository
-    outcome = settle(services, release_key(repository, p.number), decide_closed(repository, p), ttl_seconds=TTL_SECONDS).outcome
+    tags = gather_waiting_tags(services, repository, p)
+    outcome = settle(services, release_key(repository, p.number), decide_closed(repository, p, tags), ttl_seconds=TTL_SECONDS).outcome
+    index_versions(services, repository, p)
     if p.merged:
         settle(services, latest_key(repository), decide_latest(p.number, p.merged_at))
     return outcome
+
+
+def reviewed(delivery: Delivery, services: Services) -> str:
+    """pull_request_review.submitted on a release pull request: an approval may be what it waited for.
+    Read it as GitHub has it (gather), then decide whether it is ready for 🔀 Merge."""
+    payload = delivery.payload
+    pull = payload.get("pull_request")
+    if not is_release_pull(pull, payload, services.settings):
+        return "ignored: not a release pull request"
+    repository = delivery.repository
+    number = integer(field(pull, "number"))
+    if not number:
+        return "ignored: no pull request number"
+    live = gather_pull(services, repository, number, delivery.installation_id)
+    decide = decide_ready(repository, None, live, is_release_pull(live, payload, services.settings), delivery.installation_id)
+    return f"#{number}: " + settle(services, release_key(repository, number), decide, ttl_seconds=TTL_SECONDS).outcome
 
 
 @dataclass(frozen=True)
@@ -377,17 +485,26 @@ def gather_pull(services: Services, repository: str, number: int, installation_i
 
 
 def published(delivery: Delivery, services: Services) -> str:
-    """release.published: add its tag to the message of the release pull request merged last."""
+    """release.published: add its tag to the message of the release pull request of its version; a
+    tag without a version goes to the release pull request merged last."""
     release = delivery.payload.get("release")
     tag = text(field(release, "tag_name"))
     if not tag:
         return "ignored: no tag"
     repository = delivery.repository
+    url = text(field(release, "html_url"))
+    versions = versions_of(tag, text(field(release, "name")))
+    if versions:
+        for version in versions:
+            number = integer(services.store.load(version_key(repository, version)).data.get("number"))
+            if number:
+                return settle(services, release_key(repository, number), decide_tag(repository, tag, url), ttl_seconds=TTL_SECONDS).outcome
+        # No release pull request of this version is known yet (its events failed, or come late).
+        return settle(services, tag_key(repository, versions[0]), decide_waiting_tag(tag, url), ttl_seconds=TTL_SECONDS).outcome
     latest = services.store.load(latest_key(repository)).data
     if not latest.get("number"):
         return "ignored: no merged release pull request"
     published_at = order_of_time(field(release, "published_at"))
     if published_at and published_at < latest.get("at", ""):
         return "ignored: published before the last release merge"
-    decide = decide_tag(repository, tag, text(field(release, "html_url")))
-    return settle(services, release_key(repository, latest["number"]), decide, ttl_seconds=TTL_SECONDS).outcome
+    return settle(services, release_key(repository, latest["number"]), decide_tag(repository, tag, url), ttl_seconds=TTL_SECONDS).outcome
