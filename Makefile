@@ -35,9 +35,10 @@ serve: $(VENV)/.installed
 	$(PY) -m pager_local.serve
 
 # A busy fleet's week on a virtual clock through the real handlers and the real sweep, next to two
-# other sweeps; the handler's cost and the cold imports; writes docs/benchmarks.md (BENCH_ARGS: e.g. --days 2).
+# other sweeps, in the fake world of sim/pager_world; the handler's cost and table round trips, the
+# modules an ignored delivery loads, the cold imports; writes docs/benchmarks.md (BENCH_ARGS: e.g. --days 2).
 bench: $(VENV)/.installed
-	$(PY) -m pager_sim.bench $(BENCH_ARGS)
+	$(PY) -m pager_bench $(BENCH_ARGS)
 
 $(VENV)/.installed: pyproject.toml $(wildcard sim/*/__init__.py)
 	$(PYTHON) -m venv $(VENV)

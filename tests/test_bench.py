@@ -1,8 +1,8 @@
-"""The fleet simulator behind `make bench` (sim/pager_sim: fleet, alternatives, bench).
+"""The benchmark behind `make bench` (sim/pager_bench: fleet, alternatives, simulate, measure, costs, report).
 
-The trace's shape, the two comparison sweeps' decisions on hand-made delivery lists, the fast GitHub
-emulator against the base one, and one replay of a tiny trace per sweep through the real webhook
-handler and the real sweep, checked on invariants (never on timings).
+The trace's shape, the two comparison sweeps' decisions on hand-made delivery lists, the fake GitHub's
+pages over a long list, one replay of a tiny trace per sweep through the real webhook handler and
+the real sweep, and the hot path's round trips and modules, checked on invariants (never on timings).
 """
 
 from __future__ import annotations
@@ -16,8 +16,13 @@ import pytest
 
 from pager.errors import Conflict
 from pager.signals import SUPERSEDED
-from pager_sim import alternatives, bench, fleet
-from pager_sim.emulators import GitHubEmulator, HttpRequest
+from pager.values import iso
+from pager_bench import alternatives, costs, fleet, report, simulate
+from pager_world.clock import Clock
+from pager_world.faults import Faults
+from pager_world.github import RETENTION, FakeGitHub
+from pager_world.http import HttpRequest
+from pager_world.store import FaultyStore
 
 
 def _item(id: int, guid: str, code: int, *, event: str = "workflow_run", repo: int = 1, redelivery: bool = False,
@@ -93,7 +98,7 @@ def test_an_attempt_without_an_answer_is_decided_by_guid_and_attempt_only():
 
 
 def test_the_counting_store_counts_a_lost_conditional_write_by_kind():
-    store = bench.CountingStore()
+    store = FaultyStore(Faults(record=False))
     first = store.load("alarm#fleet/a")
     store.save(first, {"n": 1})
     with pytest.raises(Conflict):
@@ -101,29 +106,33 @@ def test_the_counting_store_counts_a_lost_conditional_write_by_kind():
     store.save(store.load("sweep#state"), {})
     assert store.writes == Counter({"alarm": 2, "sweep": 1})
     assert store.conflicts == Counter({"alarm": 1})
+    assert store.round_trips == 2 + 3  # two loads, three writes (the lost one is billed too)
 
 
 @pytest.mark.parametrize("status", [None, "failure"])
-def test_the_fleet_emulator_lists_the_same_pages_as_the_base_emulator(status):
-    clock = bench.Clock(fleet.WEEK_START)
-    base, fast = GitHubEmulator(clock=clock), bench.FleetGitHub(clock=clock)
-    for k in range(257):
-        clock.set(fleet.WEEK_START + k)
+def test_the_fake_githubs_pages_over_a_long_list_are_a_plain_newest_first_slicing(status):
+    clock = Clock(fleet.WEEK_START)
+    github = FakeGitHub(clock=clock, keep_requests=False)
+    for k in range(1257):
+        clock.set(fleet.WEEK_START + k * 300)
         code = (200, 502, 0, 200, 500)[k % 5]
-        for emulator in (base, fast):
-            emulator.record(f"guid-{k % 90}", "check_run", "completed", 1, code, redelivery=k >= 90)
+        github.record(f"guid-{k % 90}", "check_run", "completed", 1, code, redelivery=k >= 90)
+    github.prune(clock())  # the first days fall out of the list, as GitHub keeps three
+    kept = [d for d in github.deliveries if status is None or 400 <= d["status_code"] <= 599]
+    assert 0 < len(github.deliveries) < 1257 and github.deliveries[0]["delivered_at"] >= iso(clock() - RETENTION)
 
-    def pages(emulator):
+    def pages():
         url, out = "https://api.github.com/app/hook/deliveries?per_page=40" + ("&status=failure" if status else ""), []
         while url:
-            answer = emulator(HttpRequest("GET", url, {}))
+            answer = github(HttpRequest("GET", url, {}))
             out.append([d["id"] for d in answer.body])
             link = answer.headers.get("Link")
             url = link[1:link.index(">")] if link else None
         return out
 
-    assert pages(fast) == pages(base)
-    assert len(pages(fast)) > 1
+    newest_first = [d["id"] for d in reversed(kept)]
+    assert pages() == [newest_first[i:i + 40] for i in range(0, len(newest_first), 40)]
+    assert len(pages()) > 5
 
 
 # ----------------------------------------------------------------------------- the comparison sweeps
@@ -162,10 +171,24 @@ def test_the_first_design_forgets_what_is_older_than_its_window():
 
 
 @pytest.fixture(scope="module")
-def replays():
+def pem():
+    return simulate.private_key()
+
+
+@pytest.fixture(scope="module")
+def replays(pem):
     trace = fleet.tiny_trace()
-    pem = bench.private_key()
-    return trace, {design: bench.simulate(trace, design, pem=pem, drain=3 * 3600) for design in bench.DESIGNS}
+    return trace, {design: simulate.simulate(trace, design, pem=pem, drain=3 * 3600) for design in simulate.DESIGNS}
+
+
+@pytest.fixture(scope="module")
+def cost(pem):
+    return costs.handler_cost(30, pem=pem)
+
+
+@pytest.fixture(scope="module")
+def modules(pem):
+    return costs.ignored_delivery_modules(pem=pem)
 
 
 def test_a_tiny_replay_sees_failures_of_every_fault_kind(replays):
@@ -204,19 +227,33 @@ def test_the_script_recovers_everything_but_applies_stale_redeliveries(replays):
     assert script["writes"].get("script", 0) == script["runs"]  # its one value: the time of its last run
 
 
-def test_the_report_states_every_target_as_met_or_not_met(replays):
+def test_the_report_states_every_target_as_met_or_not_met(replays, cost, modules):
     trace, results = replays
-    cost = bench.handler_cost(30)
     args = argparse.Namespace(days=trace.days, seed=trace.seed)
-    text = bench.report(trace, results, cost, None, args=args, handled=["issues"], elapsed=1.0)
+    text = report.report(trace, results, cost, None, modules, args=args, handled=["issues"], elapsed=1.0)
     section = text.split("## Targets", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if re.search(r"\| (met|\*\*not met\*\*|–) \|$", line)]
-    assert len(rows) == len(bench.targets(results, cost, None, 50)) == 7
-    assert "lost silently" in text and "Recovery after each fault" in text
+    assert len(rows) == len(report.targets(results, cost, None, modules, 50)) == 9
+    assert "lost silently" in text and "Recovery after each fault" in text and "## A lean hot path" in text
+    assert "a contribution takes at most 4 round trips to the table" in section
+    assert "an ignored delivery loads none of requests, jwt, cryptography, boto3" in section
     assert cost["ignored"]["outcomes"] and all(k.startswith("200") for k in cost["ignored"]["outcomes"])
     assert any(k.startswith("200") for k in cost["contribution"]["outcomes"])
     assert cost["ignored"]["ratio"] > 0 and cost["contribution"]["own_us"] > 0
     assert cost["ignored"]["calls"] == 0 and cost["contribution"]["calls"] >= 2  # a message and a draft dispatch
+
+
+def test_an_ignored_delivery_makes_no_round_trip_and_a_contribution_at_most_four(cost):
+    assert cost["ignored"]["round_trips"] == 0 and cost["ignored"]["round_trips_max"] == 0
+    assert 0 < cost["contribution"]["round_trips"] <= cost["contribution"]["round_trips_max"] <= 4
+    assert cost["contribution"]["round_trips_loads"] >= 1 and cost["contribution"]["writes"] >= 1
+
+
+def test_an_ignored_delivery_in_a_fresh_interpreter_loads_none_of_the_clients_libraries(modules):
+    assert modules["outcome"] == "200 ignored"
+    assert not set(modules["loaded"]) & {"requests", "urllib3", "jwt", "cryptography", "boto3"}
+    assert modules["botocore"] in ([], ["botocore"])  # Powertools' user agent imports the top-level package only
+    assert 0 < modules["modules"] < costs.BEFORE["modules"]["modules"]
 
 
 def test_the_superseded_kinds_are_the_ones_the_measures_use():

@@ -18,12 +18,12 @@ Both count their calls from the clients' counters, as pager's sweep does, and re
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Callable
 
 from pager.errors import Conflict, PagerError, StoreUnavailable
-from pager.signals import SUPERSEDED
 from pager.services import Services
+from pager.signals import SUPERSEDED
+from pager.values import parse_iso
 
 SCRIPT_STATE_KEY = "script#last-run"
 FIRST_RUN_LOOKBACK = 24 * 3600  # the script's default when it has never run
@@ -36,7 +36,7 @@ AlarmUpdate = Callable[..., bool]
 
 
 def _time(item: dict[str, Any]) -> float:
-    return datetime.fromisoformat(str(item["delivered_at"]).replace("Z", "+00:00")).timestamp()
+    return parse_iso(item.get("delivered_at")) or 0.0
 
 
 def _passed(item: dict[str, Any]) -> bool:

@@ -1,7 +1,7 @@
 """A busy fleet's week as a trace: every webhook event GitHub would send, and the faults around them.
 
-The trace is data, made from a seed: nothing here delivers or handles anything (the simulator in
-`pager_sim.bench` does). It follows the week that the amended decision describes: ten repositories,
+The trace is data, made from a seed: nothing here delivers or handles anything (the replay in
+`pager_bench.simulate` does). It follows the week that the amended decision describes: ten repositories,
 workflow runs in bursts of up to 431 in a quarter hour (24 quarter hours with 100 runs or more), each
 run with its three `workflow_run` deliveries, its check suite, and per job its check run and its
 `workflow_job` deliveries; besides them contributions from outside, members' comments, release pull
@@ -11,9 +11,9 @@ Faults are windows on the virtual clock: a Telegram outage (the Bot API answers 
 burst of 5xx on the REST calls the handlers make, and periods in which a share of the deliveries
 gets no answer in time (GitHub records status_code 0, "timed out").
 
-Payloads are GitHub's example payloads (tests/fixtures/github-webhooks) with repository, branch, conclusion,
-ids and times changed; `render(event)` builds the body bytes on demand, the same bytes every time,
-so a week of deliveries never has to be held in memory.
+Payloads are GitHub's example payloads (tests/fixtures/github-webhooks, read by `pager_world.payloads`)
+with repository, branch, conclusion, ids and times changed; `render(event)` builds the body bytes on
+demand, the same bytes every time, so a week of deliveries never has to be held in memory.
 """
 
 from __future__ import annotations
@@ -24,11 +24,10 @@ import json
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Iterator
 
-import pager_sim
-from pager_sim.emulators import iso
+from pager.values import iso
+from pager_world.payloads import example
 
 DAY = 86_400.0
 QUARTER = 900.0
@@ -36,16 +35,6 @@ WEEK_START = datetime(2026, 11, 9, tzinfo=timezone.utc).timestamp()  # a Monday,
 CONTROL_REPOSITORY = "fleet/pager"
 OWNER = "fleet"
 RELEASE_BRANCH = "release-please--branches--main"
-
-
-def fixtures_dir() -> Path:
-    """GitHub's example payloads, carried in the repository (tests/fixtures/github-webhooks)."""
-    return Path(pager_sim.__file__).resolve().parents[2] / "tests" / "fixtures" / "github-webhooks"
-
-
-@functools.lru_cache(maxsize=None)
-def _fixture(event: str, name: str) -> dict[str, Any]:
-    return json.loads((fixtures_dir() / event / name).read_text())
 
 
 # ------------------------------------------------------------------------------------------- the data
@@ -375,26 +364,35 @@ def tiny_trace(*, seed: int = 3, hours: float = 3.0, runs_per_quarter: int = 3, 
 # ------------------------------------------------------------------------------------------ payloads
 
 
-FIXTURE_NAMES = {
-    ("workflow_run", "requested"): "requested.payload.json",
-    ("workflow_run", "in_progress"): "requested.payload.json",
-    ("workflow_run", "completed"): "completed.payload.json",
-    ("workflow_job", "queued"): "queued.payload.json",
-    ("workflow_job", "in_progress"): "in_progress.payload.json",
-    ("workflow_job", "completed"): "completed.success.with-organization.payload.json",
-    ("check_run", "created"): "created.payload.json",
-    ("check_run", "completed"): "completed.payload.json",
-    ("check_suite", "completed"): "completed.payload.json",
-    ("issues", "opened"): "opened.payload.json",
-    ("issues", "closed"): "opened.payload.json",
-    ("issue_comment", "created"): "created.payload.json",
-    ("pull_request", "opened"): "opened.payload.json",
-    ("pull_request_review", "submitted"): "submitted.payload.json",
-    ("discussion", "created"): "created.payload.json",
-    ("discussion_comment", "created"): "created.payload.json",
-    ("code_scanning_alert", "created"): "created.payload.json",
-    ("code_scanning_alert", "fixed"): "fixed.payload.json",
+# GitHub's example for each (event, action) of the trace: (the example's action, its variant).
+EXAMPLES: dict[tuple[str, str], tuple[str, str]] = {
+    ("workflow_run", "requested"): ("requested", ""),
+    ("workflow_run", "in_progress"): ("requested", ""),
+    ("workflow_run", "completed"): ("completed", ""),
+    ("workflow_job", "queued"): ("queued", ""),
+    ("workflow_job", "in_progress"): ("in_progress", ""),
+    ("workflow_job", "completed"): ("completed", "success.with-organization"),
+    ("check_run", "created"): ("created", ""),
+    ("check_run", "completed"): ("completed", ""),
+    ("check_suite", "completed"): ("completed", ""),
+    ("issues", "opened"): ("opened", ""),
+    ("issues", "closed"): ("opened", ""),
+    ("issue_comment", "created"): ("created", ""),
+    ("pull_request", "opened"): ("opened", ""),
+    ("pull_request_review", "submitted"): ("submitted", ""),
+    ("discussion", "created"): ("created", ""),
+    ("discussion_comment", "created"): ("created", ""),
+    ("code_scanning_alert", "created"): ("created", ""),
+    ("code_scanning_alert", "fixed"): ("fixed", ""),
 }
+
+
+@functools.lru_cache(maxsize=None)
+def _template(event: str, action: str) -> dict[str, Any]:
+    """GitHub's example for an event of the trace, parsed once: `payload` copies what it changes, never
+    changing the template itself."""
+    example_action, variant = EXAMPLES[(event, action)]
+    return example(event, example_action, variant)
 
 
 def _repository(template: dict[str, Any], repo: Repo) -> dict[str, Any]:
@@ -416,7 +414,7 @@ def _user(template: dict[str, Any] | None, login: str, bot: bool = False) -> dic
 
 def payload(event: Event, trace: Trace) -> dict[str, Any]:
     """GitHub's example payload for the event's kind and action, changed to this event."""
-    template = _fixture(event.event, FIXTURE_NAMES[(event.event, event.action)])
+    template = _template(event.event, event.action or "")
     repo = trace.repos[event.repo]
     f = event.fields
     p = dict(template)

@@ -1,0 +1,17 @@
+"""`make bench`: a busy fleet's week on a virtual clock, through the real webhook handler and the real sweep.
+
+    python -m pager_bench [--days 7] [--seed 1] [--jobs 3] [--out docs/benchmarks.md]
+
+    fleet         the fleet's trace: every event GitHub sends in the week, and the faults around them
+    alternatives  the two sweeps pager's is compared with: the decision's first design, GitHub's script
+    simulate      replaying a trace with one sweep design through the real handler and sweep, on the
+                  fake world of `pager_world` (FakeGitHub, FakeTelegram, the in-memory table counted)
+    measure       the figures of one replay, from GitHub's attempts, the table and the runs (definitions
+                  in its docstring)
+    costs         the webhook handler's cost and table round trips per delivery, the modules an ignored
+                  delivery loads, and the cold imports of both functions
+    report        docs/benchmarks.md: the tables, and each target with its measured value, met or not met
+    __main__      the command line
+
+Never deployed: like `pager_world`, it only stands around pager's real code.
+"""
