@@ -14,7 +14,7 @@ import pytest
 
 from pager.signals import release
 from pager.signals.release import ReleasePull, decide_pull
-from pager_world.cases import HEAD, NEWER, live_pull, merged, pressing, published, pull, pushed_unseen, ready, suite_passed
+from pager_world.cases import HEAD, NEWER, live_pull, merged, pressing, published, pull, pull_review_approved, pushed_unseen, ready, suite_passed
 from pager_world.matrix import Scenario, delivering, failure_matrix
 from pager_world.payloads import payload
 from pager_world.world import REPO
@@ -263,11 +263,7 @@ def test_an_approval_that_comes_after_the_checks_passed_offers_merge(world):
     world.deliver("pull_request", pull("opened"))
     assert "not ready: blocked" in world.deliver("check_suite", suite_passed())[1]["outcome"]
     live_pull(world)  # approved: GitHub calls it clean now
-    approval = payload("pull_request_review", "submitted", **{
-        "pull_request.head.ref": "release-please--branches--master", "pull_request.head.sha": HEAD,
-        "pull_request.number": 2, "review.state": "approved", "review.user.login": "maintainer",
-        "review.author_association": "OWNER"})
-    assert "#2: Merge offered" in world.deliver("pull_request_review", approval)[1]["outcome"]
+    assert "#2: Merge offered" in world.deliver("pull_request_review", pull_review_approved())[1]["outcome"]
     assert only_message(world)[1][1] == (("🔀 Merge",),)
 
 

@@ -22,6 +22,13 @@ def outside(event: str, action: str, /, who: str = "issue", **changes: Any) -> d
     )
 
 
+def issue_comment_by(login: str, *, comment_id: int, number: int, **changes: Any) -> dict[str, Any]:
+    """An outsider's comment on an issue (a thing of its own: each comment is shown once)."""
+    return outside("issue_comment", "created", who="comment", **{
+        "comment.user.login": login, "sender.login": login, "comment.id": comment_id, "issue.number": number,
+        "comment.html_url": f"https://github.com/{REPO}/issues/{number}#issuecomment-{comment_id}", **changes})
+
+
 def issue_opened(**changes: Any) -> dict[str, Any]:
     return outside("issues", "opened", **changes)
 
@@ -128,6 +135,13 @@ def suite_passed(sha: str = HEAD, conclusion: str = "success") -> dict[str, Any]
             "check_suite.pull_requests": [{"number": 2, "head": {"ref": BRANCH, "sha": sha}, "base": {"ref": "master"}}],
         },
     )
+
+
+def pull_review_approved(**changes: Any) -> dict[str, Any]:
+    """A maintainer's approval of the release pull request (#2)."""
+    return payload("pull_request_review", "submitted", **{
+        "pull_request.head.ref": BRANCH, "pull_request.head.sha": HEAD, "pull_request.number": 2,
+        "review.state": "approved", "review.user.login": "maintainer", "review.author_association": "OWNER", **changes})
 
 
 def published(tag: str = "v1.2.0", at: str = "2026-12-01T12:05:00Z") -> dict[str, Any]:
