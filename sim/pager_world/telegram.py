@@ -1,14 +1,28 @@
 """Telegram as pager sees it: the Bot API methods it calls, and one chat as the maintainer sees it.
 
-Answers follow core.telegram.org/bots/api: every answer is `{"ok": true, "result": ...}` or Telegram's
-error object with the HTTP status equal to `error_code`. An edit to identical text and buttons is
-400 "message is not modified"; an edit of a message that is gone is 400 "message to edit not found";
-an edit without `reply_markup` removes the inline keyboard. Every request goes through the world's
-`Faults` first.
+As strict as the real Bot API (core.telegram.org/bots/api), rule by rule:
+
+- every answer is `{"ok": true, "result": ...}` or Telegram's error object, the HTTP status equal to
+  `error_code` ("Making requests");
+- HTML parse mode ("Formatting options", HTML style): only the tags b, strong, i, em, u, ins, s,
+  strike, del, span class="tg-spoiler", tg-spoiler, a href, tg-emoji, code, pre, blockquote; every
+  `<`, `>` and `&` that is not part of a tag or an entity must be escaped; the named entities are
+  only &lt; &gt; &amp; &quot;, numerical ones all. Anything else, or a tag left open, is 400
+  "Bad Request: can't parse entities: ...";
+- a text is 1 to 4096 characters after entities parsing (sendMessage: "text"): 400 "message is too
+  long" / "message text is empty";
+- `callback_data` of a button is 1 to 64 bytes (InlineKeyboardButton): 400 "BUTTON_DATA_INVALID";
+- an edit to identical text and buttons is 400 "message is not modified"; an edit of a message that
+  is gone is 400 "message to edit not found"; an edit without `reply_markup` removes the inline
+  keyboard (undocumented, confirmed by client libraries: see API-NOTES);
+- a bot removed from the chat gets 403 "Forbidden: bot was kicked from the supergroup chat".
+
+Every request goes through the world's `Faults` first.
 """
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import re
@@ -18,6 +32,61 @@ from typing import Any
 
 from .faults import Faults, telegram_error
 from .http import HttpRequest, HttpResponse
+
+TAGS = frozenset({"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "span", "tg-spoiler", "a", "tg-emoji",
+                  "code", "pre", "blockquote"})
+MAX_TEXT = 4096
+MAX_CALLBACK_DATA = 64
+_TAG = re.compile(r"""<(/?)([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[a-zA-Z][a-zA-Z-]*(?:\s*=\s*(?:"[^"<>]*"|'[^'<>]*'|[^\s"'<>=`]+))?)*)\s*>""")
+_ENTITY = re.compile(r"&(?:lt|gt|amp|quot|#[0-9]{1,7}|#x[0-9a-fA-F]{1,6});")
+
+
+class CantParse(ValueError):
+    """What Telegram says of HTML it refuses."""
+
+
+def parse_html(text: str) -> str:
+    """The text a message shows once Telegram parsed its HTML; CantParse as Telegram words it."""
+    shown: list[str] = []
+    open_tags: list[str] = []
+    i = 0
+    while i < len(text):
+        char = text[i]
+        offset = len(text[:i].encode())
+        if char == "<":
+            tag = _TAG.match(text, i)
+            if tag is None:
+                raise CantParse(f"Unsupported start tag at byte offset {offset}")
+            closing, name = tag.group(1), tag.group(2).lower()
+            if closing:
+                if not open_tags or open_tags[-1] != name:
+                    raise CantParse(f"Unexpected end tag at byte offset {offset}")
+                open_tags.pop()
+            elif name not in TAGS:
+                raise CantParse(f'Unsupported start tag "{name}" at byte offset {offset}')
+            else:
+                open_tags.append(name)
+            i = tag.end()
+        elif char == "&":
+            entity = _ENTITY.match(text, i)
+            if entity is None:
+                raise CantParse(f"Character '&' is reserved and must be escaped at byte offset {offset}")
+            shown.append(html.unescape(entity.group(0)))
+            i = entity.end()
+        elif char == ">":
+            raise CantParse(f"Character '>' is reserved and must be escaped at byte offset {offset}")
+        else:
+            shown.append(char)
+            i += 1
+    if open_tags:
+        raise CantParse(f'Can\'t find end tag corresponding to start tag "{open_tags[-1]}"')
+    return "".join(shown)
+
+
+def shown_length(text: str) -> int:
+    """How long Telegram counts a text: UTF-16 code units."""
+    return len(text.encode("utf-16-le")) // 2
+
 
 NOT_MODIFIED = ("Bad Request: message is not modified: specified new message content and reply markup are exactly "
                 "the same as a current content and reply markup of the message")
@@ -49,6 +118,7 @@ class FakeTelegram:
         self.edits: list[int] = []  # message ids, once per edit
         self.answers: list[tuple[str, str | None]] = []  # (callback query id, text) per answerCallbackQuery
         self.webhook: dict[str, Any] = {}
+        self.kicked = False  # the bot was removed from the chat
         self._ids = itertools.count(100)
         self._lock = threading.RLock()
 
@@ -79,6 +149,10 @@ class FakeTelegram:
 
     def handle(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self._lock:
+            if method in ("sendMessage", "editMessageText"):
+                refused = self._refusal(params)
+                if refused is not None:
+                    return refused
             if method == "sendMessage":
                 return self._send(params)
             if method == "editMessageText":
@@ -90,6 +164,29 @@ class FakeTelegram:
                 self.webhook = dict(params)
                 return _ok(True)
         return 404, telegram_error(404, "Not Found")
+
+    def _refusal(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        """Telegram's refusal of a message's text or buttons, if any (the rules in the module docstring)."""
+        if self.kicked:
+            return 403, telegram_error(403, "Forbidden: bot was kicked from the supergroup chat")
+        text = params.get("text")
+        if not isinstance(text, str):
+            return 400, telegram_error(400, "Bad Request: message text is empty")
+        if params.get("parse_mode") == "HTML":
+            try:
+                text = parse_html(text)
+            except CantParse as exc:
+                return 400, telegram_error(400, f"Bad Request: can't parse entities: {exc}")
+        if not text.strip():
+            return 400, telegram_error(400, "Bad Request: message text is empty")
+        if shown_length(text) > MAX_TEXT:
+            return 400, telegram_error(400, "Bad Request: message is too long")
+        for row in _keyboard(params):
+            for button in row:
+                data = button.get("callback_data")
+                if not button.get("text") or not isinstance(data, str) or not 1 <= len(data.encode()) <= MAX_CALLBACK_DATA:
+                    return 400, telegram_error(400, "Bad Request: BUTTON_DATA_INVALID")
+        return None
 
     def _send(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         message = Message(next(self._ids), str(params["chat_id"]), params["text"], _keyboard(params),
