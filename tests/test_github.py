@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives import serialization
 
 from pager import deadline
 from pager.errors import ConfigError, DeadlineExceeded, GitHubRefused, GitHubUnavailable
+from pager.values import iso
 from pager.github import DeliveryPage, GitHub
 
 API = "https://api.github.test"
@@ -34,12 +35,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def iso(epoch: float) -> str:
-    import datetime
-
-    return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @pytest.fixture

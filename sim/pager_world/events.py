@@ -17,6 +17,8 @@ import time
 import urllib.parse
 from typing import Any
 
+from pager.values import iso
+
 TEXT_TYPES = ("application/json", "text/")
 _requests = itertools.count(1)
 
@@ -94,7 +96,7 @@ def telegram_event(update: dict[str, Any], *, secret: str | None) -> dict[str, A
 def scheduled_event(run_id: str, at: float) -> dict[str, Any]:
     """EventBridge's scheduled event, as the sweep function receives it."""
     return {"version": "0", "id": run_id, "detail-type": "Scheduled Event", "source": "aws.events",
-            "account": "123456789012", "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at)),
+            "account": "123456789012", "time": iso(at),
             "region": "us-east-1", "resources": [], "detail": {}}
 
 
