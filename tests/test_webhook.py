@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import itertools
+import time
 import importlib.util
 import json
 from pathlib import Path
@@ -56,7 +57,8 @@ def deployment(env):
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
         create_table(client, env["PAGER_TABLE"])
-        github = FakeGitHub(clock=lambda: 1_796_198_400.0, api_url=TEST_ENV["GITHUB_API_URL"])
+        github = FakeGitHub(clock=time.time, api_url=TEST_ENV["GITHUB_API_URL"])  # the clients' clock
+        github.installations[TEST_ENV["CONTROL_REPOSITORY"]] = 1
         telegram = FakeTelegram()
         session = session_for({TEST_ENV["GITHUB_API_URL"]: github, TEST_ENV["TELEGRAM_API_URL"]: telegram})
         bootstrap.use(bootstrap.build_services(env, dynamodb=client, session=session, sleep=lambda s: None))

@@ -6,6 +6,9 @@ what it follows.
 
 from __future__ import annotations
 
+import json
+
+import jwt
 import pytest
 
 from pager.errors import StoreUnavailable, Transient
@@ -55,19 +58,25 @@ def test_a_rule_by_name_fails_the_next_matching_calls_and_then_heals():
     assert faults.call("github", "POST /repos/o/r/dispatches") is None
 
 
-def test_the_deliveries_list_pages_newest_first_filters_failures_and_chains_pages_by_its_link():
+def app_jwt(private_key: str, now: float) -> dict[str, str]:
+    token = jwt.encode({"iat": int(now) - 60, "exp": int(now) + 540, "iss": "12345"}, private_key, algorithm="RS256")
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_the_deliveries_list_pages_newest_first_filters_failures_and_chains_pages_by_its_link(private_key_pem):
     now = [1_800_000_000.0]
     github = FakeGitHub(clock=lambda: now[0], api_url="https://api.github.test")
     for code in (200, 502, 200, 0, 404, 200, 500):
         github.record("g", "issues", "opened", 1, code)
         now[0] += 1
-    first = github(HttpRequest("GET", "https://api.github.test/app/hook/deliveries?per_page=3", {}))
+    auth = app_jwt(private_key_pem, now[0])
+    first = github(HttpRequest("GET", "https://api.github.test/app/hook/deliveries?per_page=3", auth))
     assert [d["status_code"] for d in first.body] == [500, 200, 404]
     link = first.headers["Link"]
     assert link.endswith('>; rel="next"')
-    second = github(HttpRequest("GET", link[1: link.index(">")], {}))
+    second = github(HttpRequest("GET", link[1: link.index(">")], auth))
     assert [d["status_code"] for d in second.body] == [0, 200, 502]
-    failures = github(HttpRequest("GET", "https://api.github.test/app/hook/deliveries?per_page=100&status=failure", {}))
+    failures = github(HttpRequest("GET", "https://api.github.test/app/hook/deliveries?per_page=100&status=failure", auth))
     assert [d["status_code"] for d in failures.body] == [500, 404, 502]  # 400-599 only: no answer (0) is not in it
     assert "Link" not in failures.headers
 
@@ -91,3 +100,65 @@ def test_deliveries_at_the_same_moment_each_reach_the_table_before_any_calls_out
     first_http = next(i for i, (service, _) in enumerate(world.faults.log) if service != "store")
     loads = [name for _, name in world.faults.log[:first_http] if name.startswith("load alarm#")]
     assert len(loads) >= 2  # both loaded the alarm before either called Telegram
+
+
+# -- GitHub's rules ------------------------------------------------------------------------------------
+
+
+def test_app_endpoints_take_only_the_apps_jwt_and_repository_endpoints_only_an_installation_token(private_key_pem):
+    now = 1_800_000_000.0
+    github = FakeGitHub(clock=lambda: now, api_url="https://api.github.test")
+    github.installations["o/r"] = 7
+    api = "https://api.github.test"
+    jwt_auth = app_jwt(private_key_pem, now)
+    assert github(HttpRequest("GET", f"{api}/app/hook/deliveries", {})).status == 401
+    assert github(HttpRequest("GET", f"{api}/repos/o/r/installation", jwt_auth)).body == {"id": 7}
+    assert github(HttpRequest("GET", f"{api}/repos/o/other/installation", jwt_auth)).status == 404  # not installed
+    token = github(HttpRequest("POST", f"{api}/app/installations/7/access_tokens", jwt_auth)).body["token"]
+    dispatch = json.dumps({"event_type": "pager-draft", "client_payload": {}}).encode()
+    assert github(HttpRequest("POST", f"{api}/repos/o/r/dispatches", jwt_auth, dispatch)).status == 401
+    assert github(HttpRequest("POST", f"{api}/repos/o/r/dispatches", {"Authorization": f"Bearer {token}"}, dispatch)).status == 204
+    stale = jwt.encode({"iat": int(now) - 1200, "exp": int(now) - 600, "iss": "12345"}, private_key_pem, algorithm="RS256")
+    assert github(HttpRequest("GET", f"{api}/app/hook/deliveries", {"Authorization": f"Bearer {stale}"})).status == 401
+
+
+@pytest.mark.parametrize(("body", "status"), [
+    ({"event_type": "pager-draft", "client_payload": {str(n): n for n in range(10)}}, 204),
+    ({"event_type": "pager-draft", "client_payload": {str(n): n for n in range(11)}}, 422),
+    ({"event_type": "x" * 101, "client_payload": {}}, 422),
+    ({"event_type": "", "client_payload": {}}, 422),
+    ({"event_type": "pager-fix", "client_payload": {"entries": "x" * 70_000}}, 422),
+])
+def test_a_dispatch_is_refused_as_github_refuses_it(world, body, status):
+    token = world.services.github.installation_token(1)
+    request = HttpRequest("POST", "https://api.github.test/repos/maintainer/pager/dispatches",
+                          {"Authorization": f"Bearer {token}"}, json.dumps(body).encode())
+    assert world.github(request).status == status
+
+
+@pytest.mark.parametrize(("state", "status"), [
+    ("clean", 200), ("unstable", 200), ("has_hooks", 200), ("behind", 200), ("blocked", 405), ("dirty", 405)])
+def test_a_merge_is_answered_by_the_pull_requests_mergeable_state(world, state, status):
+    world.hub.pulls[("Codertocat/Hello-World", 2)] = {"number": 2, "state": "open", "head": {"sha": "a" * 40}, "mergeable_state": state}
+    token = world.services.github.installation_token(1)
+    merge = HttpRequest("PUT", "https://api.github.test/repos/Codertocat/Hello-World/pulls/2/merge",
+                        {"Authorization": f"Bearer {token}"}, json.dumps({"sha": "a" * 40, "merge_method": "squash"}).encode())
+    assert world.github(merge).status == status
+
+
+def test_a_merge_of_another_head_an_unallowed_method_or_a_behind_head_where_required_is_refused(world):
+    repo = "Codertocat/Hello-World"
+    world.hub.pulls[(repo, 2)] = {"number": 2, "state": "open", "head": {"sha": "a" * 40}, "mergeable_state": "behind"}
+    token = world.services.github.installation_token(1)
+
+    def merge(sha, method="squash"):
+        body = json.dumps({"sha": sha, "merge_method": method}).encode()
+        return world.github(HttpRequest("PUT", f"https://api.github.test/repos/{repo}/pulls/2/merge",
+                                        {"Authorization": f"Bearer {token}"}, body)).status
+
+    assert merge("b" * 40) == 409
+    world.hub.merge_methods[repo] = {"merge"}
+    assert merge("a" * 40) == 405
+    world.hub.merge_methods.pop(repo)
+    world.hub.up_to_date_required.add(repo)
+    assert merge("a" * 40) == 405

@@ -50,6 +50,8 @@ class Demo:
         self.clock = Clock(START)
         self.telegram = FakeTelegram()
         self.github = FakeGitHub(clock=self.clock, endpoint=self._post_webhook)
+        self.github.app_id = "1"
+        self.github.installations.update({"acme/app": 1, "acme/lib": 1, CONTROL: 1})  # where the app is installed
         self.pager = PagerServer()
         self.github_server = FakeServer(self.github)
         self.telegram_server = FakeServer(self.telegram)

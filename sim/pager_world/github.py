@@ -13,8 +13,21 @@ Two sides, one object:
   redelivery, installation tokens, a repository's installation, `repository_dispatch`, a pull
   request and its merge.
 
-Every request goes through the world's `Faults` first. Sources: docs.github.com, REST API "Webhooks"
-(app hook deliveries), "Pulls" (get, merge), "Repositories" (dispatches), "Apps" (installations).
+Every request goes through the world's `Faults` first. As strict as GitHub, each rule from its docs
+(docs.github.com, REST API):
+
+- "Authenticating as a GitHub App": the app's endpoints (`/app/...`, a repository's installation)
+  take only the app's JWT (RS256, `iss` the app, at most 10 minutes between `iat` and `exp`, not
+  expired); a repository's endpoints take only an installation token of an installation on that
+  repository: 401 "A JSON web token could not be decoded" / "Bad credentials" otherwise;
+- "Apps: Get a repository installation": 404 where the app is not installed;
+- "Repositories: Create a repository dispatch event": `event_type` 1 to 100 characters,
+  `client_payload` at most 10 top-level properties, a body over 64 KB: 422;
+- "Pulls: Merge a pull request", with `mergeable_state`: clean, unstable and has_hooks merge; behind
+  merges unless the base branch requires up-to-date heads; blocked and dirty 405; a `sha` that is not
+  the head 409; a merge method the repository does not allow 405;
+- "Webhooks: List deliveries for an app webhook": newest first, `per_page` up to 100, `status`
+  success (200-399) or failure (400-599), `cursor` from the Link header, 400/422 for a bad one.
 """
 
 from __future__ import annotations
@@ -23,6 +36,7 @@ import base64
 import bisect
 import hashlib
 import itertools
+import json
 import re
 import threading
 from collections import defaultdict
@@ -59,8 +73,11 @@ class FakeGitHub:
         self.pending: list[str] = []  # guids whose redelivery was asked for, not yet carried out
         self.redelivery_requests: list[int] = []
         # the repositories' side
-        self.installations: dict[str, int] = {}
-        self.default_installation: int | None = 1
+        self.installations: dict[str, int] = {}  # repository -> the app's installation on it
+        self.app_id: str | None = None  # when set, the JWT must be issued by this app
+        self.tokens: dict[str, tuple[int, float]] = {}  # installation token -> (installation, expires at)
+        self.merge_methods: dict[str, set[str]] = {}  # repository -> the merge methods it allows (default: all)
+        self.up_to_date_required: set[str] = set()  # repositories whose base branch requires up-to-date heads
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
         self.alerts: dict[tuple[str, int], dict[str, Any]] = {}  # code scanning alerts as GitHub has them
         self.dispatches: list[dict[str, Any]] = []
@@ -164,19 +181,67 @@ class FakeGitHub:
         return self.handle(request)
 
     def handle(self, request: HttpRequest) -> HttpResponse:
-        path, method = request.path, request.method
+        path = request.path
+        refused = self._refuse_credentials(request)
+        if refused is not None:
+            return refused
+        return self._route(request, path, request.method)
+
+    # -- credentials
+
+    def _refuse_credentials(self, request: HttpRequest) -> HttpResponse | None:
+        """GitHub's 401/404 for a credential the endpoint does not take (see the module docstring)."""
+        path = request.path
+        auth = request.headers.get("Authorization") or request.headers.get("authorization") or ""
+        credential = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
+        if path.startswith("/app") or re.fullmatch(r"/repos/[^/]+/[^/]+/installation", path):
+            return None if self._valid_jwt(credential) else _error(401, "A JSON web token could not be decoded")
+        found = re.match(r"/repos/([^/]+/[^/]+)/", path)
+        if found:
+            installation, expires = self.tokens.get(credential, (None, 0.0))
+            if installation is None or expires <= self.clock():
+                return _error(401, "Bad credentials")
+            if self.installations.get(found.group(1)) != installation:
+                return _error(404)  # the installation cannot see that repository
+        return None
+
+    def _valid_jwt(self, token: str) -> bool:
+        parts = token.split(".")
+        if len(parts) != 3:
+            return False
+        try:
+            header, claims = (json.loads(base64.urlsafe_b64decode(p + "=" * (-len(p) % 4))) for p in parts[:2])
+        except ValueError:
+            return False
+        now = self.clock()
+        return (
+            header.get("alg") == "RS256"
+            and (self.app_id is None or str(claims.get("iss")) == self.app_id)
+            and isinstance(claims.get("iat"), int) and isinstance(claims.get("exp"), int)
+            and claims["iat"] <= now + 60 and claims["exp"] > now and claims["exp"] - claims["iat"] <= 600
+        )
+
+    def _access_token(self, installation: int) -> HttpResponse:
+        if installation not in self.installations.values():
+            return _error(404)
+        token = f"ghs_fake{next(self._tokens)}"
+        expires = self.clock() + 3600
+        self.tokens[token] = (installation, expires)
+        return HttpResponse(201, {"token": token, "expires_at": iso(expires)})
+
+    # -- routes
+
+    def _route(self, request: HttpRequest, path: str, method: str) -> HttpResponse:
         if path == "/app/hook/deliveries" and method == "GET":
             return self._list(request)
         if (m := re.fullmatch(r"/app/hook/deliveries/(\d+)/attempts", path)) and method == "POST":
             return self._redeliver(int(m.group(1)))
-        if re.fullmatch(r"/app/installations/(\d+)/access_tokens", path) and method == "POST":
-            return HttpResponse(201, {"token": f"ghs_fake{next(self._tokens)}", "expires_at": iso(self.clock() + 3600)})
+        if (m := re.fullmatch(r"/app/installations/(\d+)/access_tokens", path)) and method == "POST":
+            return self._access_token(int(m.group(1)))
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/installation", path)) and method == "GET":
             return self._installation(m.group(1))
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/dispatches", path)) and method == "POST":
-            with self._lock:
-                self.dispatches.append({"repository": m.group(1), **request.json()})
-            return HttpResponse(204)
+            return self._dispatch(m.group(1), request)
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/merge", path)) and method == "PUT":
             return self._merge(m.group(1), int(m.group(2)), request.json())
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/code-scanning/alerts/(\d+)", path)) and method == "GET":
@@ -188,8 +253,22 @@ class FakeGitHub:
         return _error(404)
 
     def _installation(self, repository: str) -> HttpResponse:
-        installation = self.installations.get(repository, self.default_installation)
+        installation = self.installations.get(repository)
         return HttpResponse(200, {"id": installation}) if installation is not None else _error(404)
+
+    def _dispatch(self, repository: str, request: HttpRequest) -> HttpResponse:
+        if len(request.body) > 64 * 1024:
+            return _error(422, "The request body is too large")
+        body = request.json()
+        event_type = body.get("event_type")
+        payload = body.get("client_payload", {})
+        if not isinstance(event_type, str) or not 1 <= len(event_type) <= 100:
+            return _error(422, "event_type must be between 1 and 100 characters")
+        if not isinstance(payload, dict) or len(payload) > 10:
+            return _error(422, "No more than 10 properties are allowed; client_payload has too many")
+        with self._lock:
+            self.dispatches.append({"repository": repository, **body})
+        return HttpResponse(204)
 
     def _list(self, request: HttpRequest) -> HttpResponse:
         query = request.query
@@ -244,7 +323,13 @@ class FakeGitHub:
                 return _error(405, "Pull Request is not mergeable")
             if body.get("sha") and body["sha"] != pull["head"]["sha"]:
                 return _error(409, "Head branch was modified. Review and try the merge again.")
-            if pull.get("mergeable_state", "clean") != "clean":
+            method = body.get("merge_method", "merge")
+            if method not in self.merge_methods.get(repository, {"merge", "squash", "rebase"}):
+                return _error(405, f"{method.capitalize()} merges are not allowed on this repository.")
+            state = pull.get("mergeable_state", "clean")
+            if state in ("blocked", "dirty", "draft") or (state == "behind" and repository in self.up_to_date_required):
+                return _error(405, "Pull Request is not mergeable" if state != "behind" else "Head branch is out of date.")
+            if state not in ("clean", "unstable", "has_hooks", "behind"):
                 return _error(405, "Pull Request is not mergeable")
             sha = hashlib.sha1(f"{repository}#{number}@{pull['head']['sha']}".encode()).hexdigest()
             pull.update(merged=True, state="closed", merge_commit_sha=sha)

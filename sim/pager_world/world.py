@@ -37,6 +37,7 @@ from .events import github_event, telegram_event
 from .faults import Faults
 from .github import FakeGitHub
 from .http import session_for
+from .payloads import INSTALLATION
 from .store import FaultyStore
 from .telegram import FakeTelegram
 
@@ -100,6 +101,8 @@ class World:
         self.telegram = self.chat = FakeTelegram(faults=self.faults)
         self.github = self.hub = FakeGitHub(clock=self.clock, faults=self.faults, endpoint=self._endpoint, api_url=GITHUB_API)
         self.settings = settings_for(private_key, **settings_overrides)
+        self.github.app_id = self.settings.github_app_id
+        self.github.installations.update({REPO: INSTALLATION, self.settings.control_repository: INSTALLATION})
         self.session = session_for({GITHUB_API: self.github, TELEGRAM_API: self.telegram})
         self.sleeps: list[float] = []
         self.services = Services(
@@ -170,11 +173,11 @@ class World:
     def attempts(self, guid: str) -> list[dict[str, Any]]:
         return self.github.attempts(guid)
 
-    def sweep(self, *, run_id: str | None = None, update_alarm: Any = None) -> dict[str, Any]:
+    def sweep(self, *, run_id: str | None = None) -> dict[str, Any]:
         """One run of the real sweep now; GitHub then carries out the redeliveries it accepted, seconds later."""
         from pager.sweep import run_sweep
 
-        summary = run_sweep(self.services, now=self.now, run_id=run_id or f"run-{int(self.now)}", update_alarm=update_alarm)
+        summary = run_sweep(self.services, now=self.now, run_id=run_id or f"run-{int(self.now)}")
         self.clock.advance(20)
         self.github.deliver_pending()
         return summary
