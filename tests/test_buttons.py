@@ -135,3 +135,15 @@ def test_a_failure_at_any_call_of_a_start_fix_press_ends_in_one_dispatch(make_wo
     scenario = Scenario("start fix pressed", alarmed, *pressing("🛠"), presses=False)
     report = failure_matrix(make_world, scenario)
     assert report.failed
+
+
+def test_in_a_channel_given_as_its_name_the_allowed_users_presses_work(make_world):
+    world = make_world(telegram_chat_id="@fleetalarms")
+    alarmed(world)
+    data, message_id = fix_data(world)
+    update = world.press_update(data, message_id=message_id, chat="-1009999")
+    update["callback_query"]["message"]["chat"].update(type="channel", username="FleetAlarms")
+    assert world.update(update)[1]["outcome"] == "🛠 fix started"
+    other = world.press_update(data, message_id=message_id, chat="-1008888")
+    other["callback_query"]["message"]["chat"].update(type="channel", username="elsewhere")
+    assert world.update(other)[1]["outcome"] == "not allowed"

@@ -41,6 +41,8 @@ def test_an_issue_opened_by_someone_outside_sends_one_message_and_asks_for_one_d
                 "kind": "issue",
                 "number": 1,
                 "comment_id": None,
+                "node_id": "MDU6SXNzdWU0NDQ1MDAwNDE=",
+                "subject_node_id": "MDU6SXNzdWU0NDQ1MDAwNDE=",
                 "url": f"https://github.com/{REPO}/issues/1",
                 "author": "alice",
                 "message_id": message_id,
@@ -294,3 +296,13 @@ def test_the_busy_wait_for_another_delivery_stops_at_the_handlers_deadline(world
     with deadline.within(2.5, clock=lambda: float(next(ticks))):
         with pytest.raises(DeadlineExceeded):
             records.settle(world.services, key, contribution.decide_opening(contribution.read_contribution("issues", issue_opened(), REPO), CONTROL))
+
+
+def test_the_draft_of_a_discussion_comment_carries_the_comment_to_answer_and_its_discussion(world):
+    body = outside("discussion_comment", "created", who="comment")
+    world.deliver("discussion_comment", body)
+    [dispatch] = world.hub.dispatches
+    payload = dispatch["client_payload"]
+    assert payload["kind"] == "discussion_comment" and payload["comment_id"] == body["comment"]["id"]
+    assert payload["node_id"] == body["comment"]["node_id"] and payload["subject_node_id"] == body["discussion"]["node_id"]
+    assert len(payload) <= 10  # GitHub's limit of client_payload's properties

@@ -358,3 +358,13 @@ def test_merge_callback_data_fits_64_bytes_for_the_longest_names():
     _, buttons = release.render(long_name, {"number": 99999999, "state": "open", "ready": True, "title": "t", "url": "u"},
                                 release.short_ref(long_name))
     assert len(buttons[0][0][1].encode()) <= 64
+
+
+def test_a_pull_request_from_a_fork_on_a_branch_named_like_a_release_is_a_contribution(world):
+    forked = pull("opened", **{"pull_request.head.repo": {"full_name": "someone/Hello-World", "id": 9},
+                               "pull_request.author_association": "NONE", "pull_request.user.login": "mallory",
+                               "sender.login": "mallory"})
+    outcome = world.deliver("pull_request", forked)[1]["outcome"]
+    assert outcome == "sent, draft asked; ignored: not a release pull request"
+    [(text, buttons)] = world.chat.view().values()
+    assert text.startswith("💬 mallory opened pull request") and buttons is None

@@ -99,16 +99,19 @@ def _perform(services: Services, effect: Any) -> str:
 
 
 def allowed(query: Mapping[str, Any], services: Services) -> bool:
-    """Only the allowed users, and only in the configured chat."""
+    """Only the allowed users, and only in the configured chat: by its id, or, for a channel given as
+    `@name`, by the name Telegram sends beside the id (`message.chat.username`)."""
     settings = services.settings
     user = field(query, "from", "id")
-    chat = field(query, "message", "chat", "id")
-    return (
-        isinstance(user, int)
-        and user in settings.telegram_allowed_users
-        and chat is not None
-        and str(chat) == str(settings.telegram_chat_id)
-    )
+    return isinstance(user, int) and user in settings.telegram_allowed_users and in_chat(query, settings.telegram_chat_id)
+
+
+def in_chat(query: Mapping[str, Any], configured: str) -> bool:
+    chat = field(query, "message", "chat")
+    chat_id, username = field(chat, "id"), text(field(chat, "username"))
+    if chat_id is not None and str(chat_id) == str(configured):
+        return True
+    return str(configured).startswith("@") and bool(username) and username.lower() == str(configured)[1:].lower()
 
 
 def act(data: str, services: Services) -> str:

@@ -52,11 +52,17 @@ def default_branch(payload: Any) -> str:
 
 
 def is_release_pull(pull: Any, payload: Any, settings: Settings) -> bool:
-    """A release pull request: head branch with a release prefix, base the default branch."""
+    """A release pull request: head branch with a release prefix, in the repository itself (a fork's
+    branch of the same name is someone's contribution), base the default branch."""
     head = text(field(pull, "head", "ref"))
     base = text(field(pull, "base", "ref"))
     branch = default_branch(payload)
-    return bool(branch) and base == branch and any(head.startswith(p) for p in settings.release_branch_prefixes if p)
+    if not (bool(branch) and base == branch and any(head.startswith(p) for p in settings.release_branch_prefixes if p)):
+        return False
+    head_side = field(pull, "head")
+    if isinstance(head_side, Mapping) and "repo" in head_side:  # null: the fork was deleted
+        return text(field(head_side, "repo", "full_name")).lower() == text(field(payload, "repository", "full_name")).lower()
+    return True  # a pull request that does not say where its head lives (a partial payload)
 
 
 def short_ref(repository: str) -> str:

@@ -54,6 +54,8 @@ class Contribution:
     outside: bool
     comment: str = ""  # the key's part for a comment or review, e.g. c123
     comment_id: int | None = None
+    node_id: str = ""  # GraphQL id of what the drafter answers: the comment or review, or the opening itself
+    subject_node_id: str = ""  # GraphQL id of the issue, pull request or discussion
 
     @property
     def key(self) -> str:
@@ -83,6 +85,8 @@ def read_contribution(event: str, payload: dict[str, Any], repository: str) -> C
             body=text(field(obj, "body")),
             order=order_of_time(field(obj, "updated_at")) or order_of_time(field(obj, "created_at")),
             outside=is_outside(field(obj, "author_association"), user, sender),
+            node_id=text(field(obj, "node_id")),
+            subject_node_id=text(field(obj, "node_id")),
         )
 
     def commented(thing: str, noun: str, parent: Any, comment: Any, tag: str, verb: str, at: str = "created_at") -> Contribution:
@@ -103,6 +107,8 @@ def read_contribution(event: str, payload: dict[str, Any], repository: str) -> C
             outside=is_outside(field(comment, "author_association"), user, sender),
             comment=f"{tag}{comment_id}",
             comment_id=comment_id if isinstance(comment_id, int) else None,
+            node_id=text(field(comment, "node_id")),
+            subject_node_id=text(field(parent, "node_id")),
         )
 
     if event == "issues":
@@ -140,14 +146,17 @@ def render(c: Contribution) -> str:
 
 
 def draft_payload(c: Contribution, message_id: int) -> dict[str, Any]:
-    """What the control repository's pager-draft workflow gets as `client_payload`."""
+    """What the control repository's pager-draft workflow gets as `client_payload` (9 properties: GitHub
+    takes at most 10; strings cut so that the dispatch stays far from its 64 KB)."""
     return {
         "repository": c.repository,
         "kind": c.kind,
         "number": c.number,
         "comment_id": c.comment_id,
-        "url": c.url,
-        "author": c.author,
+        "node_id": c.node_id[:200],
+        "subject_node_id": c.subject_node_id[:200],
+        "url": c.url[:1000],
+        "author": c.author[:200],
         "message_id": message_id,
     }
 
