@@ -119,6 +119,7 @@ class FakeTelegram:
         self.answers: list[tuple[str, str | None]] = []  # (callback query id, text) per answerCallbackQuery
         self.webhook: dict[str, Any] = {}
         self.kicked = False  # the bot was removed from the chat
+        self.refused: list[tuple[str, str]] = []  # (method, description) of every call answered 4xx
         self._ids = itertools.count(100)
         self._lock = threading.RLock()
 
@@ -145,6 +146,9 @@ class FakeTelegram:
         if fault is not None:
             return HttpResponse(fault.status, fault.body, dict(fault.headers))
         status, body = self.handle(method, request.json())
+        if 400 <= status < 500:
+            with self._lock:
+                self.refused.append((method, str(body.get("description"))))
         return HttpResponse(status, body)
 
     def handle(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
