@@ -20,7 +20,7 @@ PYTHON313 := $(firstword $(foreach p,\
 	$(if $(shell $(p) -c 'import sys; print(sys.version_info[:2] == (3, 13))' 2>/dev/null | grep -x True),$(p))))
 endif
 
-.PHONY: test demo serve bench lint build check-layer sam clean
+.PHONY: test demo serve bench lint build deploy check-layer sam clean
 
 test: $(VENV)/.installed
 	$(PY) -m pytest
@@ -63,6 +63,12 @@ lint: $(SAM)
 build: $(SAM)
 	@test -n "$(PYTHON313)" || { echo "sam build needs a python3.13 on the PATH (python3.13 not found, nor through pyenv)" >&2; exit 1; }
 	PATH="$(dir $(PYTHON313)):$$PATH" PYTHON313="$(PYTHON313)" $(SAM) build
+
+# Deploys the built stack. The first time, `sam deploy --guided` asks for the parameters and saves the
+# answers in samconfig.local.toml (ignored by git); later deploys read them from there.
+DEPLOY_CONFIG := samconfig.local.toml
+deploy: $(SAM)
+	$(SAM) deploy --config-file $(DEPLOY_CONFIG) $(if $(wildcard $(DEPLOY_CONFIG)),,--guided)
 
 # The built layer as Lambda sees it: python3.13 without site-packages imports `pager` from it, and
 # its bytecode is there (boto3 is the runtime's, so only what needs no boto3 is imported here).
