@@ -392,6 +392,14 @@ def test_a_redelivery_is_a_post_of_an_attempt_with_the_jwt(mock, github):
     assert mock.calls[0].request.headers["Authorization"] == f"Bearer {github.app_jwt()}"
 
 
+def test_one_delivery_is_read_with_the_jwt_with_its_request_payload(mock, github):
+    detail = {"id": 7, "guid": "g", "event": "issues", "request": {"headers": {}, "payload": {"repository": {"full_name": "o/r"}}}}
+    mock.get(f"{API}/app/hook/deliveries/7", json=detail)
+
+    assert github.get_delivery(7)["request"]["payload"]["repository"]["full_name"] == "o/r"
+    assert mock.calls[0].request.headers["Authorization"] == f"Bearer {github.app_jwt()}"
+
+
 def test_an_invalid_cursor_is_a_refusal(mock, github):
     mock.get(DELIVERIES, status=422, json={"message": "Validation Failed"})
 

@@ -236,6 +236,8 @@ class FakeGitHub:
             return self._list(request)
         if (m := re.fullmatch(r"/app/hook/deliveries/(\d+)/attempts", path)) and method == "POST":
             return self._redeliver(int(m.group(1)))
+        if (m := re.fullmatch(r"/app/hook/deliveries/(\d+)", path)) and method == "GET":
+            return self._delivery(int(m.group(1)))
         if (m := re.fullmatch(r"/app/installations/(\d+)/access_tokens", path)) and method == "POST":
             return self._access_token(int(m.group(1)))
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/installation", path)) and method == "GET":
@@ -301,6 +303,17 @@ class FakeGitHub:
             params["cursor"] = base64.urlsafe_b64encode(str(page[-1]["id"]).encode()).decode()
             headers["Link"] = f'<{self.api_url}/app/hook/deliveries?{urlencode(params)}>; rel="next"'
         return HttpResponse(200, page, headers)
+
+    def _delivery(self, delivery_id: int) -> HttpResponse:
+        """One delivery with its request: GitHub keeps the event's whole body ("Get a delivery for an app webhook")."""
+        with self._lock:
+            item = self._by_id.get(delivery_id)
+        if item is None:
+            return _error(404)
+        event, payload = self.payloads.get(item["guid"], (item["event"], {}))
+        request = {"headers": {"X-GitHub-Event": event, "X-GitHub-Delivery": item["guid"]}, "payload": payload}
+        return HttpResponse(200, {**item, "url": f"{self.api_url}/app/hook", "request": request,
+                                  "response": {"headers": {}, "payload": None}})
 
     def _redeliver(self, delivery_id: int) -> HttpResponse:
         with self._lock:

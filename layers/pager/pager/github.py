@@ -169,6 +169,13 @@ class GitHub:
         next_url = response.links.get("next", {}).get("url") or None
         return DeliveryPage(items=items, next_url=next_url)
 
+    def get_delivery(self, delivery_id: int) -> dict:
+        """One delivery of the app's webhook with its request (headers, payload) and response."""
+        body = self._request("GET", f"/app/hook/deliveries/{int(delivery_id)}", step="github get delivery", auth="jwt")
+        if not isinstance(body, dict):
+            raise GitHubUnavailable("github get delivery: answer is not an object")
+        return body
+
     def redeliver(self, delivery_id: int) -> None:
         """Ask GitHub to deliver one delivery again (202 Accepted)."""
         self._request(
