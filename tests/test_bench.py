@@ -12,12 +12,13 @@ import json
 import re
 from collections import Counter
 
+import jwt
 import pytest
 
 from pager.errors import Conflict
 from pager.signals import SUPERSEDED
 from pager.values import iso
-from pager_bench import alternatives, costs, fleet, report, simulate
+from pager_bench import alternatives, costs, fleet, measure, report, simulate
 from pager_world.clock import Clock
 from pager_world.faults import Faults
 from pager_world.github import RETENTION, FakeGitHub
@@ -94,6 +95,53 @@ def test_an_attempt_without_an_answer_is_decided_by_guid_and_attempt_only():
     assert sum(trace.no_answer(f"guid-{k}", 0, timeout.end + 1) for k in range(400)) < 5
 
 
+def test_the_weeks_faults_include_a_three_hour_telegram_outage_and_none_overlaps_another():
+    trace = fleet.make_trace(days=7)
+    assert any(f.kind == "telegram" and f.end - f.start == 3 * 3600 for f in trace.faults)
+    ordered = sorted(trace.faults, key=lambda f: f.start)
+    assert all(a.end <= b.start for a, b in zip(ordered, ordered[1:]))
+    assert all(trace.start <= f.start and f.end <= trace.end for f in trace.faults)
+
+
+def test_each_event_is_about_the_thing_pager_keys_its_record_by():
+    trace = fleet.make_trace(days=1)
+    by_kind = {}
+    for e in trace.events:
+        by_kind.setdefault(e.event, []).append(e)
+    run = by_kind["workflow_run"][0]
+    same_run = [e for e in by_kind["workflow_run"] if e.fields["run_id"] == run.fields["run_id"]]
+    assert [e.action for e in same_run] == ["requested", "in_progress", "completed"]
+    assert {fleet.thing(e) for e in same_run} == {("workflow_run", run.repo, run.fields["workflow_id"], run.fields["branch"])}
+    # comments and reviews: each one a thing of its own
+    for kind in ("issue_comment", "discussion_comment", "pull_request_review"):
+        events = by_kind[kind]
+        assert len({fleet.thing(e) for e in events}) == len(events) > 1
+    # an issue opened and closed: one thing
+    closed = next(e for e in by_kind["issues"] if e.action == "closed")
+    opened = next(e for e in by_kind["issues"]
+                  if e.action == "opened" and (e.repo, e.fields["number"]) == (closed.repo, closed.fields["number"]))
+    assert fleet.thing(opened) == fleet.thing(closed) == ("issues", closed.repo, closed.fields["number"])
+    # an app's suites on one branch are one thing; a release's suite is its pull request's head
+    suites = by_kind["check_suite"]
+    main = [e for e in suites if e.fields["branch"] == "main" and e.fields["app"] == fleet.EXTERNAL_APP and e.repo == suites[0].repo]
+    assert len({fleet.thing(e) for e in main}) == 1
+    releases = [e for e in suites if e.fields["branch"] == fleet.RELEASE_BRANCH]
+    assert releases and all(fleet.thing(e)[2:] == ("release", e.fields["sha"]) for e in releases)
+    assert {fleet.thing(e)[:2] for e in trace.events} == {(e.event, e.repo) for e in trace.events}
+
+
+def test_a_workflow_run_is_newer_by_its_number_not_by_when_it_completes():
+    later_run = fleet.Event(seq=1, at=100.0, guid="b", event="workflow_run", action="completed", repo=0,
+                            fields={"workflow_id": 9001, "branch": "main", "run_number": 6})
+    earlier_run = fleet.Event(seq=2, at=200.0, guid="a", event="workflow_run", action="completed", repo=0,
+                              fields={"workflow_id": 9001, "branch": "main", "run_number": 5})
+    assert fleet.thing(later_run) == fleet.thing(earlier_run)
+    assert fleet.order(later_run) > fleet.order(earlier_run)
+    comment = fleet.Event(seq=3, at=300.0, guid="c", event="issue_comment", action="created", repo=0, fields={"comment_id": 7})
+    assert fleet.order(comment) > fleet.order(fleet.Event(seq=0, at=1.0, guid="d", event="issue_comment",
+                                                          action="created", repo=0, fields={"comment_id": 8}))
+
+
 # -------------------------------------------------------------------------------------- the harness
 
 
@@ -110,7 +158,7 @@ def test_the_counting_store_counts_a_lost_conditional_write_by_kind():
 
 
 @pytest.mark.parametrize("status", [None, "failure"])
-def test_the_fake_githubs_pages_over_a_long_list_are_a_plain_newest_first_slicing(status):
+def test_the_fake_githubs_pages_over_a_long_list_are_a_plain_newest_first_slicing(status, pem):
     clock = Clock(fleet.WEEK_START)
     github = FakeGitHub(clock=clock, keep_requests=False)
     for k in range(1257):
@@ -121,10 +169,13 @@ def test_the_fake_githubs_pages_over_a_long_list_are_a_plain_newest_first_slicin
     kept = [d for d in github.deliveries if status is None or 400 <= d["status_code"] <= 599]
     assert 0 < len(github.deliveries) < 1257 and github.deliveries[0]["delivered_at"] >= iso(clock() - RETENTION)
 
+    now = int(clock())
+    auth = {"Authorization": "Bearer " + jwt.encode({"iat": now - 60, "exp": now + 540, "iss": "4242"}, pem, algorithm="RS256")}
+
     def pages():
         url, out = "https://api.github.com/app/hook/deliveries?per_page=40" + ("&status=failure" if status else ""), []
         while url:
-            answer = github(HttpRequest("GET", url, {}))
+            answer = github(HttpRequest("GET", url, auth))
             out.append([d["id"] for d in answer.body])
             link = answer.headers.get("Link")
             url = link[1:link.index(">")] if link else None
@@ -165,6 +216,80 @@ def test_the_first_design_skips_a_superseded_event_and_alarms_after_three_attemp
 def test_the_first_design_forgets_what_is_older_than_its_window():
     items = [_item(5, "late", 502, at="2026-11-09T06:00:00Z")]
     assert alternatives.plan_first_design(items, now=NOW) == ([], {}, [], 0)
+
+
+# ---------------------------------------------------------------------------------- the measures
+
+
+def _run(seq: int, guid: str, workflow_id: int, number: int, *, branch: str = "main", repo: int = 0) -> fleet.Event:
+    return fleet.Event(seq=seq, at=fleet.WEEK_START + 60.0 * seq, guid=guid, event="workflow_run", action="completed",
+                       repo=repo, fields={"workflow_id": workflow_id, "branch": branch, "run_number": number})
+
+
+def _comment(seq: int, guid: str, comment_id: int, *, repo: int = 0) -> fleet.Event:
+    return fleet.Event(seq=seq, at=fleet.WEEK_START + 60.0 * seq, guid=guid, event="issue_comment", action="created",
+                       repo=repo, fields={"comment_id": comment_id, "number": 1})
+
+
+def _measure(events, log, *, changed=None, alarmed=()):
+    trace = fleet.Trace(seed=0, start=fleet.WEEK_START, end=fleet.WEEK_START + fleet.DAY,
+                        repos=[fleet.Repo(1, "a"), fleet.Repo(2, "b")], events=events, faults=[], pulls={})
+    at = lambda seq, minutes=0: fleet.WEEK_START + 60.0 * seq + 60.0 * minutes  # noqa: E731
+    attempts = {guid: [(at(seq, minutes), code, again) for minutes, code, again in rows] for guid, seq, rows in log}
+    return measure.measure(trace, attempts, FaultyStore(Faults(record=False)), [], set(alarmed), changed=changed)
+
+
+def test_a_failed_event_is_superseded_only_by_a_newer_pass_about_the_same_thing():
+    events = [
+        _run(0, "ci-old", 9001, 1), _run(1, "lint-old", 9002, 1), _run(2, "ci-new", 9001, 2),
+        _comment(3, "comment-old", 11), _comment(4, "comment-new", 12),
+    ]
+    result = _measure(events, [
+        ("ci-old", 0, [(0, 502, False)]),
+        ("lint-old", 1, [(0, 0, False)]),  # only CI passed after it: another thing of the kind and repository
+        ("ci-new", 2, [(0, 200, False)]),
+        ("comment-old", 3, [(0, 502, False)]),  # another comment passed: comments are never superseded
+        ("comment-new", 4, [(0, 200, False)]),
+    ])
+    c = result["counts"]
+    assert c["failed"] == 3 and c["superseded"] == 1
+    assert c["lost"] == 2 and c["dropped_other"] == 1 and c.get("alarmed", 0) == 0
+    assert {x["guid"] for x in result["lost_examples"]} == {"lint-old", "comment-old"}
+    assert [x["guid"] for x in result["dropped_examples"]] == ["lint-old"]
+    assert result["dropped_kinds"] == {"workflow_run": 1} and result["lost_kinds"] == {"workflow_run": 1, "issue_comment": 1}
+
+
+def test_a_run_that_completed_late_is_not_superseded_by_an_older_run_that_passed():
+    # run 6 completed first and failed; run 5 completed after it and passed: run 6 still says the newest
+    events = [_run(0, "run-6", 9001, 6), _run(1, "run-5", 9001, 5)]
+    c = _measure(events, [("run-6", 0, [(0, 502, False)]), ("run-5", 1, [(0, 200, False)])])["counts"]
+    assert c.get("superseded", 0) == 0 and c["lost"] == 1
+
+
+def test_an_alarmed_event_is_neither_superseded_nor_dropped():
+    events = [_run(0, "ci-old", 9001, 1), _run(1, "lint-old", 9002, 1), _run(2, "ci-new", 9001, 2)]
+    log = [("ci-old", 0, [(0, 502, False)]), ("lint-old", 1, [(0, 502, False)]), ("ci-new", 2, [(0, 200, False)])]
+    c = _measure(events, log, alarmed={"ci-old", "lint-old"})["counts"]
+    assert c["alarmed"] == 2 and c.get("superseded", 0) == c.get("lost", 0) == c.get("dropped_other", 0) == 0
+
+
+def test_a_stale_redelivery_that_wrote_nothing_is_not_counted_as_changing_state():
+    events = [_run(0, "ci-old", 9001, 1), _run(1, "ci-new", 9001, 2), _run(2, "lint", 9002, 1)]
+    log = [
+        ("ci-old", 0, [(0, 502, False), (15, 200, True)]),  # delivered again after run 2 passed: stale
+        ("ci-new", 1, [(0, 200, False)]),
+        ("lint", 2, [(0, 502, False), (15, 200, True)]),  # nothing newer about its workflow: not stale
+    ]
+    harmless = {"ci-old": [True, False], "ci-new": [True], "lint": [True, True]}
+    c = _measure(events, log, changed=harmless)["counts"]
+    assert c["stale_redeliveries"] == 1 and c.get("stale_changed", 0) == 0
+    assert c["recovered"] == 2 and c["attempts_changed"] == 4
+    c = _measure(events, log, changed={**harmless, "ci-old": [True, True]})["counts"]
+    assert c["stale_redeliveries"] == 1 and c["stale_changed"] == 1
+    # without the replay's record, a stale redelivery counts as changing state
+    assert _measure(events, log)["counts"]["stale_changed"] == 1
+    with pytest.raises(ValueError):
+        _measure(events, log, changed={**harmless, "ci-old": [True]})
 
 
 # ---------------------------------------------------------------------------------- the replays
@@ -208,23 +333,45 @@ def test_every_failed_event_is_recovered_alarmed_superseded_ignored_or_lost_exac
         parts = c.get("recovered", 0) + c.get("alarmed", 0) + c.get("superseded", 0) + c.get("ignored", 0) + c.get("lost", 0)
         assert parts == c["failed"]
         assert c.get("lost", 0) == c.get("lost_5xx", 0) + c.get("lost_no_answer", 0)
+        assert c.get("dropped_other", 0) <= c.get("lost", 0)
+        assert c.get("stale_changed", 0) <= c.get("stale_redeliveries", 0)
 
 
-def test_pager_loses_no_5xx_failure_stays_in_budget_and_applies_no_stale_redelivery(replays):
+def test_a_replay_records_for_every_attempt_whether_it_changed_state(replays):
+    _, results = replays
+    for result in results.values():
+        c = result["counts"]
+        # measure refuses flags that do not match the attempts; some attempts wrote or sent, most did not
+        assert 0 < c["attempts_changed"] < c["attempts"]
+
+
+def test_pager_loses_no_5xx_failure_drops_none_for_another_thing_and_no_stale_redelivery_changes_state(replays):
     _, results = replays
     pager = results["pager"]
     assert pager["counts"].get("lost_5xx", 0) == 0
+    assert pager["counts"].get("dropped_other", 0) == 0
     assert pager["calls_max"] <= 50
-    assert pager["counts"].get("stale_applied", 0) == 0
+    assert pager["counts"].get("stale_changed", 0) == 0
     assert pager["counts"].get("recovered", 0) > 0
 
 
-def test_the_script_recovers_everything_but_applies_stale_redeliveries(replays):
+def test_the_script_recovers_everything_and_its_stale_redeliveries_change_nothing(replays):
     _, results = replays
-    script, pager = results["script"], results["pager"]
+    script = results["script"]
     assert script["counts"].get("recovered", 0) == script["counts"]["failed"]
-    assert script["counts"].get("stale_applied", 0) > pager["counts"].get("stale_applied", 0)
+    assert script["counts"].get("stale_redeliveries", 0) > 0  # it asks again for what a newer event overtook
+    assert script["counts"].get("stale_changed", 0) == 0  # and the handlers answer it without changing anything
     assert script["writes"].get("script", 0) == script["runs"]  # its one value: the time of its last run
+
+
+def test_after_a_three_hour_telegram_outage_pager_has_delivered_or_alarmed_every_event_that_got_a_502(pem):
+    trace = fleet.tiny_trace(hours=4)
+    trace.faults = [fleet.Fault("telegram", trace.start + 20 * 60, trace.start + 200 * 60)]
+    result = simulate.simulate(trace, "pager", pem=pem, drain=3 * 3600)
+    c, outage = result["counts"], result["outages"][0]
+    assert outage["failed"] > 0 and c.get("lost_5xx", 0) == 0
+    assert outage["alarmed"] > 0  # three attempts 15 minutes apart end inside three hours: the alarm names them
+    assert outage["in_time"] + outage["alarmed"] + outage["superseded"] == outage["failed"]
 
 
 def test_the_report_states_every_target_as_met_or_not_met(replays, cost, modules):
@@ -233,8 +380,11 @@ def test_the_report_states_every_target_as_met_or_not_met(replays, cost, modules
     text = report.report(trace, results, cost, None, modules, args=args, handled=["issues"], elapsed=1.0)
     section = text.split("## Targets", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if re.search(r"\| (met|\*\*not met\*\*|–) \|$", line)]
-    assert len(rows) == len(report.targets(results, cost, None, modules, 50)) == 9
+    assert len(rows) == len(report.targets(results, cost, None, modules, 50)) == 11
     assert "lost silently" in text and "Recovery after each fault" in text and "## A lean hot path" in text
+    assert "no failed event dropped as superseded by another thing" in section
+    assert "no stale redelivery changed state" in section
+    assert "| stale redeliveries that changed state / in all |" in text
     assert "a contribution takes at most 4 round trips to the table" in section
     assert "an ignored delivery loads none of requests, jwt, cryptography, boto3" in section
     assert cost["ignored"]["outcomes"] and all(k.startswith("200") for k in cost["ignored"]["outcomes"])
@@ -256,6 +406,7 @@ def test_an_ignored_delivery_in_a_fresh_interpreter_loads_none_of_the_clients_li
     assert 0 < modules["modules"] < costs.BEFORE["modules"]["modules"]
 
 
-def test_the_superseded_kinds_are_the_ones_the_measures_use():
-    # "stale" and "superseded" in the report follow routing.SUPERSEDED; comments are never stale
+def test_dropped_by_another_thing_counts_only_the_kinds_the_coarse_rule_dropped():
+    # the first design's rule applied to signals.SUPERSEDED; a comment is a thing of its own, never overtaken
     assert "workflow_run" in SUPERSEDED and "issue_comment" not in SUPERSEDED
+    assert fleet.COMMENTS.isdisjoint(SUPERSEDED)

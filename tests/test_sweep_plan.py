@@ -9,7 +9,7 @@ import pytest
 
 from pager.settings import Settings
 from pager.sweep import plan as planner
-from pager.sweep.plan import ALARM_CALLS, Attempt, Entry, Event, Limits, ListRead, Reason, State, Verdict
+from pager.sweep.plan import ALARM_CALLS, Attempt, Event, Limits, ListRead, Reason, State, Verdict
 
 NOW = 1_800_000_000.0
 MINUTE = 60.0
@@ -46,7 +46,7 @@ class History:
         return Attempt(next(self._ids), guid, NOW - ago * MINUTE, redelivery, code, event, action, repo)
 
 
-def plan(*, failures=(), outcomes=(), state=State(), settings=None, calls_used=None, failures_cut=False,
+def plan(*, failures=(), outcomes=(), state=State(), entries=None, settings=None, calls_used=None, failures_cut=False,
          outcomes_cut=False, no_room=False, now=NOW, limits=planner.LIMITS, acts_on=None):
     """Plan as the shell would: readings from the settings, the lists as given (newest first)."""
     settings = settings or make_settings()
@@ -61,6 +61,7 @@ def plan(*, failures=(), outcomes=(), state=State(), settings=None, calls_used=N
         outcomes=outcomes_read,
         all_reading=all_reading,
         state=state,
+        entries=entries or {},
         settings=settings,
         now=now,
         calls_used=2 if calls_used is None else calls_used,
@@ -158,7 +159,7 @@ def test_an_event_with_all_its_attempts_failed_becomes_one_entry_instead_of_a_fo
     entry = result.opened[f"delivery:{g}"]
     assert entry["url"] == "https://github.com/settings/apps/pager-test/advanced"
     assert entry["order"] == planner.format_time(attempts[-1].at)
-    assert "3 attempts failed (last: 504)" in entry["title"] and "workflow_run.completed" in entry["title"]
+    assert "all attempts failed (3 attempts, last: 504)" in entry["title"] and "workflow_run.completed" in entry["title"]
 
 
 def test_the_attempts_allowed_come_from_the_settings():
@@ -178,7 +179,7 @@ def test_an_entry_links_to_the_advanced_page_of_an_app_owned_by_an_organization(
     result = plan(outcomes=attempts, settings=make_settings(github_app_owner="acme"))
     entry = result.opened[f"delivery:{g}"]
     assert entry["url"] == "https://github.com/organizations/acme/settings/apps/pager-test/advanced"
-    assert entry["title"].startswith("ping of no repository: 3 attempts failed (last: no answer)")
+    assert entry["title"].startswith("ping of no repository: all attempts failed (3 attempts, last: no answer)")
 
 
 def test_an_event_whose_first_delivery_is_unseen_is_never_asked_for_again():
@@ -212,71 +213,56 @@ def test_when_the_failure_list_is_cut_short_only_events_newer_than_its_oldest_fa
     assert result.gaps[0].reached == oldest_read.at
 
 
-# -- supersession -------------------------------------------------------------------------------------
+# -- nothing is dropped because another event passed ----------------------------------------------------
 
 
-def test_a_newer_passed_event_of_the_same_kind_and_repository_supersedes_a_failed_one():
+def test_a_newer_passed_event_of_the_same_kind_and_repository_drops_nothing():
+    # Another pull request's synchronize, another workflow's success: the list does not say what an
+    # event is about, so the failed one comes again and its own record decides whether it is stale.
     h = History()
-    stale, fresh = h.guid(), h.guid()
-    failed = h.attempt(stale, 502, ago=30)
-    passed = h.attempt(fresh, 200, ago=20)
-    result = plan(failures=[failed], outcomes=[failed, passed])
-    assert asked(result) == []
-    assert result.counts["superseded"] == 1
+    failed, newer = h.guid(), h.guid()
+    attempts = [h.attempt(failed, 502, ago=30, event="pull_request", action="opened"),
+                h.attempt(newer, 200, ago=10, event="pull_request", action="synchronize")]
+    result = plan(failures=attempts, outcomes=attempts)
+    assert asked(result) == [failed]
 
 
-def test_a_newer_event_that_passed_only_on_its_redelivery_still_supersedes():
+def test_a_deferred_event_is_followed_past_the_window_and_asked_for_by_a_later_run():
     h = History()
-    stale, fresh = h.guid(), h.guid()
-    failed = h.attempt(stale, 0, ago=40, event="issues", action="opened")
-    fresh_attempts = [h.attempt(fresh, 500, ago=30, event="issues", action="edited"),
-                      h.attempt(fresh, 200, ago=15, redelivery=True, event="issues", action="edited")]
-    result = plan(failures=fresh_attempts, outcomes=[failed, *fresh_attempts])
-    assert asked(result) == []
+    events = [h.guid() for _ in range(12)]
+    attempts = [h.attempt(g, 502, ago=170 - i, event="issue_comment", action="created") for i, g in enumerate(events)]
+    first = plan(failures=attempts, outcomes=attempts)
+    assert asked(first) == events[:10] and first.counts["deferred"] == 2
+    assert first.state.followed_guids == set(events)
+    # Two hours later the ten asked for have passed, and the two left waiting are outside the window,
+    # yet still counted.
+    passes = [Attempt(10**6 + i, g, NOW + 5 * MINUTE, True, 200, "issue_comment", "created", 7) for i, g in enumerate(events[:10])]
+    later = plan(outcomes=passes, state=first.state, now=NOW + 120 * MINUTE)
+    assert asked(later) == events[10:]
+    assert later.counts["followed_past_window"] == 2 and later.state.followed_guids == set(events[10:])
 
 
-def test_a_pass_of_another_repository_or_kind_supersedes_nothing():
-    h = History()
-    failed_g = h.guid()
-    failed = h.attempt(failed_g, 502, ago=30, repo=7)
-    other_repo = h.attempt(h.guid(), 200, ago=20, repo=8)
-    other_kind = h.attempt(h.guid(), 200, ago=20, repo=7, event="check_suite")
-    result = plan(failures=[failed], outcomes=[failed, other_repo, other_kind])
-    assert asked(result) == [failed_g]
-
-
-def test_a_comment_overtakes_nothing_and_always_comes_again():
+def test_an_event_still_failing_as_github_is_about_to_forget_it_is_named_instead():
     h = History()
     g = h.guid()
-    comment = h.attempt(g, 500, ago=30, event="issue_comment", action="created")
-    newer = h.attempt(h.guid(), 200, ago=20, event="issue_comment", action="created")
-    result = plan(failures=[comment], outcomes=[comment, newer])
-    assert asked(result) == [g]
+    first = h.attempt(g, 502, ago=10, event="issue_comment", action="created")
+    followed = plan(failures=[first], outcomes=[first], settings=make_settings(sweep_max_redeliveries=0)).state
+    late = NOW + planner.GITHUB_RETENTION - planner.RETENTION_MARGIN + 10 * MINUTE
+    result = plan(state=followed, now=late, settings=make_settings(sweep_max_redeliveries=0))
+    assert asked(result) == [] and list(result.opened) == [f"delivery:{g}"]
+    assert "GitHub forgets it soon" in result.opened[f"delivery:{g}"]["title"]
 
 
-def test_an_older_event_passing_late_does_not_supersede_a_newer_failure():
+def test_events_beyond_the_room_to_follow_them_are_named_in_the_alarm_at_once():
     h = History()
-    older, newer = h.guid(), h.guid()
-    older_first = h.attempt(older, 500, ago=60)
-    newer_first = h.attempt(newer, 500, ago=50)
-    older_pass = h.attempt(older, 200, ago=10, redelivery=True)
-    result = plan(failures=[older_first, newer_first], outcomes=[older_first, newer_first, older_pass])
-    assert asked(result) == [newer]
-
-
-def test_a_remembered_newest_pass_still_supersedes_after_its_page_was_read():
-    h = History()
-    fresh = h.attempt(h.guid(), 200, ago=50)
-    first = plan(outcomes=[fresh])
-    stale_g = h.guid()
-    # A failure of an older event that only now shows (its first delivery is on the failure list).
-    stale = Attempt(fresh.id - 1, stale_g, fresh.at - 1, False, 502, "workflow_run", "completed", 7)
-    later = plan(failures=[stale], outcomes=[], state=first.state)
-    assert asked(later) == []
-    assert later.counts["superseded"] == 1
-
-
-# -- order, caps, budget --------------------------------------------------------------------------------
+    events = [h.guid() for _ in range(5)]
+    attempts = [h.attempt(g, 502, ago=60 - i) for i, g in enumerate(events)]
+    result = plan(failures=attempts, outcomes=attempts, limits=replace(planner.LIMITS, followed=3),
+                  settings=make_settings(sweep_max_redeliveries=0))
+    assert result.state.followed_guids == set(events[2:])  # the newest kept
+    assert set(result.opened) == {f"delivery:{g}" for g in events[:2]}
+    assert "too many failed events to follow" in result.opened[f"delivery:{events[0]}"]["title"]
+    assert result.counts["unfollowed"] == 2
 
 
 def test_redeliveries_go_oldest_first_and_stop_at_the_per_run_cap():
@@ -307,12 +293,10 @@ def test_without_room_for_a_page_of_every_outcome_nothing_is_asked_and_the_alarm
     g = h.guid()
     failed = [h.attempt(g, 500, ago=30)]
     cursor = (h.attempt(h.guid(), 200, ago=20).id, NOW - 20 * MINUTE)
-    pending = {"gone": Entry("t", NOW - 600, 1, "issues", 7)}
-    state = State(cursor=cursor, entries=pending, shown=frozenset({"shown-before"}))
-    result = plan(failures=failed, state=state, no_room=True)
+    state = State(cursor=cursor)
+    result = plan(failures=failed, state=state, entries={"gone": NOW - 600}, no_room=True)
     assert result.no_room and result.redeliver == () and not result.alarm_change
-    assert result.state.cursor == cursor and result.state.entries == pending
-    assert result.state.shown == state.shown
+    assert result.state.cursor == cursor and result.opened == {} and result.closed == ()
 
 
 def test_the_alarm_change_fits_only_when_an_edit_and_a_send_are_left():
@@ -392,58 +376,54 @@ def exhausted(h: History, guid: str, *, ago: float = 50, **kw) -> list[Attempt]:
             h.attempt(guid, 502, ago=ago - 30, redelivery=True, **kw)]
 
 
-def shown(result) -> State:
-    return result.applied()
-
-
 def test_an_entry_closes_when_a_later_attempt_passes_even_after_the_window():
     h = History()
     g = h.guid()
-    attempts = exhausted(h, g)
-    opened = shown(plan(failures=attempts, outcomes=attempts))
-    assert opened.shown == {g}
     manual = Attempt(h.attempt(g, 200, ago=0).id, g, NOW + 300 * MINUTE, True, 200, "workflow_run", "completed", 7)
-    later = plan(outcomes=[manual], state=opened, now=NOW + 301 * MINUTE)
-    assert later.closed == (f"delivery:{g}",) and later.state.entries == {}
+    later = plan(outcomes=[manual], entries={g: NOW - 20 * MINUTE}, now=NOW + 301 * MINUTE)
+    assert later.closed == (f"delivery:{g}",)
 
 
-def test_an_entry_closes_when_a_newer_event_of_its_kind_and_repository_passed():
+def test_a_newer_event_of_its_kind_and_repository_passing_closes_no_entry():
     h = History()
     g = h.guid()
-    attempts = exhausted(h, g)
-    opened = shown(plan(failures=attempts, outcomes=attempts))
     newer = h.attempt(h.guid(), 200, ago=5)
-    later = plan(outcomes=[newer], state=opened)
-    assert later.closed == (f"delivery:{g}",)
+    assert plan(outcomes=[newer], entries={g: NOW - 20 * MINUTE}).closed == ()
 
 
 def test_an_entry_stays_open_past_the_window_until_github_stops_listing_the_event():
     h = History()
     g = h.guid()
-    attempts = exhausted(h, g)
-    opened = shown(plan(failures=attempts, outcomes=attempts))
-    after_window = plan(state=opened, now=NOW + 240 * MINUTE)
-    assert after_window.closed == () and g in after_window.state.entries
-    after_retention = plan(state=opened, now=NOW + 3 * 24 * 60 * MINUTE)
-    assert after_retention.closed == (f"delivery:{g}",)
+    entries = {g: NOW - 20 * MINUTE}
+    assert plan(entries=entries, now=NOW + 240 * MINUTE).closed == ()
+    assert plan(entries=entries, now=NOW + 3 * 24 * 60 * MINUTE).closed == (f"delivery:{g}",)
 
 
-def test_an_alarm_change_that_did_not_happen_is_offered_again_by_the_next_plan():
+def test_an_event_whose_entry_is_open_already_opens_none():
     h = History()
     g = h.guid()
     attempts = exhausted(h, g)
-    failed_change = plan(failures=attempts, outcomes=attempts).state  # Telegram failed: nothing shown
-    again = plan(failures=attempts, state=failed_change)
-    assert list(again.opened) == [f"delivery:{g}"]
-    done = again.applied()
-    assert plan(failures=attempts, state=done).opened == {}
+    assert plan(failures=attempts, outcomes=attempts, entries={g: attempts[-1].at}).opened == {}
 
 
-def test_entries_beyond_their_cap_wait_and_are_counted():
+def test_an_alarm_change_that_did_not_happen_is_due_until_a_run_applies_it():
     h = History()
-    attempts = [a for _ in range(3) for a in exhausted(h, h.guid(), event="issue_comment")]
-    result = plan(failures=attempts, limits=Limits(entries=2))
-    assert len(result.opened) == 2 and result.counts["entries_full"] == 1
+    g = h.guid()
+    attempts = exhausted(h, g)
+    failed_change = plan(failures=attempts, outcomes=attempts).state  # Telegram failed: nothing written
+    assert failed_change.alarm_due and g in failed_change.followed_guids  # followed until it is named
+    again = plan(state=failed_change, now=NOW + 200 * MINUTE)  # even after the window
+    assert list(again.opened) == [f"delivery:{g}"]
+    # The entry was written, but its render failed: the next run renders again, with nothing to change.
+    rendered_later = plan(state=again.state, entries={g: attempts[-1].at}, now=NOW + 215 * MINUTE)
+    assert rendered_later.opened == {} and rendered_later.alarm_change
+    assert not rendered_later.applied().alarm_due and g not in rendered_later.state.followed_guids
+
+
+def test_a_hundred_events_that_used_up_their_attempts_are_all_named():
+    h = History()
+    attempts = [a for _ in range(100) for a in exhausted(h, h.guid(), event="issue_comment")]
+    assert len(plan(failures=attempts).opened) == 100
 
 
 # -- state ----------------------------------------------------------------------------------------------
@@ -473,15 +453,19 @@ def test_a_remembered_passed_redelivery_keeps_the_event_from_coming_again():
     assert asked(run2) == []
 
 
-def test_a_trimmed_memory_stops_counting_the_events_it_may_have_cut():
+def test_a_trimmed_memory_stops_counting_the_events_it_may_have_cut_but_never_a_followed_one():
     h = History()
     olds = [h.attempt(h.guid(), 0, ago=100 - i) for i in range(5)]
     news = [h.attempt(h.guid(), 0, ago=50 - i) for i in range(3)]
     run1 = plan(outcomes=[*olds, *news], limits=Limits(remembered=3), settings=make_settings(sweep_max_redeliveries=0))
     assert run1.state.horizon == (olds[-1].id, olds[-1].at)
     assert any(g.list == "memory" for g in run1.gaps)
+    # Each of them failed and was counted: it is followed, whatever the memory's trim.
     run2 = plan(state=run1.applied(), limits=Limits(remembered=3))
-    assert asked(run2) == [a.guid for a in news]
+    assert asked(run2) == [a.guid for a in [*olds, *news]]
+    # An event the runs never counted, older than the horizon, is not counted now.
+    stray = Attempt(olds[0].id + 1, "stray", olds[0].at, False, 0, "workflow_run", "completed", 7)
+    assert "stray" not in asked(plan(outcomes=[stray], state=run1.applied(), limits=Limits(remembered=3)))
 
 
 def test_an_event_whose_remembered_attempt_was_trimmed_is_not_asked_for_a_fourth_time():
@@ -499,8 +483,11 @@ def test_the_state_round_trips_through_its_stored_form():
     h = History()
     g = h.guid()
     attempts = exhausted(h, g)
-    result = plan(failures=attempts, outcomes=[*attempts, h.attempt(h.guid(), 0, ago=3, repo=None, action=None)])
-    state = result.applied()
+    followed = h.attempt(h.guid(), 502, ago=10)
+    result = plan(failures=[*attempts, followed], outcomes=[*attempts, h.attempt(h.guid(), 0, ago=3, repo=None, action=None)],
+                  settings=make_settings(sweep_max_redeliveries=0))
+    state = result.state
+    assert state.followed and state.alarm_due
     assert State.from_data(state.to_data()) == state
     assert State.from_data({}) == State() and State.from_data({"v": 99, "cursor": [1, 2]}) == State()
 
@@ -515,45 +502,14 @@ def test_the_largest_state_stays_well_under_dynamodbs_item_limit():
     )
     # Long names are cut when read from GitHub; the state gets only what Attempt.from_github made.
     remembered = tuple(replace(a, event=a.event[:40], action=a.action[:40]) for a in remembered)
-    passes = {f"{'e' * 40}/{10**12 + i}": (10**12 + i, NOW - 60) for i in range(limits.passes * 2)}
-    entries = {f"{i:036d}": Entry("t" * 220, NOW, 10**12, "e" * 40, 10**12) for i in range(limits.entries)}
-    state = State(cursor=(10**13, NOW), remembered=remembered, passes=passes, entries=entries,
-                  shown=frozenset(entries), ran_at=NOW)
+    followed = tuple(
+        Attempt(next(ids), f"f{i // 3:035d}", NOW - 60, bool(i % 3), 502, "e" * 40, "a" * 40, 10**12)
+        for i in range(limits.followed * 2)
+    )
+    state = State(cursor=(10**13, NOW), remembered=remembered, followed=followed, alarm_due=True, ran_at=NOW)
     result = plan(state=state, settings=make_settings(sweep_max_redeliveries=0))
-    assert len(result.state.remembered) == limits.remembered and len(result.state.passes) == limits.passes
-    assert result.applied().encoded_size() < 300_000
-
-
-def test_a_newer_event_the_pager_only_ignores_does_not_overtake_a_failed_one():
-    from pager.signals import acts_on
-
-    h = History()
-    failed, progress = h.guid(), h.guid()
-    attempts = [h.attempt(failed, 502, ago=20, action="completed"),
-                h.attempt(progress, 200, ago=10, action="in_progress")]
-    result = plan(failures=attempts, outcomes=attempts, acts_on=acts_on)
-    assert asked(result) == [failed] and result.counts["superseded"] == 0
-
-
-def test_when_remembered_passes_are_dropped_the_events_they_could_overtake_are_no_longer_counted():
-    from dataclasses import replace
-
-    h = History()
-    old_fail, old_pass = h.guid(), h.guid()
-    other = [h.guid() for _ in range(2)]
-    attempts = [h.attempt(old_fail, 502, ago=60, repo=1), h.attempt(old_pass, 200, ago=55, repo=1),
-                h.attempt(other[0], 200, ago=50, repo=2), h.attempt(other[1], 200, ago=45, repo=3)]
-    first = plan(failures=attempts, outcomes=attempts, limits=replace(planner.LIMITS, passes=2))
-    assert asked(first) == [] and first.counts["superseded"] == 1
-    assert _kind_key_of(1) not in first.state.passes and first.state.horizon is not None
-    # The next run no longer sees the pass of repository 1, and must not ask for the failure it overtook.
-    second = plan(failures=[attempts[0]], outcomes=[], state=first.state, now=NOW + 15 * MINUTE,
-                  limits=replace(planner.LIMITS, passes=2))
-    assert asked(second) == []
-
-
-def _kind_key_of(repo: int) -> str:
-    return f"workflow_run/{repo}"
+    assert len(result.state.remembered) == limits.remembered and len(result.state.followed) <= limits.followed
+    assert result.state.encoded_size() < 300_000
 
 
 # -- the phases: (a) merge the attempts -----------------------------------------------------------------
@@ -585,56 +541,11 @@ def test_an_event_whose_first_delivery_the_run_does_not_know_has_none():
     assert event.first is None and event.newest == manual
 
 
-# -- (b) the newest passes ------------------------------------------------------------------------------
-
-
 def always(event, action):
     return True
 
 
-def test_the_newest_passes_keep_per_kind_and_repository_the_newest_event_that_passed_on_any_attempt():
-    h = History()
-    older = h.attempt(h.guid(), 200, ago=40)
-    newer_g = h.guid()
-    newer = [h.attempt(newer_g, 500, ago=30), h.attempt(newer_g, 200, ago=20, redelivery=True)]
-    elsewhere = h.attempt(h.guid(), 200, ago=35, repo=8)
-    events = planner.merge_attempts([older, *newer, elsewhere])
-    passes = planner.newest_passes({}, events, start=NOW - 180 * MINUTE, acts_on=always)
-    assert passes == {"workflow_run/7": (newer[0].id, newer[0].at), "workflow_run/8": (elsewhere.id, elsewhere.at)}
-
-
-def test_a_pass_stands_for_nothing_when_it_is_a_comment_ignored_out_of_the_window_or_its_first_delivery_unknown():
-    from pager.signals import acts_on
-
-    h = History()
-    standing_for_nothing = [
-        h.attempt(h.guid(), 200, ago=30, event="issue_comment", action="created"),
-        h.attempt(h.guid(), 200, ago=30, action="in_progress"),
-        h.attempt(h.guid(), 200, ago=181),
-        h.attempt(h.guid(), 200, ago=10, redelivery=True),
-    ]
-    events = planner.merge_attempts(standing_for_nothing)
-    assert planner.newest_passes({}, events, start=NOW - 180 * MINUTE, acts_on=acts_on) == {}
-
-
-def test_remembered_passes_leave_with_the_window_and_yield_to_newer_ones():
-    h = History()
-    fresh = h.attempt(h.guid(), 200, ago=10)
-    remembered = {"workflow_run/7": (fresh.id - 1, NOW - 20 * MINUTE), "issues/7": (5, NOW - 181 * MINUTE),
-                  "issues/8": (6, NOW - 100 * MINUTE)}
-    passes = planner.newest_passes(remembered, planner.merge_attempts([fresh]), start=NOW - 180 * MINUTE, acts_on=always)
-    assert passes == {"workflow_run/7": (fresh.id, fresh.at), "issues/8": (6, NOW - 100 * MINUTE)}
-
-
-def test_only_a_newer_pass_of_a_kind_that_can_be_overtaken_overtakes():
-    passes = {"workflow_run/7": (100, NOW), "issue_comment/7": (100, NOW)}
-    assert planner.overtaken(passes, "workflow_run", 7, 99)
-    assert not planner.overtaken(passes, "workflow_run", 7, 100) and not planner.overtaken(passes, "workflow_run", 7, 101)
-    assert not planner.overtaken(passes, "workflow_run", 8, 99)
-    assert not planner.overtaken(passes, "issue_comment", 7, 99)
-
-
-# -- (c) one verdict per event --------------------------------------------------------------------------
+# -- (b) one verdict per event --------------------------------------------------------------------------
 
 
 def test_the_view_is_complete_from_the_oldest_failure_of_a_cut_list_and_above_a_trimmed_memorys_horizon():
@@ -647,25 +558,26 @@ def test_the_view_is_complete_from_the_oldest_failure_of_a_cut_list_and_above_a_
     assert planner.counted_from(ListRead((), 3, cut_short=True), None) == float("inf")
 
 
-def verdict(codes, *, ago=30, first_known=True, counted_from=-1, passes=None, acts=True, max_attempts=3, **kw):
+def verdict(codes, *, ago=30, first_known=True, counted_from=-1, followed=False, acts=True, max_attempts=3, **kw):
     h = History()
     g = h.guid()
     attempts = [h.attempt(g, code, ago=ago - 5 * n, redelivery=n > 0 or not first_known, **kw) for n, code in enumerate(codes)]
     (event,) = planner.merge_attempts(attempts)
-    return planner.judge(event, start=NOW - 180 * MINUTE, counted_from=counted_from, passes=passes or {},
+    return planner.judge(event, start=NOW - 180 * MINUTE, counted_from=counted_from,
+                         followed=frozenset({g}) if followed else frozenset(), now=NOW,
                          max_attempts=max_attempts, acts_on=lambda event, action: acts).reason
 
 
 def test_each_event_gets_one_verdict_in_the_decisions_order():
-    overtaking = {"workflow_run/7": (10**9, NOW)}
     assert verdict([500, 200]) is verdict([200], first_known=False) is Reason.PASSED
     assert verdict([502], first_known=False) is verdict([502], ago=181) is Reason.UNSEEN
     assert verdict([502], counted_from=10**9) is Reason.UNSEEN
+    assert verdict([502], ago=181, followed=True) is verdict([502], counted_from=10**9, followed=True) is Reason.CANDIDATE
     assert verdict([500, 404]) is verdict([404], acts=False) is Reason.REFUSED
-    assert verdict([502], acts=False, passes=overtaking) is Reason.IGNORED
-    assert verdict([502, 0, 502], passes=overtaking) is Reason.SUPERSEDED
+    assert verdict([502], acts=False) is Reason.IGNORED
     assert verdict([502, 0]) is verdict([502, 0, 502], max_attempts=4) is Reason.CANDIDATE
     assert verdict([502, 0, 502]) is Reason.EXHAUSTED
+    assert verdict([502], ago=3 * 24 * 60, followed=True) is Reason.FORGOTTEN
 
 
 def test_the_counts_leave_out_an_unseen_refusal_since_nothing_would_come_again_anyway():
@@ -674,11 +586,11 @@ def test_the_counts_leave_out_an_unseen_refusal_since_nothing_would_come_again_a
     unseen_failure = Event("b", (h.attempt("b", 502, ago=10, redelivery=True),))
     verdicts = [Verdict(unseen_refusal, Reason.UNSEEN), Verdict(unseen_failure, Reason.UNSEEN)]
     assert not verdicts[0].counted and verdicts[1].counted
-    assert planner.tally(verdicts) == {"candidates": 0, "superseded": 0, "refused": 0, "ignored": 0, "exhausted": 0,
+    assert planner.tally(verdicts) == {"candidates": 0, "forgotten": 0, "refused": 0, "ignored": 0, "exhausted": 0,
                                        "unseen": 1, "passed": 0}
 
 
-# -- (d) choose the redeliveries ------------------------------------------------------------------------
+# -- (c) choose the redeliveries ------------------------------------------------------------------------
 
 
 def candidates(h: History, count: int) -> list[Event]:
@@ -704,50 +616,53 @@ def test_the_choice_stops_at_the_per_run_cap_and_at_the_calls_left():
     assert planner.choose_redeliveries(made, settings=make_settings(), calls_used=51) == ()
 
 
+# -- (d) follow the failing events ---------------------------------------------------------------------
+
+
+def test_the_events_followed_are_the_candidates_and_those_to_name_whose_entry_is_not_open_yet():
+    h = History()
+    made = candidates(h, 3)
+    verdicts = [Verdict(made[0], Reason.CANDIDATE), Verdict(made[1], Reason.EXHAUSTED), Verdict(made[2], Reason.EXHAUSTED)]
+    followed, unfollowed = planner.follow(verdicts, 100, {made[2].guid: NOW})
+    assert [e.guid for e in followed] == [made[1].guid, made[0].guid] and unfollowed == ()
+
+
+def test_past_the_room_to_follow_the_oldest_events_are_handed_back():
+    made = candidates(History(), 4)  # two attempts each
+    followed, unfollowed = planner.follow([Verdict(e, Reason.CANDIDATE) for e in made], 5, {})
+    assert [e.guid for e in followed] == [made[3].guid, made[2].guid]
+    assert [e.guid for e in unfollowed] == [made[1].guid, made[0].guid]
+
+
 # -- (e) reconcile the entries --------------------------------------------------------------------------
 
 
-def test_entries_close_when_their_event_passed_was_overtaken_or_left_githubs_retention_and_otherwise_stay():
+def test_entries_close_when_their_event_passed_or_left_githubs_retention_and_otherwise_stay():
     h = History()
     passed_g = h.guid()
-    entries = {
-        passed_g: Entry("t", NOW - 60 * MINUTE, 1, "issue_comment", 7),
-        "overtaken": Entry("t", NOW - 60 * MINUTE, 2, "workflow_run", 7),
-        "gone": Entry("t", NOW - planner.GITHUB_RETENTION - 1, 3, "issue_comment", 7),
-        "stays": Entry("t", NOW - planner.GITHUB_RETENTION, 4, "issue_comment", 7),
-    }
+    entries = {passed_g: NOW - 60 * MINUTE, "gone": NOW - planner.GITHUB_RETENTION - 1, "stays": NOW - planner.GITHUB_RETENTION}
     passed = Verdict(Event(passed_g, (h.attempt(passed_g, 200, ago=1, redelivery=True),)), Reason.PASSED)
-    wanted, waiting = planner.reconcile_entries(entries, [passed], passes={"workflow_run/7": (3, NOW)}, now=NOW, cap=50)
-    assert list(wanted) == ["stays"] and waiting == 0
+    opened, closed = planner.reconcile_entries(entries, [passed], (), now=NOW, url="https://advanced")
+    assert opened == {} and closed == ("delivery:gone", f"delivery:{passed_g}")
 
 
-def test_each_event_that_used_up_its_attempts_opens_one_entry_oldest_first_while_the_cap_allows():
+def test_each_event_to_name_opens_one_entry_oldest_first_unless_it_is_open():
     h = History()
     made = [Event(e.guid, (*e.attempts, h.attempt(e.guid, 504, ago=1, redelivery=True))) for e in candidates(h, 3)]
-    already = Entry("kept as it was", NOW, made[1].first.id, "workflow_run", 7)
     verdicts = [Verdict(e, Reason.EXHAUSTED) for e in reversed(made)]
-    wanted, waiting = planner.reconcile_entries({made[1].guid: already}, verdicts, passes={}, now=NOW, cap=2)
-    assert list(wanted) == [made[1].guid, made[0].guid] and wanted[made[1].guid] is already and waiting == 1
-    opened = wanted[made[0].guid]
-    assert (opened.order, opened.first_id, opened.event, opened.repository_id) == (
-        made[0].newest.at, made[0].first.id, "workflow_run", 7)
-    assert opened.title == f"workflow_run.completed of repository 7: 3 attempts failed (last: 504), delivery {made[0].guid}"
-
-
-def test_the_alarms_change_opens_what_is_wanted_and_not_shown_and_closes_what_is_shown_and_not_wanted():
-    entries = {"b": Entry("B", NOW, 2, "issues", 7), "a": Entry("A", NOW - 60, 1, "issues", 7)}
-    opened, closed = planner.entry_change(entries, frozenset({"b", "c"}), "https://advanced")
-    assert opened == {"delivery:a": {"title": "A", "url": "https://advanced", "order": planner.format_time(NOW - 60)}}
-    assert closed == ("delivery:c",)
-    assert planner.entry_change(entries, frozenset(entries), "https://advanced") == ({}, ())
+    opened, closed = planner.reconcile_entries({made[1].guid: NOW}, verdicts, (), now=NOW, url="https://advanced")
+    assert list(opened) == [f"delivery:{made[0].guid}", f"delivery:{made[2].guid}"] and closed == ()
+    assert opened[f"delivery:{made[0].guid}"] == {
+        "title": f"workflow_run.completed of repository 7: all attempts failed (3 attempts, last: 504), delivery {made[0].guid}",
+        "url": "https://advanced", "order": planner.format_time(made[0].newest.at)}
 
 
 # -- (f) trim the state ---------------------------------------------------------------------------------
 
 
-def next_state(state=State(), *, attempts=(), passes=None, read=(), acts_on=always, limits=planner.LIMITS):
-    return planner.next_state(state, events=planner.merge_attempts(attempts), passes=passes or {}, entries={},
-                              read=read, start=NOW - 180 * MINUTE, now=NOW, acts_on=acts_on, limits=limits)
+def next_state(state=State(), *, attempts=(), followed=(), read=(), acts_on=always, limits=planner.LIMITS):
+    return planner.next_state(state, events=planner.merge_attempts(attempts), followed=followed, read=read,
+                              start=NOW - 180 * MINUTE, now=NOW, alarm_due=False, acts_on=acts_on, limits=limits)
 
 
 def test_the_next_state_remembers_the_windows_no_answers_and_passed_redeliveries_of_events_a_handler_acts_on():
@@ -767,9 +682,14 @@ def test_a_cap_keeps_the_newest_and_moves_the_horizon_up_to_the_newest_one_dropp
     no_answers = [h.attempt(h.guid(), 0, ago=50 - i) for i in range(4)]
     state = next_state(attempts=no_answers, limits=Limits(remembered=2))
     assert state.remembered == tuple(no_answers[2:]) and state.horizon == (no_answers[1].id, no_answers[1].at)
-    passes = {"issues/1": (no_answers[3].id + 1, NOW), "issues/2": (no_answers[3].id + 2, NOW), "issues/3": (3, NOW)}
-    state = next_state(attempts=no_answers, passes=passes, limits=Limits(remembered=2, passes=1))
-    assert state.passes == {"issues/2": passes["issues/2"]} and state.horizon == passes["issues/1"]
+
+
+def test_the_next_state_keeps_every_attempt_of_the_followed_events_whatever_their_age():
+    h = History()
+    made = candidates(h, 2)
+    old = Event("old", (h.attempt("old", 502, ago=500),))
+    state = next_state(followed=[*made, old])
+    assert {a.guid for a in state.followed} == {made[0].guid, made[1].guid, "old"} and len(state.followed) == 5
 
 
 def test_a_horizon_that_left_the_window_is_forgotten_and_one_inside_it_stays():

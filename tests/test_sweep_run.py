@@ -1,41 +1,33 @@
 """The sweep's shell in scenarios (pager.sweep.run_sweep): runs 15 minutes apart against GitHub's list.
 
-The state lives in MemoryStore; GitHub is the real client on a `responses` mock that serves the
-emulated list of the app's deliveries page by page (Link headers, `status=failure` filtering) and
-turns each redelivery into a new attempt answered by the scripted pager; the control repository's
-alarm is a fake that records the entries it was given. Every run goes through `World.sweep`, the one
-place that invokes the sweep; `make_world(through_handler=True)` runs it through
-functions/sweep/app.py:lambda_handler instead, with the real alarm on the emulated Telegram chat.
+Played in the fake world (`pager_world.World`): GitHub's list of the app's deliveries is served page
+by page to the real client (Link headers, `status=failure` filtering), each delivery and each
+redelivery the sweep asks for is answered by the endpoint (here scripted with `answer`, or pager's
+real handlers), and the control repository's alarm is the real one on the fake chat. Every run goes
+through `Sweeps.sweep`, the one place that invokes the sweep; `through_handler=True` runs it through
+functions/sweep/app.py:lambda_handler instead.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
-import re
-from pathlib import Path
 from datetime import datetime, timezone
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
-import requests
-import responses
 
-from pager.errors import TelegramUnavailable
-from pager.github import GitHub
+from pager import bootstrap
 from pager.observe import metrics
-from pager.services import Services
-from pager.settings import Settings
+from pager.signals.alarm import delivery_entries
 from pager.store import MemoryStore
 from pager.sweep import run_sweep
 from pager.sweep.run import STATE_KEY
-from pager.telegram import Telegram
-from pager import bootstrap
-from pager_sim.emulators import GitHubEmulator, TelegramEmulator, responses_callback
+from pager_world.events import LambdaContext, scheduled_event
+from pager_world.payloads import example
+from pager_world.world import CONTROL, World
 
-from conftest import BOT_TOKEN, TEST_ENV, load_payload
-
-API = TEST_ENV["GITHUB_API_URL"]
 START = datetime(2026, 11, 12, 8, 0, tzinfo=timezone.utc).timestamp()
 ADVANCED_PAGE = "https://github.com/settings/apps/pager-test/advanced"
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,90 +40,56 @@ def load_sweep_function():
     return module
 
 
-class Context:
-    def __init__(self, request_id: str) -> None:
-        self.aws_request_id = request_id
-        self.function_name = "SweepFunction"
+class Sweeps:
+    """A fake world seen from the sweep: events GitHub sends, the runs, what the alarm names."""
 
-    def get_remaining_time_in_millis(self) -> int:
-        return 170_000
-
-
-class FakeAlarm:
-    """The control repository's alarm as `pager.signals.alarm.update_alarm` keeps it: one Telegram call a change."""
-
-    def __init__(self) -> None:
-        self.open: dict[str, dict[str, str]] = {}
-        self.changes: list[tuple[str, dict[str, dict[str, str]], list[str]]] = []
-        self.failures = 0  # the next changes that fail in Telegram
-
-    def __call__(self, services: Services, repository: str, *, opened, closed) -> bool:
-        services.telegram.calls += 1
-        if self.failures:
-            self.failures -= 1
-            raise TelegramUnavailable("telegram edit message: Telegram answered 502", status=502)
-        self.changes.append((repository, dict(opened), list(closed)))
-        before = dict(self.open)
-        self.open.update(opened)
-        for key in closed:
-            self.open.pop(key, None)
-        return self.open != before
-
-
-class World:
-    """GitHub with its list of deliveries, the pager answering them as scripted, and the sweep's services."""
-
-    def __init__(self, rsps: responses.RequestsMock, private_key: str, *, through_handler: bool = False, **env: str) -> None:
-        self.now = START
-        self.answer: Callable[[str, bool], int] = lambda guid, redelivery: 200  # 0: no answer in time
-        self.github = GitHubEmulator(clock=lambda: self.now, endpoint=self._pager, api_url=API)
-        self.telegram = TelegramEmulator()
-        for method in (responses.GET, responses.POST):
-            rsps.add_callback(method, re.compile(re.escape(API) + r"/.*"), callback=responses_callback(self.github))
-            rsps.add_callback(method, re.compile(re.escape(TEST_ENV["TELEGRAM_API_URL"]) + r"/.*"),
-                              callback=responses_callback(self.telegram))
+    def __init__(self, world: World, *, through_handler: bool = False) -> None:
+        self.world = world
+        self.github, self.telegram, self.services = world.github, world.telegram, world.services
+        self.world.answer = lambda guid, redelivery: 200
         self.handler = load_sweep_function().lambda_handler if through_handler else None
-        session = requests.Session()
-        settings = Settings.from_env(dict(TEST_ENV, GITHUB_PRIVATE_KEY=private_key, **env))
-        self.store = MemoryStore()
-        self.alarm = FakeAlarm()
-        self.services = Services(
-            settings=settings,
-            store=self.store,
-            github=GitHub(session, app_id=settings.github_app_id, private_key=settings.github_private_key,
-                          api_url=settings.github_api_url, clock=lambda: self.now),
-            telegram=Telegram(session, token=BOT_TOKEN, api_url=settings.telegram_api_url, sleep=lambda s: None),
-            clock=lambda: self.now,
-        )
         self.runs = 0
 
-    def _pager(self, guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> int:
-        code = self.answer(guid, redelivery)
-        if code == 0:
-            raise TimeoutError
-        return code
+    @property
+    def store(self):
+        return self.world.store
+
+    @property
+    def now(self) -> float:
+        return self.world.now
+
+    @now.setter
+    def now(self, value: float) -> None:
+        self.world.now = value
+
+    @property
+    def answer(self):
+        return self.world.answer
+
+    @answer.setter
+    def answer(self, script) -> None:
+        self.world.answer = script  # what the pager answers: (guid, redelivery) -> status, 0 for no answer in time
 
     def deliver(self, event: str, action: str, repository_id: int) -> str:
-        """GitHub sends one event to the pager; its guid."""
-        payload = load_payload(event, action)
+        """GitHub sends one event (its example payload, in that repository) to the pager; its guid."""
+        payload = example(event, action)
         payload["repository"]["id"] = repository_id
         return self.github.deliver(event, payload)["guid"]
 
     def redeliver_by_hand(self, guid: str) -> None:
         """The maintainer presses Redeliver on the app's Advanced page."""
-        event, payload = self.github.payloads[guid]
-        self.github.deliver(event, payload, guid=guid, redelivery=True)
+        self.world.deliver_again(guid)
 
     def sweep(self, run_id: str | None = None) -> dict[str, Any]:
         """One scheduled run; GitHub then carries out the redeliveries it accepted, seconds later."""
         self.runs += 1
         run_id = run_id or f"run-{self.runs}"
         if self.handler is None:
-            summary = run_sweep(self.services, now=self.now, run_id=run_id, update_alarm=self.alarm)
+            summary = run_sweep(self.services, now=self.now, run_id=run_id)
         else:
             bootstrap.use(self.services)
             try:
-                summary = self.handler({"id": run_id, "detail-type": "Scheduled Event", "source": "aws.events"}, Context(run_id))
+                summary = self.handler(scheduled_event(run_id, self.now), LambdaContext("SweepFunction", 170, run_id))
             finally:
                 bootstrap.use(None)
         self.now += 20
@@ -139,24 +97,34 @@ class World:
         return summary
 
     def advance(self, minutes: float) -> None:
-        self.now += minutes * 60
+        self.world.advance(minutes)
 
     def attempts(self, guid: str) -> list[dict[str, Any]]:
-        return [d for d in self.github.deliveries if d["guid"] == guid]
+        return self.world.attempts(guid)
 
     def requests_since(self, count: int) -> list[Any]:
         return self.github.requests[count:]
 
+    def entries(self) -> dict[str, float]:
+        """The delivery entries open in the control repository's alarm (guid -> time)."""
+        return delivery_entries(self.services, CONTROL)
+
+    def alarm_text(self) -> str:
+        shown = [text for text, _ in self.telegram.view().values() if CONTROL in text]
+        return shown[-1] if shown else ""
+
 
 @pytest.fixture
-def make_world(private_key_pem):
-    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
-        yield lambda **env: World(rsps, private_key_pem, **env)
+def make_sweeps(private_key_pem):
+    def make(*, through_handler: bool = False, **settings):
+        return Sweeps(World(private_key_pem, start=START, **settings), through_handler=through_handler)
+
+    return make
 
 
 @pytest.fixture
-def world(make_world) -> World:
-    return make_world()
+def world(make_sweeps) -> Sweeps:
+    return make_sweeps()
 
 
 def json_lines(out: str) -> list[dict[str, Any]]:
@@ -209,7 +177,7 @@ def test_an_outages_failures_come_back_on_the_next_run_and_once(world):
         assert [a["redelivery"] for a in attempts] == [False, True] and attempts[-1]["status_code"] == 200
     world.advance(15)
     again = world.sweep()
-    assert again["redeliveries"] == 0 and world.alarm.changes == []
+    assert again["redeliveries"] == 0 and world.entries() == {} and world.telegram.view() == {}
     assert all(len(world.attempts(guid)) == 2 for guid in failed)
 
 
@@ -223,22 +191,21 @@ def test_a_third_failure_opens_an_entry_and_a_manual_redelivery_that_passes_clos
     world.advance(15)
     summary = world.sweep()
     assert summary["redeliveries"] == 0 and summary["entries_opened"] == 1
-    key = f"delivery:{guid}"
-    repository, opened, closed = world.alarm.changes[-1]
-    assert repository == "maintainer/pager" and closed == []
-    assert opened[key]["url"] == ADVANCED_PAGE
-    assert opened[key]["title"].startswith("issue_comment.created of repository 10: 3 attempts failed (last: 500)")
-    assert opened[key]["order"] == world.attempts(guid)[-1]["delivered_at"]
+    entry = world.store.dump()[f"alarm#{CONTROL} [entry:delivery:{guid}]"]
+    assert entry["state"] == "open" and entry["url"] == ADVANCED_PAGE
+    assert entry["title"].startswith("issue_comment.created of repository 10: all attempts failed (3 attempts, last: 500)")
+    assert entry["order"] == world.attempts(guid)[-1]["delivered_at"]
+    assert guid in world.alarm_text() and len(world.telegram.sent) == 1
 
     world.advance(15)
-    assert world.sweep()["redeliveries"] == 0 and len(world.alarm.changes) == 1
+    assert world.sweep()["redeliveries"] == 0 and len(world.telegram.sent) == 1 and world.telegram.edits == []
     assert len(world.attempts(guid)) == 3
 
     world.answer = lambda guid, redelivery: 200
     world.redeliver_by_hand(guid)
     world.advance(15)
     summary = world.sweep()
-    assert summary["entries_closed"] == 1 and world.alarm.changes[-1][2] == [key] and world.alarm.open == {}
+    assert summary["entries_closed"] == 1 and world.entries() == {} and "all clear" in world.alarm_text()
 
 
 def test_a_busy_day_logs_a_reach_gap_for_the_every_outcome_list_while_every_5xx_is_still_found(world, log_lines):
@@ -275,9 +242,9 @@ def test_overlapping_runs_never_both_redeliver(world):
     world.deliver("issue_comment", "created", 10)
     world.answer = lambda guid, redelivery: 200
     world.advance(5)
-    first = run_sweep(world.services, now=world.now, run_id="a", update_alarm=world.alarm)
+    first = run_sweep(world.services, now=world.now, run_id="a")
     calls = world.services.github.calls
-    second = run_sweep(world.services, now=world.now + 1, run_id="b", update_alarm=world.alarm)
+    second = run_sweep(world.services, now=world.now + 1, run_id="b")
     assert first["redeliveries"] == 1
     assert second["outcome"].startswith("skipped: a run saved the state") and world.services.github.calls == calls
     world.github.deliver_pending()
@@ -293,25 +260,26 @@ def test_a_telegram_failure_of_the_alarm_stops_no_redelivery_and_the_change_wait
     world.advance(15)
     world.sweep()
     fresh = world.deliver("issue_comment", "created", 11)
-    world.alarm.failures = 1
+    world.world.faults.fail_next("telegram-5xx", "sendMessage")
     world.advance(15)
     summary = world.sweep()
     assert summary["redeliveries"] == 1 and world.attempts(fresh)[-1]["redelivery"]
-    assert summary["alarm"] == "waiting: TelegramUnavailable" and world.alarm.open == {}
+    assert summary["alarm"] == "waiting: TelegramUnavailable" and world.telegram.view() == {}
+    assert doomed in world.entries()  # recorded; the message waits
     world.advance(15)
     summary = world.sweep()
-    assert summary["alarm"] == "applied" and f"delivery:{doomed}" in world.alarm.open
+    assert summary["alarm"] == "applied" and doomed in world.alarm_text()
 
 
-def test_a_run_without_room_for_a_page_of_every_outcome_asks_for_nothing_and_leaves_alarm_and_cursor(make_world, log_lines):
-    world = make_world(SWEEP_CALL_BUDGET="12")
+def test_a_run_without_room_for_a_page_of_every_outcome_asks_for_nothing_and_leaves_alarm_and_cursor(make_sweeps, log_lines):
+    world = make_sweeps(sweep_call_budget=12)
     world.answer = lambda guid, redelivery: 502
     world.deliver("issue_comment", "created", 10)
     world.advance(5)
     summary = world.sweep()
     assert summary["outcome"] == "no room for the every-outcome list"
     assert summary["pages"] == {"failures": 1, "all": 0} and summary["redeliveries"] == 0
-    assert world.store.load(STATE_KEY).data["cursor"] is None and world.alarm.changes == []
+    assert world.store.load(STATE_KEY).data["cursor"] is None and world.entries() == {}
     assert any(line["message"] == "no room for the every-outcome list" for line in log_lines())
 
 
@@ -342,15 +310,16 @@ def test_a_list_github_does_not_serve_ends_the_run_before_any_redelivery_and_kee
     saved = world.store.load(STATE_KEY)
     world.answer = lambda guid, redelivery: 502
     world.deliver("issue_comment", "created", 10)
-    read_failures = world.services.github.list_deliveries
+    listed = {"calls": 0}
 
-    def failures_then_an_outage(**kwargs):
-        page = read_failures(**kwargs)
-        world.github.fail(r"/app/hook/deliveries$", 503)  # GitHub fails right after the failure list
-        return page
+    def after_the_failure_list(service, name):  # GitHub fails right after serving the failure list
+        if (service, name) == ("github", "GET /app/hook/deliveries"):
+            listed["calls"] += 1
+            if listed["calls"] == 2:
+                world.github.fail(r"/app/hook/deliveries$", 503)
 
-    world.services.github.list_deliveries = failures_then_an_outage
     world.advance(15)
+    world.world.faults.observers.append(after_the_failure_list)
     summary = world.sweep()
     assert summary["outcome"] == "aborted: every-outcome list: GitHubUnavailable"
     assert not any(r.path.endswith("/attempts") for r in world.github.requests)
@@ -359,13 +328,13 @@ def test_a_list_github_does_not_serve_ends_the_run_before_any_redelivery_and_kee
 
 def test_the_state_is_saved_only_on_the_version_the_run_read(world):
     class Racing(MemoryStore):
-        def load(self, key):
-            record = super().load(key)
+        def load(self, key, item=""):
+            record = super().load(key, item)
             if key == STATE_KEY:
                 super().save(record, {"written": "by someone else"})
             return record
 
-    world.services.store = world.store = Racing()
+    world.services.store = world.world.store = Racing()
     world.answer = lambda guid, redelivery: 502
     world.deliver("issue_comment", "created", 10)
     summary = world.sweep()
@@ -398,7 +367,7 @@ def test_a_run_logs_one_summary_line_and_emits_its_metrics(world, capsys, log_li
 
 def test_an_unreadable_state_item_is_logged_and_the_run_reads_like_a_first_run(world, log_lines):
     record = world.store.load(STATE_KEY)
-    world.store.save(record, {"v": 1, "cursor": "not a cursor", "remembered": [[1]]})
+    world.store.save(record, {"v": 2, "cursor": "not a cursor", "remembered": [[1]]})
     world.answer = lambda guid, redelivery: 502
     world.deliver("issue_comment", "created", 10)
     world.advance(5)
@@ -410,13 +379,13 @@ def test_an_unreadable_state_item_is_logged_and_the_run_reads_like_a_first_run(w
 def test_past_its_deadline_a_run_starts_no_call_and_keeps_the_state(world):
     world.answer = lambda guid, redelivery: 502
     world.deliver("issue_comment", "created", 10)
-    summary = run_sweep(world.services, now=world.now, run_id="late", update_alarm=world.alarm, seconds=0)
+    summary = run_sweep(world.services, now=world.now, run_id="late", seconds=0)
     assert summary["outcome"] == "aborted: failure list: DeadlineExceeded"
     assert world.services.github.calls == 0 and not world.store.load(STATE_KEY).exists
 
 
-def test_through_the_lambda_handler_a_third_failure_pages_once_in_the_control_repositorys_alarm(make_world):
-    world = make_world(through_handler=True)
+def test_through_the_lambda_handler_a_third_failure_pages_once_in_the_control_repositorys_alarm(make_sweeps):
+    world = make_sweeps(through_handler=True)
     world.answer = lambda guid, redelivery: 500
     guid = world.deliver("issues", "opened", 10)
     for _ in range(3):
@@ -438,25 +407,92 @@ def test_through_the_lambda_handler_a_third_failure_pages_once_in_the_control_re
     assert "all clear" in world.telegram.chat()[0].text
 
 
-def test_a_run_writes_the_table_once_and_once_more_only_when_the_alarm_changes(world):
-    saves = []
+def test_a_run_writes_its_state_once_and_once_more_only_when_the_alarm_changes(world):
+    def saves() -> list[str]:
+        return [name.removeprefix("save ") for service, name in world.world.faults.log[since:] if service == "store" and name.startswith("save")]
 
-    class Counting(MemoryStore):
-        def save(self, record, data, **kw):
-            saves.append(record.key)
-            return super().save(record, data, **kw)
-
-    world.services.store = world.store = Counting()
+    since = len(world.world.faults.log)
     world.sweep()
-    assert saves == [STATE_KEY]
+    assert saves() == [STATE_KEY]
     world.answer = lambda guid, redelivery: 500
-    world.deliver("issue_comment", "created", 10)
+    guid = world.deliver("issue_comment", "created", 10)
     for _ in range(3):
         world.advance(15)
-        saves.clear()
+        since = len(world.world.faults.log)
         summary = world.sweep()
-    assert summary["alarm"] == "applied" and saves == [STATE_KEY, STATE_KEY]
+    assert summary["alarm"] == "applied"
+    # The state, the alarm's entry and message (with the index of its repository), the state again.
+    assert saves()[0] == STATE_KEY and saves()[-1] == STATE_KEY and saves().count(STATE_KEY) == 2
+    assert f"alarm#{CONTROL} [entry:delivery:{guid}]" in saves()
     world.advance(15)
-    saves.clear()
+    since = len(world.world.faults.log)
     world.sweep()
-    assert saves == [STATE_KEY]
+    assert saves() == [STATE_KEY]
+
+
+# -- closed loop: pager's real handlers answer, the sweep's redeliveries go through them again ------------
+
+from pager_world.cases import issue_comment_by, outside, run  # noqa: E402
+
+
+def real(world: Sweeps) -> Sweeps:
+    world.answer = None  # pager's own handlers answer each delivery
+    return world
+
+
+def test_a_neighbours_pass_drops_nothing_the_failed_events_come_back_and_are_shown(world):
+    real(world)
+    world.world.faults.fail("telegram", "^sendMessage$", kind="telegram-5xx", count=2)
+    pull_10 = world.world.deliver("pull_request", outside("pull_request", "opened", who="pull_request",
+                                                          **{"pull_request.number": 10, "number": 10}))
+    deploy = world.world.deliver("workflow_run", run("failure", workflow_id=77, name="deploy"))
+    assert pull_10[0] == deploy[0] == 500
+    world.advance(2)
+    # A maintainer pushes to pull request #3, and lint passes on main: both answered, both pass.
+    assert world.world.deliver("pull_request", {**outside("pull_request", "synchronize", who="pull_request"),
+                                                "number": 3})[0] == 200
+    assert world.world.deliver("workflow_run", run("success", workflow_id=78, name="lint", number=170))[0] == 200
+    world.advance(13)
+    summary = world.sweep()
+    assert summary["redeliveries"] == 2
+    texts = [text for text, _ in world.telegram.view().values()]
+    assert any("opened pull request" in t and "#10" in t for t in texts)
+    assert any("deploy: failure" in t for t in texts)
+
+
+def test_a_stale_failure_redelivered_after_its_success_changes_nothing(world):
+    real(world)
+    world.world.faults.fail("telegram", "^sendMessage$", kind="telegram-5xx")
+    failed = "deploy-5-failed"
+    assert world.world.deliver("workflow_run", run("failure", workflow_id=77, name="deploy", number=5), guid=failed)[0] == 500
+    assert world.world.deliver("workflow_run", run("success", workflow_id=77, name="deploy", number=6))[0] == 200
+    world.advance(15)
+    assert world.sweep()["redeliveries"] == 1
+    # Delivered again late, the run that failed before a newer one passed opens nothing.
+    assert [a["status_code"] for a in world.attempts(failed)] == [500, 200]
+    assert world.world.answers[failed] == {"outcome": "alarm unchanged"}
+    assert world.telegram.view() == {}
+
+
+def test_forty_comments_during_a_three_hour_telegram_outage_are_each_shown_afterwards_or_named(world):
+    real(world)
+    outage = world.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    comments = []
+    for n in range(40):  # one every 4.5 minutes, for three hours, with a sweep every 15 minutes
+        guid = f"comment-{n}"
+        world.world.deliver("issue_comment", issue_comment_by("alice", comment_id=9000 + n, number=200 + n), guid=guid)
+        comments.append(guid)
+        world.advance(4.5)
+        if n % 3 == 2:
+            world.sweep()
+    world.world.faults.rules.remove(outage)  # Telegram is back
+    for _ in range(16):  # four hours of sweeps
+        world.advance(15)
+        world.sweep()
+    shown = {text for text, _ in world.telegram.view().values()}
+    named = world.entries()
+    lost = [g for n, g in enumerate(comments)
+            if g not in named and not any(f"issuecomment-{9000 + n}" in t for t in shown)]
+    assert lost == []
+    assert all(g in world.alarm_text() or f"issuecomment-{9000 + n}" in " ".join(shown) for n, g in enumerate(comments)
+               if g in named) or "more" in world.alarm_text()

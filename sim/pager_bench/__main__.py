@@ -46,7 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     for d in designs:
         c = results[d]["counts"]
         _log(f"{d}: failed {c.get('failed', 0)}, recovered {c.get('recovered', 0)}, alarmed {c.get('alarmed', 0)}, "
-             f"lost {c.get('lost', 0)}, stale {c.get('stale_applied', 0)}, calls max {results[d]['calls_max']}")
+             f"superseded {c.get('superseded', 0)}, lost {c.get('lost', 0)} (dropped by another thing "
+             f"{c.get('dropped_other', 0)}), stale redeliveries that changed state {c.get('stale_changed', 0)} of "
+             f"{c.get('stale_redeliveries', 0)}, calls max {results[d]['calls_max']}")
     _log("handler cost ...")
     cost = handler_cost(args.handler_n, pem=pem)
     _log(f"round trips: contribution {cost['contribution']['round_trips']:g}, ignored {cost['ignored']['round_trips']:g}")

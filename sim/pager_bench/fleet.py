@@ -11,6 +11,9 @@ Faults are windows on the virtual clock: a Telegram outage (the Bot API answers 
 burst of 5xx on the REST calls the handlers make, and periods in which a share of the deliveries
 gets no answer in time (GitHub records status_code 0, "timed out").
 
+Each event is about a thing (`thing(event)`): what pager keys its record by, so that "a newer event
+about the same thing" is exact, as the handlers decide it (`order(event)` says which of two is newer).
+
 Payloads are GitHub's example payloads (tests/fixtures/github-webhooks, read by `pager_world.payloads`)
 with repository, branch, conclusion, ids and times changed; `render(event)` builds the body bytes on
 demand, the same bytes every time, so a week of deliveries never has to be held in memory.
@@ -112,6 +115,55 @@ class Trace:
         return any(f.kind == kind and f.start <= at < f.end for f in self.faults)
 
 
+# ------------------------------------------------------------------------------------------ the things
+
+
+COMMENTS = frozenset({"issue_comment", "discussion_comment", "pull_request_review", "pull_request_review_comment"})
+
+
+def thing(event: Event) -> tuple[Any, ...]:
+    """What an event is about: (kind, repository, what pager keys its record by), from the event's fields.
+
+    workflow_run         the workflow and the branch (the alarm's `workflow:<id>` of the default branch)
+    check_suite          the app and the branch (the alarm's `suite:<app>`); a release's suite: its head
+                         sha, that is its release pull request (`release#<repo>#<number>`)
+    check_run            the check run's name and the branch (workflow_job the same: the job's name)
+    code_scanning_alert  the alert's number
+    issues, pull_request, discussion   the number (`contribution#<repo>#<thing>#<number>`, `release#...`)
+    comments and reviews the comment's or review's id: each one a thing of its own
+    release              the tag
+
+    Two events about one thing: the newer overtakes the older, and the older delivered again is stale.
+    """
+    f = event.fields
+    kind = event.event
+    about: tuple[Any, ...]
+    if kind == "workflow_run":
+        about = (f["workflow_id"], f["branch"])
+    elif kind == "check_suite":
+        about = ("release", f["sha"]) if f["branch"] == RELEASE_BRANCH else (f["app"], f["branch"])
+    elif kind in ("check_run", "workflow_job"):
+        about = (f["name"], f["branch"])
+    elif kind in ("code_scanning_alert", "issues", "pull_request", "discussion"):
+        about = (f["number"],)
+    elif kind in COMMENTS:
+        about = (f["comment_id"],)
+    elif kind == "release":
+        about = (f.get("tag"),)
+    else:
+        about = (event.guid,)  # a kind fleet does not know: a thing of its own
+    return (kind, event.repo) + about
+
+
+def order(event: Event) -> tuple[Any, ...]:
+    """Which of two events about one thing is the newer, as pager's handler compares them: a workflow
+    run's number (a run started later is the newer one, whenever it completes; every run of the trace
+    is its first attempt), else the time GitHub sent it (the `updated_at` the payload carries)."""
+    if event.event == "workflow_run":
+        return (event.fields["run_number"], event.seq)
+    return (event.seq,)
+
+
 # -------------------------------------------------------------------------------------- the schedule
 
 # Bursts of workflow runs (day, hour, minute, runs in each quarter hour): 24 quarter hours of 100 or
@@ -128,7 +180,8 @@ BURSTS: list[tuple[int, int, int, list[int]]] = [
 ]
 
 # Faults of the week (day, hour, minute, kind, minutes, rate): short and long Telegram outages, some
-# in a burst; GitHub 5xx bursts; periods without an answer in time.
+# in a burst, one of three hours; GitHub 5xx bursts; periods without an answer in time. None overlaps
+# another (tests/test_bench.py checks it).
 FAULTS: list[tuple[int, int, int, str, int, float]] = [
     (0, 9, 20, "telegram", 30, 1.0),
     (0, 11, 0, "timeout", 20, 0.02),
@@ -138,6 +191,7 @@ FAULTS: list[tuple[int, int, int, str, int, float]] = [
     (1, 16, 0, "github", 40, 1.0),
     (2, 9, 30, "telegram", 20, 1.0),
     (2, 13, 0, "github", 10, 1.0),
+    (3, 1, 0, "telegram", 180, 1.0),  # a weekday night: longer than an event's three attempts 15 minutes apart
     (3, 11, 10, "telegram", 15, 1.0),
     (3, 16, 10, "timeout", 10, 0.1),
     (4, 9, 20, "github", 30, 1.0),

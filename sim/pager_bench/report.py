@@ -36,6 +36,13 @@ def targets(results: dict[str, dict[str, Any]], cost: dict[str, Any] | None, imp
     rows: list[tuple[str, str, bool | None]] = []
     rows.append(("on the busy trace no 5xx failure lost silently",
                  f"{c.get('lost_5xx', 0)} of {c.get('failed_5xx', 0)} events that got a 5xx", c.get("lost_5xx", 0) == 0))
+    rows.append(("no failed event dropped as superseded by another thing (a newer passed event of the same kind and "
+                 "repository, about another workflow, pull request, alert, ...)",
+                 f"{c.get('dropped_other', 0)} of {c.get('failed', 0)} failed events", c.get("dropped_other", 0) == 0))
+    rows.append(("no stale redelivery changed state (a redelivery that passed after a newer event about the same thing "
+                 "had passed: no table write, Telegram message or edit, dispatch or merge)",
+                 f"{c.get('stale_changed', 0)} of {c.get('stale_redeliveries', 0)} stale redeliveries",
+                 c.get("stale_changed", 0) == 0))
     for kinds, what in ((("telegram", "github"), "an outage (Telegram 502, GitHub 5xx)"),
                         (("timeout",), "a period without answers")):
         outages = [o for o in p["outages"] if o["kind"] in kinds]
@@ -45,8 +52,8 @@ def targets(results: dict[str, dict[str, Any]], cost: dict[str, Any] | None, imp
         idle = sum(o["ignored"] for o in outages)
         share = (in_time + stood + idle) / failed if failed else 1.0
         rows.append((f"≥ 99% of events that failed during {what} delivered within 30 min of its end "
-                     "(an event superseded by a newer passed one counts as done: the newer one stands; so does one "
-                     "the pager only ignores)",
+                     "(an event superseded by a newer passed one about the same thing counts as done: the newer one "
+                     "stands; so does one the pager only ignores)",
                      f"{in_time} delivered + {stood} superseded + {idle} ignored of {failed} ({share:.1%}); "
                      f"{sum(o['alarmed'] for o in outages)} alarmed", share >= 0.99))
     rows.append((f"at most the call budget ({budget}) per run",
@@ -152,10 +159,11 @@ def report(trace: fleet.Trace, results: dict[str, dict[str, Any]], cost: dict[st
     row("failed events (a 5xx or no answer)", lambda r: f"{r['counts'].get('failed', 0):,} ({r['counts'].get('failed_5xx', 0):,} 5xx, {r['counts'].get('failed_no_answer', 0):,} no answer)")
     row("recovered", lambda r: f"{r['counts'].get('recovered', 0):,} ({_pct(r['counts'].get('recovered', 0), r['counts'].get('failed', 0))})")
     row("alarmed", cnt("alarmed"))
-    row("superseded by a newer passed event", cnt("superseded"))
+    row("superseded by a newer passed event about the same thing", cnt("superseded"))
     row("ignored by the pager (no handler: nothing to lose)", cnt("ignored"))
     row("**lost silently** (5xx / no answer)", lambda r: f"**{r['counts'].get('lost', 0):,}** ({r['counts'].get('lost_5xx', 0):,} / {r['counts'].get('lost_no_answer', 0):,})")
-    row("stale redeliveries applied after a newer event", cnt("stale_applied"))
+    row("… of them dropped as superseded by another thing", cnt("dropped_other"))
+    row("stale redeliveries that changed state / in all", lambda r: f"{r['counts'].get('stale_changed', 0):,} / {r['counts'].get('stale_redeliveries', 0):,}")
     row("time to recovery, median", lambda r: _fmt_s(r["ttr_median"]))
     row("time to recovery, 95th percentile", lambda r: _fmt_s(r["ttr_p95"]))
     row("… median after a 5xx / after no answer", lambda r: f"{_fmt_s(r['ttr_5xx_median'])} / {_fmt_s(r['ttr_no_answer_median'])}")
@@ -174,16 +182,25 @@ def report(trace: fleet.Trace, results: dict[str, dict[str, Any]], cost: dict[st
         f"{DESIGNS[d]}: " + ", ".join(f"{k} {v:,}" for k, v in sorted(results[d]["writes"].items()))
         for d in names) + ".")
     add("")
-    lost_lines = [f"{DESIGNS[d]}: " + ", ".join(f"{k} {v}" for k, v in sorted(results[d]["lost_kinds"].items()))
-                  for d in names if results[d]["lost_kinds"]]
-    if lost_lines:
-        add("Lost silently, by kind: " + "; ".join(lost_lines) + ".")
+    for key, what in (("lost_kinds", "Lost silently"), ("dropped_kinds", "Dropped as superseded by another thing")):
+        kind_lines = [f"{DESIGNS[d]}: " + ", ".join(f"{k} {v}" for k, v in sorted(results[d][key].items()))
+                      for d in names if results[d].get(key)]
+        if kind_lines:
+            add(f"{what}, by kind: " + "; ".join(kind_lines) + ".")
+            add("")
+    lost = results["pager"].get("lost_examples") or []
+    if lost:
+        add(f"Lost silently by {DESIGNS['pager']}, the first {len(lost)} (attempts: seconds from the trace's start, "
+            "status code, r for a redelivery): " + "; ".join(
+                f"{x['event']}.{x['action']} " + ", ".join(f"{at} {code}{' r' if again else ''}" for at, code, again in x["attempts"])
+                for x in lost) + ".")
         add("")
     add("## Recovery after each fault")
     add("")
     add("Events whose first failed attempt fell inside the fault and failed the way it fails (a 5xx in an outage, "
         "no answer in a period without answers): delivered within 30 minutes of its end / superseded by a newer "
-        "passed event / ignored by the pager / alarmed, of all that failed in it.")
+        "passed event about the same thing / ignored by the pager / alarmed, of all that failed in it; then, when "
+        "there are any, those delivered later and those lost silently.")
     add("")
     add("| fault | " + " | ".join(DESIGNS[d] for d in names) + " |")
     add("|---|" + "---:|" * len(names))
@@ -191,7 +208,9 @@ def report(trace: fleet.Trace, results: dict[str, dict[str, Any]], cost: dict[st
         cells = []
         for d in names:
             o = results[d]["outages"][k]
-            cells.append(f"{o['in_time']:,} / {o['superseded']:,} / {o['ignored']:,} / {o['alarmed']:,} of {o['failed']:,}")
+            rest = [f"{o[key]:,} {word}" for key, word in (("late", "later"), ("lost", "lost")) if o.get(key)]
+            cells.append(f"{o['in_time']:,} / {o['superseded']:,} / {o['ignored']:,} / {o['alarmed']:,} of {o['failed']:,}"
+                         + (f"; {', '.join(rest)}" if rest else ""))
         add(f"| {fault.label} | " + " | ".join(cells) + " |")
     add("")
     add("## Targets (pager)")
@@ -243,8 +262,43 @@ def report(trace: fleet.Trace, results: dict[str, dict[str, Any]], cost: dict[st
     add("## How to read it")
     add("")
     add("- (a) is the decision as first accepted: one list, the 300 newest deliveries, so on a busy day its view "
-        "is shorter than the 15 minutes between runs and failures fall off it. (b) has no cap and no attempt "
+        "is shorter than the 15 minutes between runs and failures fall off it; and a failed event of a kind that can "
+        "be overtaken is dropped when a newer event of the same kind and repository passed, whatever it is about. (b) has no cap and no attempt "
         "count: it asks again for everything without an OK since its last run, in one burst, whatever the calls.")
+    add("- Every event is about a thing: its kind, its repository and what pager keys its record by (a workflow on a "
+        "branch; an app's check suite on a branch, or a release's suite by its head; a check run's name on a branch; "
+        "an alert; an issue, pull request or discussion; each comment or review on its own; a release's tag). Of two "
+        "events about one thing the newer is the one pager's handler takes for newer: a workflow run's number, "
+        "else the time.")
+    add("- **Superseded**: failed, never delivered, not alarmed, and a newer event about the same thing passed: it "
+        "counts as done, the newer one stands. **Dropped as superseded by another thing**: lost silently, and a "
+        "newer event of the same kind and repository passed but none about the same thing (another workflow, "
+        "branch, pull request or alert): what the first rule drops. It is part of lost silently.")
+    add("- A **stale redelivery** passed after a newer event about the same thing had passed. Pager's handlers "
+        "compare order keys per thing and answer it without changing anything; it counts against its target only "
+        "when its handling changed state (a signal record written, a Telegram message sent or edited, a dispatch or "
+        "a merge), which the replay records for every attempt.")
+    add("- Pager's sweep asks GitHub again for each failed event pager acts on, at most three attempts 15 minutes "
+        "apart, follows it past its 3-hour window, and names it in the control repository's alarm once its attempts "
+        "are used or GitHub is about to forget it (its entry is written to the table even while Telegram refuses; the message shows it at the first "
+        "run Telegram answers). An alarmed event waits for the maintainer's redelivery from the app's Advanced page, "
+        "and counts against the 99% targets.")
+    longest = max((k for k, f in enumerate(trace.faults) if f.kind == "telegram"),
+                  key=lambda k: trace.faults[k].end - trace.faults[k].start, default=None)
+    if longest is not None:
+        o = results["pager"]["outages"][longest]
+        add(f"- The longest outage, {trace.faults[longest].label}: {o['failed']:,} events got a 502. With "
+            f"{DESIGNS['pager']}: delivered within 30 minutes of its end {o['in_time']:,}, later {o['late']:,}, "
+            f"superseded {o['superseded']:,}, named in the alarm {o['alarmed']:,}, lost silently {o['lost']:,}.")
+    p = results["pager"]
+    if p["reach_gaps"]:
+        c = p["counts"]
+        add(f"- A reach gap ({p['reach_gaps']:,} in the week) is a run whose every-outcome list its page cap cut short, "
+            "in the busiest quarter hours: a delivery without an answer or a passed redelivery inside it is missed, "
+            "the decision's accepted hole (a 5xx never is). Such an event is not asked for again (it counts as "
+            "superseded when a newer event about the same thing passed, else as lost silently), and one whose "
+            f"redelivery passed there may be asked for once more: {c.get('again_after_pass', 0):,} redeliveries of an "
+            f"event already delivered, {c.get('again_after_pass_changed', 0):,} of them changed state.")
     for d in names:
         if results[d]["sweep_keys"]:
             add(f"- {DESIGNS[d]} wrote its own records " + ", ".join(

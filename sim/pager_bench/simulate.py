@@ -7,6 +7,11 @@ one `Faults`, recording nothing, holds the outages. GitHub's deliveries call the
 `functions/webhook/app.py:lambda_handler` with a signed API Gateway event; one virtual clock is shared
 by the fakes, the services and the sweep, which runs every 900 s; GitHub carries out the
 redeliveries asked for right after each run.
+
+For every attempt the endpoint answers, the replay records whether handling it changed state: a
+write of a signal record (the store's counters, a lost conditional write left out), a Telegram
+message sent or edited, a GitHub dispatch or merge, between the handler's start and its end. Kept
+per guid, one boolean per attempt in the order of `FakeGitHub.log` (`changed`), for `measure`.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import multiprocessing
 import os
 import time
 import warnings
-from collections import Counter
+from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Iterator
 
@@ -148,6 +153,14 @@ def open_delivery_entries(store: Any, repository: str, now: float) -> set[str]:
     return {key[len(DELIVERY_PREFIX):] for key in entries if key.startswith(DELIVERY_PREFIX)}
 
 
+def effects(store: FaultyStore, telegram: FakeTelegram, github: FakeGitHub) -> int:
+    """Everything that changes state so far: signal records written (not the sweeps' own; a lost
+    conditional write changed nothing), Telegram messages sent and edited, dispatches and merges."""
+    writes = sum(n for kind, n in store.writes.items() if kind not in SWEEP_KINDS)
+    conflicts = sum(n for kind, n in store.conflicts.items() if kind not in SWEEP_KINDS)
+    return writes - conflicts + len(telegram.sent) + len(telegram.edits) + len(github.dispatches) + len(github.merges)
+
+
 def _end(faults: Faults, rule: Rule) -> None:
     """An outage ends: its rule leaves the list (a count set to 0 would stop it matching, but leave it in
     the list to be looked at on every call)."""
@@ -178,18 +191,23 @@ def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN,
     by_guid = trace.by_guid()
     for key, pull in trace.pulls.items():
         github.pulls[key] = copy.deepcopy(pull)
-    github.installations[fleet.CONTROL_REPOSITORY] = 1
-    session = session_for({GITHUB_API: github, TELEGRAM_API: telegram})
     settings = bench_settings(pem)
+    for name in [fleet.CONTROL_REPOSITORY] + [repo.full_name for repo in trace.repos]:
+        github.installations[name] = 1  # the app, installed on the fleet (the payloads name installation 1)
+    github.app_id = settings.github_app_id  # the app's endpoints take only its own JWT
+    session = session_for({GITHUB_API: github, TELEGRAM_API: telegram})
     webhook_services = make_services(settings, store, session, clock)
     sweep_services = make_services(settings, store, session, clock)
     handler_status: Counter[int] = Counter()
+    changed: defaultdict[str, list[bool]] = defaultdict(list)  # guid -> per attempt: did handling it change state
 
     def endpoint(guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> int:
         attempt = len(github.log.get(guid, ()))
         body = fleet.render(by_guid[guid], trace)
         bootstrap.use(webhook_services)
+        before = effects(store, telegram, github)
         answer = lambda_handler(github_event(event, body, guid=guid, secret=WEBHOOK_SECRET), None)
+        changed[guid].append(effects(store, telegram, github) != before)
         status = int(answer.get("statusCode", 500))
         handler_status[status] += 1
         if trace.no_answer(guid, attempt, clock()):
@@ -243,7 +261,7 @@ def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN,
                     progress(f"{design}: day {len(runs) // 96} simulated ({time.perf_counter() - started:.0f} s)")
     bootstrap.use(None)
     open_at_end = open_delivery_entries(store, settings.control_repository, clock())
-    result = measure(trace, github.log, store, runs, alarmed | open_at_end, sweep_keys=sweep_keys,
+    result = measure(trace, github.log, store, runs, alarmed | open_at_end, changed=changed, sweep_keys=sweep_keys,
                      budget=settings.sweep_call_budget)
     result["counts"]["alarm_open_at_end"] = len(open_at_end)
     result.update(design=design, call_budget=settings.sweep_call_budget, handler_status=dict(handler_status),

@@ -50,7 +50,7 @@ from ..html import MAX_TEXT, escape, link, visible_length
 from ..routing import Delivery
 from ..services import Services
 from ..store import Record
-from ..values import field, integer, iso, newest, order_of_time, text
+from ..values import field, integer, iso, newest, order_of_time, parse_iso, text
 from .common import buttons_json, default_branch, ref_key, repo_link, repo_url, short_ref
 from .records import settle
 from .steps import Dispatch, EditMessage, Remember, SendMessage, Step
@@ -358,9 +358,8 @@ def _entries_now(services: Services, repository: str) -> dict[str, dict[str, Any
     return open_entries(services.store.items(alarm_key(repository)), services.now())
 
 
-def apply(services: Services, repository: str, change: Change) -> tuple[str, bool]:
-    """Settle each entry of a change, then render the message if what it shows may have changed.
-    Returns the outcome and whether an entry opened or closed."""
+def record(services: Services, repository: str, change: Change) -> list[str]:
+    """Settle each entry of a change (the table only); what became of each."""
     key = alarm_key(repository)
     fates = []
     for entry, wanted in change.opened.items():
@@ -369,19 +368,37 @@ def apply(services: Services, repository: str, change: Change) -> tuple[str, boo
     for entry, order in change.closed.items():
         decide = decide_entry(None, order, False)
         fates.append(settle(services, key, decide, item=entry_item(entry), ttl_seconds=CLOSED_MEMORY_SECONDS).idle)
+    return fates
+
+
+def render_now(services: Services, repository: str) -> str:
+    """Make the message show the open entries as stored (at most one Telegram call)."""
+    return settle(services, alarm_key(repository), gather=lambda: decide_render(repository, _entries_now(services, repository))).outcome
+
+
+def apply(services: Services, repository: str, change: Change) -> tuple[str, bool]:
+    """Settle each entry of a change, then render the message if what it shows may have changed.
+    Returns the outcome and whether an entry opened or closed."""
+    fates = record(services, repository, change)
     changed = any(fate in ("opened", "closed") for fate in fates)
     if not VISIBLE.intersection(fates):
         return "alarm unchanged", changed
-    rendered = settle(services, key, gather=lambda: decide_render(repository, _entries_now(services, repository)))
-    return rendered.outcome, changed
+    return render_now(services, repository), changed
 
 
-def update_alarm(services: Services, repository: str, *, opened: Mapping[str, dict], closed: Iterable[str]) -> bool:
-    """Open and close entries of a repository's alarm (the sweep's `delivery:<guid>` entries).
+def delivery_entries(services: Services, repository: str) -> dict[str, float]:
+    """The sweep's `delivery:<guid>` entries open in a repository's alarm: guid -> the time of the
+    event's newest failed attempt (what GitHub's three days of retention count from)."""
+    found = {}
+    for key, entry in _entries_now(services, repository).items():
+        if key.startswith(DELIVERY_PREFIX):
+            found[key[len(DELIVERY_PREFIX):]] = parse_iso(entry.get("order")) or float(entry.get("at", 0))
+    return found
 
-    Returns True when an entry opened or closed. Raises Transient on failure, with nothing
-    half-recorded: the next call applies the same change again (and renders the message again).
-    """
+
+def record_delivery_entries(services: Services, repository: str, *, opened: Mapping[str, dict], closed: Iterable[str]) -> bool:
+    """Open and close the sweep's `delivery:<guid>` entries of a repository's alarm, in the table only
+    (no call to Telegram: `render_now` shows them). True when an entry opened or closed. Safe twice."""
     change = Change(
         opened={
             key: {"title": str(entry.get("title", "")), "url": str(entry.get("url", "")), "order": str(entry.get("order", "")),
@@ -390,7 +407,16 @@ def update_alarm(services: Services, repository: str, *, opened: Mapping[str, di
         },
         closed={key: None for key in closed},
     )
-    return apply(services, repository, change)[1]
+    return any(fate in ("opened", "closed") for fate in record(services, repository, change))
+
+
+def update_alarm(services: Services, repository: str, *, opened: Mapping[str, dict], closed: Iterable[str]) -> bool:
+    """Open and close the sweep's `delivery:<guid>` entries, then render the message from what is
+    stored (also with nothing to open or close: a render that failed before). True when an entry
+    opened or closed. Raises Transient on failure; the next call applies the same change again."""
+    changed = record_delivery_entries(services, repository, opened=opened, closed=closed)
+    render_now(services, repository)
+    return changed
 
 
 def start_fix(services: Services, repository: str) -> str:

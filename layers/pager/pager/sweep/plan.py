@@ -13,9 +13,11 @@ what the list cannot give it again cheaply. A run knows, by delivery id:
 - the **every-outcome list** read back to the cursor (the newest delivery the run before read; the
   window's start on a first run), at most `sweep_all_pages` pages and only what the budget leaves after
   `sweep_max_redeliveries` redeliveries and one change of the alarm;
-- the **state**: deliveries that got no answer (GitHub's failure filter leaves them out), redelivered
-  attempts that passed, and per `event` + `repository_id` the newest event that passed; all only for
-  the window (`sweep_window_minutes`).
+- the **state**: deliveries that got no answer (GitHub's failure filter leaves them out) and
+  redelivered attempts that passed, for the window (`sweep_window_minutes`); and every attempt of the
+  events it follows (see below), whatever their age;
+- the **alarm's entries**: the `delivery:<guid>` entries open in the control repository's alarm, as
+  its items hold them (the shell reads them; they are the one truth about what the alarm names).
 
 Outcomes: 200..399 passed; 400..499 refused (the pager refused it and would again: never again);
 500..599 failed; anything else, `0` "timed out" and also a 1xx that GitHub's two filters both leave
@@ -25,7 +27,11 @@ An event counts only while its first delivery is known
 -------------------------------------------------------
 An event (a `guid`) is counted only when its first delivery (`redelivery: false`) is among what the run
 knows, lies inside the window, and is newer than each point before which the run's view of failures
-is incomplete: only then are all its attempts known. Why that holds for each kind of first delivery:
+is incomplete: only then are all its attempts known. Once counted and still failing, it is
+**followed**: the state keeps all its attempts, so later runs count it past the window (its later
+attempts are newer than the cursor and the failure list's reach), until it passes, is refused, or is
+named in the alarm: no cap and no window drops it silently. Why the first condition holds for each
+kind of first delivery:
 
 - first delivery **passed**: the event is done; it is never a candidate, whether the run sees it or not
   (an older one is not remembered; its guid is then unseen, and unseen events are never asked for).
@@ -49,25 +55,28 @@ The decision per counted event
 - an event the pager has no handler for (it answers such an event 200 "ignored"): never again, and
   not remembered; asking for it again could change nothing.
 - newest attempt 5xx or no answer:
-  - superseded: its kind is in `SUPERSEDED` and a newer event (a different guid whose first delivery
-    is newer) of the same `event` and `repository_id` passed, any of its attempts, and was one the
-    pager acts on: nothing, the newer one stands (an event it only answered "ignored", such as a
-    run's `in_progress`, stands for nothing); an open entry for it closes for the same reason. Comments (`ALWAYS_AGAIN`) and kinds
-    in neither set are never superseded.
   - fewer than `sweep_max_attempts` attempts: asked for again (the newest attempt's id), oldest
-    first by first delivery, at most `sweep_max_redeliveries` and within the calls left.
-  - otherwise: a `delivery:<guid>` entry of the control repository's alarm, linked to the app's
-    Advanced page.
+    first by first delivery, at most `sweep_max_redeliveries` and within the calls left; the rest
+    wait, followed, for a later run;
+  - otherwise, or when GitHub is about to forget it (its first delivery nears GitHub's three days),
+    or when the state has no room left to follow it: a `delivery:<guid>` entry of the control
+    repository's alarm, linked to the app's Advanced page.
+
+No event is dropped because another one passed. Whether a newer event about the same thing makes a
+failed one stale is decided where it can be decided exactly: by the signal's own record, when the
+event is delivered again (its handler compares order keys per thing and answers "stale", changing
+nothing). The list says nothing of what an event is about, so any rule here would drop failures of
+other things (another pull request, another workflow) with the stale ones.
 
 Entries
 -------
-The state keeps the entries the sweep wants open (`entries`, with what closing needs: the event's first
-delivery id, kind and repository) and those the alarm is known to show (`shown`). The change to apply
-is their difference, so a change that did not fit or failed in Telegram is simply applied by a later
-run. An entry closes when a pass of its guid is seen (the maintainer's own redelivery from the Advanced
-page included, even after the window), when a newer event of its kind and repository passed (it is
-superseded as above), or after `GITHUB_RETENTION` (three days), when GitHub no longer lists the
-event's deliveries and nothing can deliver it again. Otherwise it stays open past the window.
+The `delivery:` entries are items of the control repository's alarm, one per event, as many as there
+are (the message shows the most important and says how many more). The plan opens one for each event
+that needs naming and is not open yet, and closes one when a pass of its guid is seen (the
+maintainer's own redelivery from the Advanced page included, even after the window) or after
+`GITHUB_RETENTION` (three days), when GitHub no longer lists the event's deliveries and nothing can
+deliver it again. A change that did not fit the budget or failed in Telegram leaves the state's
+`alarm_due` set, and a later run applies the change again (it is safe twice) and renders the alarm.
 
 Calls
 -----
@@ -83,10 +92,10 @@ The phases
 `plan_run` composes pure phases, each with its own tests:
 
 (a) `merge_attempts`: the events the run knows, the attempts of the state and both lists merged by id;
-(b) `newest_passes`: per kind and repository, the newest event that passed (`overtaken` asks it);
-(c) `judge`: one `Verdict` per event, its `Reason` as data (`counted_from`: where the view is complete);
-(d) `choose_redeliveries`: the candidates asked for again, oldest first, within the cap and the budget;
-(e) `reconcile_entries` and `entry_change`: the entries wanted open, and the alarm's change against `shown`;
+(b) `judge`: one `Verdict` per event, its `Reason` as data (`counted_from`: where the view is complete);
+(c) `choose_redeliveries`: the candidates asked for again, oldest first, within the cap and the budget;
+(d) `follow`: the failing events the next runs must still count, and those there is no room for;
+(e) `reconcile_entries`: the alarm's change, against the entries it holds;
 (f) `next_state`: what the next runs need, within the caps, with the horizon and the cursor.
 """
 
@@ -98,7 +107,6 @@ from enum import StrEnum
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from ..settings import Settings
-from ..signals import SUPERSEDED
 from ..values import iso as format_time
 from ..values import parse_iso
 
@@ -114,7 +122,8 @@ MEMORY = "memory"  # the remembered deliveries, when trimmed
 ALARM_CALLS = 1
 CURSOR_OVERLAP_SECONDS = 30  # the every-outcome list reads this far past the cursor (see Reading.reached)
 GITHUB_RETENTION = 3 * 24 * 3600  # GitHub lists deliveries for three days
-STATE_VERSION = 1
+RETENTION_MARGIN = 2 * 3600  # an event this close to GitHub's three days is named rather than asked for again
+STATE_VERSION = 2
 ENTRY_PREFIX = "delivery:"
 _NAME_MAX = 40  # event and action names are cut to this, to bound the state's size
 
@@ -191,38 +200,14 @@ class Attempt:
 
 
 @dataclass(frozen=True)
-class Entry:
-    """A `delivery:<guid>` entry the sweep wants open in the control repository's alarm."""
-
-    title: str
-    order: float  # the newest attempt's time
-    first_id: int
-    event: str
-    repository_id: int | None
-
-    def encode(self) -> list[Any]:
-        return [self.title, int(self.order), self.first_id, self.event, self.repository_id]
-
-    @classmethod
-    def decode(cls, row: list[Any]) -> "Entry":
-        title, order, first_id, event, repo = row
-        return cls(str(title), float(order), int(first_id), str(event), repo)
-
-
-def _kind_key(event: str, repository_id: int | None) -> str:
-    return f"{event}/{'' if repository_id is None else repository_id}"
-
-
-@dataclass(frozen=True)
 class State:
     """What one run leaves the next: one item in the store, written once per run."""
 
     cursor: tuple[int, float] | None = None  # id and time of the newest delivery the every-outcome list returned
     remembered: tuple[Attempt, ...] = ()  # no-answer deliveries and passed redeliveries in the window
     horizon: tuple[int, float] | None = None  # memory trimmed: complete only for ids above this one
-    passes: Mapping[str, tuple[int, float]] = field(default_factory=dict)  # event/repository -> newest passed event's first delivery (id, time)
-    entries: Mapping[str, Entry] = field(default_factory=dict)  # guid -> entry wanted open
-    shown: frozenset[str] = frozenset()  # guids whose entry the alarm shows
+    followed: tuple[Attempt, ...] = ()  # every attempt of the failing events the sweep follows past the window
+    alarm_due: bool = False  # a change of the alarm did not happen: apply it again and render
     ran_at: float | None = None
 
     def to_data(self) -> dict[str, Any]:
@@ -232,9 +217,8 @@ class State:
             "cursor": None if self.cursor is None else [self.cursor[0], int(self.cursor[1])],
             "remembered": [a.encode() for a in sorted(self.remembered, key=lambda a: a.id)],
             "horizon": None if self.horizon is None else [self.horizon[0], int(self.horizon[1])],
-            "passes": {key: [first_id, int(at)] for key, (first_id, at) in sorted(self.passes.items())},
-            "entries": {guid: entry.encode() for guid, entry in sorted(self.entries.items())},
-            "shown": sorted(self.shown),
+            "followed": [a.encode() for a in sorted(self.followed, key=lambda a: a.id)],
+            "alarm_due": self.alarm_due,
         }
 
     @classmethod
@@ -248,11 +232,14 @@ class State:
             cursor=None if not cursor else (int(cursor[0]), float(cursor[1])),
             remembered=tuple(Attempt.decode(row) for row in data.get("remembered", ())),
             horizon=None if not horizon else (int(horizon[0]), float(horizon[1])),
-            passes={key: (int(v[0]), float(v[1])) for key, v in (data.get("passes") or {}).items()},
-            entries={guid: Entry.decode(row) for guid, row in (data.get("entries") or {}).items()},
-            shown=frozenset(data.get("shown", ())),
+            followed=tuple(Attempt.decode(row) for row in data.get("followed", ())),
+            alarm_due=bool(data.get("alarm_due")),
             ran_at=data.get("ran_at"),
         )
+
+    @property
+    def followed_guids(self) -> frozenset[str]:
+        return frozenset(a.guid for a in self.followed)
 
     def encoded_size(self) -> int:
         """Bytes of the stored JSON (the store's own encoding), to keep well under DynamoDB's 400 KB."""
@@ -261,11 +248,10 @@ class State:
 
 @dataclass(frozen=True)
 class Limits:
-    """Caps that keep the state item small; the defaults stay under ~270 KB even with the longest values."""
+    """Caps that keep the state item small; the defaults stay under ~300 KB even with the longest values."""
 
-    remembered: int = 1200
-    passes: int = 500
-    entries: int = 50
+    remembered: int = 1100  # attempts
+    followed: int = 600  # attempts of followed events (a few per event: about 200 events)
 
 
 LIMITS = Limits()
@@ -334,18 +320,20 @@ class Plan:
     redeliver: tuple[Redelivery, ...]
     opened: Mapping[str, dict[str, str]]  # alarm entry key -> {"title", "url", "order"}
     closed: tuple[str, ...]  # alarm entry keys
-    state: State  # the state to save when the alarm change does not happen
+    state: State  # the state to save when the alarm change does not happen (alarm_due set if one was wanted)
     gaps: tuple[ReachGap, ...]
     no_room: bool = False
     counts: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def alarm_change(self) -> bool:
-        return bool(self.opened or self.closed)
+        """Whether the alarm is to change, or to be rendered again after a change that did not happen (a
+        run without room for the every-outcome list leaves it as it is)."""
+        return not self.no_room and bool(self.opened or self.closed or self.state.alarm_due)
 
     def applied(self) -> State:
         """The state to save once the alarm shows the change."""
-        return replace(self.state, shown=frozenset(self.state.entries))
+        return replace(self.state, alarm_due=False)
 
 
 def window_start(settings: Settings, now: float) -> float:
@@ -387,13 +375,8 @@ def _in_window(point: tuple[int, float] | None, start: float) -> tuple[int, floa
 
 
 def _prune(state: State, start: float) -> State:
-    """The state without what left the window (entries stay: they close on their own terms)."""
-    return replace(
-        state,
-        remembered=tuple(a for a in state.remembered if a.at >= start),
-        horizon=_in_window(state.horizon, start),
-        passes={key: value for key, value in state.passes.items() if value[1] >= start},
-    )
+    """The state without what left the window (the followed events stay: they are followed past it)."""
+    return replace(state, remembered=tuple(a for a in state.remembered if a.at >= start), horizon=_in_window(state.horizon, start))
 
 
 # -- (a) merge the attempts ------------------------------------------------------------------------------
@@ -430,37 +413,7 @@ def merge_attempts(*sources: Iterable[Attempt]) -> tuple[Event, ...]:
     return tuple(Event(guid, tuple(attempts)) for guid, attempts in by_guid.items())
 
 
-# -- (b) the newest passes --------------------------------------------------------------------------------
-
-Passes = Mapping[str, tuple[int, float]]  # event/repository -> the newest passed event's first delivery (id, time)
-
-
-def newest_passes(remembered: Passes, events: Iterable[Event], *, start: float, acts_on: ActsOn) -> dict[str, tuple[int, float]]:
-    """Per kind and repository, the first delivery of the newest event that passed, any of its attempts:
-    of the remembered ones those still in the window, and this run's. Only an event that a handler acts on
-    stands for newer state (one the pager answered "ignored", a run's `in_progress`, overtakes nothing),
-    and only kinds in `SUPERSEDED` can be overtaken, which also keeps the map small."""
-    passes = {key: value for key, value in remembered.items() if value[1] >= start}
-    for event in events:
-        first = event.first
-        if not event.passed or first is None or first.at < start:
-            continue
-        if first.event not in SUPERSEDED or not acts_on(first.event, first.action):
-            continue
-        key = _kind_key(first.event, first.repository_id)
-        if key not in passes or passes[key][0] < first.id:
-            passes[key] = (first.id, first.at)
-    return passes
-
-
-def overtaken(passes: Passes, event: str, repository_id: int | None, first_id: int) -> bool:
-    """Whether an event (by its kind, repository and first delivery) is superseded: its kind is in
-    `SUPERSEDED` and a newer event of the same kind and repository passed."""
-    newest = passes.get(_kind_key(event, repository_id))
-    return event in SUPERSEDED and newest is not None and newest[0] > first_id
-
-
-# -- (c) one verdict per event ----------------------------------------------------------------------------
+# -- (b) one verdict per event ----------------------------------------------------------------------------
 
 
 def counted_from(failures: ListRead, horizon: tuple[int, float] | None) -> float:
@@ -477,9 +430,9 @@ class Reason(StrEnum):
     UNSEEN = "unseen"  # its first delivery is not known, left the window or lies where the view is incomplete
     REFUSED = "refused"  # newest attempt 4xx: never again
     IGNORED = "ignored"  # no handler acts on it: never again
-    SUPERSEDED = "superseded"  # a newer event of its kind and repository passed
     CANDIDATE = "candidate"  # asked for again, as the room allows
     EXHAUSTED = "exhausted"  # used up its attempts: an entry
+    FORGOTTEN = "forgotten"  # GitHub is about to forget it, still failing: an entry
 
 
 @dataclass(frozen=True)
@@ -496,28 +449,30 @@ class Verdict:
 
 
 def judge(
-    event: Event, *, start: float, counted_from: float, passes: Passes, max_attempts: int, acts_on: ActsOn
+    event: Event, *, start: float, counted_from: float, followed: frozenset[str], now: float, max_attempts: int,
+    acts_on: ActsOn,
 ) -> Verdict:
-    """The decision for one event (see "The decision per counted event"); `counted_from` is `counted_from()`'s."""
+    """The decision for one event (see "The decision per counted event"); `counted_from` is `counted_from()`'s,
+    `followed` the guids the state follows past the window."""
     first = event.first
     if event.passed:
         return Verdict(event, Reason.PASSED)
-    if first is None or first.at < start or first.id < counted_from:
+    if first is None or (event.guid not in followed and (first.at < start or first.id < counted_from)):
         return Verdict(event, Reason.UNSEEN)
     if event.newest.outcome == REFUSED:
         return Verdict(event, Reason.REFUSED)
     if not acts_on(first.event, first.action):
         return Verdict(event, Reason.IGNORED)
-    if overtaken(passes, first.event, first.repository_id, first.id):
-        return Verdict(event, Reason.SUPERSEDED)
-    if len(event.attempts) < max_attempts:
-        return Verdict(event, Reason.CANDIDATE)
-    return Verdict(event, Reason.EXHAUSTED)
+    if len(event.attempts) >= max_attempts:
+        return Verdict(event, Reason.EXHAUSTED)
+    if first.at <= now - GITHUB_RETENTION + RETENTION_MARGIN:
+        return Verdict(event, Reason.FORGOTTEN)
+    return Verdict(event, Reason.CANDIDATE)
 
 
 _COUNTS = {  # the plan's counts of the verdicts, by reason
     Reason.CANDIDATE: "candidates",
-    Reason.SUPERSEDED: "superseded",
+    Reason.FORGOTTEN: "forgotten",
     Reason.REFUSED: "refused",
     Reason.IGNORED: "ignored",
     Reason.EXHAUSTED: "exhausted",
@@ -535,7 +490,7 @@ def tally(verdicts: Iterable[Verdict]) -> dict[str, int]:
     return counts
 
 
-# -- (d) choose the redeliveries --------------------------------------------------------------------------
+# -- (c) choose the redeliveries --------------------------------------------------------------------------
 
 
 def choose_redeliveries(candidates: Iterable[Event], *, settings: Settings, calls_used: int) -> tuple[Redelivery, ...]:
@@ -546,56 +501,61 @@ def choose_redeliveries(candidates: Iterable[Event], *, settings: Settings, call
     return tuple(Redelivery(e.newest.id, e.guid, e.first.event, len(e.attempts)) for e in oldest_first)
 
 
+# -- (d) follow the failing events -----------------------------------------------------------------------
+
+
+NAMED = frozenset({Reason.EXHAUSTED, Reason.FORGOTTEN})  # what the alarm names
+
+
+def follow(verdicts: Iterable[Verdict], cap: int, entries: Mapping[str, float]) -> tuple[tuple[Event, ...], tuple[Event, ...]]:
+    """The events the next runs must still count: those still failing and asked for again (or waiting
+    for a run with room), and those to be named whose entry the alarm does not hold yet (the change may
+    not fit this run). The newest are kept when their attempts pass `cap`; the oldest ones there was no
+    room for are returned, for the alarm to name at once (nothing is dropped silently)."""
+    pending = [v.event for v in verdicts if v.reason is Reason.CANDIDATE or (v.reason in NAMED and v.event.guid not in entries)]
+    waiting = sorted(pending, key=lambda e: e.first.id, reverse=True)
+    kept: list[Event] = []
+    size = 0
+    for index, event in enumerate(waiting):
+        if size + len(event.attempts) > cap:
+            return tuple(kept), tuple(waiting[index:])
+        kept.append(event)
+        size += len(event.attempts)
+    return tuple(kept), ()
+
+
 # -- (e) reconcile the entries ----------------------------------------------------------------------------
 
+OpenEntries = Mapping[str, float]  # guid -> when its entry's newest attempt was (the alarm's delivery entries)
 
-def _entry(event: Event) -> Entry:
+
+def _title(event: Event, reason: str) -> str:
     first, newest, attempts = event.first, event.newest, len(event.attempts)
     kind = f"{first.event}.{first.action}" if first.action else first.event or "event"
     where = "no repository" if first.repository_id is None else f"repository {first.repository_id}"
     last = str(newest.status_code) if newest.outcome == FAILED else "no answer"
-    title = f"{kind} of {where}: {attempts} attempts failed (last: {last}), delivery {first.guid}"
-    return Entry(title, newest.at, first.id, first.event, first.repository_id)
+    return f"{kind} of {where}: {reason} ({attempts} attempts, last: {last}), delivery {first.guid}"
 
 
 def reconcile_entries(
-    entries: Mapping[str, Entry], verdicts: Iterable[Verdict], *, passes: Passes, now: float, cap: int
-) -> tuple[dict[str, Entry], int]:
-    """The entries wanted open, and how many more wait for room: an entry closes when its event passed,
-    was overtaken (a newer pass of its kind and repository) or left GitHub's retention; each event that
-    used up its attempts opens one, oldest first, while fewer than `cap` are open."""
-    verdicts = list(verdicts)
-    done = {v.event.guid for v in verdicts if v.reason is Reason.PASSED}
-    exhausted = [v.event for v in verdicts if v.reason is Reason.EXHAUSTED]
-    wanted = {
-        guid: entry
-        for guid, entry in entries.items()
-        if guid not in done
-        and not overtaken(passes, entry.event, entry.repository_id, entry.first_id)
-        and entry.order >= now - GITHUB_RETENTION
-    }
-    waiting = 0
-    for event in sorted(exhausted, key=lambda e: e.first.id):
-        if event.guid in wanted:
-            continue
-        if len(wanted) >= cap:
-            waiting += 1
-            continue
-        wanted[event.guid] = _entry(event)
-    return wanted, waiting
-
-
-def entry_change(
-    entries: Mapping[str, Entry], shown: frozenset[str], url: str
+    entries: OpenEntries, verdicts: Iterable[Verdict], unfollowed: Iterable[Event], *, now: float, url: str
 ) -> tuple[dict[str, dict[str, str]], tuple[str, ...]]:
-    """The alarm's change: the entries wanted open that it does not show yet, and those it shows that are
-    no longer wanted (so a change that did not happen is simply offered again)."""
+    """The alarm's change: an entry for each event that used up its attempts, that GitHub is about to
+    forget, or that the state had no room to follow, unless open already; an open entry closes when its
+    event passed or left GitHub's three days."""
+    verdicts = list(verdicts)
+    passed = {v.event.guid for v in verdicts if v.reason is Reason.PASSED}
+    named = [(v.event, "all attempts failed") for v in verdicts if v.reason is Reason.EXHAUSTED]
+    named += [(v.event, "GitHub forgets it soon, still failing") for v in verdicts if v.reason is Reason.FORGOTTEN]
+    named += [(e, "too many failed events to follow at once") for e in unfollowed if not any(e is n for n, _ in named)]
     opened = {
-        ENTRY_PREFIX + guid: {"title": entry.title, "url": url, "order": format_time(entry.order)}
-        for guid, entry in sorted(entries.items())
-        if guid not in shown
+        ENTRY_PREFIX + event.guid: {"title": _title(event, reason), "url": url, "order": format_time(event.newest.at)}
+        for event, reason in sorted(named, key=lambda item: item[0].first.id)
+        if event.guid not in entries
     }
-    closed = tuple(ENTRY_PREFIX + guid for guid in sorted(shown - set(entries)))
+    closed = tuple(
+        ENTRY_PREFIX + guid for guid, at in sorted(entries.items()) if guid in passed or at < now - GITHUB_RETENTION
+    )
     return opened, closed
 
 
@@ -633,31 +593,28 @@ def next_state(
     state: State,
     *,
     events: Iterable[Event],
-    passes: Passes,
-    entries: Mapping[str, Entry],
+    followed: Iterable[Event],
     read: Iterable[Attempt],
     start: float,
     now: float,
+    alarm_due: bool,
     acts_on: ActsOn,
     limits: Limits,
 ) -> State:
     """What the next runs need: the no answers and passed redeliveries of the window of events a handler
-    acts on, the newest passes, each list within its cap (what a cap drops moves the horizon up), the
-    entries, and the cursor moved to the newest delivery `read`."""
+    acts on (within its cap: what the cap drops moves the horizon up), every attempt of the followed
+    events, the cursor moved to the newest delivery `read`, and whether an alarm change is due."""
     remembered = sorted(
         (a for e in events for a in e.attempts if a.at >= start and _needed_later(a) and acts_on(a.event, a.action)),
         key=lambda a: a.id,
     )
     remembered, horizon = _keep_newest(remembered, limits.remembered, lambda a: (a.id, a.at), _in_window(state.horizon, start))
-    # A dropped pass could overtake an older failed event that a later run would then ask for again.
-    kept_passes, horizon = _keep_newest(sorted(passes.items(), key=lambda kv: kv[1][0]), limits.passes, lambda kv: kv[1], horizon)
     return State(
         cursor=_moved_cursor(state.cursor, read),
         remembered=tuple(remembered),
         horizon=horizon,
-        passes=dict(kept_passes),
-        entries=entries,
-        shown=state.shown,
+        followed=tuple(sorted((a for e in followed for a in e.attempts), key=lambda a: a.id)),
+        alarm_due=alarm_due,
         ran_at=now,
     )
 
@@ -672,6 +629,7 @@ def plan_run(
     outcomes: ListRead | None,
     all_reading: Reading,
     state: State,
+    entries: OpenEntries,
     settings: Settings,
     now: float,
     calls_used: int,
@@ -679,7 +637,8 @@ def plan_run(
     acts_on: ActsOn = lambda event, action: True,
 ) -> Plan:
     """The run's plan from what both lists returned (`outcomes` None: no room for a page of the
-    every-outcome list), the remembered state, the settings, `now` and the calls used so far.
+    every-outcome list), the remembered state, the `delivery:` entries open in the alarm (guid -> the
+    time of their newest attempt), the settings, `now` and the calls used so far.
 
     `acts_on(event, action)` says whether the pager has a handler for an event: one it only answers
     "ignored" is never asked for again (its redelivery could change nothing) and never remembered, so
@@ -687,31 +646,33 @@ def plan_run(
     start = window_start(settings, now)
     gaps = tuple(g for g in (_gap(failure_reading, failures), None if outcomes is None else _gap(all_reading, outcomes)) if g)
     if outcomes is None:
-        # Without the every-outcome pages the run cannot see a newer pass that overtakes a failed event
-        # or an attempt that passed already: ask for nothing, leave the alarm and the cursor as they are.
+        # Without the every-outcome pages the run cannot see an attempt that passed already: ask for
+        # nothing, leave the alarm and the cursor as they are.
         return Plan(redeliver=(), opened={}, closed=(), state=replace(_prune(state, start), ran_at=now), gaps=gaps, no_room=True)
 
-    events = merge_attempts(state.remembered, failures.items, outcomes.items)
-    passes = newest_passes(state.passes, events, start=start, acts_on=acts_on)
+    events = merge_attempts(state.remembered, state.followed, failures.items, outcomes.items)
     counted = counted_from(failures, state.horizon)
     verdicts = [
-        judge(e, start=start, counted_from=counted, passes=passes, max_attempts=settings.sweep_max_attempts, acts_on=acts_on)
+        judge(e, start=start, counted_from=counted, followed=state.followed_guids, now=now,
+              max_attempts=settings.sweep_max_attempts, acts_on=acts_on)
         for e in events
     ]
     candidates = [v.event for v in verdicts if v.reason is Reason.CANDIDATE]
     redeliver = choose_redeliveries(candidates, settings=settings, calls_used=calls_used)
-    entries, waiting = reconcile_entries(state.entries, verdicts, passes=passes, now=now, cap=limits.entries)
-    opened, closed = entry_change(entries, state.shown, settings.advanced_page)
+    followed, unfollowed = follow(verdicts, limits.followed, entries)
+    opened, closed = reconcile_entries(entries, verdicts, unfollowed, now=now, url=settings.advanced_page)
     kept = next_state(
-        state, events=events, passes=passes, entries=entries, read=outcomes.items,
-        start=start, now=now, acts_on=acts_on, limits=limits,
+        state, events=events, followed=followed, read=outcomes.items, start=start, now=now,
+        alarm_due=bool(opened or closed or state.alarm_due), acts_on=acts_on, limits=limits,
     )
     memory_gap = () if kept.horizon is None else (ReachGap(MEMORY, kept.horizon[1], start, 0),)
+    past_window = sum(1 for e in followed if e.first.at < start)
     return Plan(
         redeliver=redeliver,
         opened=opened,
         closed=closed,
         state=kept,
         gaps=gaps + memory_gap,
-        counts={**tally(verdicts), "deferred": len(candidates) - len(redeliver), "entries_full": waiting},
+        counts={**tally(verdicts), "deferred": len(candidates) - len(redeliver), "followed_past_window": past_window,
+                "unfollowed": len(unfollowed)},
     )

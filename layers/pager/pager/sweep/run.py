@@ -12,9 +12,9 @@ A run (SPEC §7, the decision as amended):
 4. ask GitHub for the redeliveries, oldest first; a refused (4xx) or failed (5xx, rate limit, no
    answer) redelivery is logged and the run goes on;
 5. change the control repository's alarm last, only if the calls left fit one change; a failure there
-   stops nothing, the change waits for the next run. A change that was made is recorded in the state
-   (`shown`), the run's second write, and the only one: the table is written once per run, and once
-   more when the alarm changes;
+   stops nothing, the change waits for the next run (the state's `alarm_due`). A change that was made
+   clears `alarm_due`, the run's second write, and the only one: the state is written once per run,
+   and once more when the alarm changes (besides the alarm's own records);
 6. log one summary line, one "reach gap" line per list that fell short, and the EMF metrics.
 
 So the state item is also the lease: its version orders overlapping runs, its `ran_at` keeps a
@@ -44,6 +44,7 @@ from ..observe import MetricUnit, logger, metrics
 from ..services import Services
 from ..settings import Settings
 from ..signals import acts_on
+from ..signals.alarm import delivery_entries, record_delivery_entries, render_now
 from . import plan as planner
 from .plan import ActsOn, Limits, ListRead, Plan, Reading, State
 
@@ -52,7 +53,6 @@ RUN_SPACING_SECONDS = 300  # a third of the 15 minutes between scheduled runs
 PER_PAGE = 100
 RUN_SECONDS = 150.0
 
-AlarmUpdate = Callable[..., bool]
 FetchPage = Callable[[str | None, str | None], Any]  # (status filter, next URL; None: the first page) -> DeliveryPage
 _LIST_NAMES = {planner.FAILURES: "failure list", planner.ALL: "every-outcome list"}
 
@@ -107,6 +107,7 @@ def read_and_plan(
     fetch: FetchPage,
     *,
     state: State,
+    entries: planner.OpenEntries,
     settings: Settings,
     now: float,
     calls_used: Callable[[], int],
@@ -114,8 +115,9 @@ def read_and_plan(
     limits: Limits = planner.LIMITS,
 ) -> Planned:
     """Read the failure list, then, within what the budget leaves, the every-outcome list, through `fetch`,
-    and plan from what they returned. `calls_used()` is the run's calls so far (the clients' own counters:
-    a page may take more than one call). Raises `ListNotServed` when GitHub does not serve a list."""
+    and plan from what they returned, the state and the alarm's open `delivery:` entries. `calls_used()`
+    is the run's calls so far (the clients' own counters: a page may take more than one call). Raises
+    `ListNotServed` when GitHub does not serve a list."""
     failure_reading = planner.failure_reading(settings, now, calls_used())
     failures = read_list(fetch, failure_reading)
     all_reading = planner.all_reading(settings, state, now, calls_used())
@@ -126,6 +128,7 @@ def read_and_plan(
         outcomes=outcomes,
         all_reading=all_reading,
         state=state,
+        entries=entries,
         settings=settings,
         now=now,
         calls_used=calls_used(),
@@ -147,29 +150,21 @@ class _Calls:
         return self._services.calls - self._start
 
 
-def _default_update_alarm() -> AlarmUpdate:
-    from ..signals.alarm import update_alarm
-
-    return update_alarm
-
-
 def run_sweep(
     services: Services,
     *,
     now: float,
     run_id: str,
-    update_alarm: AlarmUpdate | None = None,
     seconds: float = RUN_SECONDS,
 ) -> dict[str, Any]:
     """One run of the sweep; returns its summary (also logged as the "sweep run" line).
 
-    `update_alarm` changes the control repository's alarm (default: `pager.signals.alarm.update_alarm`);
     `seconds` bounds the run's calls (see the module's docstring)."""
     with deadline.within(seconds):
-        return _run(services, now=now, run_id=run_id, update_alarm=update_alarm)
+        return _run(services, now=now, run_id=run_id)
 
 
-def _run(services: Services, *, now: float, run_id: str, update_alarm: AlarmUpdate | None) -> dict[str, Any]:
+def _run(services: Services, *, now: float, run_id: str) -> dict[str, Any]:
     settings = services.settings
     calls = _Calls(services)
     summary: dict[str, Any] = {"run_id": run_id, "call_budget": settings.sweep_call_budget}
@@ -187,14 +182,21 @@ def _run(services: Services, *, now: float, run_id: str, update_alarm: AlarmUpda
         return summary
     github = services.github
     try:
+        entries = delivery_entries(services, settings.control_repository)
         read = read_and_plan(
             lambda status, url: github.list_deliveries(status=status, per_page=PER_PAGE, url=url),
             state=state,
+            entries=entries,
             settings=settings,
             now=now,
             calls_used=lambda: calls.used,
             acts_on=acts_on,
         )
+    except StoreUnavailable as exc:
+        summary.update(outcome="aborted: the alarm's entries not read", error=str(exc), calls_used=calls.used)
+        logger.error("sweep run", extra=summary)
+        _emit_metrics(redeliveries=0, opened=0, closed=0, calls_used=calls.used, gaps=())
+        return summary
     except ListNotServed as exc:
         summary.update(outcome=f"aborted: {exc}", error=str(exc.error), calls_used=calls.used)
         logger.error("sweep run", extra=summary)
@@ -225,14 +227,14 @@ def _run(services: Services, *, now: float, run_id: str, update_alarm: AlarmUpda
         return summary
 
     asked, refused, failed = _redeliver(github, plan, run_id)
-    alarm, new_state = _change_alarm(services, plan, calls, update_alarm, run_id)
+    alarm, new_state = _change_alarm(services, plan, calls, run_id)
     saved = "saved"
     if alarm == "applied":
         try:
             services.store.save(committed, new_state.to_data())
         except (Conflict, StoreUnavailable) as exc:
-            # The alarm shows the change, the state does not know it yet: the next run applies the
-            # same change again, which changes nothing (the alarm is safe twice).
+            # The alarm shows the change, the state does not know it yet: the next run renders the
+            # alarm again, which changes nothing (the alarm is safe twice).
             saved = "saved; the alarm change not recorded, the next run applies it again"
             logger.warning("sweep state not updated after the alarm", extra={"run_id": run_id, "error": type(exc).__name__})
 
@@ -246,7 +248,7 @@ def _run(services: Services, *, now: float, run_id: str, update_alarm: AlarmUpda
         redeliveries_failed=failed,
         entries_opened=len(plan.opened) if applied else 0,
         entries_closed=len(plan.closed) if applied else 0,
-        entries_open=len(new_state.entries),
+        entries_open=len(entries) + (len(plan.opened) - len(plan.closed) if applied else 0),
         alarm=alarm,
         calls_used=calls.used,
         reach_gaps=[gap.to_log() for gap in plan.gaps],
@@ -290,19 +292,19 @@ def _redeliver(github: Any, plan: Plan, run_id: str) -> tuple[int, int, int]:
     return asked, refused, failed
 
 
-def _change_alarm(
-    services: Services, plan: Plan, calls: _Calls, update_alarm: AlarmUpdate | None, run_id: str
-) -> tuple[str, State]:
-    """Apply the change of delivery entries last; what does not fit or fails waits for the next run."""
+def _change_alarm(services: Services, plan: Plan, calls: _Calls, run_id: str) -> tuple[str, State]:
+    """Apply the change of delivery entries last: its records always (the table: no call), its message
+    if one call fits; what fails waits for the next run (`alarm_due`)."""
     if plan.no_room:
         return "left as it is", plan.state
     if not plan.alarm_change:
         return "unchanged", plan.applied()
-    if not planner.alarm_fits(services.settings, calls.used):
-        return "waiting: no call left", plan.state
-    change = update_alarm or _default_update_alarm()
+    control = services.settings.control_repository
     try:
-        change(services, services.settings.control_repository, opened=plan.opened, closed=plan.closed)
+        record_delivery_entries(services, control, opened=plan.opened, closed=plan.closed)
+        if not planner.alarm_fits(services.settings, calls.used):
+            return "waiting: no call left", plan.state
+        render_now(services, control)
     except PagerError as exc:
         logger.warning("sweep alarm waits", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
         return f"waiting: {type(exc).__name__}", plan.state
