@@ -368,3 +368,25 @@ def test_a_pull_request_from_a_fork_on_a_branch_named_like_a_release_is_a_contri
     assert outcome == "sent, draft asked; ignored: not a release pull request"
     [(text, buttons)] = world.chat.view().values()
     assert text.startswith("💬 mallory opened pull request") and buttons is None
+
+
+def test_a_release_that_gets_no_check_suite_is_offered_merge_once_github_calls_it_clean(world):
+    # Opened with GITHUB_TOKEN (release-please's default), it runs no workflow: no check_suite comes.
+    live_pull(world, mergeable_state="unknown")
+    world.deliver("pull_request", pull("opened"))
+    assert release.check_waiting(world.services) == [f"{REPO}#2: not ready: unknown"]
+    live_pull(world)  # GitHub has computed it: mergeable and clean
+    assert release.check_waiting(world.services) == [f"{REPO}#2: Merge offered"]
+    assert only_message(world)[1][1] == (("🔀 Merge",),)
+    assert release.check_waiting(world.services) == []  # ready: no longer waiting, no call made
+
+
+def test_releases_waiting_for_merge_are_read_again_the_longest_unchecked_first(world):
+    for number in (2, 3, 4, 5):
+        world.hub.pulls[(REPO, number)] = {"number": number, "state": "open", "head": {"sha": HEAD, "ref": "release-please--x"},
+                                           "base": {"ref": "master"}, "mergeable_state": "blocked"}
+        world.deliver("pull_request", pull("opened", **{"pull_request.number": number, "number": number}))
+        world.now += 1
+    first = release.check_waiting(world.services, limit=2)
+    second = release.check_waiting(world.services, limit=2)
+    assert [o.split(":")[0] for o in first + second] == [f"{REPO}#{n}" for n in (2, 3, 4, 5)]

@@ -193,7 +193,8 @@ def test_a_third_failure_opens_an_entry_and_a_manual_redelivery_that_passes_clos
     assert summary["redeliveries"] == 0 and summary["entries_opened"] == 1
     entry = world.store.dump()[f"alarm#{CONTROL} [entry:delivery:{guid}]"]
     assert entry["state"] == "open" and entry["url"] == ADVANCED_PAGE
-    assert entry["title"].startswith("issue_comment.created of repository 10: all attempts failed (3 attempts, last: 500)")
+    assert entry["title"].startswith(
+        "issue_comment.created of Codertocat/Hello-World: all attempts failed (3 attempts, last: 500)")
     assert entry["order"] == world.attempts(guid)[-1]["delivered_at"]
     assert guid in world.alarm_text() and len(world.telegram.sent) == 1
 
@@ -496,3 +497,20 @@ def test_forty_comments_during_a_three_hour_telegram_outage_are_each_shown_after
     assert lost == []
     assert all(g in world.alarm_text() or f"issuecomment-{9000 + n}" in " ".join(shown) for n, g in enumerate(comments)
                if g in named) or "more" in world.alarm_text()
+
+
+def test_a_release_opened_with_github_token_gets_no_check_suite_and_the_sweep_offers_merge(world):
+    from pager_world.cases import live_pull, pull
+
+    real(world)
+    live_pull(world.world, mergeable_state="unknown")  # GitHub is still computing it
+    assert world.world.deliver("pull_request", pull("opened"))[0] == 200
+    world.advance(15)
+    assert world.sweep()["releases_checked"] == ["Codertocat/Hello-World#2: not ready: unknown"]
+    live_pull(world.world)  # no workflow ran, so no check_suite event will ever come; GitHub calls it clean
+    world.advance(15)
+    assert world.sweep()["releases_checked"] == ["Codertocat/Hello-World#2: Merge offered"]
+    [(text, buttons)] = world.telegram.view().values()
+    assert "release 1.2.0" in text and buttons == (("🔀 Merge",),)
+    world.advance(15)
+    assert world.sweep()["releases_checked"] == []  # offered: not read again

@@ -32,7 +32,10 @@ One record per pull request, `release#<repo>#<number>`:
     versions         the versions its title and body name ("release 1.2.0", "## pkg@1.2.3")
     message_id, text, buttons   what the chat shows; ref: the repository's short reference
 
-and the indexes: `release-version#<repo>#<version>` = {number, order}, the release pull request of a
+and the indexes: `release-waiting` with an item `<repo>#<n>` per release pull request that is open
+and not offered Merge yet ({waiting, checked}), which the sweep reads again every run (`check_waiting`:
+a release opened with GITHUB_TOKEN, or in a repository without CI, gets no check suite at all);
+`release-version#<repo>#<version>` = {number, order}, the release pull request of a
 version, which release.published looks up by its tag; `release-tag#<repo>#<version>` = {tag, url},
 a tag published before any release pull request of its version was known, taken up when one is;
 `release-latest#<repo>` = {number, at}, the release pull request merged last, which a tag without a
@@ -364,10 +367,66 @@ def decide_merge(repository: str, number: int, method: str):
 # -- the shell ----------------------------------------------------------------------------------------
 
 
+WAITING_KEY = "release-waiting"
+RELEASES_CHECKED = 3  # release pull requests the sweep reads again per run, the longest unchecked first
+
+
+def _waiting(data: Mapping[str, Any]) -> bool:
+    return data.get("state") == "open" and not data.get("ready")
+
+
+def settle_release(services: Services, repository: str, number: int, decide: Any, **kwargs: Any) -> Any:
+    """Settle a release pull request's record, and keep the index of those waiting for Merge in step."""
+    settled = settle(services, release_key(repository, number), decide, ttl_seconds=TTL_SECONDS, **kwargs)
+    if settled.after:  # (written only when it changes; also after a delivery that failed in between)
+        waiting = _waiting(settled.after)
+        installation = settled.after.get("installation_id")
+        settle(services, WAITING_KEY, decide_waiting(repository, number, waiting, installation), item=f"{repository}#{number}",
+               ttl_seconds=None if waiting else 7 * 24 * 3600)
+    return settled
+
+
+def decide_waiting(repository: str, number: int, waiting: bool, installation_id: Any):
+    def decide(data: dict[str, Any], now: float) -> Step:
+        new = {**data, "repository": repository, "number": number, "waiting": waiting, "installation_id": installation_id}
+        return Step("", data=new if new != data else None)
+
+    return decide
+
+
+def check_waiting(services: Services, *, limit: int = RELEASES_CHECKED) -> list[str]:
+    """The sweep's step for releases that no event may ever make ready (opened with GITHUB_TOKEN, or in
+    a repository without CI, they get no check suite): read the longest unchecked of those waiting for
+    Merge as GitHub has them, and offer Merge where GitHub calls them clean. Their outcomes."""
+    now = services.now()
+    waiting = sorted((r for r in services.store.items(WAITING_KEY) if r.data.get("waiting")),
+                     key=lambda r: float(r.data.get("checked", 0)))[:limit]
+    outcomes = []
+    for record in waiting:
+        repository, number = text(record.data.get("repository")), integer(record.data.get("number"))
+        installation = record.data.get("installation_id")
+        installation = installation if isinstance(installation, int) else None
+        try:
+            live = gather_pull(services, repository, number, installation)
+            decide = decide_ready(repository, None, live, True, installation)
+            outcomes.append(f"{repository}#{number}: " + settle_release(services, repository, number, decide).outcome)
+        finally:
+            checked = decide_checked(now)
+            settle(services, WAITING_KEY, checked, item=record.item)
+    return outcomes
+
+
+def decide_checked(now: float):
+    def decide(data: dict[str, Any], _: float) -> Step:
+        return Step("", data={**data, "checked": now} if data else None)
+
+    return decide
+
+
 def merge_press(services: Services, repository: str, number: int) -> str:
     """The 🔀 Merge press: the answer to show the person."""
     decide = decide_merge(repository, number, services.settings.release_merge_method)
-    settled = settle(services, release_key(repository, number), decide, ttl_seconds=TTL_SECONDS, wait=False)
+    settled = settle_release(services, repository, number, decide, wait=False)
     return settled.performed[0] if settled.performed else settled.idle
 
 
@@ -391,7 +450,7 @@ def pull_request(delivery: Delivery, services: Services) -> str:
     p = read_pull(payload)
     repository = delivery.repository
     tags = gather_waiting_tags(services, repository, p)
-    outcome = settle(services, release_key(repository, p.number), decide_pull(repository, p, tags), ttl_seconds=TTL_SECONDS).outcome
+    outcome = settle_release(services, repository, p.number, decide_pull(repository, p, tags)).outcome
     index_versions(services, repository, p)
     return outcome
 
@@ -404,7 +463,7 @@ def closed(delivery: Delivery, services: Services) -> str:
     p = read_pull(payload)
     repository = delivery.repository
     tags = gather_waiting_tags(services, repository, p)
-    outcome = settle(services, release_key(repository, p.number), decide_closed(repository, p, tags), ttl_seconds=TTL_SECONDS).outcome
+    outcome = settle_release(services, repository, p.number, decide_closed(repository, p, tags)).outcome
     index_versions(services, repository, p)
     if p.merged:
         settle(services, latest_key(repository), decide_latest(p.number, p.merged_at))
@@ -424,7 +483,7 @@ def reviewed(delivery: Delivery, services: Services) -> str:
         return "ignored: no pull request number"
     live = gather_pull(services, repository, number, delivery.installation_id)
     decide = decide_ready(repository, None, live, is_release_pull(live, payload, services.settings), delivery.installation_id)
-    return f"#{number}: " + settle(services, release_key(repository, number), decide, ttl_seconds=TTL_SECONDS).outcome
+    return f"#{number}: " + settle_release(services, repository, number, decide).outcome
 
 
 @dataclass(frozen=True)
@@ -464,7 +523,7 @@ def check_suite(delivery: Delivery, services: Services) -> str:
         live = gather_pull(services, repository, number, suite.installation_id)
         is_release = is_release_pull(live, delivery.payload, services.settings)
         decide = decide_ready(repository, suite.sha, live, is_release, suite.installation_id)
-        outcomes.append(f"#{number}: " + settle(services, release_key(repository, number), decide, ttl_seconds=TTL_SECONDS).outcome)
+        outcomes.append(f"#{number}: " + settle_release(services, repository, number, decide).outcome)
     return "; ".join(outcomes) or "ignored: no release pull request"
 
 
@@ -498,7 +557,7 @@ def published(delivery: Delivery, services: Services) -> str:
         for version in versions:
             number = integer(services.store.load(version_key(repository, version)).data.get("number"))
             if number:
-                return settle(services, release_key(repository, number), decide_tag(repository, tag, url), ttl_seconds=TTL_SECONDS).outcome
+                return settle_release(services, repository, number, decide_tag(repository, tag, url)).outcome
         # No release pull request of this version is known yet (its events failed, or come late).
         return settle(services, tag_key(repository, versions[0]), decide_waiting_tag(tag, url), ttl_seconds=TTL_SECONDS).outcome
     latest = services.store.load(latest_key(repository)).data
@@ -507,4 +566,4 @@ def published(delivery: Delivery, services: Services) -> str:
     published_at = order_of_time(field(release, "published_at"))
     if published_at and published_at < latest.get("at", ""):
         return "ignored: published before the last release merge"
-    return settle(services, release_key(repository, latest["number"]), decide_tag(repository, tag, url), ttl_seconds=TTL_SECONDS).outcome
+    return settle_release(services, repository, latest["number"], decide_tag(repository, tag, url)).outcome

@@ -549,7 +549,8 @@ def reconcile_entries(
     named += [(v.event, "GitHub forgets it soon, still failing") for v in verdicts if v.reason is Reason.FORGOTTEN]
     named += [(e, "too many failed events to follow at once") for e in unfollowed if not any(e is n for n, _ in named)]
     opened = {
-        ENTRY_PREFIX + event.guid: {"title": _title(event, reason), "url": url, "order": format_time(event.newest.at)}
+        ENTRY_PREFIX + event.guid: {"title": _title(event, reason), "url": url, "order": format_time(event.newest.at),
+                                     "delivery_id": event.first.id, "repository_id": event.first.repository_id}
         for event, reason in sorted(named, key=lambda item: item[0].first.id)
         if event.guid not in entries
     }

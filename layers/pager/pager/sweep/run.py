@@ -33,8 +33,8 @@ no new call, so a slow GitHub ends the run early but still lets it save the stat
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Mapping
 
 from aws_lambda_powertools.metrics import EphemeralMetrics
 
@@ -43,7 +43,8 @@ from ..errors import Conflict, PagerError, Permanent, StoreUnavailable
 from ..observe import MetricUnit, logger, metrics
 from ..services import Services
 from ..settings import Settings
-from ..signals import acts_on
+from ..values import field, text
+from ..signals import acts_on, release
 from ..signals.alarm import delivery_entries, record_delivery_entries, render_now
 from . import plan as planner
 from .plan import ActsOn, Limits, ListRead, Plan, Reading, State
@@ -181,6 +182,7 @@ def _run(services: Services, *, now: float, run_id: str) -> dict[str, Any]:
         logger.info("sweep run", extra=summary)
         return summary
     github = services.github
+    releases = _check_releases(services, calls, run_id)
     try:
         entries = delivery_entries(services, settings.control_repository)
         read = read_and_plan(
@@ -227,6 +229,7 @@ def _run(services: Services, *, now: float, run_id: str) -> dict[str, Any]:
         return summary
 
     asked, refused, failed = _redeliver(github, plan, run_id)
+    plan = replace(plan, opened=_name_repositories(services, plan.opened, calls))
     alarm, new_state = _change_alarm(services, plan, calls, run_id)
     saved = "saved"
     if alarm == "applied":
@@ -253,6 +256,7 @@ def _run(services: Services, *, now: float, run_id: str) -> dict[str, Any]:
         calls_used=calls.used,
         reach_gaps=[gap.to_log() for gap in plan.gaps],
         decisions=dict(plan.counts),
+        releases_checked=releases,
         state=saved,
         state_bytes=new_state.encoded_size(),
     )
@@ -265,6 +269,51 @@ def _run(services: Services, *, now: float, run_id: str) -> dict[str, Any]:
         gaps=plan.gaps,
     )
     return summary
+
+
+RELEASE_CALLS = 3  # a release read again: an installation token, the pull request, once more if GitHub computes it
+
+
+def _check_releases(services: Services, calls: _Calls, run_id: str) -> list[str]:
+    """The run's first step: read again the release pull requests waiting for Merge that no event may
+    make ready (opened with GITHUB_TOKEN, or without CI: no check suite comes), within what the budget
+    leaves the lists (a page of each), the redeliveries and the alarm."""
+    settings = services.settings
+    room = settings.sweep_call_budget - (settings.sweep_failure_pages + 1 + settings.sweep_max_redeliveries + planner.ALARM_CALLS)
+    limit = min(release.RELEASES_CHECKED, max(0, room) // RELEASE_CALLS)
+    if not limit:
+        return []
+    try:
+        return release.check_waiting(services, limit=limit)
+    except PagerError as exc:
+        logger.warning("releases not checked", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
+        return [f"not checked: {type(exc).__name__}"]
+
+
+NAMED_REPOSITORIES = 5  # entries a run names the repository of (one call each)
+
+
+def _name_repositories(services: Services, opened: Mapping[str, dict[str, Any]], calls: _Calls) -> dict[str, dict[str, Any]]:
+    """The entries to open, each naming its repository as owner/name (the list gives only its id): read
+    from the delivery's own payload, one call each, for at most NAMED_REPOSITORIES entries and as many
+    as the budget leaves beside the alarm's change; the others keep the id."""
+    named: dict[str, dict[str, Any]] = {}
+    asked = 0
+    for key, entry in opened.items():
+        entry = dict(entry)
+        delivery_id, repository_id = entry.pop("delivery_id", None), entry.pop("repository_id", None)
+        room = services.settings.sweep_call_budget - calls.used - planner.ALARM_CALLS
+        if delivery_id and repository_id is not None and room > 0 and asked < NAMED_REPOSITORIES:
+            asked += 1
+            try:
+                payload = field(services.github.get_delivery(int(delivery_id)), "request", "payload")
+            except PagerError:
+                payload = None
+            name = text(field(payload, "repository", "full_name"))
+            if name:
+                entry["title"] = str(entry["title"]).replace(f" of repository {repository_id}:", f" of {name}:", 1)
+        named[key] = entry
+    return named
 
 
 def _redeliver(github: Any, plan: Plan, run_id: str) -> tuple[int, int, int]:
