@@ -57,10 +57,14 @@ def telegram_flood(retry_after: int) -> Fault:
 
 
 def github_error(status: int, message: str = "") -> Fault:
-    """GitHub's error answer: a JSON object with `message` (docs.github.com, REST API troubleshooting)."""
+    """GitHub's error answer: a JSON object with `message` and, for a refusal, `documentation_url`
+    (docs.github.com, REST API troubleshooting; the OpenAPI description's basic-error and
+    validation-error)."""
     default = {401: "Bad credentials", 403: "Forbidden", 404: "Not Found", 422: "Validation Failed"}
     text = message or default.get(status) or ("Server Error" if status >= 500 else "Error")
-    return Fault(status, {"message": text})
+    if status >= 500:
+        return Fault(status, {"message": text})
+    return Fault(status, {"message": text, "documentation_url": "https://docs.github.com/rest"})
 
 
 KINDS: dict[str, Fault] = {

@@ -15,7 +15,10 @@ As strict as the real Bot API (core.telegram.org/bots/api), rule by rule:
 - an edit to identical text and buttons is 400 "message is not modified"; an edit of a message that
   is gone is 400 "message to edit not found"; an edit without `reply_markup` removes the inline
   keyboard (undocumented, confirmed by client libraries: see API-NOTES);
-- a bot removed from the chat gets 403 "Forbidden: bot was kicked from the supergroup chat".
+- a bot removed from the chat gets 403 "Forbidden: bot was kicked from the supergroup chat";
+- answerCallbackQuery's `text` is 0 to 200 characters: longer is 400 "Bad Request: MESSAGE_TOO_LONG"
+  (the limit is the method's; the description is what Telegram answers, as client libraries report);
+- a sent or edited message comes back as a Message: message_id, date, chat {id, type}, text.
 
 Every request goes through the world's `Faults` first.
 """
@@ -37,6 +40,7 @@ TAGS = frozenset({"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "s
                   "code", "pre", "blockquote"})
 MAX_TEXT = 4096
 MAX_CALLBACK_DATA = 64
+MAX_CALLBACK_TEXT = 200
 _TAG = re.compile(r"""<(/?)([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[a-zA-Z][a-zA-Z-]*(?:\s*=\s*(?:"[^"<>]*"|'[^'<>]*'|[^\s"'<>=`]+))?)*)\s*>""")
 _ENTITY = re.compile(r"&(?:lt|gt|amp|quot|#[0-9]{1,7}|#x[0-9a-fA-F]{1,6});")
 
@@ -162,6 +166,8 @@ class FakeTelegram:
             if method == "editMessageText":
                 return self._edit(params)
             if method == "answerCallbackQuery":
+                if len(str(params.get("text") or "")) > MAX_CALLBACK_TEXT:
+                    return 400, telegram_error(400, "Bad Request: MESSAGE_TOO_LONG")
                 self.answers.append((str(params.get("callback_query_id")), params.get("text")))
                 return _ok(True)
             if method == "setWebhook":
@@ -197,7 +203,7 @@ class FakeTelegram:
                           params.get("message_thread_id"), not params.get("disable_notification", False))
         self.messages[message.message_id] = message
         self.sent.append(message.message_id)
-        return _ok({"message_id": message.message_id, "chat": {"id": params["chat_id"]}, "text": message.text})
+        return _ok(_message(message))
 
     def _edit(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         message = self.messages.get(int(params.get("message_id", 0)))
@@ -209,7 +215,7 @@ class FakeTelegram:
         message.text, message.buttons = text, buttons
         message.edits += 1
         self.edits.append(message.message_id)
-        return _ok({"message_id": message.message_id, "text": text})
+        return _ok(_message(message))
 
     # -- looking at the chat
 
@@ -247,6 +253,15 @@ def _keyboard(params: dict[str, Any]) -> list[list[dict[str, str]]]:
     if isinstance(markup, str):
         markup = json.loads(markup)
     return [[dict(b) for b in row] for row in markup.get("inline_keyboard", [])]
+
+
+def _message(message: Message) -> dict[str, Any]:
+    """A Message as Telegram answers it: the chat as its number (a @name resolved) and its type."""
+    chat = message.chat_id
+    number = int(chat) if chat.lstrip("-").isdigit() else -1000000000000 - sum(map(ord, chat))
+    kind = "private" if number > 0 else "supergroup" if str(number).startswith("-100") else "group"
+    return {"message_id": message.message_id, "date": 1796200000 + message.message_id, "text": message.text,
+            "chat": {"id": number, "type": kind}}
 
 
 def _ok(result: Any) -> tuple[int, dict[str, Any]]:
