@@ -6,16 +6,23 @@ package `pager_world` (sim/pager_world), shared with the demo and the benchmark.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pager import bootstrap
+from pager.signals.alarm import delivery_entries
+from pager.sweep import run_sweep
+from pager_world.events import LambdaContext, scheduled_event
 from pager_world.events import github_event as _github_event
 from pager_world.events import sign as _sign
 from pager_world.events import telegram_event as _telegram_event
 from pager_world.payloads import FIXTURES, example, fixture_files  # noqa: F401  (re-exported for the tests)
-from pager_world.world import BOT_TOKEN, GITHUB_API, TELEGRAM_API, TELEGRAM_SECRET, WEBHOOK_SECRET, World
+from pager_world.world import BOT_TOKEN, CONTROL, GITHUB_API, TELEGRAM_API, TELEGRAM_SECRET, WEBHOOK_SECRET, World
 
 TEST_ENV = {
     "PAGER_TABLE": "pager-test",
@@ -102,3 +109,111 @@ def make_world(private_key_pem: str):
 @pytest.fixture
 def world(make_world) -> World:
     return make_world()
+
+
+# -- the sweep in the fake world -----------------------------------------------------------------------
+
+START = datetime(2026, 11, 12, 8, 0, tzinfo=timezone.utc).timestamp()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_sweep_function():
+    spec = importlib.util.spec_from_file_location("sweep_function", ROOT / "functions" / "sweep" / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Sweeps:
+    """A fake world seen from the sweep: events GitHub sends, the runs, what the alarm names."""
+
+    def __init__(self, world: World, *, through_handler: bool = False) -> None:
+        self.world = world
+        self.github, self.telegram, self.services = world.github, world.telegram, world.services
+        self.world.answer = lambda guid, redelivery: 200
+        self.handler = load_sweep_function().lambda_handler if through_handler else None
+        self.runs = 0
+
+    @property
+    def store(self):
+        return self.world.store
+
+    @property
+    def now(self) -> float:
+        return self.world.now
+
+    @now.setter
+    def now(self, value: float) -> None:
+        self.world.now = value
+
+    @property
+    def answer(self):
+        return self.world.answer
+
+    @answer.setter
+    def answer(self, script) -> None:
+        self.world.answer = script  # what the pager answers: (guid, redelivery) -> status, 0 for no answer in time
+
+    def deliver(self, event: str, action: str, repository_id: int) -> str:
+        """GitHub sends one event (its example payload, in that repository) to the pager; its guid."""
+        payload = example(event, action)
+        payload["repository"]["id"] = repository_id
+        return self.github.deliver(event, payload)["guid"]
+
+    def redeliver_by_hand(self, guid: str) -> None:
+        """The maintainer presses Redeliver on the app's Advanced page."""
+        self.world.deliver_again(guid)
+
+    def sweep(self, run_id: str | None = None) -> dict[str, Any]:
+        """One scheduled run; GitHub then carries out the redeliveries it accepted, seconds later."""
+        self.runs += 1
+        run_id = run_id or f"run-{self.runs}"
+        if self.handler is None:
+            summary = run_sweep(self.services, now=self.now, run_id=run_id)
+        else:
+            bootstrap.use(self.services)
+            try:
+                summary = self.handler(scheduled_event(run_id, self.now), LambdaContext("SweepFunction", 170, run_id))
+            finally:
+                bootstrap.use(None)
+        self.now += 20
+        self.github.deliver_pending()
+        return summary
+
+    def advance(self, minutes: float) -> None:
+        self.world.advance(minutes)
+
+    def attempts(self, guid: str) -> list[dict[str, Any]]:
+        return self.world.attempts(guid)
+
+    def requests_since(self, count: int) -> list[Any]:
+        return self.github.requests[count:]
+
+    def entries(self) -> dict[str, float]:
+        """The delivery entries open in the control repository's alarm (guid -> time)."""
+        return delivery_entries(self.services, CONTROL)
+
+    def alarm_text(self) -> str:
+        shown = [text for text, _ in self.telegram.view().values() if CONTROL in text]
+        return shown[-1] if shown else ""
+
+
+@pytest.fixture
+def make_sweeps(private_key_pem):
+    def make(*, through_handler: bool = False, **settings):
+        return Sweeps(World(private_key_pem, start=START, **settings), through_handler=through_handler)
+
+    return make
+
+
+def json_lines(out: str) -> list[dict[str, Any]]:
+    """The JSON objects printed to stdout (EMF metrics)."""
+    lines = []
+    for line in out.splitlines():
+        try:
+            parsed = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(parsed, dict):
+            lines.append(parsed)
+    return lines

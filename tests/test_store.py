@@ -137,6 +137,16 @@ def test_the_items_of_a_key_are_records_of_their_own_read_together_without_the_r
     assert store.items("alarm#nothing") == []
 
 
+def test_the_items_after_a_name_are_those_whose_name_sorts_after_it(store):
+    for name in ("2026-12-01T10:00:00Z#a", "2026-12-01T10:00:00Z#b", "2026-12-01T11:00:00Z#a"):
+        store.save(store.load("refusals", name), {"n": name})
+    store.save(store.load("refusals"), {"head": True})
+    assert [r.item for r in store.items("refusals", after="2026-12-01T10:00:00Z#a")] == [
+        "2026-12-01T10:00:00Z#b", "2026-12-01T11:00:00Z#a"]
+    assert [r.item for r in store.items("refusals", after="2026-12-01T11")] == ["2026-12-01T11:00:00Z#a"]
+    assert store.items("refusals", after="2026-12-02") == []
+
+
 def test_a_key_with_many_items_reads_them_all(store):
     for n in range(120):
         store.save(store.load("alarm#o/r", f"entry:code-scanning:{n:04d}"), {"title": "x" * 300})

@@ -655,7 +655,7 @@ def test_each_event_to_name_opens_one_entry_oldest_first_unless_it_is_open():
     assert opened[f"delivery:{made[0].guid}"] == {
         "title": f"workflow_run.completed of repository 7: all attempts failed (3 attempts, last: 504), delivery {made[0].guid}",
         "url": "https://advanced", "order": planner.format_time(made[0].newest.at),
-        "delivery_id": made[0].first.id, "repository_id": 7}
+        "delivery_id": made[0].newest.id, "repository_id": 7}
 
 
 # -- (f) trim the state ---------------------------------------------------------------------------------

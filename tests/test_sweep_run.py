@@ -10,134 +10,21 @@ functions/sweep/app.py:lambda_handler instead.
 
 from __future__ import annotations
 
-import importlib.util
-import json
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any
-
 import pytest
+from conftest import Sweeps, json_lines
 
-from pager import bootstrap
 from pager.observe import metrics
-from pager.signals.alarm import delivery_entries
 from pager.store import MemoryStore
 from pager.sweep import run_sweep
 from pager.sweep.run import STATE_KEY
-from pager_world.events import LambdaContext, scheduled_event
-from pager_world.payloads import example
-from pager_world.world import CONTROL, World
+from pager_world.world import CONTROL
 
-START = datetime(2026, 11, 12, 8, 0, tzinfo=timezone.utc).timestamp()
 ADVANCED_PAGE = "https://github.com/settings/apps/pager-test/advanced"
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def load_sweep_function():
-    spec = importlib.util.spec_from_file_location("sweep_function", ROOT / "functions" / "sweep" / "app.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-class Sweeps:
-    """A fake world seen from the sweep: events GitHub sends, the runs, what the alarm names."""
-
-    def __init__(self, world: World, *, through_handler: bool = False) -> None:
-        self.world = world
-        self.github, self.telegram, self.services = world.github, world.telegram, world.services
-        self.world.answer = lambda guid, redelivery: 200
-        self.handler = load_sweep_function().lambda_handler if through_handler else None
-        self.runs = 0
-
-    @property
-    def store(self):
-        return self.world.store
-
-    @property
-    def now(self) -> float:
-        return self.world.now
-
-    @now.setter
-    def now(self, value: float) -> None:
-        self.world.now = value
-
-    @property
-    def answer(self):
-        return self.world.answer
-
-    @answer.setter
-    def answer(self, script) -> None:
-        self.world.answer = script  # what the pager answers: (guid, redelivery) -> status, 0 for no answer in time
-
-    def deliver(self, event: str, action: str, repository_id: int) -> str:
-        """GitHub sends one event (its example payload, in that repository) to the pager; its guid."""
-        payload = example(event, action)
-        payload["repository"]["id"] = repository_id
-        return self.github.deliver(event, payload)["guid"]
-
-    def redeliver_by_hand(self, guid: str) -> None:
-        """The maintainer presses Redeliver on the app's Advanced page."""
-        self.world.deliver_again(guid)
-
-    def sweep(self, run_id: str | None = None) -> dict[str, Any]:
-        """One scheduled run; GitHub then carries out the redeliveries it accepted, seconds later."""
-        self.runs += 1
-        run_id = run_id or f"run-{self.runs}"
-        if self.handler is None:
-            summary = run_sweep(self.services, now=self.now, run_id=run_id)
-        else:
-            bootstrap.use(self.services)
-            try:
-                summary = self.handler(scheduled_event(run_id, self.now), LambdaContext("SweepFunction", 170, run_id))
-            finally:
-                bootstrap.use(None)
-        self.now += 20
-        self.github.deliver_pending()
-        return summary
-
-    def advance(self, minutes: float) -> None:
-        self.world.advance(minutes)
-
-    def attempts(self, guid: str) -> list[dict[str, Any]]:
-        return self.world.attempts(guid)
-
-    def requests_since(self, count: int) -> list[Any]:
-        return self.github.requests[count:]
-
-    def entries(self) -> dict[str, float]:
-        """The delivery entries open in the control repository's alarm (guid -> time)."""
-        return delivery_entries(self.services, CONTROL)
-
-    def alarm_text(self) -> str:
-        shown = [text for text, _ in self.telegram.view().values() if CONTROL in text]
-        return shown[-1] if shown else ""
-
-
-@pytest.fixture
-def make_sweeps(private_key_pem):
-    def make(*, through_handler: bool = False, **settings):
-        return Sweeps(World(private_key_pem, start=START, **settings), through_handler=through_handler)
-
-    return make
 
 
 @pytest.fixture
 def world(make_sweeps) -> Sweeps:
     return make_sweeps()
-
-
-def json_lines(out: str) -> list[dict[str, Any]]:
-    """The JSON objects printed to stdout (EMF metrics)."""
-    lines = []
-    for line in out.splitlines():
-        try:
-            parsed = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(parsed, dict):
-            lines.append(parsed)
-    return lines
 
 
 def test_a_quiet_run_makes_two_list_calls_with_one_jwt(world):
@@ -324,7 +211,9 @@ def test_a_list_github_does_not_serve_ends_the_run_before_any_redelivery_and_kee
     summary = world.sweep()
     assert summary["outcome"] == "aborted: every-outcome list: GitHubUnavailable"
     assert not any(r.path.endswith("/attempts") for r in world.github.requests)
-    assert world.store.load(STATE_KEY) == saved
+    kept = world.store.load(STATE_KEY).data
+    assert kept["health"]["unserved"] == 1  # counted, for the alarm to say so from the second run in a row
+    assert {k: v for k, v in kept.items() if k not in ("health", "ran_at")} == {k: v for k, v in saved.data.items() if k != "ran_at"}
 
 
 def test_the_state_is_saved_only_on_the_version_the_run_read(world):
@@ -358,12 +247,9 @@ def test_a_run_logs_one_summary_line_and_emits_its_metrics(world, capsys, log_li
     assert summary["pages"] == {"failures": 1, "all": 1} and summary["reach_gaps"] == []
     assert "entries_opened" in summary and "entries_closed" in summary and "deliveries_seen" in summary
     emf = [line for line in json_lines(capsys.readouterr().out) if "_aws" in line]
-    names = {m["Name"] for line in emf for d in line["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]}
-    assert {"Redeliveries", "EntriesOpened", "EntriesClosed", "CallsUsed", "ReachGap"} <= names
-    gaps = {line["list"]: line["ReachGap"] for line in emf if "ReachGap" in line}
-    assert gaps == {"failures": [0.0], "all": [0.0]}
-    main = next(line for line in emf if "Redeliveries" in line)
-    assert main["Redeliveries"] == [1.0] and main["CallsUsed"] == [3.0]
+    # Only the dead man's switch every run; the counters only when not zero (none here).
+    assert [{m["Name"] for d in line["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]} for line in emf] == [{"SweepCompleted"}]
+    assert emf[0]["SweepCompleted"] == [1.0] and emf[0]["service"] == "pager"
 
 
 def test_an_unreadable_state_item_is_logged_and_the_run_reads_like_a_first_run(world, log_lines):
@@ -395,7 +281,9 @@ def test_through_the_lambda_handler_a_third_failure_pages_once_in_the_control_re
     assert len(world.attempts(guid)) == 3
     (message,) = world.telegram.chat()
     assert "maintainer/pager" in message.text and guid in message.text and ADVANCED_PAGE in message.text
-    assert message.buttons == []  # no Start fix for failed deliveries
+    # no Start fix for failed deliveries; ↻ asks GitHub for one more attempt of the newest one
+    assert message.buttons == [[{"text": "↻ issues.opened of Codertocat/Hello-World",
+                                 "callback_data": f"again:{world.attempts(guid)[-1]['id']}"}]]
     world.advance(15)
     world.sweep()
     assert len(world.telegram.chat()) == 1 and world.telegram.chat()[0].edits == 0

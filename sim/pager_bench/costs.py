@@ -36,7 +36,7 @@ from pager_world.store import FaultyStore
 from pager_world.telegram import FakeTelegram
 
 from . import fleet
-from .simulate import (GITHUB_API, TELEGRAM_API, WEBHOOK_SECRET, bench_settings, make_services, private_key, quiet,
+from .simulate import (GITHUB_API, TELEGRAM_API, WEBHOOK_SECRET, bench_settings, install_on_fleet, make_services, private_key, quiet,
                        register_signals)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,7 +87,9 @@ def handler_cost(n: int = 2000, *, pem: str | None = None) -> dict[str, Any]:
         return call
 
     session = session_for({GITHUB_API: timed(github), TELEGRAM_API: timed(telegram)})
-    services = make_services(bench_settings(pem), store, session, clock)
+    settings = bench_settings(pem)
+    install_on_fleet(github, trace, settings)
+    services = make_services(settings, store, session, clock)
     ignored = next(e for e in trace.events if e.event == "check_run")
     base = next(e for e in trace.events if e.event == "workflow_job")
     contribution_template = fleet.payload(next(e for e in trace.events if e.event == "issues" or e.event == "issue_comment"), trace)

@@ -89,6 +89,14 @@ def bench_settings(pem: str) -> Settings:
     )
 
 
+def install_on_fleet(github: FakeGitHub, trace: fleet.Trace, settings: Settings) -> None:
+    """The app as GitHub has it: installed on the fleet and the control repository (the payloads name
+    installation 1), its endpoints taking only its own JWT."""
+    for name in [fleet.CONTROL_REPOSITORY] + [repo.full_name for repo in trace.repos]:
+        github.installations[name] = 1
+    github.app_id = settings.github_app_id
+
+
 def make_services(settings: Settings, store: Any, session: Any, clock: Clock) -> Services:
     from pager.bootstrap import configure_session
     from pager.github import GitHub
@@ -192,9 +200,7 @@ def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN,
     for key, pull in trace.pulls.items():
         github.pulls[key] = copy.deepcopy(pull)
     settings = bench_settings(pem)
-    for name in [fleet.CONTROL_REPOSITORY] + [repo.full_name for repo in trace.repos]:
-        github.installations[name] = 1  # the app, installed on the fleet (the payloads name installation 1)
-    github.app_id = settings.github_app_id  # the app's endpoints take only its own JWT
+    install_on_fleet(github, trace, settings)
     session = session_for({GITHUB_API: github, TELEGRAM_API: telegram})
     webhook_services = make_services(settings, store, session, clock)
     sweep_services = make_services(settings, store, session, clock)

@@ -48,11 +48,11 @@ class FaultyStore:
             raise StoreUnavailable(f"DynamoDB load {name}: ThrottlingException")
         return self.inner.load(key, item)
 
-    def items(self, key: str) -> list[Record]:
+    def items(self, key: str, after: str = ROOT_ITEM) -> list[Record]:
         self.loads += 1
         if self.faults.call("store", f"query {key}") is not None:
             raise StoreUnavailable(f"DynamoDB query {key}: ThrottlingException")
-        return self.inner.items(key)
+        return self.inner.items(key, after)
 
     def save(self, record: Record, data: dict[str, Any], *, expires_at: int | None = None) -> Record:
         kind = key_kind(record.key)

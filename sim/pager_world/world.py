@@ -115,6 +115,7 @@ class World:
             sleep=self._sleep,
         )
         self.answer: Callable[[str, bool], int] | None = None
+        self.signing_secret = WEBHOOK_SECRET  # the app's webhook secret as GitHub has it (a rotation: another one)
         self.answers: dict[str, dict[str, Any]] = {}  # guid -> the webhook's last answer
         self._guids = itertools.count(1)
         self._callbacks = itertools.count(1)
@@ -153,7 +154,7 @@ class World:
                 raise TimeoutError(guid)
             return code
         # The handler's deadline runs on the world's clock, as its waits do.
-        status, body = handle_github(github_event(event, payload, guid=guid, secret=WEBHOOK_SECRET), self.services,
+        status, body = handle_github(github_event(event, payload, guid=guid, secret=self.signing_secret), self.services,
                                      monotonic=self.clock)
         self.answers[guid] = body
         return status

@@ -3,6 +3,8 @@
     callback_query from an allowed user in the configured chat
         fix:<ref>           🛠 Start fix of the repository's alarm (pager.signals.alarm.start_fix)
         merge:<ref>:<n>     🔀 Merge of a release pull request (pager.signals.release.merge_press)
+        again:<id>          ↻ a failed delivery once more (pager.sweep.presses.deliver_again)
+        refused:again       ↻ the deliveries refused with 401 (pager.sweep.presses.deliver_refused_again)
     callback_query from anyone else, or in another chat   answered "not allowed", nothing happens
     any other update                                       ignored
 
@@ -127,6 +129,12 @@ def act(data: str, services: Services) -> str:
         if not repository:
             return "this release is no longer known"
         return release.merge_press(services, repository, int(number))
+    if data.startswith(alarm.AGAIN_PREFIX) or data == alarm.REFUSED_AGAIN:
+        from .sweep import presses
+
+        if data == alarm.REFUSED_AGAIN:
+            return presses.deliver_refused_again(services)
+        return presses.deliver_again(services, data[len(alarm.AGAIN_PREFIX):])
     return "this button is not known"
 
 

@@ -42,14 +42,14 @@ class DynamoStore:
             return Record(key, item=item)
         return Record(key, json.loads(stored["data"]["S"]), int(stored["version"]["N"]), item)
 
-    def items(self, key: str) -> list[Record]:
+    def items(self, key: str, after: str = ROOT_ITEM) -> list[Record]:
         found: list[Record] = []
         start: dict[str, Any] | None = None
         while True:
             query: dict[str, Any] = {
                 "TableName": self._table,
-                "KeyConditionExpression": f"{TABLE_KEY} = :k AND {TABLE_ITEM} > :root",
-                "ExpressionAttributeValues": {":k": {"S": key}, ":root": {"S": ROOT_ITEM}},
+                "KeyConditionExpression": f"{TABLE_KEY} = :k AND {TABLE_ITEM} > :after",
+                "ExpressionAttributeValues": {":k": {"S": key}, ":after": {"S": max(after, ROOT_ITEM)}},
                 "ConsistentRead": True,
             }
             if start:

@@ -21,7 +21,19 @@ from aws_lambda_powertools.metrics import MetricUnit
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "pager"))
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Pager"), service="pager")
 
-__all__ = ["logger", "metrics", "MetricUnit", "flush_metrics", "quiet_libraries"]
+__all__ = ["logger", "metrics", "MetricUnit", "count", "flush_metrics", "quiet_libraries", "METRICS"]
+
+# Every custom metric pager publishes, and what it is for: each feeds an alarm of the template (the
+# second channel, when Telegram is the problem). CloudWatch bills a custom metric for each hour it gets
+# data, so only `SweepCompleted` (the dead man's switch: its absence is the signal) is published every
+# run; the others only when they are not zero. What API Gateway and Lambda measure for free (requests,
+# 4xx, 5xx, errors, durations) is not published again; the dashboard reads the rest from the logs.
+METRICS = {
+    "SweepCompleted": "a sweep run that read GitHub's lists and committed its plan (alarm: none for an hour)",
+    "ReachGaps": "lists a sweep run could not read back far enough (alarm: any)",
+    "AlarmNotChanged": "a sweep run whose change of the control repository's alarm Telegram did not take (alarm: any)",
+    "DeliveriesRefusedUpstream": "a delivery whose signal GitHub or Telegram refused for good (alarm: any)",
+}
 
 QUIET_LIBRARIES = ("botocore", "boto3", "s3transfer", "urllib3", "requests")
 
@@ -35,6 +47,14 @@ def quiet_libraries() -> None:
 
 
 quiet_libraries()
+
+
+def count(name: str, value: float = 1) -> None:
+    """Add to one of `METRICS`; zero publishes nothing."""
+    if name not in METRICS:
+        raise ValueError(f"not a metric of pager's: {name}")
+    if value:
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
 
 
 def flush_metrics() -> None:

@@ -55,8 +55,9 @@ class Store(Protocol):
         when the store is throttled or unreachable. `expires_at` (epoch seconds) lets the table's TTL
         remove the record later."""
 
-    def items(self, key: str) -> list[Record]:
-        """Every item under `key` (not the record itself), by item name, read consistently."""
+    def items(self, key: str, after: str = ROOT_ITEM) -> list[Record]:
+        """Every item under `key` whose name sorts after `after` (by default all: not the record itself),
+        by item name, read consistently."""
 
 
 def encode(data: dict[str, Any]) -> str:
@@ -89,9 +90,10 @@ class MemoryStore:
             self._items[where] = (record.version + 1, text, expires_at)
         return Record(record.key, json.loads(text), record.version + 1, record.item)
 
-    def items(self, key: str) -> list[Record]:
+    def items(self, key: str, after: str = ROOT_ITEM) -> list[Record]:
         with self._lock:
-            found = sorted((item, version, text) for (k, item), (version, text, _) in self._items.items() if k == key and item)
+            found = sorted((item, version, text) for (k, item), (version, text, _) in self._items.items()
+                           if k == key and item and item > after)
         return [Record(key, json.loads(text), version, item) for item, version, text in found]
 
     def keys(self) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 from . import deadline
 from .errors import BadRequest, Permanent, Transient
-from .observe import MetricUnit, logger, metrics
+from .observe import count, logger
 from .routing import Delivery, json_object, raw_body
 from .services import Services
 from .signals import handlers
@@ -63,7 +63,8 @@ def handle_github(
         # A refusal that no retry can fix: another delivery would be refused the same way. Answered
         # 200, but logged as an error and counted: a bot removed from the chat, or a permission the
         # app lacks, refuses every signal alike, and only this metric and log line show it.
-        metrics.add_metric(name="DeliveriesRefusedUpstream", unit=MetricUnit.Count, value=1)
+        count("DeliveriesRefusedUpstream")
+        _record_refusal(services, delivery, exc)
         return _answer(200, {"outcome": "refused", "reason": str(exc)}, line, "refused upstream", started, monotonic,
                        level="error", reason=str(exc), error=type(exc).__name__)
     except Exception as exc:  # a bug: answer 500 so the event is not lost, and show the traceback
@@ -73,9 +74,24 @@ def handle_github(
     return _answer(200, {"outcome": outcome}, line, outcome, started, monotonic)
 
 
+def _record_refusal(services: Services, delivery: Delivery, exc: Permanent) -> None:
+    """Write the refusal for the sweep, which shows pager's own health in the control repository's alarm
+    (a failed write is only logged: the error line above still tells)."""
+    from .errors import Conflict, StoreUnavailable
+    from .store import Record
+    from .sweep.health import REFUSALS_KEY, REFUSALS_TTL_SECONDS, refusal
+
+    now = services.now()
+    event = f"{delivery.event}.{delivery.action}" if delivery.action else delivery.event
+    name, data = refusal(guid=delivery.guid, event=event, repository=delivery.repository, reason=str(exc), now=now)
+    try:
+        services.store.save(Record(REFUSALS_KEY, item=name), data, expires_at=int(now + REFUSALS_TTL_SECONDS))
+    except (Conflict, StoreUnavailable) as failure:
+        logger.warning("refusal not recorded", extra={"guid": delivery.guid, "error": type(failure).__name__})
+
+
 def handle_telegram(event: Mapping[str, Any], services: Services, *, monotonic: Callable[[], float] = time.monotonic) -> Answer:
     """Telegram's webhook: check the secret token, then hand the update to the buttons."""
-    metrics.add_metric(name="TelegramUpdates", unit=MetricUnit.Count, value=1)
     headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
     token = headers.get("x-telegram-bot-api-secret-token", "")
     expected = services.settings.telegram_webhook_secret
@@ -119,9 +135,4 @@ def _answer(
         logger.warning("delivery", extra=fields)
     else:
         logger.info("delivery", extra=fields)
-    metrics.add_metric(name="Deliveries", unit=MetricUnit.Count, value=1)
-    if status >= 500:
-        metrics.add_metric(name="DeliveriesFailed", unit=MetricUnit.Count, value=1)
-    elif status >= 400:
-        metrics.add_metric(name="DeliveriesRefused", unit=MetricUnit.Count, value=1)
     return status, body

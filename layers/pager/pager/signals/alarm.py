@@ -10,7 +10,10 @@ Entries, each keyed, with a title, a link and an order key:
                                reopened, reopened_by_user open it; fixed (on the default branch),
                                closed_by_user close it; updated_assignment changes nothing
     delivery:<guid>            the sweep's failed deliveries (`update_alarm`), in the control
-                               repository's alarm only
+                               repository's alarm only; the first few offer ↻ Deliver again
+    pager:<what>               pager's own health, written by the sweep in the control repository's
+                               alarm (pager.sweep.health): the list not served, deliveries refused
+                               with 401, signals GitHub or Telegram refused
 
 Records, all under the key `alarm#<repo>`:
 
@@ -58,6 +61,10 @@ from .steps import Dispatch, EditMessage, Remember, SendMessage, Step
 FIX_EVENT = "pager-fix"
 DELIVERY_PREFIX = "delivery:"
 FIX_PREFIX = "fix:"
+OWN_PREFIX = "pager:"
+AGAIN_PREFIX = "again:"  # ↻ Deliver again of a failed delivery: again:<delivery id>
+REFUSED_AGAIN = "refused:again"  # ↻ of the deliveries refused with 401
+AGAIN_BUTTONS = 3  # failed deliveries offered ↻ in one message, the most important first
 ENTRY_ITEM = "entry:"
 CLOSED_MEMORY_SECONDS = 3 * 24 * 3600  # GitHub lists a delivery (and so may redeliver it) for 3 days
 FIX_PAYLOAD_ENTRIES = 40  # entries a pager-fix dispatch carries (GitHub refuses a body over 64 KB)
@@ -197,7 +204,7 @@ def decide_entry(wanted: Mapping[str, Any] | None, close_order: str | None, unor
                 return Step("stale")
             new = {"state": "open", **wanted, "order": newest(order, wanted["order"]) if unordered else wanted["order"],
                    "at": known["at"] if state == "open" else now}
-            if state == "open" and all(known.get(k) == new[k] for k in ("title", "url", "order", "rank")):
+            if state == "open" and all(known.get(k) == v for k, v in new.items() if k != "at") and set(known) == set(new):
                 return Step("repeated")
             return Step("opened" if state != "open" else "updated", data=new)
         if state != "open":
@@ -230,9 +237,14 @@ def open_entries(items: Iterable[Record], now: float) -> dict[str, dict[str, Any
     }
 
 
+def fixable(key: str) -> bool:
+    """Whether a fix in the repository could see the entry: not a failed delivery, not pager's own."""
+    return not key.startswith((DELIVERY_PREFIX, OWN_PREFIX))
+
+
 def offers_fix(entries: Mapping[str, Any]) -> bool:
-    """🛠 Start fix unless every entry is a failed delivery, which a fix could not see."""
-    return any(not key.startswith(DELIVERY_PREFIX) for key in entries)
+    """🛠 Start fix unless no entry is one a fix could see."""
+    return any(fixable(key) for key in entries)
 
 
 def by_importance(entries: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -248,7 +260,7 @@ def _line(entry: Mapping[str, Any], key: str) -> str:
 
 def _more(repository: str, hidden: list[str], entries: Mapping[str, Mapping[str, Any]]) -> str:
     """The line that says how many entries the message leaves out, and where to see them."""
-    kinds = {"code scanning alerts": "code-scanning:", "failed deliveries": DELIVERY_PREFIX,
+    kinds = {"of pager's own": OWN_PREFIX, "code scanning alerts": "code-scanning:", "failed deliveries": DELIVERY_PREFIX,
              "failing checks": "suite:", "failing workflows": "workflow:"}
     where = {"code-scanning:": f"{repo_url(repository)}/security/code-scanning", "workflow:": f"{repo_url(repository)}/actions",
              "suite:": f"{repo_url(repository)}/commits"}
@@ -277,8 +289,18 @@ def render(repository: str, entries: Mapping[str, Mapping[str, Any]], ref: str, 
         shown += 1
     if shown < len(ordered):
         lines.append(_more(repository, ordered[shown:], entries))
-    buttons = [[("🛠 Start fix", FIX_PREFIX + ref)]] if offers_fix(entries) else None
-    return "\n".join(lines), buttons
+    return "\n".join(lines), _buttons(entries, ordered[:shown], ref) or None
+
+
+def _buttons(entries: Mapping[str, Mapping[str, Any]], shown: list[str], ref: str) -> list[list[tuple[str, str]]]:
+    rows = [[("🛠 Start fix", FIX_PREFIX + ref)]] if offers_fix(entries) else []
+    if any(entries[k].get("button") == "refused" for k in shown if k.startswith(OWN_PREFIX)):
+        rows.append([("↻ Deliver the refused again", REFUSED_AGAIN)])
+    again = [k for k in shown if k.startswith(DELIVERY_PREFIX) and isinstance(entries[k].get("delivery_id"), int)]
+    for key in again[:AGAIN_BUTTONS]:
+        what = str(entries[key].get("title") or key).split(":", 1)[0][:48]
+        rows.append([(f"↻ {what}", f"{AGAIN_PREFIX}{entries[key]['delivery_id']}")])
+    return rows
 
 
 def render_clear(repository: str) -> str:
@@ -320,14 +342,14 @@ def decide_render(repository: str, entries: Mapping[str, Mapping[str, Any]]):
 def fix_payload(repository: str, data: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """What the control repository's pager-fix workflow gets as `client_payload`: the most important
     entries (at most FIX_PAYLOAD_ENTRIES, so the dispatch fits GitHub's limits) and how many more."""
-    fixable = [key for key in by_importance(entries) if not key.startswith(DELIVERY_PREFIX)]
+    keys = [key for key in by_importance(entries) if fixable(key)]
     return {
         "repository": repository,
         "entries": [
             {"key": key, "title": str(entries[key].get("title", ""))[:300], "url": str(entries[key].get("url", ""))[:500]}
-            for key in fixable[:FIX_PAYLOAD_ENTRIES]
+            for key in keys[:FIX_PAYLOAD_ENTRIES]
         ],
-        "more": max(0, len(fixable) - FIX_PAYLOAD_ENTRIES),
+        "more": max(0, len(keys) - FIX_PAYLOAD_ENTRIES),
         "message_id": field(data, "message", "id"),
     }
 
@@ -354,7 +376,8 @@ def decide_fix(repository: str, control_repository: str, entries: Mapping[str, M
 # -- the shell ----------------------------------------------------------------------------------------
 
 
-def _entries_now(services: Services, repository: str) -> dict[str, dict[str, Any]]:
+def entries_now(services: Services, repository: str) -> dict[str, dict[str, Any]]:
+    """The open entries of a repository's alarm, as its items hold them (one query)."""
     return open_entries(services.store.items(alarm_key(repository)), services.now())
 
 
@@ -373,7 +396,7 @@ def record(services: Services, repository: str, change: Change) -> list[str]:
 
 def render_now(services: Services, repository: str) -> str:
     """Make the message show the open entries as stored (at most one Telegram call)."""
-    return settle(services, alarm_key(repository), gather=lambda: decide_render(repository, _entries_now(services, repository))).outcome
+    return settle(services, alarm_key(repository), gather=lambda: decide_render(repository, entries_now(services, repository))).outcome
 
 
 def apply(services: Services, repository: str, change: Change) -> tuple[str, bool]:
@@ -389,20 +412,27 @@ def apply(services: Services, repository: str, change: Change) -> tuple[str, boo
 def delivery_entries(services: Services, repository: str) -> dict[str, float]:
     """The sweep's `delivery:<guid>` entries open in a repository's alarm: guid -> the time of the
     event's newest failed attempt (what GitHub's three days of retention count from)."""
-    found = {}
-    for key, entry in _entries_now(services, repository).items():
-        if key.startswith(DELIVERY_PREFIX):
-            found[key[len(DELIVERY_PREFIX):]] = parse_iso(entry.get("order")) or float(entry.get("at", 0))
-    return found
+    return delivery_times(entries_now(services, repository))
 
 
-def record_delivery_entries(services: Services, repository: str, *, opened: Mapping[str, dict], closed: Iterable[str]) -> bool:
-    """Open and close the sweep's `delivery:<guid>` entries of a repository's alarm, in the table only
-    (no call to Telegram: `render_now` shows them). True when an entry opened or closed. Safe twice."""
+def delivery_times(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
+    """Of open entries, the `delivery:<guid>` ones: guid -> the time of the event's newest failed attempt."""
+    return {
+        key[len(DELIVERY_PREFIX):]: parse_iso(entry.get("order")) or float(entry.get("at", 0))
+        for key, entry in entries.items()
+        if key.startswith(DELIVERY_PREFIX)
+    }
+
+
+def record_entries(services: Services, repository: str, *, opened: Mapping[str, Mapping[str, Any]], closed: Iterable[str]) -> bool:
+    """Open, update and close the sweep's entries of a repository's alarm (`delivery:` and `pager:`),
+    in the table only (no call to Telegram: `render_now` shows them). True when an entry opened or
+    closed. Safe twice."""
     change = Change(
         opened={
             key: {"title": str(entry.get("title", "")), "url": str(entry.get("url", "")), "order": str(entry.get("order", "")),
-                  "rank": RANK_DELIVERY}
+                  "rank": RANK_CI if key.startswith(OWN_PREFIX) else RANK_DELIVERY,
+                  **{k: entry[k] for k in ("delivery_id", "button") if entry.get(k) is not None}}
             for key, entry in opened.items()
         },
         closed={key: None for key in closed},
@@ -414,7 +444,7 @@ def update_alarm(services: Services, repository: str, *, opened: Mapping[str, di
     """Open and close the sweep's `delivery:<guid>` entries, then render the message from what is
     stored (also with nothing to open or close: a render that failed before). True when an entry
     opened or closed. Raises Transient on failure; the next call applies the same change again."""
-    changed = record_delivery_entries(services, repository, opened=opened, closed=closed)
+    changed = record_entries(services, repository, opened=opened, closed=closed)
     render_now(services, repository)
     return changed
 
@@ -422,7 +452,7 @@ def update_alarm(services: Services, repository: str, *, opened: Mapping[str, di
 def start_fix(services: Services, repository: str) -> str:
     """The 🛠 Start fix press: the answer to show the person."""
     control = services.settings.control_repository
-    decide = lambda: decide_fix(repository, control, _entries_now(services, repository))  # noqa: E731
+    decide = lambda: decide_fix(repository, control, entries_now(services, repository))  # noqa: E731
     return settle(services, alarm_key(repository), gather=decide, wait=False).outcome
 
 

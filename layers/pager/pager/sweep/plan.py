@@ -209,6 +209,7 @@ class State:
     followed: tuple[Attempt, ...] = ()  # every attempt of the failing events the sweep follows past the window
     alarm_due: bool = False  # a change of the alarm did not happen: apply it again and render
     ran_at: float | None = None
+    health: Mapping[str, Any] = field(default_factory=dict)  # pager's own health (sweep.health), carried as is
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -219,6 +220,7 @@ class State:
             "horizon": None if self.horizon is None else [self.horizon[0], int(self.horizon[1])],
             "followed": [a.encode() for a in sorted(self.followed, key=lambda a: a.id)],
             "alarm_due": self.alarm_due,
+            **({"health": dict(self.health)} if self.health else {}),
         }
 
     @classmethod
@@ -235,6 +237,7 @@ class State:
             followed=tuple(Attempt.decode(row) for row in data.get("followed", ())),
             alarm_due=bool(data.get("alarm_due")),
             ran_at=data.get("ran_at"),
+            health=data["health"] if isinstance(data.get("health"), Mapping) else {},
         )
 
     @property
@@ -318,7 +321,7 @@ class Redelivery:
 @dataclass(frozen=True)
 class Plan:
     redeliver: tuple[Redelivery, ...]
-    opened: Mapping[str, dict[str, str]]  # alarm entry key -> {"title", "url", "order"}
+    opened: Mapping[str, dict[str, Any]]  # alarm entry key -> {"title", "url", "order", "delivery_id", "repository_id"}
     closed: tuple[str, ...]  # alarm entry keys
     state: State  # the state to save when the alarm change does not happen (alarm_due set if one was wanted)
     gaps: tuple[ReachGap, ...]
@@ -529,31 +532,43 @@ def follow(verdicts: Iterable[Verdict], cap: int, entries: Mapping[str, float]) 
 OpenEntries = Mapping[str, float]  # guid -> when its entry's newest attempt was (the alarm's delivery entries)
 
 
-def _title(event: Event, reason: str) -> str:
-    first, newest, attempts = event.first, event.newest, len(event.attempts)
-    kind = f"{first.event}.{first.action}" if first.action else first.event or "event"
-    where = "no repository" if first.repository_id is None else f"repository {first.repository_id}"
+def _title(event: Event, reason: str, attempts: bool = True) -> str:
+    about, newest = event.first or event.newest, event.newest
+    kind = f"{about.event}.{about.action}" if about.action else about.event or "event"
+    where = "no repository" if about.repository_id is None else f"repository {about.repository_id}"
     last = str(newest.status_code) if newest.outcome == FAILED else "no answer"
-    return f"{kind} of {where}: {reason} ({attempts} attempts, last: {last}), delivery {first.guid}"
+    counted = f"{len(event.attempts)} attempts, " if attempts else ""
+    return f"{kind} of {where}: {reason} ({counted}last: {last}), delivery {event.guid}"
+
+
+def _entry(event: Event, title: str, url: str) -> dict[str, Any]:
+    about = event.first or event.newest
+    return {"title": title, "url": url, "order": format_time(event.newest.at), "delivery_id": event.newest.id,
+            "repository_id": about.repository_id}
 
 
 def reconcile_entries(
     entries: OpenEntries, verdicts: Iterable[Verdict], unfollowed: Iterable[Event], *, now: float, url: str
-) -> tuple[dict[str, dict[str, str]], tuple[str, ...]]:
+) -> tuple[dict[str, dict[str, Any]], tuple[str, ...]]:
     """The alarm's change: an entry for each event that used up its attempts, that GitHub is about to
-    forget, or that the state had no room to follow, unless open already; an open entry closes when its
-    event passed or left GitHub's three days."""
+    forget, or that the state had no room to follow, unless open already; an open entry whose event
+    failed again since (delivered again by ↻ or by hand) shows the new answer; an open entry closes when
+    its event passed or left GitHub's three days. Each entry keeps its newest attempt's id, which ↻
+    asks GitHub to deliver again."""
     verdicts = list(verdicts)
     passed = {v.event.guid for v in verdicts if v.reason is Reason.PASSED}
     named = [(v.event, "all attempts failed") for v in verdicts if v.reason is Reason.EXHAUSTED]
     named += [(v.event, "GitHub forgets it soon, still failing") for v in verdicts if v.reason is Reason.FORGOTTEN]
     named += [(e, "too many failed events to follow at once") for e in unfollowed if not any(e is n for n, _ in named)]
     opened = {
-        ENTRY_PREFIX + event.guid: {"title": _title(event, reason), "url": url, "order": format_time(event.newest.at),
-                                     "delivery_id": event.first.id, "repository_id": event.first.repository_id}
+        ENTRY_PREFIX + event.guid: _entry(event, _title(event, reason), url)
         for event, reason in sorted(named, key=lambda item: item[0].first.id)
         if event.guid not in entries
     }
+    failed_again = sorted((v.event for v in verdicts if v.event.guid in entries and v.event.guid not in passed
+                           and v.event.newest.at > entries[v.event.guid]), key=lambda e: e.newest.id)
+    opened.update({ENTRY_PREFIX + e.guid: _entry(e, _title(e, "delivered again, failed again", attempts=False), url)
+                   for e in failed_again})
     closed = tuple(
         ENTRY_PREFIX + guid for guid, at in sorted(entries.items()) if guid in passed or at < now - GITHUB_RETENTION
     )
@@ -617,6 +632,7 @@ def next_state(
         followed=tuple(sorted((a for e in followed for a in e.attempts), key=lambda a: a.id)),
         alarm_due=alarm_due,
         ran_at=now,
+        health=state.health,
     )
 
 

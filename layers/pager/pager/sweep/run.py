@@ -32,20 +32,18 @@ no new call, so a slow GitHub ends the run early but still lets it save the stat
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Mapping
-
-from aws_lambda_powertools.metrics import EphemeralMetrics
+from typing import Any, Callable, Mapping
 
 from .. import deadline
-from ..errors import Conflict, PagerError, Permanent, StoreUnavailable
-from ..observe import MetricUnit, logger, metrics
+from ..errors import Conflict, DeadlineExceeded, PagerError, Permanent, StoreUnavailable
+from ..observe import count, logger
 from ..services import Services
 from ..settings import Settings
 from ..values import field, text
 from ..signals import acts_on, release
-from ..signals.alarm import delivery_entries, record_delivery_entries, render_now
+from ..signals.alarm import OWN_PREFIX, delivery_times, entries_now, record_entries, render_now
+from . import health as own
 from . import plan as planner
 from .plan import ActsOn, Limits, ListRead, Plan, Reading, State
 
@@ -183,8 +181,13 @@ def _run(services: Services, *, now: float, run_id: str) -> dict[str, Any]:
         return summary
     github = services.github
     releases = _check_releases(services, calls, run_id)
+    health = own.Health.from_data(state.health)
     try:
-        entries = delivery_entries(services, settings.control_repository)
+        shown = entries_now(services, settings.control_repository)
+        entries = delivery_times(shown)
+        refusals = services.store.items(own.REFUSALS_KEY, after=own.refusals_after(health, now))
+        job_record = services.store.load(own.JOB_KEY)
+        job = own.Job.from_data(job_record.data)
         read = read_and_plan(
             lambda status, url: github.list_deliveries(status=status, per_page=PER_PAGE, url=url),
             state=state,
@@ -197,15 +200,17 @@ def _run(services: Services, *, now: float, run_id: str) -> dict[str, Any]:
     except StoreUnavailable as exc:
         summary.update(outcome="aborted: the alarm's entries not read", error=str(exc), calls_used=calls.used)
         logger.error("sweep run", extra=summary)
-        _emit_metrics(redeliveries=0, opened=0, closed=0, calls_used=calls.used, gaps=())
         return summary
     except ListNotServed as exc:
         summary.update(outcome=f"aborted: {exc}", error=str(exc.error), calls_used=calls.used)
+        if not isinstance(exc.error, DeadlineExceeded):  # the run's own deadline says nothing of GitHub
+            summary.update(health=_not_served(services, record, state, health, exc, shown, job, now, run_id))
         logger.error("sweep run", extra=summary)
-        _emit_metrics(redeliveries=0, opened=0, closed=0, calls_used=calls.used, gaps=())
         return summary
 
-    plan = read.plan
+    health = own.served(health, failures=read.failures.items, outcomes=read.outcomes.items if read.outcomes else (),
+                        refusals=[(r.item, r.data) for r in refusals], job=job, now=now)
+    plan = _with_own_entries(read.plan, health, job, shown, settings, now)
     for gap in plan.gaps:
         logger.warning("reach gap", extra={"run_id": run_id, **gap.to_log()})
     if plan.no_room:
@@ -225,10 +230,11 @@ def _run(services: Services, *, now: float, run_id: str) -> dict[str, Any]:
             calls_used=calls.used,
         )
         (logger.warning if lost else logger.error)("sweep run", extra=summary)
-        _emit_metrics(redeliveries=0, opened=0, closed=0, calls_used=calls.used, gaps=plan.gaps)
+        count("ReachGaps", len(plan.gaps))
         return summary
 
     asked, refused, failed = _redeliver(github, plan, run_id)
+    again = _deliver_refused_again(services, job_record, job, health, asked, calls, run_id)
     plan = replace(plan, opened=_name_repositories(services, plan.opened, calls))
     alarm, new_state = _change_alarm(services, plan, calls, run_id)
     saved = "saved"
@@ -251,24 +257,105 @@ def _run(services: Services, *, now: float, run_id: str) -> dict[str, Any]:
         redeliveries_failed=failed,
         entries_opened=len(plan.opened) if applied else 0,
         entries_closed=len(plan.closed) if applied else 0,
-        entries_open=len(entries) + (len(plan.opened) - len(plan.closed) if applied else 0),
+        entries_open=len(shown) + (len(set(plan.opened) - set(shown)) - len(plan.closed) if applied else 0),
         alarm=alarm,
         calls_used=calls.used,
         reach_gaps=[gap.to_log() for gap in plan.gaps],
         decisions=dict(plan.counts),
         releases_checked=releases,
+        refused_delivered_again=again,
+        health=_health_line(health),
         state=saved,
         state_bytes=new_state.encoded_size(),
     )
     logger.info("sweep run", extra=summary)
-    _emit_metrics(
-        redeliveries=asked,
-        opened=summary["entries_opened"],
-        closed=summary["entries_closed"],
-        calls_used=calls.used,
-        gaps=plan.gaps,
-    )
+    count("SweepCompleted")
+    count("ReachGaps", len(plan.gaps))
+    count("AlarmNotChanged", int(alarm.startswith("waiting: ") and alarm != "waiting: no call left"))
     return summary
+
+
+def _with_own_entries(plan: Plan, health: own.Health, job: own.Job | None, shown: Mapping[str, Any], settings: Settings,
+                      now: float) -> Plan:
+    """The plan with pager's own entries changed as its health says, and the health in its state."""
+    mine = {k: v for k, v in shown.items() if k.startswith(OWN_PREFIX)}
+    opened, closed = own.change(own.wanted(health, job, now=now, url=settings.advanced_page), mine)
+    if plan.no_room:
+        opened, closed = {}, ()
+    state = replace(plan.state, health=health.to_data(), alarm_due=plan.state.alarm_due or bool(opened or closed))
+    return replace(plan, opened={**plan.opened, **opened}, closed=plan.closed + closed, state=state)
+
+
+def _not_served(services: Services, record: Any, state: State, health: own.Health, exc: ListNotServed,
+                shown: Mapping[str, Any], job: own.Job | None, now: float, run_id: str) -> str:
+    """A run GitHub did not serve a list: count it in the state (a run that finds it saved moments ago
+    steps aside, so a duplicate invocation does not count twice), and from the second run in a row
+    say so in the alarm (Telegram only: GitHub is what fails)."""
+    error = exc.error
+    status = getattr(error, "status", None)
+    health = own.not_served(health, status if isinstance(status, int) else None, str(exc.error), now)
+    mine = {k: v for k, v in shown.items() if k.startswith(OWN_PREFIX)}
+    opened, closed = own.change(own.wanted(health, job, now=now, url=services.settings.advanced_page), mine)
+    new_state = replace(state, health=health.to_data(), ran_at=now, alarm_due=state.alarm_due or bool(opened or closed))
+    try:
+        committed = services.store.save(record, new_state.to_data())
+    except (Conflict, StoreUnavailable) as failure:
+        logger.warning("sweep state not saved", extra={"run_id": run_id, "error": type(failure).__name__})
+        return f"not served {health.unserved} runs in a row; state not saved"
+    if not (opened or closed or state.alarm_due):
+        return f"not served {health.unserved} runs in a row"
+    control = services.settings.control_repository
+    try:
+        record_entries(services, control, opened=opened, closed=closed)
+        render_now(services, control)
+        services.store.save(committed, replace(new_state, alarm_due=False).to_data())
+    except (PagerError, Conflict) as failure:
+        logger.warning("sweep alarm waits", extra={"run_id": run_id, "error": type(failure).__name__, "reason": str(failure)})
+        count("AlarmNotChanged")
+        return f"not served {health.unserved} runs in a row; the alarm waits"
+    return f"not served {health.unserved} runs in a row; the alarm says so"
+
+
+def _health_line(health: own.Health) -> dict[str, Any]:
+    return {"refused_401": health.secret_count, "secret_works": health.secret_works, "refusals": health.refusals_count}
+
+
+def _deliver_refused_again(services: Services, record: Any, job: own.Job | None, health: own.Health, asked: int,
+                           calls: _Calls, run_id: str) -> int:
+    """↻ of the deliveries refused with 401: walk the failure list a page at a time and ask for each of
+    them again, with the redeliveries and calls the run has left (never the alarm's call); the job
+    remembers where it stopped. Waits while deliveries are still refused with 401."""
+    if job is None or job.finished or not health.secret_works:
+        return 0
+    settings, github = services.settings, services.github
+    done = 0
+    while not job.finished:
+        calls_left = settings.sweep_call_budget - calls.used - planner.ALARM_CALLS - 1  # the page's own call
+        room = min(settings.sweep_max_redeliveries - asked - done, calls_left)
+        if room <= 0:
+            break
+        try:
+            page = github.list_deliveries(status="failure", per_page=PER_PAGE, url=job.url)
+        except PagerError as exc:
+            logger.warning("refused deliveries not read", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
+            break
+        items = [a for a in (planner.Attempt.from_github(item) for item in page.items) if a is not None]
+        picked, job = own.advance(job, items, page.next_url, room)
+        for attempt in picked:
+            try:
+                github.redeliver(attempt.id)
+            except PagerError as exc:
+                logger.warning("redelivery not accepted", extra={"run_id": run_id, "guid": attempt.guid, "delivery_id": attempt.id,
+                                                                  "error": type(exc).__name__, "reason": str(exc)})
+                continue
+            done += 1
+            logger.info("refused delivery asked again", extra={"run_id": run_id, "guid": attempt.guid, "delivery_id": attempt.id})
+        try:
+            record = services.store.save(record, job.to_data(), expires_at=int(services.now()) + planner.GITHUB_RETENTION)
+        except (Conflict, StoreUnavailable) as exc:
+            logger.warning("refused deliveries: progress not saved", extra={"run_id": run_id, "error": type(exc).__name__})
+            break
+    return done
 
 
 RELEASE_CALLS = 3  # a release read again: an installation token, the pull request, once more if GitHub computes it
@@ -301,7 +388,7 @@ def _name_repositories(services: Services, opened: Mapping[str, dict[str, Any]],
     asked = 0
     for key, entry in opened.items():
         entry = dict(entry)
-        delivery_id, repository_id = entry.pop("delivery_id", None), entry.pop("repository_id", None)
+        delivery_id, repository_id = entry.get("delivery_id"), entry.pop("repository_id", None)
         room = services.settings.sweep_call_budget - calls.used - planner.ALARM_CALLS
         if delivery_id and repository_id is not None and room > 0 and asked < NAMED_REPOSITORIES:
             asked += 1
@@ -350,7 +437,7 @@ def _change_alarm(services: Services, plan: Plan, calls: _Calls, run_id: str) ->
         return "unchanged", plan.applied()
     control = services.settings.control_repository
     try:
-        record_delivery_entries(services, control, opened=plan.opened, closed=plan.closed)
+        record_entries(services, control, opened=plan.opened, closed=plan.closed)
         if not planner.alarm_fits(services.settings, calls.used):
             return "waiting: no call left", plan.state
         render_now(services, control)
@@ -358,20 +445,3 @@ def _change_alarm(services: Services, plan: Plan, calls: _Calls, run_id: str) ->
         logger.warning("sweep alarm waits", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
         return f"waiting: {type(exc).__name__}", plan.state
     return "applied", plan.applied()
-
-
-def _emit_metrics(*, redeliveries: int, opened: int, closed: int, calls_used: int, gaps: Iterable[planner.ReachGap]) -> None:
-    """EMF: the run's counts on the package's metrics (flushed by the entry point), and the reach gaps
-    by list, flushed here since they carry a dimension of their own."""
-    metrics.add_metric(name="Redeliveries", unit=MetricUnit.Count, value=redeliveries)
-    metrics.add_metric(name="EntriesOpened", unit=MetricUnit.Count, value=opened)
-    metrics.add_metric(name="EntriesClosed", unit=MetricUnit.Count, value=closed)
-    metrics.add_metric(name="CallsUsed", unit=MetricUnit.Count, value=calls_used)
-    by_list = {planner.FAILURES: 0, planner.ALL: 0}
-    for gap in gaps:
-        by_list[gap.list] = by_list.get(gap.list, 0) + 1
-    for name, count in by_list.items():
-        gap_metrics = EphemeralMetrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Pager"), service="pager")
-        gap_metrics.add_dimension(name="list", value=name)
-        gap_metrics.add_metric(name="ReachGap", unit=MetricUnit.Count, value=count)
-        gap_metrics.flush_metrics()

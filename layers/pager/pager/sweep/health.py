@@ -1,0 +1,295 @@
+"""pager's own health: what keeps signals from reaching the maintainer, shown in the control repository's
+alarm beside the failed deliveries, decided by the sweep from what it reads anyway.
+
+Entries (items of the control repository's alarm, like the `delivery:` ones):
+
+    pager:list      GitHub did not serve the deliveries list for `UNSERVED_RUNS` runs in a row: the
+                    run reads nothing, so nothing failed can come back. Names GitHub's answer and what
+                    it means (401: the app's id or private key is not accepted). Closes at the first
+                    run GitHub serves the list again.
+    pager:secret    deliveries pager refused with 401 (the signature does not match: the webhook secret
+                    differs from the app's). GitHub's list shows them, so each is a real delivery that a
+                    4xx keeps from ever coming again. Once a delivery passes after the newest 401 (the
+                    secret was fixed), the entry offers ↻, which delivers the refused ones of the last
+                    three days again (`Job`, over as many runs as it takes); it closes when that is done,
+                    or when GitHub has forgotten the last of them (three days).
+    pager:refused   signals GitHub or Telegram refused in a handler (a dispatch or a merge refused, a
+                    message refused, a bot removed from the chat): each refusal is an item under
+                    `REFUSALS_KEY` written by the webhook; the entry counts them, names the last reason,
+                    and closes after a day without one.
+
+Everything here is pure (data in, decision out); `run.py` reads, writes and calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Iterable, Mapping
+
+from ..values import iso
+from .plan import GITHUB_RETENTION, Attempt
+
+OWN_PREFIX = "pager:"
+LIST = OWN_PREFIX + "list"
+SECRET = OWN_PREFIX + "secret"
+REFUSED = OWN_PREFIX + "refused"
+
+UNSERVED_RUNS = 2  # runs in a row without the deliveries list before the alarm says so
+REFUSALS_KEY = "refusals"  # items `<time>#<guid>`: a signal a handler met a refusal for
+REFUSALS_TTL_SECONDS = 3 * 24 * 3600
+REFUSALS_QUIET_SECONDS = 24 * 3600  # the refused entry closes after a day without a refusal
+REFUSALS_OVERLAP_SECONDS = 60  # refusals are read again this far back (a write seen late), counted once
+SECRET_REFUSED = 401
+JOB_KEY = "sweep#refused-again"
+
+
+@dataclass(frozen=True)
+class Health:
+    """What the sweep's state keeps of pager's own health between runs."""
+
+    unserved: int = 0  # runs in a row the deliveries list was not served
+    unserved_since: float | None = None
+    unserved_answer: str = ""
+    unserved_status: int | None = None
+    secret_count: int = 0  # deliveries refused with 401, counted since the entry opened
+    secret_first: float | None = None
+    secret_last: float | None = None
+    secret_last_id: int = 0  # the newest 401 counted (an attempt's id)
+    secret_works: bool = False  # a delivery passed after the newest 401
+    refusals_count: int = 0
+    refusals_first: float | None = None
+    refusals_last: float | None = None
+    refusals_reason: str = ""
+    refusals_seen: tuple[str, ...] = ()  # the refusal items counted in the last REFUSALS_OVERLAP_SECONDS
+
+    def to_data(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items() if v != getattr(NO_HEALTH, k)}
+
+    @classmethod
+    def from_data(cls, data: Any) -> "Health":
+        if not isinstance(data, Mapping):
+            return NO_HEALTH
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        if "refusals_seen" in known:
+            known["refusals_seen"] = tuple(str(n) for n in known["refusals_seen"])
+        return cls(**known)
+
+
+NO_HEALTH = Health()
+
+
+@dataclass(frozen=True)
+class Job:
+    """↻ on the secret entry: deliver again the deliveries refused with 401 since `since`, walking the
+    failure list from the newest page to the oldest, a few per run. `url` is the page to read (None: the
+    first), `below` the id under which deliveries are still to look at, `recent` the guids asked for on
+    the way (an event refused twice is asked for once)."""
+
+    since: float
+    asked_at: float
+    url: str | None = None
+    below: int | None = None
+    done: int = 0
+    finished: bool = False
+    recent: tuple[str, ...] = ()
+
+    def to_data(self) -> dict[str, Any]:
+        return {**asdict(self), "recent": list(self.recent)}
+
+    @classmethod
+    def from_data(cls, data: Any) -> "Job | None":
+        if not isinstance(data, Mapping) or "since" not in data:
+            return None
+        return cls(float(data["since"]), float(data.get("asked_at", data["since"])), data.get("url"), data.get("below"),
+                   int(data.get("done", 0)), bool(data.get("finished")), tuple(data.get("recent", ())))
+
+
+RECENT_GUIDS = 300
+
+
+def advance(job: Job, items: Iterable[Attempt], next_url: str | None, room: int) -> tuple[tuple[Attempt, ...], Job]:
+    """One page of the failure list read at `job.url`: the 401s to deliver again (at most `room`, newest
+    first as the list goes) and the job moved past what it looked at."""
+    picked: list[Attempt] = []
+    recent = list(job.recent)
+    below = job.below
+    for attempt in sorted(items, key=lambda a: a.id, reverse=True):
+        if below is not None and attempt.id >= below:
+            continue
+        if attempt.at < job.since:
+            return tuple(picked), replace(job, below=attempt.id, done=job.done + len(picked), finished=True, recent=())
+        if attempt.status_code == SECRET_REFUSED and attempt.guid not in recent:
+            if len(picked) == room:
+                return tuple(picked), replace(job, below=below, done=job.done + len(picked), recent=tuple(recent[-RECENT_GUIDS:]))
+            picked.append(attempt)
+            recent.append(attempt.guid)
+        below = attempt.id
+    done = job.done + len(picked)
+    if next_url is None:
+        return tuple(picked), replace(job, below=below, done=done, finished=True, recent=())
+    return tuple(picked), replace(job, url=next_url, below=below, done=done, recent=tuple(recent[-RECENT_GUIDS:]))
+
+
+def start_job(job: Job | None, now: float, health: Health) -> tuple[str, Job | None]:
+    """The ↻ press on the secret entry: the answer, and the job to store (None: nothing to store)."""
+    if job is not None and not job.finished:
+        return f"↻ already delivering them again: {job.done} so far", None
+    if not health.secret_count:
+        return "no delivery refused with 401 to deliver again", None
+    if not health.secret_works:
+        return "⚠️ GitHub's deliveries are still refused with 401: fix the webhook secret first", None
+    since = max(now - GITHUB_RETENTION, health.secret_first or now)
+    return f"↻ the deliveries refused with 401 since {iso(since)} are delivered again over the next sweeps", Job(since, now)
+
+
+def refusal(*, guid: str, event: str, repository: str, reason: str, now: float) -> tuple[str, dict[str, Any]]:
+    """The item a handler's refusal is written as under `REFUSALS_KEY`: its name (time first, so that
+    a run reads only the new ones) and its data."""
+    return f"{iso(now)}#{guid or 'no-guid'}"[:200], {"at": now, "guid": guid, "event": event, "repository": repository,
+                                                     "reason": reason[:300]}
+
+
+# -- what the state learns from a run ---------------------------------------------------------------------
+
+
+def not_served(health: Health, status: int | None, answer: str, now: float) -> Health:
+    return replace(health, unserved=health.unserved + 1, unserved_since=health.unserved_since or now,
+                   unserved_answer=answer[:300], unserved_status=status)
+
+
+def served(
+    health: Health,
+    *,
+    failures: Iterable[Attempt],
+    outcomes: Iterable[Attempt],
+    refusals: Iterable[tuple[str, Mapping[str, Any]]],
+    job: Job | None,
+    now: float,
+) -> Health:
+    """The health after a run that read the lists: the 401s and passes it saw, the refusals written
+    since the run before (`refusals`: item name and data, as read from `REFUSALS_KEY`), and what is
+    healthy again."""
+    health = replace(health, unserved=0, unserved_since=None, unserved_answer="", unserved_status=None)
+    health = _secret(health, list(failures), list(outcomes), job, now)
+    return _refusals(health, list(refusals), now)
+
+
+def _secret(health: Health, failures: list[Attempt], outcomes: list[Attempt], job: Job | None, now: float) -> Health:
+    if health.secret_count and (
+        (job is not None and job.finished and job.asked_at >= (health.secret_last or 0))
+        or (health.secret_last or 0) < now - GITHUB_RETENTION
+    ):
+        health = replace(health, secret_count=0, secret_first=None, secret_last=None, secret_works=False)
+    refused = sorted({a.id: a for a in failures if a.status_code == SECRET_REFUSED and a.id > health.secret_last_id}.values(),
+                     key=lambda a: a.id)
+    if refused:
+        health = replace(
+            health,
+            secret_count=health.secret_count + len(refused),
+            secret_first=health.secret_first if health.secret_count else refused[0].at,
+            secret_last=max(refused[-1].at, health.secret_last or 0),
+            secret_last_id=refused[-1].id,
+            secret_works=False,
+        )
+    if health.secret_count and any(200 <= a.status_code < 400 and a.id > health.secret_last_id for a in outcomes):
+        health = replace(health, secret_works=True)
+    return health
+
+
+def _refusals(health: Health, refusals: list[tuple[str, Mapping[str, Any]]], now: float) -> Health:
+    if health.refusals_count and (health.refusals_last or 0) < now - REFUSALS_QUIET_SECONDS:
+        health = replace(health, refusals_count=0, refusals_first=None, refusals_last=None, refusals_reason="")
+    new = [(name, data) for name, data in sorted(refusals) if name not in health.refusals_seen]
+    horizon = iso(now - REFUSALS_OVERLAP_SECONDS)
+    seen = tuple(n for n in (*health.refusals_seen, *(name for name, _ in new)) if n >= horizon)
+    if not new:
+        return replace(health, refusals_seen=seen)
+    times = [_time(data, now) for _, data in new]
+    return replace(
+        health,
+        refusals_count=health.refusals_count + len(new),
+        refusals_first=health.refusals_first if health.refusals_count else min(times),
+        refusals_last=max(max(times), health.refusals_last or 0),
+        refusals_reason=_refusal_line(new[-1][1]),
+        refusals_seen=seen,
+    )
+
+
+def refusals_after(health: Health, now: float) -> str:
+    """The item name the run reads the refusals after (a little overlap: a write seen late is not missed)."""
+    return iso(now - REFUSALS_OVERLAP_SECONDS) if health.refusals_seen or health.refusals_count else iso(now - REFUSALS_TTL_SECONDS)
+
+
+def _time(data: Mapping[str, Any], now: float) -> float:
+    at = data.get("at")
+    return float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else now
+
+
+def _refusal_line(data: Mapping[str, Any]) -> str:
+    reason = str(data.get("reason") or "refused")[:200]
+    where = " of ".join(str(data[k]) for k in ("event", "repository") if data.get(k))
+    guid = str(data.get("guid") or "")
+    about = ", ".join(p for p in (where, f"delivery {guid}" if guid else "") if p)
+    return f"{reason} ({about})" if about else reason
+
+
+# -- the entries ------------------------------------------------------------------------------------------
+
+
+MEANING = {
+    401: "GitHub does not accept the app's token: check GITHUB_APP_ID and GITHUB_PRIVATE_KEY (pager doctor)",
+    403: "GitHub refuses the app: is it suspended, or rate limited?",
+    404: "GitHub knows no webhook of this app: check GITHUB_APP_ID, and that the app's webhook is active",
+    429: "GitHub rate limits the app",
+}
+
+
+def wanted(health: Health, job: Job | None, *, now: float, url: str) -> dict[str, dict[str, Any] | None]:
+    """The `pager:` entries the alarm should show (None: closed), each {title, url, order[, button]}."""
+    entries: dict[str, dict[str, Any] | None] = {LIST: None, SECRET: None, REFUSED: None}
+    if health.unserved >= UNSERVED_RUNS:
+        meaning = MEANING.get(health.unserved_status or 0, "GitHub is failing or out of reach (githubstatus.com)")
+        since = iso(health.unserved_since or now)
+        entries[LIST] = {"title": f"GitHub has not served the deliveries list since {since} ({health.unserved_answer}): "
+                                  f"{meaning}; nothing failed comes back meanwhile", "url": url, "order": ""}
+    if health.secret_count:
+        entries[SECRET] = _secret_entry(health, job, url)
+    if health.refusals_count:
+        entries[REFUSED] = {"title": f"{_count(health.refusals_count, 'signal')} refused by GitHub or Telegram since "
+                                     f"{iso(health.refusals_first or now)}, so not shown or not acted on; the last: {health.refusals_reason}",
+                            "url": "", "order": ""}
+    return entries
+
+
+def _secret_entry(health: Health, job: Job | None, url: str) -> dict[str, Any]:
+    refused = f"{_count(health.secret_count, 'delivery', 'deliveries')} refused with 401"
+    first, last = iso(health.secret_first or 0), iso(health.secret_last or 0)
+    if not health.secret_works:
+        title = (f"{refused} since {first}: the signature does not match, GITHUB_WEBHOOK_SECRET differs from the app's "
+                 "webhook secret; GitHub never sends a 4xx again")
+        return {"title": title, "url": url, "order": ""}
+    if job is not None and not job.finished and job.asked_at >= (health.secret_last or 0):
+        return {"title": f"{refused} between {first} and {last}: delivering them again, {job.done} so far", "url": url, "order": ""}
+    title = f"{refused} between {first} and {last}; the webhook secret works again: ↻ delivers them again"
+    return {"title": title, "url": url, "order": "", "button": "refused"}
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+SHOWN_FIELDS = ("title", "url", "button")
+
+
+def change(
+    wanted_entries: Mapping[str, Mapping[str, Any] | None], shown: Mapping[str, Mapping[str, Any]]
+) -> tuple[dict[str, dict[str, Any]], tuple[str, ...]]:
+    """The alarm's change for the `pager:` entries: those to open or update (what they show differs),
+    and those to close."""
+    opened = {
+        key: dict(entry)
+        for key, entry in wanted_entries.items()
+        if entry is not None and (key not in shown or any(shown[key].get(k) != entry.get(k) for k in SHOWN_FIELDS))
+    }
+    closed = tuple(key for key, entry in wanted_entries.items() if entry is None and key in shown)
+    return opened, closed

@@ -1,0 +1,280 @@
+"""pager watches itself (pager.sweep.health): its own failures reach the maintainer in the control
+repository's alarm, and ↻ delivers again what failed, played in the fake world through the sweep's
+lambda_handler with pager's real handlers answering GitHub's deliveries.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import json_lines
+
+from pager.observe import metrics
+from pager.sweep import health
+from pager.sweep.plan import Attempt
+from pager.sweep.run import STATE_KEY
+from pager.values import iso
+from pager_world.cases import issue_comment_by
+from pager_world.world import ALLOWED_USER, CONTROL, REPO
+
+ADVANCED_PAGE = "https://github.com/settings/apps/pager-test/advanced"
+
+
+@pytest.fixture
+def sweeps(make_sweeps):
+    world = make_sweeps(through_handler=True)
+    world.answer = None  # pager's own handlers answer every delivery
+    return world
+
+
+def control_message(world):
+    """The control repository's alarm as the chat shows it: (message id, text, button labels and data)."""
+    [message] = [m for m in world.telegram.chat() if CONTROL in m.text]
+    return message.message_id, message.text, [(b["text"], b["callback_data"]) for row in message.buttons for b in row]
+
+
+def comment(n: int) -> dict:
+    return issue_comment_by("alice", comment_id=9000 + n, number=200 + n)
+
+
+def press(world, data: str, message_id: int, **kwargs):
+    status, body = world.world.update(world.world.press_update(data, message_id=message_id, **kwargs))
+    assert status == 200
+    return world.telegram.answers[-1][1]
+
+
+# -- the list not served --------------------------------------------------------------------------------
+
+
+def test_the_list_refused_with_401_on_two_runs_opens_one_entry_naming_the_cause_and_it_closes_once_served(sweeps):
+    sweeps.sweep()
+    sweeps.github.fail(r"^GET /app/hook/deliveries$", 401, count=10**6, body={"message": "Bad credentials"})
+    sweeps.advance(15)
+    first = sweeps.sweep()
+    assert first["outcome"] == "aborted: failure list: GitHubRefused" and sweeps.telegram.chat() == []
+    sweeps.advance(15)
+    sweeps.sweep()
+    _, text, buttons = control_message(sweeps)
+    assert "GitHub has not served the deliveries list since" in text and "(401): Bad credentials" in text
+    assert "check GITHUB_APP_ID and GITHUB_PRIVATE_KEY" in text and buttons == []
+    sweeps.advance(15)
+    sweeps.sweep()  # still refused: the entry is open already, the message stays as it is
+    assert len(sweeps.telegram.chat()) == 1 and sweeps.telegram.chat()[0].edits == 0
+
+    sweeps.github.heal()
+    sweeps.advance(15)
+    assert sweeps.sweep()["outcome"] == "done"
+    assert "all clear" in control_message(sweeps)[1]
+
+
+def test_a_duplicate_invocation_of_a_run_github_did_not_serve_counts_once(sweeps):
+    sweeps.github.fail(r"^GET /app/hook/deliveries$", 503, count=10**6)
+    sweeps.sweep()
+    sweeps.now += 30  # EventBridge invokes the same run twice
+    assert sweeps.sweep()["outcome"].startswith("skipped")
+    assert sweeps.store.load(STATE_KEY).data["health"]["unserved"] == 1 and sweeps.telegram.chat() == []
+    sweeps.advance(15)
+    sweeps.sweep()
+    assert "GitHub is failing or out of reach" in control_message(sweeps)[1]
+
+
+# -- deliveries refused with 401: the webhook secret differs ---------------------------------------------
+
+
+def test_deliveries_refused_with_401_open_the_secret_entry_and_after_the_fix_its_button_delivers_them_again(sweeps):
+    world = sweeps.world
+    world.signing_secret = "rotated at GitHub, not in pager"
+    refused = [world.deliver("issue_comment", comment(n))[0] for n in range(25)]
+    assert set(refused) == {401} and world.telegram.chat() == []
+    sweeps.advance(15)
+    sweeps.sweep()
+    message_id, text, buttons = control_message(sweeps)
+    assert "25 deliveries refused with 401 since" in text and "GITHUB_WEBHOOK_SECRET differs" in text and buttons == []
+    assert press(sweeps, "refused:again", message_id).startswith("⚠️ GitHub's deliveries are still refused with 401")
+
+    world.signing_secret = world.settings.github_webhook_secret  # the maintainer fixes the secret
+    assert world.deliver("issue_comment", comment(99))[0] == 200
+    sweeps.advance(15)
+    sweeps.sweep()
+    message_id, text, buttons = control_message(sweeps)
+    assert "the webhook secret works again" in text and buttons == [("↻ Deliver the refused again", "refused:again")]
+    assert press(sweeps, "refused:again", message_id, user=7) == "not allowed"
+    assert not sweeps.store.load(health.JOB_KEY).exists
+    answer = press(sweeps, "refused:again", message_id)
+    assert answer.startswith("↻ the deliveries refused with 401 since") and answer.endswith("over the next sweeps")
+    assert press(sweeps, "refused:again", message_id).startswith("↻ already delivering them again")
+
+    runs = []
+    while sweeps.store.load(health.JOB_KEY).data.get("finished") is not True:
+        sweeps.advance(15)
+        runs.append(sweeps.sweep())
+        assert len(runs) < 6
+    assert [r["refused_delivered_again"] for r in runs] == [10, 10, 5]  # at most ten redeliveries a run
+    assert all(r["calls_used"] <= r["call_budget"] for r in runs)
+    guids = [g for g in world.hub.payloads if world.hub.payloads[g][0] == "issue_comment"]
+    again = {g: [a["status_code"] for a in world.attempts(g)] for g in guids}
+    assert sorted(again.values()) == [[200]] + [[401, 200]] * 25  # each refused one once more, and it passed
+    shown = " ".join(m.text for m in world.telegram.chat())
+    assert all(f"issuecomment-{9000 + n}" in shown for n in range(25))
+    sweeps.advance(15)
+    sweeps.sweep()
+    assert "all clear" in control_message(sweeps)[1]
+
+
+# -- refusals the handlers met ----------------------------------------------------------------------------
+
+
+def test_a_signal_github_refused_opens_an_entry_with_the_last_reason_and_it_closes_after_a_quiet_day(sweeps):
+    world = sweeps.world
+    world.hub.fail(r"^POST /repos/maintainer/pager/dispatches$", 403, body={"message": "Resource not accessible by integration"})
+    status, answer = world.deliver("issue_comment", comment(1), guid="refused-draft")
+    assert status == 200 and answer["outcome"] == "refused"
+    sweeps.advance(15)
+    sweeps.sweep()
+    _, text, _ = control_message(sweeps)
+    assert "1 signal refused by GitHub or Telegram since" in text
+    assert "Resource not accessible by integration (issue_comment.created of Codertocat/Hello-World, delivery refused-draft)" in text
+    sweeps.advance(15)
+    sweeps.sweep()  # no new refusal: counted once
+    assert "1 signal refused" in control_message(sweeps)[1]
+    sweeps.advance(24 * 60)
+    sweeps.sweep()
+    assert "all clear" in control_message(sweeps)[1]
+
+
+def test_a_telegram_403_on_the_alarm_is_logged_counted_and_stops_no_redelivery(make_sweeps, capsys, log_lines):
+    sweeps = make_sweeps(through_handler=True)
+    sweeps.answer = lambda guid, redelivery: 500
+    doomed = sweeps.deliver("issue_comment", "created", 10)
+    for _ in range(2):
+        sweeps.advance(15)
+        sweeps.sweep()
+    fresh = sweeps.deliver("issue_comment", "created", 11)
+    sweeps.telegram.kicked = True  # the bot was removed from the chat
+    sweeps.advance(15)
+    metrics.clear_metrics()
+    capsys.readouterr()
+    summary = sweeps.sweep()
+    assert summary["redeliveries"] == 1 and sweeps.attempts(fresh)[-1]["redelivery"]
+    assert summary["alarm"] == "waiting: TelegramRefused" and doomed in sweeps.entries()
+    [waits] = [line for line in log_lines() if line["message"] == "sweep alarm waits"]
+    assert waits["level"] == "WARNING" and "bot was kicked" in waits["reason"]
+    emf = [line for line in json_lines(capsys.readouterr().out) if "_aws" in line]
+    assert [line.get("AlarmNotChanged") for line in emf if "AlarmNotChanged" in line] == [[1.0]]
+
+
+# -- ↻ Deliver again ---------------------------------------------------------------------------------------
+
+
+def test_the_deliver_again_press_asks_for_exactly_one_attempt_and_anyone_elses_none(make_sweeps):
+    sweeps = make_sweeps(through_handler=True)
+    sweeps.answer = lambda guid, redelivery: 500
+    guid = sweeps.deliver("issues", "opened", 10)
+    for _ in range(3):
+        sweeps.advance(15)
+        sweeps.sweep()
+    message_id, _, [(label, data)] = control_message(sweeps)
+    assert label == "↻ issues.opened of Codertocat/Hello-World" and data == f"again:{sweeps.attempts(guid)[-1]['id']}"
+
+    assert press(sweeps, data, message_id, user=7) == "not allowed"
+    assert press(sweeps, data, message_id, user=ALLOWED_USER, chat="-1002") == "not allowed"
+    sweeps.github.deliver_pending()
+    assert len(sweeps.attempts(guid)) == 3
+
+    update = sweeps.world.press_update(data, message_id=message_id, callback_id="the-press")
+    assert sweeps.world.update(update)[0] == 200
+    assert sweeps.world.update(update)[0] == 200  # Telegram sends the same press again
+    assert sweeps.telegram.answers[-1][1] == sweeps.telegram.answers[-2][1] == \
+        "↻ GitHub delivers it again; the next sweep shows whether it passed"
+    sweeps.github.deliver_pending()
+    assert [a["status_code"] for a in sweeps.attempts(guid)] == [500, 500, 500, 500]
+
+    # It failed again: the entry shows the new answer, and ↻ now asks for the newest attempt.
+    sweeps.advance(15)
+    sweeps.sweep()
+    message_id, text, [(_, data)] = control_message(sweeps)
+    assert "delivered again, failed again (last: 500)" in text and data == f"again:{sweeps.attempts(guid)[-1]['id']}"
+    sweeps.answer = lambda guid, redelivery: 200
+    press(sweeps, data, message_id)
+    sweeps.github.deliver_pending()
+    sweeps.advance(15)
+    assert sweeps.sweep()["entries_closed"] == 1
+    assert "all clear" in control_message(sweeps)[1]
+    assert press(sweeps, data, message_id) == "this delivery is no longer in the alarm"
+    sweeps.github.deliver_pending()
+    assert len(sweeps.attempts(guid)) == 5
+
+
+def test_a_deliver_again_button_of_no_delivery_the_alarm_names_asks_for_nothing(sweeps):
+    for data in ("again:123", "again:x1", "again:" + "9" * 30):
+        assert press(sweeps, data, 1) in ("this delivery is no longer in the alarm", "this button is not known")
+    assert not any(r.path.endswith("/attempts") for r in sweeps.github.requests)
+
+
+# -- the pure parts ---------------------------------------------------------------------------------------
+
+
+def attempt(n: int, status: int, at: float, guid: str | None = None) -> Attempt:
+    return Attempt(id=n, guid=guid or f"g{n}", at=at, redelivery=False, status_code=status, event="issues", action="opened")
+
+
+def test_the_job_walks_the_failure_list_newest_first_a_few_at_a_time_and_stops_at_its_start():
+    job = health.Job(since=1000.0, asked_at=5000.0)
+    page1 = [attempt(n, 401 if n % 2 else 502, 4000 - n) for n in range(20, 10, -1)]
+    picked, job = health.advance(job, page1, "page-2", room=3)
+    assert [a.id for a in picked] == [19, 17, 15] and job.url is None and job.below == 14  # this page again, below 14
+    picked, job = health.advance(job, page1, "page-2", room=10)
+    assert [a.id for a in picked] == [13, 11] and job.url == "page-2" and job.done == 5
+    page2 = [attempt(9, 401, 2000), attempt(8, 401, 1500, guid="g9"), attempt(7, 401, 999)]
+    picked, job = health.advance(job, page2, "page-3", room=10)
+    assert [a.id for a in picked] == [9] and job.finished and job.done == 6  # g9 once; 7 is older than the start
+
+
+def test_the_health_counts_each_401_once_and_learns_that_the_secret_works_again():
+    now = 10_000.0
+    h = health.served(health.Health(), failures=[attempt(1, 401, 100), attempt(2, 502, 110), attempt(3, 401, 120)],
+                      outcomes=[], refusals=[], job=None, now=now)
+    assert (h.secret_count, h.secret_first, h.secret_last, h.secret_works) == (2, 100, 120, False)
+    h = health.served(h, failures=[attempt(1, 401, 100), attempt(3, 401, 120)], outcomes=[attempt(4, 200, 130)],
+                      refusals=[], job=None, now=now)
+    assert (h.secret_count, h.secret_works) == (2, True)
+    entries = health.wanted(h, None, now=now, url="u")
+    assert entries[health.SECRET]["button"] == "refused" and entries[health.LIST] is None
+    finished = health.Job(since=0, asked_at=200, finished=True)
+    assert health.served(h, failures=[], outcomes=[], refusals=[], job=finished, now=now).secret_count == 0
+    late = health.served(h, failures=[], outcomes=[], refusals=[], job=None, now=120 + 3 * 24 * 3600 + 1)
+    assert late.secret_count == 0  # GitHub has forgotten the last of them
+
+
+def test_refusals_read_again_in_the_overlap_are_counted_once():
+    now = 50_000.0
+    first = [(f"{iso(now - 30)}#a", {"at": now - 30, "reason": "r1"}), (f"{iso(now - 10)}#b", {"at": now - 10, "reason": "r2"})]
+    h = health.served(health.Health(), failures=[], outcomes=[], refusals=first, job=None, now=now)
+    assert (h.refusals_count, h.refusals_reason) == (2, "r2")
+    assert health.refusals_after(h, now + 900) == iso(now + 900 - health.REFUSALS_OVERLAP_SECONDS)
+    h = health.served(h, failures=[], outcomes=[], refusals=first[1:] + [(f"{iso(now + 5)}#c", {"at": now + 5, "reason": "r3"})],
+                      job=None, now=now + 20)
+    assert (h.refusals_count, h.refusals_reason) == (3, "r3")
+
+
+def test_the_state_keeps_the_health_through_a_round_trip():
+    h = health.Health(unserved=2, unserved_answer="x", secret_count=3, refusals_seen=("a", "b"))
+    assert health.Health.from_data(h.to_data()) == h
+    assert health.Health().to_data() == {} and health.Health.from_data(None) == health.Health()
+    job = health.Job(since=1.0, asked_at=2.0, url="u", below=7, done=3, recent=("g",))
+    assert health.Job.from_data(job.to_data()) == job and health.Job.from_data({}) is None
+
+
+def test_pagers_own_entries_offer_no_fix_and_come_first():
+    from pager.signals.alarm import render
+
+    entries = {
+        "workflow:1": {"title": "ci: failure", "url": "https://x", "rank": 0, "at": 1},
+        "pager:secret": {"title": "3 deliveries refused", "url": "", "rank": 0, "at": 2, "button": "refused"},
+        "delivery:g": {"title": "issues.opened of o/r: all attempts failed", "url": "", "rank": 1, "at": 3, "delivery_id": 5},
+    }
+    text, buttons = render(REPO, entries, "ref")
+    assert text.index("3 deliveries refused") < text.index("ci: failure") < text.index("issues.opened")
+    assert buttons == [[("🛠 Start fix", "fix:ref")], [("↻ Deliver the refused again", "refused:again")],
+                       [("↻ issues.opened of o/r", "again:5")]]
+    only_own = {k: v for k, v in entries.items() if k != "workflow:1"}
+    assert render(REPO, only_own, "ref")[1][0] == [("↻ Deliver the refused again", "refused:again")]
