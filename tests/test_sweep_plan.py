@@ -558,14 +558,14 @@ def test_the_view_is_complete_from_the_oldest_failure_of_a_cut_list_and_above_a_
     assert planner.counted_from(ListRead((), 3, cut_short=True), None) == float("inf")
 
 
-def verdict(codes, *, ago=30, first_known=True, counted_from=-1, followed=False, acts=True, max_attempts=3, **kw):
+def verdict(codes, *, ago=30, first_known=True, counted_from=-1, followed=False, acts=True, max_attempts=3, failures_from=-1, **kw):
     h = History()
     g = h.guid()
     attempts = [h.attempt(g, code, ago=ago - 5 * n, redelivery=n > 0 or not first_known, **kw) for n, code in enumerate(codes)]
     (event,) = planner.merge_attempts(attempts)
     return planner.judge(event, start=NOW - 180 * MINUTE, counted_from=counted_from,
                          followed=frozenset({g}) if followed else frozenset(), now=NOW,
-                         max_attempts=max_attempts, acts_on=lambda event, action: acts).reason
+                         max_attempts=max_attempts, acts_on=lambda event, action: acts, failures_from=failures_from).reason
 
 
 def test_each_event_gets_one_verdict_in_the_decisions_order():
@@ -578,6 +578,19 @@ def test_each_event_gets_one_verdict_in_the_decisions_order():
     assert verdict([502, 0]) is verdict([502, 0, 502], max_attempts=4) is Reason.CANDIDATE
     assert verdict([502, 0, 502]) is Reason.EXHAUSTED
     assert verdict([502], ago=3 * 24 * 60, followed=True) is Reason.FORGOTTEN
+    # Followed, but a redelivery since may lie beyond the failure pages that were cut short: not asked for.
+    assert verdict([502], followed=True, failures_from=10**18) is Reason.UNSURE
+    assert verdict([502], followed=False, failures_from=10**18) is Reason.CANDIDATE
+
+
+def test_the_failure_list_reads_back_to_the_newest_attempt_of_each_followed_event():
+    h = History()
+    g = h.guid()
+    old = h.attempt(g, 502, ago=300)
+    settings = make_settings()
+    state = State(followed=(old, h.attempt(g, 502, ago=250, redelivery=True)))
+    assert planner.failure_reading(settings, NOW, 0, state).stop_at == NOW - 250 * MINUTE
+    assert planner.failure_reading(settings, NOW, 0, State()).stop_at == NOW - settings.sweep_window_minutes * MINUTE
 
 
 def test_the_counts_leave_out_an_unseen_refusal_since_nothing_would_come_again_anyway():
@@ -587,7 +600,7 @@ def test_the_counts_leave_out_an_unseen_refusal_since_nothing_would_come_again_a
     verdicts = [Verdict(unseen_refusal, Reason.UNSEEN), Verdict(unseen_failure, Reason.UNSEEN)]
     assert not verdicts[0].counted and verdicts[1].counted
     assert planner.tally(verdicts) == {"candidates": 0, "forgotten": 0, "refused": 0, "ignored": 0, "exhausted": 0,
-                                       "unseen": 1, "passed": 0}
+                                       "unseen": 1, "passed": 0, "unsure": 0}
 
 
 # -- (c) choose the redeliveries ------------------------------------------------------------------------

@@ -60,7 +60,10 @@ The decision per counted event
     wait, followed, for a later run;
   - otherwise, or when GitHub is about to forget it (its first delivery nears GitHub's three days),
     or when the state has no room left to follow it: a `delivery:<guid>` entry of the control
-    repository's alarm, linked to the app's Advanced page.
+    repository's alarm, linked to the app's Advanced page;
+  - a followed event whose newest known attempt is older than the oldest failure that cut-short
+    failure pages reached may have a later attempt beyond them (the redelivery a run asked for, 4xx
+    or 5xx): it is followed on and asked for nothing until a run sees past it.
 
 No event is dropped because another one passed. Whether a newer event about the same thing makes a
 failed one stale is decided where it can be decided exactly: by the signal's own record, when the
@@ -244,6 +247,14 @@ class State:
     def followed_guids(self) -> frozenset[str]:
         return frozenset(a.guid for a in self.followed)
 
+    @property
+    def followed_reach(self) -> float | None:
+        """The oldest of the newest known attempts of the followed events: the lists must reach back to it."""
+        newest: dict[str, float] = {}
+        for a in self.followed:
+            newest[a.guid] = max(a.at, newest.get(a.guid, a.at))
+        return min(newest.values(), default=None)
+
     def encoded_size(self) -> int:
         """Bytes of the stored JSON (the store's own encoding), to keep well under DynamoDB's 400 KB."""
         return len(json.dumps(self.to_data(), separators=(",", ":"), sort_keys=True).encode())
@@ -343,9 +354,14 @@ def window_start(settings: Settings, now: float) -> float:
     return now - settings.sweep_window_minutes * 60
 
 
-def failure_reading(settings: Settings, now: float, calls_used: int) -> Reading:
-    """The failure list: `status=failure` back to the window's start, within the page cap and budget."""
+def failure_reading(settings: Settings, now: float, calls_used: int, state: State | None = None) -> Reading:
+    """The failure list: `status=failure` back to the window's start, or further back to the newest
+    known attempt of each event the state follows (a redelivery of it since then, failed or refused,
+    is on this list), within the page cap and budget."""
     start = window_start(settings, now)
+    reach = None if state is None else state.followed_reach
+    if reach is not None:
+        start = min(start, reach)
     pages = max(0, min(settings.sweep_failure_pages, settings.sweep_call_budget - calls_used))
     return Reading(list=FAILURES, status="failure", pages=pages, stop_at=start, wanted=start)
 
@@ -436,6 +452,7 @@ class Reason(StrEnum):
     CANDIDATE = "candidate"  # asked for again, as the room allows
     EXHAUSTED = "exhausted"  # used up its attempts: an entry
     FORGOTTEN = "forgotten"  # GitHub is about to forget it, still failing: an entry
+    UNSURE = "unsure"  # followed, but a later attempt may lie beyond the failure pages read: kept, not asked for
 
 
 @dataclass(frozen=True)
@@ -453,10 +470,11 @@ class Verdict:
 
 def judge(
     event: Event, *, start: float, counted_from: float, followed: frozenset[str], now: float, max_attempts: int,
-    acts_on: ActsOn,
+    acts_on: ActsOn, failures_from: float = -1,
 ) -> Verdict:
     """The decision for one event (see "The decision per counted event"); `counted_from` is `counted_from()`'s,
-    `followed` the guids the state follows past the window."""
+    `followed` the guids the state follows past the window, `failures_from` the oldest failure the
+    failure pages reached when they were cut short (-1: they reached as far as they meant to)."""
     first = event.first
     if event.passed:
         return Verdict(event, Reason.PASSED)
@@ -470,6 +488,10 @@ def judge(
         return Verdict(event, Reason.EXHAUSTED)
     if first.at <= now - GITHUB_RETENTION + RETENTION_MARGIN:
         return Verdict(event, Reason.FORGOTTEN)
+    if event.guid in followed and event.newest.id < failures_from:
+        # Its newest known attempt is older than the oldest failure the cut-short pages reached: a
+        # redelivery since (a 4xx, a 5xx) may lie beyond them. Followed on, asked for once it is seen.
+        return Verdict(event, Reason.UNSURE)
     return Verdict(event, Reason.CANDIDATE)
 
 
@@ -481,6 +503,7 @@ _COUNTS = {  # the plan's counts of the verdicts, by reason
     Reason.EXHAUSTED: "exhausted",
     Reason.UNSEEN: "unseen",
     Reason.PASSED: "passed",
+    Reason.UNSURE: "unsure",
 }
 
 
@@ -515,7 +538,8 @@ def follow(verdicts: Iterable[Verdict], cap: int, entries: Mapping[str, float]) 
     for a run with room), and those to be named whose entry the alarm does not hold yet (the change may
     not fit this run). The newest are kept when their attempts pass `cap`; the oldest ones there was no
     room for are returned, for the alarm to name at once (nothing is dropped silently)."""
-    pending = [v.event for v in verdicts if v.reason is Reason.CANDIDATE or (v.reason in NAMED and v.event.guid not in entries)]
+    pending = [v.event for v in verdicts
+               if v.reason in (Reason.CANDIDATE, Reason.UNSURE) or (v.reason in NAMED and v.event.guid not in entries)]
     waiting = sorted(pending, key=lambda e: e.first.id, reverse=True)
     kept: list[Event] = []
     size = 0
@@ -669,9 +693,10 @@ def plan_run(
 
     events = merge_attempts(state.remembered, state.followed, failures.items, outcomes.items)
     counted = counted_from(failures, state.horizon)
+    failures_from = min((a.id for a in failures.items), default=float("inf")) if failures.cut_short else -1
     verdicts = [
         judge(e, start=start, counted_from=counted, followed=state.followed_guids, now=now,
-              max_attempts=settings.sweep_max_attempts, acts_on=acts_on)
+              max_attempts=settings.sweep_max_attempts, acts_on=acts_on, failures_from=failures_from)
         for e in events
     ]
     candidates = [v.event for v in verdicts if v.reason is Reason.CANDIDATE]

@@ -117,7 +117,7 @@ def read_and_plan(
     and plan from what they returned, the state and the alarm's open `delivery:` entries. `calls_used()`
     is the run's calls so far (the clients' own counters: a page may take more than one call). Raises
     `ListNotServed` when GitHub does not serve a list."""
-    failure_reading = planner.failure_reading(settings, now, calls_used())
+    failure_reading = planner.failure_reading(settings, now, calls_used(), state)
     failures = read_list(fetch, failure_reading)
     all_reading = planner.all_reading(settings, state, now, calls_used())
     outcomes = read_list(fetch, all_reading) if all_reading.pages > 0 else None
