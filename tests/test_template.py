@@ -48,3 +48,47 @@ def test_a_guided_deploy_saves_its_answers_in_a_file_git_ignores():
     makefile = (ROOT / "Makefile").read_text()
     assert "deploy --config-file $(DEPLOY_CONFIG)" in makefile and "DEPLOY_CONFIG := samconfig.local.toml" in makefile
     assert "samconfig.local.toml" in (ROOT / ".gitignore").read_text().split()
+
+
+def alarms() -> dict:
+    return {name: r["Properties"] for name, r in template()["Resources"].items() if r["Type"] == "AWS::CloudWatch::Alarm"}
+
+
+def test_every_custom_metric_pager_publishes_feeds_an_alarm_and_every_alarm_reads_one_that_is_published():
+    import ast
+
+    from pager.observe import METRICS
+
+    custom = {props["MetricName"]: props for props in alarms().values() if props.get("Namespace") == "Pager"}
+    assert set(custom) == set(METRICS)
+    for props in custom.values():  # Powertools publishes under the dimension service=pager
+        assert props["Dimensions"] == [{"Name": "service", "Value": "pager"}]
+    # the dead man's switch: no run for an hour, no data at all, breaches
+    assert custom["SweepCompleted"]["TreatMissingData"] == "breaching" and custom["SweepCompleted"]["Period"] == 3600
+    # the code publishes each through `count`, by name, and nothing else through the metrics object
+    published = set()
+    for path in (ROOT / "layers" / "pager" / "pager").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "count" and node.args:
+                published.add(node.args[0].value)
+            assert not (isinstance(node, ast.Attribute) and node.attr == "add_metric" and path.name != "observe.py"), path
+    assert published == set(METRICS)
+
+
+def test_every_alarm_goes_to_the_topic_and_the_email_subscription_exists_only_when_an_address_is_given():
+    resources = template()["Resources"]
+    for name, props in alarms().items():
+        assert props["AlarmActions"] == [{"Ref": "AlarmTopic"}], name
+    subscription = resources["AlarmEmailSubscription"]
+    assert subscription["Condition"] == "HasAlarmEmail" and subscription["Properties"]["Protocol"] == "email"
+    assert template()["Parameters"]["AlarmEmail"]["Default"] == ""
+    assert resources["Dashboard"]["Type"] == "AWS::CloudWatch::Dashboard"
+    body = (ROOT / "template.yaml").read_text().split("\n  Dashboard:\n", 1)[1].split("\nOutputs:", 1)[0]
+    assert all(f"${{{name}.Arn}}" in body for name in alarms())  # the dashboard shows every alarm
+    import json
+    import re
+
+    document = body.split("- |\n", 1)[1].split("\n        - {}", 1)[0]
+    widgets = json.loads(re.sub(r"\$\{[A-Za-z0-9.:]+\}", "x", document))["widgets"]
+    assert {w["type"] for w in widgets} == {"alarm", "metric", "log"}
