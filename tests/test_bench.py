@@ -15,6 +15,8 @@ from collections import Counter
 import jwt
 import pytest
 
+from pager.observe import METRICS
+
 from pager.errors import Conflict
 from pager.signals import SUPERSEDED
 from pager.values import iso
@@ -326,6 +328,20 @@ def test_a_tiny_replay_sees_failures_of_every_fault_kind(replays):
     assert pager["handler_status"][200] > 0.9 * len(trace.events)
 
 
+def test_the_replay_counts_the_custom_metrics_published_now_and_by_the_code_before(replays):
+    trace, results = replays
+    published = results["pager"]["metrics"]
+    before, after = published["before"], published["after"]
+    assert {"Deliveries", "CallsUsed", "ReachGap list=all"} <= set(before["names"])
+    assert "SweepCompleted" in after["names"] and set(after["names"]) <= set(METRICS)
+    weeks = (trace.end + 3 * 3600 - trace.start) / (7 * 24 * 3600)
+    hours = (trace.end + 3 * 3600 - trace.start) / 3600
+    # now: SweepCompleted every hour a run completed, the rest only when not zero
+    assert after["metric_hours_per_week"] * weeks <= hours * len(after["names"])
+    assert after["metric_hours_per_week"] < before["metric_hours_per_week"] / 3
+    assert "metric" not in results["first"] and "metrics" not in results["script"]
+
+
 def test_every_failed_event_is_recovered_alarmed_superseded_ignored_or_lost_exactly_once(replays):
     _, results = replays
     for result in results.values():
@@ -382,6 +398,7 @@ def test_the_report_states_every_target_as_met_or_not_met(replays, cost, modules
     rows = [line for line in section.splitlines() if re.search(r"\| (met|\*\*not met\*\*|–) \|$", line)]
     assert len(rows) == len(report.targets(results, cost, None, modules, 50)) == 11
     assert "lost silently" in text and "Recovery after each fault" in text and "## A lean hot path" in text
+    assert "## Custom metrics published" in text and "| metric-hours per week |" in text
     assert "no failed event dropped as superseded by another thing" in section
     assert "no stale redelivery changed state" in section
     assert "| stale redeliveries that changed state / in all |" in text

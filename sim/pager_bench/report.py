@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from pager.values import iso
 
-from . import fleet
+from . import fleet, prices
 from .costs import BEFORE, HEAVY, NOT_FOR_IGNORED
 from .simulate import DESIGNS, DRAIN, SWEEP_EVERY
 
@@ -106,6 +106,30 @@ def _which(loaded: list[str], botocore: list[str] | None = None) -> str:
     if names == ["botocore"] and botocore == ["botocore"]:
         return "botocore only (its top-level package)"
     return text
+
+
+def metrics_section(add: Callable[[str], None], published: dict[str, Any] | None) -> None:
+    """Custom metrics published per week, measured in the same replay: what the code publishes now, and
+    what the code before the cut published (the same deliveries and runs, counted by its rules)."""
+    if not published:
+        return
+    add("## Custom metrics published")
+    add("")
+    add("CloudWatch bills a custom metric for each hour it gets data. Counted in the replay above for pager: "
+        "the (metric, hour) pairs its code published, and those the code before published for the same "
+        "deliveries and runs (a metric per delivery and per answer, six per sweep run, zeros included). "
+        f"At ${prices.CUSTOM_METRIC_MONTH:.2f} per metric-month prorated by the hour, free tier left out.")
+    add("")
+    add("| | before | now |")
+    add("|---|---:|---:|")
+    before, after = published["before"], published["after"]
+    add(f"| metrics | {len(before['names'])} | {len(after['names'])} |")
+    add(f"| metric-hours per week | {before['metric_hours_per_week']:,.0f} | {after['metric_hours_per_week']:,.0f} |")
+    add(f"| $ per week | {prices.metric_hours_cost(before['metric_hours_per_week']):.3f} | "
+        f"{prices.metric_hours_cost(after['metric_hours_per_week']):.3f} |")
+    add("")
+    add("Now: " + ", ".join(f"`{n}`" for n in after["names"]) + ". Before: " + ", ".join(f"`{n}`" for n in before["names"]) + ".")
+    add("")
 
 
 def report(trace: fleet.Trace, results: dict[str, dict[str, Any]], cost: dict[str, Any] | None,
@@ -213,6 +237,7 @@ def report(trace: fleet.Trace, results: dict[str, dict[str, Any]], cost: dict[st
                          + (f"; {', '.join(rest)}" if rest else ""))
         add(f"| {fault.label} | " + " | ".join(cells) + " |")
     add("")
+    metrics_section(add, results["pager"].get("metrics"))
     add("## Targets (pager)")
     add("")
     add("| target | measured | |")

@@ -178,6 +178,32 @@ def _end(faults: Faults, rule: Rule) -> None:
 # ------------------------------------------------------------------------------------ the replay
 
 
+# The custom metrics pager published before they were cut to what an alarm reads (the parent of commit
+# a7c4e0f): the webhook a metric per delivery and per outcome, the sweep six every run, zeros included.
+METRICS_BEFORE_PER_RUN = ("Redeliveries", "EntriesOpened", "EntriesClosed", "CallsUsed", "ReachGap list=failures",
+                          "ReachGap list=all")
+
+
+@contextlib.contextmanager
+def published_metrics(clock: Clock) -> Iterator[set[tuple[str, int]]]:
+    """The custom metrics pager publishes meanwhile, as (metric, hour on the virtual clock): CloudWatch
+    bills a metric for each hour it gets data."""
+    from pager.observe import metrics
+
+    seen: set[tuple[str, int]] = set()
+    add = metrics.add_metric
+
+    def recorded(*, name: str, unit: Any, value: float, **kwargs: Any) -> None:
+        seen.add((name, int(clock() // 3600)))
+        add(name=name, unit=unit, value=value, **kwargs)
+
+    metrics.add_metric = recorded  # type: ignore[method-assign]
+    try:
+        yield seen
+    finally:
+        del metrics.add_metric
+
+
 def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Replay the trace with one sweep design; returns the measures (see `pager_bench.measure`)."""
     from pager import bootstrap
@@ -205,6 +231,7 @@ def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN,
     webhook_services = make_services(settings, store, session, clock)
     sweep_services = make_services(settings, store, session, clock)
     handler_status: Counter[int] = Counter()
+    earlier: set[tuple[str, int]] = set()  # what the code before the cut published, from the same replay
     changed: defaultdict[str, list[bool]] = defaultdict(list)  # guid -> per attempt: did handling it change state
 
     def endpoint(guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> int:
@@ -216,6 +243,10 @@ def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN,
         changed[guid].append(effects(store, telegram, github) != before)
         status = int(answer.get("statusCode", 500))
         handler_status[status] += 1
+        hour = int(clock() // 3600)
+        earlier.add(("Deliveries", hour))
+        if status >= 400:
+            earlier.add(("DeliveriesFailed" if status >= 500 else "DeliveriesRefused", hour))
         if trace.no_answer(guid, attempt, clock()):
             raise TimeoutError(guid)  # the pager answered (and may have acted), GitHub did not wait for it
         return status
@@ -238,7 +269,7 @@ def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN,
     events = trace.events
     i = 0
     started = time.perf_counter()
-    with quiet():
+    with quiet(), published_metrics(clock) as after:
         for at, _, what, fault in schedule:
             while i < len(events) and events[i].at < at:
                 e = events[i]
@@ -256,6 +287,7 @@ def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN,
             else:
                 before = sweep_services.github.calls + sweep_services.telegram.calls
                 summary = sweep(sweep_services, now=at, run_id=f"{design}-{len(runs) + 1}")
+                earlier.update((name, int(at // 3600)) for name in METRICS_BEFORE_PER_RUN)
                 calls = sweep_services.github.calls + sweep_services.telegram.calls - before
                 alarmed |= open_delivery_entries(store, settings.control_repository, clock())
                 runs.append({"at": at, "calls": calls, "redeliveries": summary.get("redeliveries", 0),
@@ -270,6 +302,13 @@ def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN,
     result = measure(trace, github.log, store, runs, alarmed | open_at_end, changed=changed, sweep_keys=sweep_keys,
                      budget=settings.sweep_call_budget)
     result["counts"]["alarm_open_at_end"] = len(open_at_end)
+    if design == "pager":
+        earlier |= {(name, hour) for name, hour in after if name == "DeliveriesRefusedUpstream"}  # published alike before
+        weeks = (trace.end + drain - trace.start) / (7 * 24 * 3600)
+        result["metrics"] = {
+            when: {"names": sorted({name for name, _ in hours}), "metric_hours_per_week": len(hours) / weeks}
+            for when, hours in (("before", earlier), ("after", after))
+        }
     result.update(design=design, call_budget=settings.sweep_call_budget, handler_status=dict(handler_status),
                   seconds=time.perf_counter() - started, chat_messages=len(telegram.messages),
                   dispatches=len(github.dispatches))
