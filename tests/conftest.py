@@ -169,16 +169,33 @@ class Sweeps:
         self.runs += 1
         run_id = run_id or f"run-{self.runs}"
         if self.handler is None:
-            summary = run_sweep(self.services, now=self.now, run_id=run_id)
+            summary = run_sweep(self.services, now=self.now, run_id=run_id, event_id=run_id)
         else:
-            bootstrap.use(self.services)
-            try:
-                summary = self.handler(scheduled_event(run_id, self.now), LambdaContext("SweepFunction", 170, run_id))
-            finally:
-                bootstrap.use(None)
+            summary = self._invoke(scheduled_event(run_id, self.now), run_id)
         self.now += 20
         self.github.deliver_pending()
         return summary
+
+    def check(self) -> dict[str, Any]:
+        """One run of the every-minute recovery check; GitHub then carries out what it was asked for."""
+        from pager.sweep.recovery import CHECK_EVENT, check
+
+        self.runs += 1
+        run_id = f"check-{self.runs}"
+        if self.handler is None:
+            summary = check(self.services, now=self.now, run_id=run_id, seconds=150.0)
+        else:
+            summary = self._invoke(dict(CHECK_EVENT), run_id)
+        self.now += 20
+        self.github.deliver_pending()
+        return summary
+
+    def _invoke(self, event: dict[str, Any], run_id: str) -> dict[str, Any]:
+        bootstrap.use(self.services)
+        try:
+            return self.handler(event, LambdaContext("SweepFunction", 170, run_id))
+        finally:
+            bootstrap.use(None)
 
     def advance(self, minutes: float) -> None:
         self.world.advance(minutes)

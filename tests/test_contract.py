@@ -381,6 +381,8 @@ def traffic(private_key_pem) -> World:
     telegram = world.services.telegram
     telegram.send_message(CHAT_ID, "<b>quiet</b> &amp; threaded", thread_id=7, buttons=[[("A", "a" * 64)]], notify=False)
     telegram.answer_callback("cb-long", "x" * 300)
+    telegram.get_me()  # the recovery check's probe
+    client.probe(CONTROL)
     return world
 
 

@@ -68,9 +68,9 @@ def test_the_list_refused_with_401_on_two_runs_opens_one_entry_naming_the_cause_
 
 def test_a_duplicate_invocation_of_a_run_github_did_not_serve_counts_once(sweeps):
     sweeps.github.fail(r"^GET /app/hook/deliveries$", 503, count=10**6)
-    sweeps.sweep()
+    sweeps.sweep(run_id="scheduled-1")
     sweeps.now += 30  # EventBridge invokes the same run twice
-    assert sweeps.sweep()["outcome"].startswith("skipped")
+    assert sweeps.sweep(run_id="scheduled-1")["outcome"].startswith("skipped: a duplicate invocation")
     assert sweeps.store.load(STATE_KEY).data["health"]["unserved"] == 1 and sweeps.telegram.chat() == []
     sweeps.advance(15)
     sweeps.sweep()

@@ -600,7 +600,7 @@ def test_the_counts_leave_out_an_unseen_refusal_since_nothing_would_come_again_a
     verdicts = [Verdict(unseen_refusal, Reason.UNSEEN), Verdict(unseen_failure, Reason.UNSEEN)]
     assert not verdicts[0].counted and verdicts[1].counted
     assert planner.tally(verdicts) == {"candidates": 0, "forgotten": 0, "refused": 0, "ignored": 0, "exhausted": 0,
-                                       "unseen": 1, "passed": 0, "unsure": 0}
+                                       "unseen": 1, "passed": 0, "unsure": 0, "awaiting": 0}
 
 
 # -- (c) choose the redeliveries ------------------------------------------------------------------------

@@ -125,19 +125,35 @@ def test_a_busy_day_logs_a_reach_gap_for_the_every_outcome_list_while_every_5xx_
     assert summary["calls_used"] == 1 + 20 + len(failed) <= 50
 
 
-def test_overlapping_runs_never_both_redeliver(world):
+def test_a_run_moments_after_another_never_asks_again_for_what_it_asked_and_a_duplicate_invocation_steps_aside(world):
     world.answer = lambda guid, redelivery: 502
-    world.deliver("issue_comment", "created", 10)
+    guid = world.deliver("issue_comment", "created", 10)
     world.answer = lambda guid, redelivery: 200
     world.advance(5)
-    first = run_sweep(world.services, now=world.now, run_id="a")
-    calls = world.services.github.calls
+    first = run_sweep(world.services, now=world.now, run_id="a", event_id="scheduled-1")
+    # A deliberate run a second later (the recovery check's): GitHub has not listed the attempt yet.
     second = run_sweep(world.services, now=world.now + 1, run_id="b")
-    assert first["redeliveries"] == 1
-    assert second["outcome"].startswith("skipped: a run saved the state") and world.services.github.calls == calls
+    assert first["redeliveries"] == 1 and second["redeliveries"] == 0 and second["decisions"]["awaiting"] == 1
+    calls = world.services.github.calls
+    duplicate = run_sweep(world.services, now=world.now + 2, run_id="c", event_id="scheduled-1")  # EventBridge, twice
+    assert duplicate["outcome"].startswith("skipped: a duplicate invocation") and world.services.github.calls == calls
     world.github.deliver_pending()
     world.advance(15)
-    assert world.sweep()["outcome"] == "done"
+    assert world.sweep()["outcome"] == "done" and [a["status_code"] for a in world.attempts(guid)] == [502, 200]
+
+
+def test_a_redelivery_github_never_carried_out_is_asked_for_again_after_ten_minutes(world):
+    world.answer = lambda guid, redelivery: 502
+    guid = world.deliver("issue_comment", "created", 10)
+    world.advance(1)
+    assert run_sweep(world.services, now=world.now, run_id="a")["redeliveries"] == 1
+    world.github.pending.clear()  # GitHub accepted it (202) and then lost it
+    world.advance(5)
+    assert run_sweep(world.services, now=world.now, run_id="b")["decisions"]["awaiting"] == 1
+    world.advance(6)
+    assert run_sweep(world.services, now=world.now, run_id="c")["redeliveries"] == 1
+    world.github.deliver_pending()
+    assert len(world.attempts(guid)) == 2
 
 
 def test_a_telegram_failure_of_the_alarm_stops_no_redelivery_and_the_change_waits_for_the_next_run(world):
@@ -213,7 +229,8 @@ def test_a_list_github_does_not_serve_ends_the_run_before_any_redelivery_and_kee
     assert not any(r.path.endswith("/attempts") for r in world.github.requests)
     kept = world.store.load(STATE_KEY).data
     assert kept["health"]["unserved"] == 1  # counted, for the alarm to say so from the second run in a row
-    assert {k: v for k, v in kept.items() if k not in ("health", "ran_at")} == {k: v for k, v in saved.data.items() if k != "ran_at"}
+    assert {k: v for k, v in kept.items() if k not in ("health", "ran_at", "last_event")} == \
+        {k: v for k, v in saved.data.items() if k not in ("ran_at", "last_event")}
 
 
 def test_the_state_is_saved_only_on_the_version_the_run_read(world):

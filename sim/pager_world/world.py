@@ -255,8 +255,10 @@ class World:
     # -- looking
 
     def snapshot(self, *, presses: bool = True) -> dict[str, Any]:
-        """What a maintainer and the table would show: records, the chat, dispatches, merges."""
-        dump = self.store.dump()
+        """What a maintainer and the table would show: records, the chat, dispatches, merges. Not the
+        note that a service failed (`recovery`, pager.sweep.recovery): it records the failure itself,
+        which an undisturbed run has not had, and the recovery check clears it."""
+        dump = {k: v for k, v in self.store.dump().items() if k != "recovery"}
         if not presses:
             dump = {k: v for k, v in dump.items() if not k.startswith("press#")}
         return {

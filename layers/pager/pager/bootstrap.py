@@ -170,7 +170,14 @@ def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     run_id = getattr(context, "aws_request_id", None) or str((event or {}).get("id") or uuid.uuid4())
     try:
         built = services()
-        return run_sweep(built, now=built.now(), run_id=run_id, seconds=_seconds_left(context, ceiling=150.0))
+        seconds = _seconds_left(context, ceiling=150.0)
+        if (event or {}).get("pager") == "recovery-check":  # the every-minute schedule
+            from .sweep.recovery import check
+
+            return check(built, now=built.now(), run_id=run_id, seconds=seconds)
+        event_id = (event or {}).get("id")
+        return run_sweep(built, now=built.now(), run_id=run_id, seconds=seconds,
+                         event_id=str(event_id) if event_id else None)
     except ConfigError as exc:
         logger.error("configuration", extra={"error": str(exc)})
         raise

@@ -144,6 +144,11 @@ class GitHub:
         self._installations[key] = installation_id
         return installation_id
 
+    def probe(self, repo: str) -> None:
+        """Whether GitHub answers the app on the repositories' API: its installation on `repo`, read anew
+        (a read on the API the handlers use; raises as any call does)."""
+        self._request("GET", f"/repos/{repo}/installation", step="github probe", auth="jwt")
+
     # -- the app's webhook deliveries (JWT) ---------------------------------------------------------
 
     def list_deliveries(

@@ -114,6 +114,11 @@ class Telegram:
             payload["text"] = text if len(text) <= MAX_CALLBACK_TEXT else text[: MAX_CALLBACK_TEXT - 1] + ELLIPSIS
         self._call("answerCallbackQuery", payload)
 
+    def get_me(self) -> dict[str, Any]:
+        """The bot as Telegram knows it (getMe): the cheapest call that tells Telegram answers."""
+        result = self._call("getMe", {})
+        return result if isinstance(result, dict) else {}
+
     # -- transport ------------------------------------------------------------------------------------
 
     def _call(self, method: str, payload: dict[str, Any]) -> Any:

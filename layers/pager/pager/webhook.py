@@ -58,6 +58,9 @@ def handle_github(
                 deadline.check(handler.__module__.rsplit(".", 1)[-1] + "." + handler.__name__)
                 outcomes.append(handler(delivery, services))
     except Transient as exc:
+        from .sweep.recovery import note_failure
+
+        note_failure(services, exc)  # the recovery check sweeps as soon as the service answers again
         return _answer(500, {"error": str(exc)}, line, "failed", started, monotonic, reason=str(exc), error=type(exc).__name__)
     except Permanent as exc:
         # A refusal that no retry can fix: another delivery would be refused the same way. Answered

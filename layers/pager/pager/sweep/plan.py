@@ -127,6 +127,7 @@ CURSOR_OVERLAP_SECONDS = 30  # the every-outcome list reads this far past the cu
 GITHUB_RETENTION = 3 * 24 * 3600  # GitHub lists deliveries for three days
 RETENTION_MARGIN = 2 * 3600  # an event this close to GitHub's three days is named rather than asked for again
 STATE_VERSION = 2
+ASK_MEMORY_SECONDS = 600  # a redelivery asked for and not listed by then is asked for again
 ENTRY_PREFIX = "delivery:"
 _NAME_MAX = 40  # event and action names are cut to this, to bound the state's size
 
@@ -213,6 +214,8 @@ class State:
     alarm_due: bool = False  # a change of the alarm did not happen: apply it again and render
     ran_at: float | None = None
     health: Mapping[str, Any] = field(default_factory=dict)  # pager's own health (sweep.health), carried as is
+    asked: tuple[tuple[str, float], ...] = ()  # (guid, when) of the redeliveries asked for in the last ASK_MEMORY_SECONDS
+    last_event: str | None = None  # the id of the scheduled event whose run saved the state (a duplicate steps aside)
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -224,6 +227,8 @@ class State:
             "followed": [a.encode() for a in sorted(self.followed, key=lambda a: a.id)],
             "alarm_due": self.alarm_due,
             **({"health": dict(self.health)} if self.health else {}),
+            **({"asked": [[g, int(at)] for g, at in self.asked]} if self.asked else {}),
+            **({"last_event": self.last_event} if self.last_event else {}),
         }
 
     @classmethod
@@ -241,6 +246,8 @@ class State:
             alarm_due=bool(data.get("alarm_due")),
             ran_at=data.get("ran_at"),
             health=data["health"] if isinstance(data.get("health"), Mapping) else {},
+            asked=tuple((str(g), float(at)) for g, at in data.get("asked", ())),
+            last_event=data.get("last_event"),
         )
 
     @property
@@ -453,6 +460,7 @@ class Reason(StrEnum):
     EXHAUSTED = "exhausted"  # used up its attempts: an entry
     FORGOTTEN = "forgotten"  # GitHub is about to forget it, still failing: an entry
     UNSURE = "unsure"  # followed, but a later attempt may lie beyond the failure pages read: kept, not asked for
+    AWAITING = "awaiting"  # asked for moments ago and GitHub lists no newer attempt yet: kept, not asked for again
 
 
 @dataclass(frozen=True)
@@ -470,7 +478,7 @@ class Verdict:
 
 def judge(
     event: Event, *, start: float, counted_from: float, followed: frozenset[str], now: float, max_attempts: int,
-    acts_on: ActsOn, failures_from: float = -1,
+    acts_on: ActsOn, failures_from: float = -1, asked: Mapping[str, float] | None = None,
 ) -> Verdict:
     """The decision for one event (see "The decision per counted event"); `counted_from` is `counted_from()`'s,
     `followed` the guids the state follows past the window, `failures_from` the oldest failure the
@@ -488,6 +496,10 @@ def judge(
         return Verdict(event, Reason.EXHAUSTED)
     if first.at <= now - GITHUB_RETENTION + RETENTION_MARGIN:
         return Verdict(event, Reason.FORGOTTEN)
+    if (asked or {}).get(event.guid, -1.0) >= event.newest.at:
+        # A run moments ago asked for it; its attempt is not listed yet (GitHub delivers within seconds,
+        # and lists the attempt once it has an answer). Asking again would spend an attempt twice.
+        return Verdict(event, Reason.AWAITING)
     if event.guid in followed and event.newest.id < failures_from:
         # Its newest known attempt is older than the oldest failure the cut-short pages reached: a
         # redelivery since (a 4xx, a 5xx) may lie beyond them. Followed on, asked for once it is seen.
@@ -504,6 +516,7 @@ _COUNTS = {  # the plan's counts of the verdicts, by reason
     Reason.UNSEEN: "unseen",
     Reason.PASSED: "passed",
     Reason.UNSURE: "unsure",
+    Reason.AWAITING: "awaiting",
 }
 
 
@@ -539,7 +552,7 @@ def follow(verdicts: Iterable[Verdict], cap: int, entries: Mapping[str, float]) 
     not fit this run). The newest are kept when their attempts pass `cap`; the oldest ones there was no
     room for are returned, for the alarm to name at once (nothing is dropped silently)."""
     pending = [v.event for v in verdicts
-               if v.reason in (Reason.CANDIDATE, Reason.UNSURE) or (v.reason in NAMED and v.event.guid not in entries)]
+               if v.reason in (Reason.CANDIDATE, Reason.UNSURE, Reason.AWAITING) or (v.reason in NAMED and v.event.guid not in entries)]
     waiting = sorted(pending, key=lambda e: e.first.id, reverse=True)
     kept: list[Event] = []
     size = 0
@@ -640,6 +653,7 @@ def next_state(
     alarm_due: bool,
     acts_on: ActsOn,
     limits: Limits,
+    asked: Iterable[str] = (),
 ) -> State:
     """What the next runs need: the no answers and passed redeliveries of the window of events a handler
     acts on (within its cap: what the cap drops moves the horizon up), every attempt of the followed
@@ -657,7 +671,13 @@ def next_state(
         alarm_due=alarm_due,
         ran_at=now,
         health=state.health,
+        asked=tuple(sorted({**dict(_recent_asks(state, now)), **{guid: now for guid in asked}}.items())),
+        last_event=state.last_event,
     )
+
+
+def _recent_asks(state: State, now: float) -> dict[str, float]:
+    return {guid: at for guid, at in state.asked if 0 <= now - at < ASK_MEMORY_SECONDS}
 
 
 # -- the run's plan ---------------------------------------------------------------------------------------
@@ -676,6 +696,7 @@ def plan_run(
     calls_used: int,
     limits: Limits = LIMITS,
     acts_on: ActsOn = lambda event, action: True,
+    hold: bool = False,
 ) -> Plan:
     """The run's plan from what both lists returned (`outcomes` None: no room for a page of the
     every-outcome list), the remembered state, the `delivery:` entries open in the alarm (guid -> the
@@ -683,7 +704,10 @@ def plan_run(
 
     `acts_on(event, action)` says whether the pager has a handler for an event: one it only answers
     "ignored" is never asked for again (its redelivery could change nothing) and never remembered, so
-    that the redeliveries of a run and the state's room go to the events that page."""
+    that the redeliveries of a run and the state's room go to the events that page.
+
+    `hold`: a service the handlers need is still failing (pager.sweep.recovery): ask for nothing, so
+    that no attempt is spent while it would fail again; the candidates stay followed."""
     start = window_start(settings, now)
     gaps = tuple(g for g in (_gap(failure_reading, failures), None if outcomes is None else _gap(all_reading, outcomes)) if g)
     if outcomes is None:
@@ -696,16 +720,18 @@ def plan_run(
     failures_from = min((a.id for a in failures.items), default=float("inf")) if failures.cut_short else -1
     verdicts = [
         judge(e, start=start, counted_from=counted, followed=state.followed_guids, now=now,
-              max_attempts=settings.sweep_max_attempts, acts_on=acts_on, failures_from=failures_from)
+              max_attempts=settings.sweep_max_attempts, acts_on=acts_on, failures_from=failures_from,
+              asked=_recent_asks(state, now))
         for e in events
     ]
     candidates = [v.event for v in verdicts if v.reason is Reason.CANDIDATE]
-    redeliver = choose_redeliveries(candidates, settings=settings, calls_used=calls_used)
+    redeliver = () if hold else choose_redeliveries(candidates, settings=settings, calls_used=calls_used)
     followed, unfollowed = follow(verdicts, limits.followed, entries)
     opened, closed = reconcile_entries(entries, verdicts, unfollowed, now=now, url=settings.advanced_page)
     kept = next_state(
         state, events=events, followed=followed, read=outcomes.items, start=start, now=now,
         alarm_due=bool(opened or closed or state.alarm_due), acts_on=acts_on, limits=limits,
+        asked=(r.guid for r in redeliver),
     )
     memory_gap = () if kept.horizon is None else (ReachGap(MEMORY, kept.horizon[1], start, 0),)
     past_window = sum(1 for e in followed if e.first.at < start)
@@ -715,6 +741,6 @@ def plan_run(
         closed=closed,
         state=kept,
         gaps=gaps + memory_gap,
-        counts={**tally(verdicts), "deferred": len(candidates) - len(redeliver), "followed_past_window": past_window,
-                "unfollowed": len(unfollowed)},
+        counts={**tally(verdicts), "deferred": 0 if hold else len(candidates) - len(redeliver),
+                "held": len(candidates) if hold else 0, "followed_past_window": past_window, "unfollowed": len(unfollowed)},
     )

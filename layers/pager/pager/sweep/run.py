@@ -1,8 +1,10 @@
 """The sweep's shell: read both lists, let the planner decide, commit the plan, carry it out.
 
 A run (SPEC §7, the decision as amended):
-1. load the state (`sweep#state`); a run that finds it saved less than `RUN_SPACING_SECONDS` ago
-   steps aside before any call: another run (EventBridge may invoke twice) has just done this work;
+1. load the state (`sweep#state`); a duplicate invocation of the scheduled event whose run saved it
+   (EventBridge may invoke twice; its `id` tells) steps aside before any call. While something a
+   handler failed on still waits for its service (pager.sweep.recovery) and a probe says the service
+   still fails, the run asks GitHub for nothing (`hold`);
 2. read the failure list, then, within what the budget leaves, the every-outcome list (one app JWT
    for every call: the GitHub client signs it once and reuses it), and plan (`read_and_plan`, which
    the property tests run on a simulated GitHub);
@@ -17,14 +19,14 @@ A run (SPEC §7, the decision as amended):
    and once more when the alarm changes (besides the alarm's own records);
 6. log one summary line, one "reach gap" line per list that fell short, and the EMF metrics.
 
-So the state item is also the lease: its version orders overlapping runs, its `ran_at` keeps a
-duplicate invocation that comes after a run from asking again for what that run just asked for,
-before GitHub lists the new attempts. Committing before acting is safe because the state records
-nothing of the redeliveries themselves: GitHub's list counts the attempts, so a run that dies after
-its commit leaves its events to the next run, which finds them as failed as before.
+So the state item is also the lease: its version orders overlapping runs, and its `asked` (the
+redeliveries asked for in the last ten minutes) keeps a run that comes moments after another (the
+recovery check's, a minute apart) from asking again for what that run asked for before GitHub lists
+the new attempts. Committing before acting is safe because GitHub's list counts the attempts: a run
+that dies after its commit leaves its events to the next run once the ten minutes pass.
 
 A list that GitHub does not serve (5xx, rate limit, refusal) ends the run before any redelivery: the
-state is left as it was, so the next run reads back as far.
+state is left as it was, only counting the run for pager's own health, so the next run reads back as far.
 
 The run keeps a deadline (`RUN_SECONDS`, inside the function's 180 s timeout): past it the clients start
 no new call, so a slow GitHub ends the run early but still lets it save the state and log its summary.
@@ -45,10 +47,10 @@ from ..signals import acts_on, release
 from ..signals.alarm import OWN_PREFIX, delivery_times, entries_now, record_entries, render_now
 from . import health as own
 from . import plan as planner
+from . import recovery
 from .plan import ActsOn, Limits, ListRead, Plan, Reading, State
 
 STATE_KEY = "sweep#state"
-RUN_SPACING_SECONDS = 300  # a third of the 15 minutes between scheduled runs
 PER_PAGE = 100
 RUN_SECONDS = 150.0
 
@@ -112,6 +114,7 @@ def read_and_plan(
     calls_used: Callable[[], int],
     acts_on: ActsOn,
     limits: Limits = planner.LIMITS,
+    hold: bool = False,
 ) -> Planned:
     """Read the failure list, then, within what the budget leaves, the every-outcome list, through `fetch`,
     and plan from what they returned, the state and the alarm's open `delivery:` entries. `calls_used()`
@@ -133,6 +136,7 @@ def read_and_plan(
         calls_used=calls_used(),
         limits=limits,
         acts_on=acts_on,
+        hold=hold,
     )
     return Planned(failures, outcomes, plan)
 
@@ -155,15 +159,28 @@ def run_sweep(
     now: float,
     run_id: str,
     seconds: float = RUN_SECONDS,
+    event_id: str | None = None,
+    probed: tuple[Any, recovery.Waiting] | None = None,
 ) -> dict[str, Any]:
     """One run of the sweep; returns its summary (also logged as the "sweep run" line).
 
-    `seconds` bounds the run's calls (see the module's docstring)."""
+    `seconds` bounds the run's calls (see the module's docstring); `event_id` is the scheduled event's
+    id (a duplicate invocation of it steps aside); `probed` the recovery record whose services the
+    recovery check found answering just now (pager.sweep.recovery)."""
     with deadline.within(seconds):
-        return _run(services, now=now, run_id=run_id)
+        return _run(services, now=now, run_id=run_id, event_id=event_id, probed=probed)
 
 
-def _run(services: Services, *, now: float, run_id: str) -> dict[str, Any]:
+def _held(services: Services, probed: tuple[Any, recovery.Waiting] | None) -> tuple[Any, recovery.Waiting | None, str | None]:
+    """The recovery record, what waits, and the service still failing (then the run asks for nothing)."""
+    if probed is not None:
+        return probed[0], probed[1], None
+    record, waiting = recovery.load(services)
+    return record, waiting, None if waiting is None else recovery.probe(services, waiting)
+
+
+def _run(services: Services, *, now: float, run_id: str, event_id: str | None,
+         probed: tuple[Any, recovery.Waiting] | None) -> dict[str, Any]:
     settings = services.settings
     calls = _Calls(services)
     summary: dict[str, Any] = {"run_id": run_id, "call_budget": settings.sweep_call_budget}
@@ -175,10 +192,26 @@ def _run(services: Services, *, now: float, run_id: str) -> dict[str, Any]:
         # Never stay stuck on an item that cannot be read: start afresh, like a first run.
         logger.error("sweep state unreadable, starting afresh", extra={"run_id": run_id, "error": type(exc).__name__})
         state = State()
-    if state.ran_at is not None and 0 <= now - state.ran_at < RUN_SPACING_SECONDS:
-        summary.update(outcome=f"skipped: a run saved the state {int(now - state.ran_at)} s ago", calls_used=calls.used)
+    if event_id is not None and event_id == state.last_event:
+        summary.update(outcome="skipped: a duplicate invocation of the run that saved the state", calls_used=calls.used)
         logger.info("sweep run", extra=summary)
         return summary
+    waiting_record, waiting, failing = _held(services, probed)
+    _sweep(services, summary, calls, now=now, run_id=run_id, event_id=event_id, record=record, state=state, hold=failing is not None)
+    if failing is not None:
+        summary.update(recovery=f"held: {failing} still failing")
+    elif waiting is not None:
+        summary.update(recovery=recovery.settle_after_run(services, waiting_record, waiting, summary, now))
+    outcome = str(summary.get("outcome", ""))
+    level = logger.error if outcome.startswith("aborted") else logger.warning if outcome.startswith("skipped") else logger.info
+    level("sweep run", extra=summary)
+    return summary
+
+
+def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: float, run_id: str, event_id: str | None,
+           record: Any, state: State, hold: bool) -> None:
+    """Read, plan, commit and act; what happened goes into `summary`."""
+    settings = services.settings
     github = services.github
     releases = _check_releases(services, calls, run_id)
     health = own.Health.from_data(state.health)
@@ -196,21 +229,22 @@ def _run(services: Services, *, now: float, run_id: str) -> dict[str, Any]:
             now=now,
             calls_used=lambda: calls.used,
             acts_on=acts_on,
+            hold=hold,
         )
     except StoreUnavailable as exc:
         summary.update(outcome="aborted: the alarm's entries not read", error=str(exc), calls_used=calls.used)
-        logger.error("sweep run", extra=summary)
-        return summary
+        return
     except ListNotServed as exc:
         summary.update(outcome=f"aborted: {exc}", error=str(exc.error), calls_used=calls.used)
         if not isinstance(exc.error, DeadlineExceeded):  # the run's own deadline says nothing of GitHub
-            summary.update(health=_not_served(services, record, state, health, exc, shown, job, now, run_id))
-        logger.error("sweep run", extra=summary)
-        return summary
+            summary.update(health=_not_served(services, record, replace(state, last_event=event_id or state.last_event),
+                                              health, exc, shown, job, now, run_id))
+        return
 
     health = own.served(health, failures=read.failures.items, outcomes=read.outcomes.items if read.outcomes else (),
                         refusals=[(r.item, r.data) for r in refusals], job=job, now=now)
     plan = _with_own_entries(read.plan, health, job, shown, settings, now)
+    plan = replace(plan, state=replace(plan.state, last_event=event_id or state.last_event))
     for gap in plan.gaps:
         logger.warning("reach gap", extra={"run_id": run_id, **gap.to_log()})
     if plan.no_room:
@@ -229,9 +263,8 @@ def _run(services: Services, *, now: float, run_id: str) -> dict[str, Any]:
             state="not saved: another run wrote it first" if lost else f"not saved: {exc}",
             calls_used=calls.used,
         )
-        (logger.warning if lost else logger.error)("sweep run", extra=summary)
         count("ReachGaps", len(plan.gaps))
-        return summary
+        return
 
     asked, refused, failed = _redeliver(github, plan, run_id)
     again = _deliver_refused_again(services, job_record, job, health, asked, calls, run_id)
@@ -268,11 +301,9 @@ def _run(services: Services, *, now: float, run_id: str) -> dict[str, Any]:
         state=saved,
         state_bytes=new_state.encoded_size(),
     )
-    logger.info("sweep run", extra=summary)
     count("SweepCompleted")
     count("ReachGaps", len(plan.gaps))
     count("AlarmNotChanged", int(alarm.startswith("waiting: ") and alarm != "waiting: no call left"))
-    return summary
 
 
 def _with_own_entries(plan: Plan, health: own.Health, job: own.Job | None, shown: Mapping[str, Any], settings: Settings,

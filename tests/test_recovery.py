@@ -1,0 +1,157 @@
+"""Recovery that follows the outage (pager.sweep.recovery), through the sweep function's lambda_handler
+with its two schedules: the every-minute check and the 15-minute run, pager's real handlers answering
+GitHub's deliveries in the fake world.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pager.errors import DeadlineExceeded, GitHubUnavailable, StoreUnavailable, TelegramUnavailable, Uncertain
+from pager.sweep import recovery
+from pager.sweep.recovery import Waiting
+from pager_world.cases import issue_comment_by
+from pager_world.world import CONTROL
+
+
+@pytest.fixture
+def sweeps(make_sweeps):
+    world = make_sweeps(through_handler=True)
+    world.answer = None  # pager's own handlers answer every delivery
+    return world
+
+
+def comment(n: int) -> dict:
+    return issue_comment_by("alice", comment_id=9000 + n, number=200 + n)
+
+
+def shown(world) -> str:
+    return " ".join(m.text for m in world.telegram.chat())
+
+
+def recovery_writes(world) -> int:
+    return sum(1 for service, name in world.world.faults.log if service == "store" and name == f"save {recovery.WAITING_KEY}")
+
+
+def test_with_nothing_waiting_the_check_is_one_read_and_no_call(sweeps):
+    loads, calls = sweeps.store.loads, sweeps.services.calls
+    assert sweeps.check()["outcome"] == "nothing waits"
+    assert sweeps.store.loads - loads == 1 and sweeps.services.calls == calls
+
+
+def test_a_telegram_outage_spends_no_attempt_and_the_check_sweeps_within_a_minute_of_its_end(sweeps):
+    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    guids = [f"comment-{n}" for n in range(3)]
+    for n, guid in enumerate(guids):
+        assert sweeps.world.deliver("issue_comment", comment(n), guid=guid)[0] == 500
+        sweeps.advance(1)
+    assert recovery_writes(sweeps) == 1  # once per outage, not per delivery
+
+    for minute in range(45):  # the outage lasts: a check every minute, a scheduled run every 15
+        summary = sweeps.sweep() if minute % 15 == 14 else sweeps.check()
+        if minute % 15 == 14:
+            assert summary["recovery"] == "held: telegram still failing" and summary["redeliveries"] == 0
+            assert summary["decisions"]["held"] == 3
+        else:
+            assert summary["outcome"] == "waiting: telegram still failing"
+        sweeps.advance(1)
+    assert all(len(sweeps.attempts(g)) == 1 for g in guids)  # no attempt spent while it would fail again
+
+    sweeps.world.faults.rules.remove(outage)  # Telegram is back
+    summary = sweeps.check()
+    assert summary["redeliveries"] == 3 and summary["recovery"].startswith("recovered: waited")
+    assert [[a["status_code"] for a in sweeps.attempts(g)] for g in guids] == [[500, 200]] * 3
+    assert all(f"issuecomment-{9000 + n}" in shown(sweeps) for n in range(3))
+    sweeps.advance(1)
+    assert sweeps.check()["outcome"] == "nothing waits"
+
+
+def test_more_failed_events_than_a_run_may_ask_for_come_back_over_checks_a_minute_apart(sweeps):
+    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    for n in range(25):
+        sweeps.world.deliver("issue_comment", comment(n), guid=f"comment-{n}")
+    sweeps.advance(3)
+    sweeps.world.faults.rules.remove(outage)
+    runs = []
+    while True:
+        summary = sweeps.check()
+        runs.append(summary)
+        sweeps.advance(1)
+        if summary["outcome"] == "nothing waits" or len(runs) > 6:
+            break
+    assert [r.get("redeliveries") for r in runs] == [10, 10, 5, None]  # ten a run at most, a run a minute
+    assert [r.get("recovery", "")[:8] for r in runs[:3]] == ["waiting:", "waiting:", "recovere"]
+    assert all(r["calls_used"] <= r["call_budget"] for r in runs[:3])
+    assert all(f"issuecomment-{9000 + n}" in shown(sweeps) for n in range(25))
+
+
+def test_an_outage_of_three_hours_alarms_nothing_and_every_event_is_shown_within_minutes_of_its_end(sweeps):
+    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    for n in range(12):  # one every quarter hour, for three hours
+        sweeps.world.deliver("issue_comment", comment(n), guid=f"comment-{n}")
+        for minute in range(15):
+            if minute == 14:
+                sweeps.sweep()
+            else:
+                sweeps.check()
+            sweeps.advance(1)
+    sweeps.world.faults.rules.remove(outage)
+    ended = sweeps.now
+    while sweeps.check()["outcome"] != "nothing waits":
+        sweeps.advance(1)
+    assert sweeps.now - ended <= 4 * 60
+    assert all(f"issuecomment-{9000 + n}" in shown(sweeps) for n in range(12))
+    assert sweeps.entries() == {} and all(CONTROL not in m.text for m in sweeps.telegram.chat())
+
+
+def test_a_github_outage_is_probed_on_the_repositories_api(sweeps):
+    sweeps.github.fail(r"^(GET|POST) /(repos|app/installations)/", 502, count=10**9)
+    status, _ = sweeps.world.deliver("issue_comment", comment(1), guid="drafted")
+    assert status == 500  # the draft's dispatch failed
+    sweeps.advance(1)
+    assert sweeps.check()["outcome"] == "waiting: github still failing"
+    sweeps.github.heal()
+    sweeps.advance(1)
+    assert sweeps.check()["redeliveries"] == 1
+    assert [a["status_code"] for a in sweeps.attempts("drafted")] == [500, 200]
+
+
+def test_a_run_that_could_not_complete_has_the_check_wait_five_minutes(sweeps):
+    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    sweeps.world.deliver("issue_comment", comment(1))
+    sweeps.world.faults.rules.remove(outage)
+    sweeps.github.fail(r"^GET /app/hook/deliveries$", 503)
+    sweeps.advance(1)
+    failed = sweeps.check()
+    assert failed["outcome"].startswith("aborted") and failed["recovery"] == "waiting: the run did not complete"
+    for _ in range(3):
+        sweeps.advance(1)
+        assert sweeps.check()["outcome"] == "waiting: retry later"
+    sweeps.advance(2)
+    assert sweeps.check()["redeliveries"] == 1
+
+
+# -- the pure parts ---------------------------------------------------------------------------------------
+
+
+def test_a_failure_is_noted_once_per_service():
+    first = recovery.noted(None, "telegram", 100.0)
+    assert first == Waiting(("telegram",), 100.0)
+    assert recovery.noted(first, "telegram", 200.0) is None  # no write
+    assert recovery.noted(first, "github", 200.0) == Waiting(("github", "telegram"), 100.0)
+    assert Waiting.from_data(first.to_data()) == first and Waiting.from_data({"waiting": False}) is None
+
+
+@pytest.mark.parametrize(("error", "service"), [
+    (TelegramUnavailable("x"), "telegram"), (GitHubUnavailable("x"), "github"), (StoreUnavailable("x"), "store"),
+    (DeadlineExceeded("x"), "any"), (Uncertain("x"), "any")])
+def test_each_transient_failure_names_its_service(error, service):
+    assert recovery.service_of(error) == service
+
+
+def test_the_every_minute_schedule_sends_what_the_function_takes_for_a_check():
+    import json
+    from pathlib import Path
+
+    template = (Path(__file__).resolve().parents[1] / "template.yaml").read_text()
+    assert f"Input: '{json.dumps(recovery.CHECK_EVENT)}'" in template and "Schedule: rate(1 minute)" in template
