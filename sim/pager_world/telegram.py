@@ -18,7 +18,8 @@ As strict as the real Bot API (core.telegram.org/bots/api), rule by rule:
 - a bot removed from the chat gets 403 "Forbidden: bot was kicked from the supergroup chat";
 - answerCallbackQuery's `text` is 0 to 200 characters: longer is 400 "Bad Request: MESSAGE_TOO_LONG"
   (the limit is the method's; the description is what Telegram answers, as client libraries report);
-- a sent or edited message comes back as a Message: message_id, date, chat {id, type}, text.
+- a sent or edited message comes back as a Message: message_id, date, chat {id, type}, text;
+- getMe answers the bot as a User.
 
 Every request goes through the world's `Faults` first.
 """
@@ -124,6 +125,9 @@ class FakeTelegram:
         self.webhook: dict[str, Any] = {}
         self.kicked = False  # the bot was removed from the chat
         self.refused: list[tuple[str, str]] = []  # (method, description) of every call answered 4xx
+        self.bot: dict[str, Any] = {"id": 123456, "is_bot": True, "first_name": "pager", "username": "pager_test_bot",
+                                    "can_join_groups": True, "can_read_all_group_messages": False,
+                                    "supports_inline_queries": False}
         self._ids = itertools.count(100)
         self._lock = threading.RLock()
 
@@ -173,6 +177,8 @@ class FakeTelegram:
             if method == "setWebhook":
                 self.webhook = dict(params)
                 return _ok(True)
+            if method == "getMe":
+                return _ok(dict(self.bot))
         return 404, telegram_error(404, "Not Found")
 
     def _refusal(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
