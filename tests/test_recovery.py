@@ -155,3 +155,15 @@ def test_the_every_minute_schedule_sends_what_the_function_takes_for_a_check():
 
     template = (Path(__file__).resolve().parents[1] / "template.yaml").read_text()
     assert f"Input: '{json.dumps(recovery.CHECK_EVENT)}'" in template and "Schedule: rate(1 minute)" in template
+
+
+def test_six_hours_into_an_outage_the_runs_ask_again_as_before(sweeps):
+    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    sweeps.world.deliver("issue_comment", comment(1), guid="long")
+    sweeps.advance(15)
+    assert sweeps.sweep()["recovery"] == "held: telegram still failing"
+    sweeps.advance(6 * 60)
+    summary = sweeps.sweep()
+    assert summary["redeliveries"] == 1 and summary["recovery"] != "held: telegram still failing"
+    assert len(sweeps.attempts("long")) == 2
+    sweeps.world.faults.rules.remove(outage)

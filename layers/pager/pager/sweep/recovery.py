@@ -32,6 +32,7 @@ from ..store import Record
 
 WAITING_KEY = "recovery"
 RETRY_SECONDS = 300  # after a run that could not complete, the check waits this long before the next
+HOLD_LIMIT_SECONDS = 6 * 3600  # past this, a probe that still fails holds nothing: the runs ask as before
 CHECK_EVENT = {"pager": "recovery-check"}  # the input of the every-minute schedule (template.yaml)
 
 SERVICES = ("telegram", "github", "store")
@@ -92,7 +93,11 @@ def note_failure(services: Services, exc: Transient) -> None:
 
 def probe(services: Services, waiting: Waiting) -> str | None:
     """The first service still failing (one call each), None when all answer. A refusal is no outage:
-    it is left to the alarm (pager's own health), and holds nothing."""
+    it is left to the alarm (pager's own health), and holds nothing; nor does a probe six hours after
+    the outage began (should the probe's own call fail where the handlers' no longer do, the events
+    still come back, spending their attempts as they did before)."""
+    if services.now() - waiting.since > HOLD_LIMIT_SECONDS:
+        return None
     for service in waiting.services:
         try:
             if service == "telegram":
