@@ -207,11 +207,11 @@ class Demo:
         self.show_chat()
         self.github.heal()
         c.advance(10 * 60)
-        self.say("GitHub is healthy again; the maintainer redelivers the event from the app's Advanced page")
-        failed = [d for d in self.github.deliveries if d["event"] == "issue_comment"][-1]
-        self.github.pending.append(failed["guid"])
+        self.say("GitHub is healthy again; the maintainer presses ↻ on the alarm's entry")
+        again = next(b["text"] for m in self.telegram.chat() for row in m.buttons for b in row if b["text"].startswith("↻"))
+        self.press(again)
         for item in self.github.deliver_pending():
-            print(f"       GitHub → pager  {item['event']}.{item['action']} (redelivered by hand)  → {item['status_code']}",
+            print(f"       GitHub → pager  {item['event']}.{item['action']} (delivered again)  → {item['status_code']}",
                   file=self.out)
         c.advance(5 * 60)
         self.say("The next sweep sees the passing attempt and closes the entry")
