@@ -20,7 +20,7 @@ PYTHON313 := $(firstword $(foreach p,\
 	$(if $(shell $(p) -c 'import sys; print(sys.version_info[:2] == (3, 13))' 2>/dev/null | grep -x True),$(p))))
 endif
 
-.PHONY: test demo serve bench lint build deploy check-layer sam clean
+.PHONY: test demo serve bench lint build deploy check-layer sam clean setup doctor
 
 test: $(VENV)/.installed
 	$(PY) -m pytest
@@ -29,10 +29,19 @@ test: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(PY) -m pager_local.demo
 
-# Both endpoints on a local port (PORT, default 8080) and a sweep every 15 minutes; settings from
-# the environment or .env; DynamoDB embedded unless PAGER_TABLE and AWS credentials name a real one.
+# Both endpoints on a local port (PORT, default 8080), a sweep every 15 minutes and the recovery check
+# every minute; settings from the environment or .env; DynamoDB embedded unless PAGER_TABLE and AWS
+# credentials name a real one.
 serve: $(VENV)/.installed
 	$(PY) -m pager_local.serve
+
+# Register the GitHub App from a manifest, store the secrets, set Telegram's webhook (SETUP_ARGS,
+# e.g. --org acme or --local https://tunnel); then check a live deployment, check by check.
+setup: $(VENV)/.installed
+	$(VENV)/bin/pager setup $(SETUP_ARGS)
+
+doctor: $(VENV)/.installed
+	$(VENV)/bin/pager doctor $(DOCTOR_ARGS)
 
 # A busy fleet's week on a virtual clock through the real handlers and the real sweep, next to two
 # other sweeps, in the fake world of sim/pager_world; the handler's cost and table round trips, the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from pager_local.serve import read_dotenv
+from pager.admin.deployment import read_dotenv
 from pager_world.events import apigw_event
 
 

@@ -1,4 +1,5 @@
-"""`make serve`: pager's two endpoints on a local port and its sweep every 15 minutes.
+"""`make serve`: pager's two endpoints on a local port, its sweep every 15 minutes and its recovery check
+every minute.
 
 Settings come from the environment and a `.env` file (KEY=value lines; the environment wins), so it
 talks to the real GitHub and Telegram. DynamoDB is embedded (moto's server in this process) unless
@@ -18,28 +19,14 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+from pager.admin.deployment import read_dotenv
+from pager.sweep.recovery import CHECK_EVENT
 from pager_world.events import LambdaContext, scheduled_event
 
 from .local import PagerServer, embedded_dynamodb, load_handler
 
 SWEEP_SECONDS = 15 * 60
-
-
-def read_dotenv(path: Path) -> dict[str, str]:
-    """KEY=value lines; blank lines and # comments skipped; quotes around a value removed."""
-    values: dict[str, str] = {}
-    if not path.exists():
-        return values
-    for line in path.read_text().splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, value = line.split("=", 1)
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        values[key.strip().removeprefix("export ").strip()] = value.replace("\\n", "\n")
-    return values
+CHECK_SECONDS = 60
 
 
 def has_aws_credentials() -> bool:
@@ -65,11 +52,18 @@ def table() -> Iterator[None]:
 
 
 def sweep_forever(stop: threading.Event, every: float) -> None:
+    """The sweep function's two schedules: the run every `every` seconds, the recovery check each minute."""
     sweep = load_handler("sweep")
-    while not stop.wait(every):
+    last_run = time.time()
+    while not stop.wait(CHECK_SECONDS):
+        now = time.time()
+        scheduled = now - last_run >= every
+        event = scheduled_event(f"local-{int(now)}", now) if scheduled else dict(CHECK_EVENT)
+        last_run = now if scheduled else last_run
         try:
-            summary = sweep(scheduled_event(f"local-{int(time.time())}", time.time()), LambdaContext("SweepFunction", 300))
-            print(f"sweep: {summary}")
+            summary = sweep(event, LambdaContext("SweepFunction", 300))
+            if scheduled or summary.get("outcome") != "nothing waits":
+                print(f"sweep: {summary}")
         except Exception as exc:  # the next run reads back as far; say what happened and go on
             print(f"sweep failed: {type(exc).__name__}: {exc}")
 

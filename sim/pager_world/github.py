@@ -28,6 +28,27 @@ Every request goes through the world's `Faults` first. As strict as GitHub, each
   the head 409; a merge method the repository does not allow 405;
 - "Webhooks: List deliveries for an app webhook": newest first, `per_page` up to 100, `status`
   success (200-399) or failure (400-599), `cursor` from the Link header, 400/422 for a bad one.
+
+The app itself, as `pager setup` registers it and `pager doctor` reads it:
+
+- "Registering a GitHub App from a manifest": the browser posts a form field `manifest` (JSON) to
+  `/settings/apps/new` (an app of the signed-in user) or `/organizations/{org}/settings/apps/new`,
+  with `state` in the query; `url` and `hook_attributes.url` are required, a name already taken is
+  refused on the page; GitHub creates the app and redirects to the manifest's `redirect_url` with
+  `code` and the same `state` (`web`, the github.com side; the page where the person may edit the name
+  and presses "Create GitHub App" is played as pressed at once). `POST /app-manifests/{code}/conversions`
+  takes no credential, answers 201 with the app's id, slug, owner, `pem`, `webhook_secret`,
+  `client_id` and `client_secret` once, and 404 for a code used already or older than an hour;
+- "Apps: Get the authenticated app" (JWT): the app's `permissions` and `events`. GitHub's form keeps
+  event subscriptions only while the webhook is Active, so an app whose webhook is not active lists
+  none; "Webhooks: Get a webhook configuration for an app" (JWT): `url`, `content_type`,
+  `insecure_ssl`, and `secret` shown as `********` when one is set;
+- with the app's key known (`public_key`, set when an app is registered here), a JWT must be signed
+  by it: 401 "A JSON web token could not be decoded" otherwise;
+- "Apps: Get a repository installation": the installation with its account, `permissions` (what its
+  owner accepted: `installation_permissions`, else the app's), `events`, `html_url` (where its
+  repositories are chosen), `suspended_at`; "Installations: List repositories accessible to the app
+  installation" (installation token): `total_count` and the page of repositories.
 """
 
 from __future__ import annotations
@@ -38,10 +59,11 @@ import hashlib
 import itertools
 import json
 import re
+import secrets
 import threading
 from collections import defaultdict
 from typing import Any, Callable
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from pager.values import iso
 
@@ -49,6 +71,7 @@ from .faults import Faults, github_error
 from .http import HttpRequest, HttpResponse
 
 RETENTION = 3 * 86_400.0  # GitHub lists a delivery for three days
+MANIFEST_CODE_LIFETIME = 3600.0  # "Registering a GitHub App from a manifest": the code works within an hour
 
 Endpoint = Callable[[str, str, dict[str, Any], bool], int]  # (guid, event, payload, redelivery) -> status
 
@@ -83,6 +106,18 @@ class FakeGitHub:
         self.dispatches: list[dict[str, Any]] = []
         self.merges: list[dict[str, Any]] = []
         self.merge_refusal: tuple[int, str] | None = None  # the next merges answer this (status, message)
+        # the app itself: registered from a manifest (`register_app`), or, until then, one built from app_id
+        self.app: dict[str, Any] | None = None  # GET /app's answer, without `events` (see `hook`)
+        self.hook: dict[str, Any] = {"url": "", "content_type": "json", "insecure_ssl": "0", "secret": "", "active": True}
+        self.public_key: Any = None  # when set, an app JWT must be signed by this key
+        self.app_key: str | None = None  # the PEM the next app registered gets (None: a new RSA key)
+        self.user = "maintainer"  # the person signed in to github.com who registers an app
+        self.apps_registered: list[dict[str, Any]] = []  # every app registered here, in order
+        self.manifest_codes: dict[str, tuple[dict[str, Any], float]] = {}  # code -> (conversion answer, expires at)
+        self.conversions: list[dict[str, Any]] = []  # every conversion answered (the credentials handed out)
+        self.installation_permissions: dict[int, dict[str, str]] = {}  # installation -> what its owner accepted
+        self.suspended: set[int] = set()  # installations suspended by their owner
+        self._app_ids = itertools.count(900_001)
         self._ids = itertools.count(1_000_000)
         self._guids = itertools.count(1)
         self._tokens = itertools.count(1)
@@ -194,8 +229,13 @@ class FakeGitHub:
         path = request.path
         auth = request.headers.get("Authorization") or request.headers.get("authorization") or ""
         credential = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
-        if path.startswith("/app") or re.fullmatch(r"/repos/[^/]+/[^/]+/installation", path):
+        if re.fullmatch(r"/app-manifests/[^/]+/conversions", path):
+            return None  # "Create a GitHub App from a manifest" takes no credential: the code is one
+        if path == "/app" or path.startswith("/app/") or re.fullmatch(r"/repos/[^/]+/[^/]+/installation", path):
             return None if self._valid_jwt(credential) else _error(401, "A JSON web token could not be decoded")
+        if path.startswith("/installation/"):
+            installation, expires = self.tokens.get(credential, (None, 0.0))
+            return None if installation is not None and expires > self.clock() else _error(401, "Bad credentials")
         found = re.match(r"/repos/([^/]+/[^/]+)/", path)
         if found:
             installation, expires = self.tokens.get(credential, (None, 0.0))
@@ -212,6 +252,8 @@ class FakeGitHub:
         try:
             header, claims = (json.loads(base64.urlsafe_b64decode(p + "=" * (-len(p) % 4))) for p in parts[:2])
         except ValueError:
+            return False
+        if self.public_key is not None and not _signed_by(token, self.public_key):
             return False
         now = self.clock()
         return (
@@ -232,6 +274,9 @@ class FakeGitHub:
     # -- routes
 
     def _route(self, request: HttpRequest, path: str, method: str) -> HttpResponse:
+        app = self._route_app(request, path, method)
+        if app is not None:
+            return app
         if path == "/app/hook/deliveries" and method == "GET":
             return self._list(request)
         if (m := re.fullmatch(r"/app/hook/deliveries/(\d+)/attempts", path)) and method == "POST":
@@ -254,9 +299,23 @@ class FakeGitHub:
             return HttpResponse(200, dict(pull)) if pull else _error(404)
         return _error(404)
 
+    def _route_app(self, request: HttpRequest, path: str, method: str) -> HttpResponse | None:
+        """The routes of the app itself (its registration, settings and installation); None for another."""
+        if path == "/app" and method == "GET":
+            return HttpResponse(200, self._app())
+        if path == "/app/hook/config" and method == "GET":
+            return HttpResponse(200, self._hook_config())
+        if (m := re.fullmatch(r"/app-manifests/([^/]+)/conversions", path)) and method == "POST":
+            return self._conversion(m.group(1))
+        if path == "/installation/repositories" and method == "GET":
+            return self._installation_repositories(request)
+        return None
+
     def _installation(self, repository: str) -> HttpResponse:
         installation = self.installations.get(repository)
-        return HttpResponse(200, {"id": installation}) if installation is not None else _error(404)
+        if installation is None:
+            return _error(404)
+        return HttpResponse(200, self._installation_of(installation, repository.split("/")[0]))
 
     def _dispatch(self, repository: str, request: HttpRequest) -> HttpResponse:
         if len(request.body) > 64 * 1024:
@@ -349,7 +408,201 @@ class FakeGitHub:
             self.merges.append({"repository": repository, "number": number, **body})
         return HttpResponse(200, {"sha": sha, "merged": True, "message": "Pull Request successfully merged"})
 
+    # -- the app itself
+
+    def register_app(self, manifest: dict[str, Any], *, org: str | None = None, app_id: int | None = None,
+                     pem: str | None = None, webhook_secret: str | None = None) -> dict[str, Any]:
+        """Create the app a manifest describes, owned by `org` or else the signed-in user, and make it the
+        app this fake answers for; the conversion's answer (its credentials included)."""
+        owner = org or self.user
+        now = iso(self.clock())
+        number = app_id if app_id is not None else next(self._app_ids)
+        slug = _slug(str(manifest.get("name") or f"app-{number}"))
+        key = pem or self.app_key or _new_key()
+        hook = manifest.get("hook_attributes") or {}
+        app = {
+            "id": number,
+            "slug": slug,
+            "node_id": f"A_{number}",
+            "client_id": f"Iv1.{number:016x}",
+            "owner": _account(owner, "Organization" if org else "User"),
+            "name": str(manifest.get("name") or slug),
+            "description": manifest.get("description") or "",
+            "external_url": manifest.get("url") or "",
+            "html_url": f"https://github.com/apps/{slug}",
+            "created_at": now,
+            "updated_at": now,
+            "permissions": dict(manifest.get("default_permissions") or {}),
+            "events": list(manifest.get("default_events") or []),
+        }
+        secret = webhook_secret if webhook_secret is not None else secrets.token_hex(20)
+        with self._lock:
+            self.app = app
+            self.app_id = str(number)
+            self.public_key = _public_key(key)
+            self.hook = {"url": hook.get("url", ""), "content_type": "json", "insecure_ssl": "0", "secret": secret,
+                         "active": hook.get("active", True) is not False}
+            self.apps_registered.append(app)
+        return {**app, "client_secret": secrets.token_hex(20), "webhook_secret": secret, "pem": key}
+
+    def web(self, request: HttpRequest) -> HttpResponse:
+        """github.com in the browser: the manifest form's POST creates the app and redirects back with a code."""
+        parts = urlsplit(request.url)
+        org = re.fullmatch(r"/organizations/([^/]+)/settings/apps/new", parts.path)
+        if request.method != "POST" or not (parts.path == "/settings/apps/new" or org):
+            return HttpResponse(404, b"Not Found", {"content-type": "text/html"})
+        form = {k: v[-1] for k, v in parse_qs(request.body.decode()).items()}
+        try:
+            manifest = json.loads(form.get("manifest") or "")
+        except ValueError:
+            manifest = None
+        if not isinstance(manifest, dict):
+            return _page(400, "Invalid GitHub App configuration: the manifest is not JSON")
+        refusal = self._manifest_refusal(manifest)
+        if refusal:
+            return _page(422, refusal)
+        code = self.issue_code(self.register_app(manifest, org=org.group(1) if org else None))
+        query = {"code": code}
+        state = parse_qs(parts.query).get("state")
+        if state:
+            query["state"] = state[-1]
+        location = manifest["redirect_url"] + ("&" if "?" in manifest["redirect_url"] else "?") + urlencode(query)
+        return HttpResponse(302, b"", {"Location": location, "content-type": "text/html"})
+
+    def issue_code(self, answer: dict[str, Any]) -> str:
+        """A code for the redirect: it converts once into `answer`, within the hour."""
+        code = secrets.token_hex(10)
+        with self._lock:
+            self.manifest_codes[code] = (answer, self.clock() + MANIFEST_CODE_LIFETIME)
+        return code
+
+    def _manifest_refusal(self, manifest: dict[str, Any]) -> str:
+        """What GitHub's registration page says of a manifest it cannot register ("" when it can)."""
+        hook = manifest.get("hook_attributes")
+        if not isinstance(manifest.get("url"), str) or not manifest["url"]:
+            return "Homepage URL can't be blank"
+        if hook is not None and not (isinstance(hook, dict) and isinstance(hook.get("url"), str) and hook["url"]):
+            return "Webhook URL can't be blank"
+        if not isinstance(manifest.get("redirect_url"), str) or not manifest["redirect_url"]:
+            return "Redirect URL can't be blank"
+        if _slug(str(manifest.get("name") or "")) in {app["slug"] for app in self.apps_registered}:
+            return "Name is already in use"
+        return ""
+
+    def _conversion(self, code: str) -> HttpResponse:
+        with self._lock:
+            answer, expires = self.manifest_codes.pop(code, (None, 0.0))
+        if answer is None or expires <= self.clock():
+            return _error(404)
+        with self._lock:
+            self.conversions.append(dict(answer))
+        return HttpResponse(201, dict(answer))
+
+    def _app(self) -> dict[str, Any]:
+        app = self.app or {
+            "id": int(self.app_id or 1), "slug": f"app-{self.app_id or 1}", "node_id": "A_1", "client_id": "Iv1.1",
+            "owner": _account(self.user, "User"), "name": "pager", "description": "", "external_url": "",
+            "html_url": f"https://github.com/apps/app-{self.app_id or 1}", "created_at": iso(0), "updated_at": iso(0),
+            "permissions": {"metadata": "read"}, "events": [],
+        }
+        return {**app, "events": list(app["events"]) if self.hook.get("active") else []}
+
+    def _hook_config(self) -> dict[str, Any]:
+        config = {"url": self.hook["url"], "content_type": self.hook["content_type"], "insecure_ssl": self.hook["insecure_ssl"]}
+        if self.hook.get("secret"):
+            config["secret"] = "********"
+        return config
+
+    def _installation_of(self, installation: int, login: str) -> dict[str, Any]:
+        app = self._app()
+        kind = app["owner"]["type"] if app["owner"]["login"] == login else "User"
+        settings = (f"https://github.com/organizations/{login}/settings/installations/{installation}" if kind == "Organization"
+                    else f"https://github.com/settings/installations/{installation}")
+        return {
+            "id": installation,
+            "account": _account(login, kind),
+            "access_tokens_url": f"{self.api_url}/app/installations/{installation}/access_tokens",
+            "repositories_url": f"{self.api_url}/installation/repositories",
+            "html_url": settings,
+            "app_id": app["id"],
+            "app_slug": app["slug"],
+            "target_id": 1,
+            "target_type": kind,
+            "permissions": dict(self.installation_permissions.get(installation, app["permissions"])),
+            "events": list(app["events"]),
+            "created_at": app["created_at"],
+            "updated_at": app["updated_at"],
+            "single_file_name": None,
+            "repository_selection": "selected",
+            "suspended_at": app["updated_at"] if installation in self.suspended else None,
+            "suspended_by": _account(login, "User") if installation in self.suspended else None,
+        }
+
+    def _installation_repositories(self, request: HttpRequest) -> HttpResponse:
+        auth = request.headers.get("Authorization") or request.headers.get("authorization") or ""
+        installation, _ = self.tokens[auth.removeprefix("Bearer ").strip()]
+        query = request.query
+        try:
+            per_page, page = min(int(query.get("per_page", 30)), 100), max(int(query.get("page", 1)), 1)
+        except ValueError:
+            return _error(422, "Invalid per_page or page")
+        names = sorted(repo for repo, number in self.installations.items() if number == installation)
+        chosen = names[(page - 1) * per_page: page * per_page]
+        repositories = [{"id": 1000 + names.index(name), "node_id": f"R_{name}", "name": name.split("/")[1],
+                         "full_name": name, "private": False, "owner": _account(name.split("/")[0], "User"),
+                         "html_url": f"https://github.com/{name}"} for name in chosen]
+        headers = {}
+        if page * per_page < len(names):
+            params = urlencode({"per_page": per_page, "page": page + 1})
+            headers["Link"] = f'<{self.api_url}/installation/repositories?{params}>; rel="next"'
+        body = {"total_count": len(names), "repository_selection": "selected", "repositories": repositories}
+        return HttpResponse(200, body, headers)
+
 
 def _error(status: int, message: str = "") -> HttpResponse:
     fault = github_error(status, message)
     return HttpResponse(fault.status, fault.body)
+
+
+def _page(status: int, text: str) -> HttpResponse:
+    """A page of github.com (HTML, not the API's JSON)."""
+    return HttpResponse(status, f"<!doctype html><p>{text}</p>".encode(), {"content-type": "text/html"})
+
+
+def _slug(name: str) -> str:
+    """The app's slug as GitHub makes it from the name: lower case, other characters become dashes."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def _account(login: str, kind: str) -> dict[str, Any]:
+    number = sum(map(ord, login))
+    return {"login": login, "id": number, "node_id": f"U_{number}", "type": kind,
+            "html_url": f"https://github.com/{login}", "site_admin": False}
+
+
+def _new_key() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                             serialization.NoEncryption()).decode()
+
+
+def _public_key(pem: str) -> Any:
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    return load_pem_private_key(pem.encode(), password=None).public_key()
+
+
+def _signed_by(token: str, public_key: Any) -> bool:
+    """Whether a JWT's RS256 signature is the key's (its claims are checked on the fake's clock)."""
+    import jwt
+
+    try:
+        jwt.decode(token, public_key, algorithms=["RS256"],
+                   options={"verify_exp": False, "verify_iat": False, "verify_nbf": False, "verify_iss": False,
+                            "verify_aud": False})
+    except jwt.PyJWTError:
+        return False
+    return True

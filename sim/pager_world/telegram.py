@@ -18,8 +18,20 @@ As strict as the real Bot API (core.telegram.org/bots/api), rule by rule:
 - a bot removed from the chat gets 403 "Forbidden: bot was kicked from the supergroup chat";
 - answerCallbackQuery's `text` is 0 to 200 characters: longer is 400 "Bad Request: MESSAGE_TOO_LONG"
   (the limit is the method's; the description is what Telegram answers, as client libraries report);
-- a sent or edited message comes back as a Message: message_id, date, chat {id, type}, text;
-- getMe answers the bot as a User.
+- a sent or edited message comes back as a Message: message_id, date, chat {id, type}, text.
+
+The methods `pager setup` and `pager doctor` call ("Getting updates", "Available methods"):
+
+- a token Telegram does not know (`token` set and another one used) answers 401 "Unauthorized";
+- getMe answers the bot as a User; getWebhookInfo a WebhookInfo: `url` ("" when none is set),
+  `has_custom_certificate`, `pending_update_count`, `allowed_updates` as set, and `last_error_date`
+  with `last_error_message` when the last delivery to the webhook failed (`webhook_error`);
+- getUpdates answers the updates waiting (`updates`; `offset` confirms those before it, `limit` 1 to
+  100) and, while a webhook is set, 409 "Conflict: can't use getUpdates method while webhook is
+  active; use deleteWebhook to delete the webhook first"; deleteWebhook removes it (and the waiting
+  updates with `drop_pending_updates`);
+- getChatMember answers a ChatMember of the kind its `status` says (`members` sets one; the bot is a
+  "member" unless told otherwise); a bot removed from the chat gets the same 403 as when it sends.
 
 Every request goes through the world's `Faults` first.
 """
@@ -93,6 +105,15 @@ def shown_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+# The rights a ChatMemberAdministrator and a ChatMemberRestricted always carry (the Bot API's types).
+ADMINISTRATOR_RIGHTS = ("can_be_edited", "is_anonymous", "can_manage_chat", "can_delete_messages", "can_manage_video_chats",
+                        "can_restrict_members", "can_promote_members", "can_change_info", "can_invite_users",
+                        "can_post_stories", "can_edit_stories", "can_delete_stories", "can_send_welcome_messages")
+RESTRICTED_RIGHTS = ("can_send_messages", "can_send_audios", "can_send_documents", "can_send_photos", "can_send_videos",
+                     "can_send_video_notes", "can_send_voice_notes", "can_send_polls", "can_send_other_messages",
+                     "can_add_web_page_previews", "can_react_to_messages", "can_edit_tag", "can_change_info",
+                     "can_invite_users", "can_pin_messages", "can_manage_topics")
+
 NOT_MODIFIED = ("Bad Request: message is not modified: specified new message content and reply markup are exactly "
                 "the same as a current content and reply markup of the message")
 
@@ -125,9 +146,15 @@ class FakeTelegram:
         self.webhook: dict[str, Any] = {}
         self.kicked = False  # the bot was removed from the chat
         self.refused: list[tuple[str, str]] = []  # (method, description) of every call answered 4xx
+        self.token: str | None = None  # when set, only this bot token is known
         self.bot: dict[str, Any] = {"id": 123456, "is_bot": True, "first_name": "pager", "username": "pager_test_bot",
                                     "can_join_groups": True, "can_read_all_group_messages": False,
                                     "supports_inline_queries": False}
+        self.updates: list[dict[str, Any]] = []  # waiting for getUpdates
+        self.webhook_error: tuple[int, str] | None = None  # (last_error_date, last_error_message)
+        self.pending_update_count = 0  # updates waiting for the webhook
+        self.members: dict[int, dict[str, Any]] = {}  # user id -> the ChatMember fields to answer (status, rights)
+        self._update_ids = itertools.count(500)
         self._ids = itertools.count(100)
         self._lock = threading.RLock()
 
@@ -153,6 +180,9 @@ class FakeTelegram:
             return HttpResponse(0)
         if fault is not None:
             return HttpResponse(fault.status, fault.body, dict(fault.headers))
+        token = request.path.split("/")[1].removeprefix("bot") if request.path.count("/") >= 2 else ""
+        if self.token is not None and token != self.token:
+            return HttpResponse(401, telegram_error(401, "Unauthorized"))
         status, body = self.handle(method, request.json())
         if 400 <= status < 500:
             with self._lock:
@@ -176,10 +206,86 @@ class FakeTelegram:
                 return _ok(True)
             if method == "setWebhook":
                 self.webhook = dict(params)
+                self.webhook_error = None  # a webhook set anew has no failed delivery yet
                 return _ok(True)
-            if method == "getMe":
-                return _ok(dict(self.bot))
+            if method in ("getMe", "getWebhookInfo", "getUpdates", "deleteWebhook", "getChatMember"):
+                return self._setup_method(method, params)
         return 404, telegram_error(404, "Not Found")
+
+    def _setup_method(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """The methods of the setup and the health check (the module docstring)."""
+        if method == "getMe":
+            return _ok(dict(self.bot))
+        if method == "getWebhookInfo":
+            return _ok(self._webhook_info())
+        if method == "deleteWebhook":
+            self.webhook = {}
+            if params.get("drop_pending_updates"):
+                self.updates.clear()
+            return _ok(True)
+        if method == "getUpdates":
+            if self.webhook.get("url"):
+                return 409, telegram_error(409, "Conflict: can't use getUpdates method while webhook is active; "
+                                                "use deleteWebhook to delete the webhook first")
+            limit = params.get("limit", 100)
+            if not isinstance(limit, int) or not 1 <= limit <= 100:
+                return 400, telegram_error(400, "Bad Request: limit must be between 1 and 100")
+            offset = params.get("offset")
+            if isinstance(offset, int):
+                self.updates = [u for u in self.updates if u["update_id"] >= offset]
+            return _ok([dict(u) for u in self.updates[:limit]])
+        if "chat_id" not in params or not isinstance(params.get("user_id"), int):
+            return 400, telegram_error(400, "Bad Request: chat_id and user_id are required")
+        if self.kicked:
+            return 403, telegram_error(403, "Forbidden: bot was kicked from the supergroup chat")
+        return _ok(self._member(params["user_id"]))
+
+    def _webhook_info(self) -> dict[str, Any]:
+        url = str(self.webhook.get("url") or "")
+        info: dict[str, Any] = {"url": url, "has_custom_certificate": False,
+                                "pending_update_count": self.pending_update_count if url else len(self.updates)}
+        if url:
+            info["max_connections"] = int(self.webhook.get("max_connections") or 40)
+            allowed = self.webhook.get("allowed_updates")
+            if isinstance(allowed, str):
+                allowed = json.loads(allowed)
+            if allowed is not None:
+                info["allowed_updates"] = list(allowed)
+        if self.webhook_error is not None:
+            info["last_error_date"], info["last_error_message"] = self.webhook_error
+        return info
+
+    def _member(self, user_id: int) -> dict[str, Any]:
+        """A ChatMember as Telegram answers it: the fields its kind requires, the status's rights."""
+        user = dict(self.bot) if user_id == self.bot["id"] else {"id": user_id, "is_bot": False, "first_name": "User"}
+        fields = dict(self.members.get(user_id, {}))
+        status = fields.pop("status", "member")
+        member: dict[str, Any] = {"status": status, "user": user}
+        if status == "creator":
+            member["is_anonymous"] = False
+        elif status == "administrator":
+            member.update({name: False for name in ADMINISTRATOR_RIGHTS}, can_manage_chat=True)
+        elif status == "restricted":
+            member.update({name: True for name in RESTRICTED_RIGHTS}, is_member=True, until_date=0)
+        elif status == "kicked":
+            member["until_date"] = 0
+        member.update(fields)
+        return member
+
+    def receive(self, text: str, *, chat: dict[str, Any], user: dict[str, Any] | None = None,
+                thread_id: int | None = None) -> dict[str, Any]:
+        """Someone writes in a chat the bot is in: the Update getUpdates answers (a channel's as `channel_post`)."""
+        message_id = next(self._ids)
+        message: dict[str, Any] = {"message_id": message_id, "date": 1796200000 + message_id, "chat": dict(chat), "text": text}
+        if user is not None:
+            message["from"] = dict(user)
+        if thread_id is not None:
+            message.update(message_thread_id=thread_id, is_topic_message=True)
+        kind = "channel_post" if chat.get("type") == "channel" else "message"
+        update = {"update_id": next(self._update_ids), kind: message}
+        with self._lock:
+            self.updates.append(update)
+        return update
 
     def _refusal(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
         """Telegram's refusal of a message's text or buttons, if any (the rules in the module docstring)."""

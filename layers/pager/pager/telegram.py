@@ -117,7 +117,9 @@ class Telegram:
     def get_me(self) -> dict[str, Any]:
         """The bot as Telegram knows it (getMe): the cheapest call that tells Telegram answers."""
         result = self._call("getMe", {})
-        return result if isinstance(result, dict) else {}
+        if not isinstance(result, dict):
+            raise TelegramUnavailable("telegram getMe: answer is not an object")
+        return result
 
     # -- transport ------------------------------------------------------------------------------------
 

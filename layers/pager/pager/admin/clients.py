@@ -1,0 +1,104 @@
+"""The calls of `pager setup` and `pager doctor`, on the product's own GitHub and Telegram clients.
+
+They add to the clients the functions use (same transport, timeouts, errors, and nothing that could
+show a credential) the calls only the operator's commands make:
+
+GitHub (docs.github.com, REST API)
+- "Apps: Get the authenticated app" (JWT): the app's events and permissions;
+- "Webhooks: Get a webhook configuration for an app" (JWT): its url, content type, whether it has a secret;
+- "Apps: Get a repository installation" (JWT): the whole installation, not only its id;
+- "Installations: List repositories accessible to the app installation" (installation token);
+- "Apps: Create a GitHub App from a manifest": the conversion of the manifest flow's code, with no
+  credential at all (the code is one: single use, within an hour).
+
+Telegram (core.telegram.org/bots/api): getMe, getWebhookInfo, setWebhook, deleteWebhook, getUpdates,
+getChatMember.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import requests
+
+from pager import deadline
+from pager.errors import GitHubUnavailable, TelegramUnavailable
+from pager.github import API_VERSION, CONNECT_TIMEOUT, READ_TIMEOUT, USER_AGENT, GitHub
+from pager.telegram import Telegram
+
+
+class AppGitHub(GitHub):
+    """GitHub as the app's owner sees it."""
+
+    def app(self) -> dict[str, Any]:
+        return self._object("GET", "/app", "github get app", auth="jwt")
+
+    def hook_config(self) -> dict[str, Any]:
+        return self._object("GET", "/app/hook/config", "github get webhook config", auth="jwt")
+
+    def repository_installation(self, repo: str) -> dict[str, Any]:
+        return self._object("GET", f"/repos/{repo}/installation", "github installation of repository", auth="jwt")
+
+    def installation_repositories(self, installation_id: int) -> dict[str, Any]:
+        """One repository's page, for `total_count` (how many repositories the installation reaches)."""
+        response = self._send("GET", self._api_url + "/installation/repositories", step="github installation repositories",
+                              auth=int(installation_id), params={"per_page": 1})
+        body = self._json(response, "github installation repositories")
+        if not isinstance(body, dict):
+            raise GitHubUnavailable("github installation repositories: answer is not an object")
+        return body
+
+    def convert_manifest(self, code: str) -> dict[str, Any]:
+        """The registered app's id, slug, owner and credentials (`pem`, `webhook_secret`, `client_secret`)."""
+        step = "github manifest conversion"
+        deadline.check(step)
+        headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION, "User-Agent": USER_AGENT}
+        self.calls += 1
+        failure = ""
+        try:
+            response = self._session.request("POST", f"{self._api_url}/app-manifests/{code}/conversions", headers=headers,
+                                             timeout=(CONNECT_TIMEOUT, READ_TIMEOUT))
+        except requests.RequestException as exc:
+            failure = type(exc).__name__
+        if failure:
+            # Raised outside the except clause: requests' exception quotes the URL, and so the code.
+            raise GitHubUnavailable(f"{step}: no answer ({failure})")
+        self._raise_for_status(response, step)
+        body = self._json(response, step)
+        if not isinstance(body, dict) or not body.get("pem") or not body.get("id"):
+            raise GitHubUnavailable(f"{step}: answer without the app's id and key")
+        return body
+
+    def _object(self, method: str, path: str, step: str, *, auth: str | int) -> dict[str, Any]:
+        body = self._request(method, path, step=step, auth=auth)
+        if not isinstance(body, dict):
+            raise GitHubUnavailable(f"{step}: answer is not an object")
+        return body
+
+
+class BotTelegram(Telegram):
+    """The Bot API as the bot's owner sets it up."""
+
+    def webhook_info(self) -> dict[str, Any]:
+        return self._object("getWebhookInfo", {})
+
+    def set_webhook(self, url: str, secret_token: str, allowed_updates: list[str]) -> None:
+        self._call("setWebhook", {"url": url, "secret_token": secret_token, "allowed_updates": allowed_updates})
+
+    def delete_webhook(self) -> None:
+        self._call("deleteWebhook", {})
+
+    def get_updates(self) -> list[dict[str, Any]]:
+        result = self._call("getUpdates", {"limit": 100})
+        if not isinstance(result, list):
+            raise TelegramUnavailable("telegram getUpdates: answer is not a list")
+        return [update for update in result if isinstance(update, dict)]
+
+    def chat_member(self, chat_id: int | str, user_id: int) -> dict[str, Any]:
+        return self._object("getChatMember", {"chat_id": chat_id, "user_id": user_id})
+
+    def _object(self, method: str, payload: dict[str, Any]) -> dict[str, Any]:
+        result = self._call(method, payload)
+        if not isinstance(result, dict):
+            raise TelegramUnavailable(f"telegram {method}: answer is not an object")
+        return result

@@ -1,0 +1,399 @@
+"""Where pager's settings live, read and written the way a deployment keeps them.
+
+Two targets:
+
+- **the stack** (CloudFormation `describe_stacks`): its outputs (`GitHubWebhookUrl`,
+  `TelegramWebhookUrl`, `TableName`, `SecretArn`) and parameters (the functions' environment, as
+  template.yaml's Globals set it). Secrets go into its Secrets Manager secret (the JSON object is read
+  and merged, never replaced); non-secret values go into `samconfig.local.toml`, where `make deploy`
+  reads its parameters: setup never updates the stack itself, it says to run `make deploy`.
+- **local** (`make serve`): everything in a `.env` file (KEY=value lines, written with mode 0600).
+
+The settings are read as the functions read them: the environment first, then what the target holds
+(for the stack: the parameters `make deploy` is about to apply, then the deployed ones), then the
+secret. A placeholder (empty, `pending`, `<...>`) counts as not set, so a stack deployed before the app
+existed (GitHubAppId `pending`) is set up like one without values.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pager.errors import ConfigError
+from pager.settings import SECRET_NAMES
+
+OUTPUTS = ("GitHubWebhookUrl", "TelegramWebhookUrl", "TableName", "SecretArn")
+
+# template.yaml's parameters and the setting each one becomes (its Globals and the sweep's environment)
+PARAMETER_SETTINGS: dict[str, str] = {
+    "GitHubAppId": "GITHUB_APP_ID",
+    "GitHubAppSlug": "GITHUB_APP_SLUG",
+    "GitHubAppOwner": "GITHUB_APP_OWNER",
+    "GitHubApiUrl": "GITHUB_API_URL",
+    "ControlRepository": "CONTROL_REPOSITORY",
+    "TelegramChatId": "TELEGRAM_CHAT_ID",
+    "TelegramThreadId": "TELEGRAM_THREAD_ID",
+    "TelegramAllowedUsers": "TELEGRAM_ALLOWED_USERS",
+    "TelegramApiUrl": "TELEGRAM_API_URL",
+    "ReleaseBranchPrefixes": "RELEASE_BRANCH_PREFIXES",
+    "ReleaseMergeMethod": "RELEASE_MERGE_METHOD",
+    "SweepCallBudget": "SWEEP_CALL_BUDGET",
+    "SweepMaxRedeliveries": "SWEEP_MAX_REDELIVERIES",
+    "SweepMaxAttempts": "SWEEP_MAX_ATTEMPTS",
+    "SweepWindowMinutes": "SWEEP_WINDOW_MINUTES",
+    "SweepFailurePages": "SWEEP_FAILURE_PAGES",
+    "SweepAllPages": "SWEEP_ALL_PAGES",
+}
+SETTING_PARAMETERS = {setting: parameter for parameter, setting in PARAMETER_SETTINGS.items()}
+
+# The operator contract (README "Settings"): the names read from the environment.
+SETTING_NAMES = ("PAGER_TABLE", "PAGER_SECRET_ID", *PARAMETER_SETTINGS.values(), *SECRET_NAMES)
+
+REQUIRED = ("PAGER_TABLE", "GITHUB_APP_ID", "GITHUB_APP_SLUG", *SECRET_NAMES, "TELEGRAM_CHAT_ID", "CONTROL_REPOSITORY")
+
+DEPLOY_FILE = "samconfig.local.toml"
+DEPLOY_TABLE = "default.deploy.parameters"
+
+
+def is_placeholder(value: str | None) -> bool:
+    text = (value or "").strip()
+    return not text or text.lower() in ("pending", "@pending") or (text.startswith("<") and text.endswith(">"))
+
+
+def known(values: Mapping[str, str]) -> dict[str, str]:
+    """The values that are set (placeholders left out)."""
+    return {k: v for k, v in values.items() if not is_placeholder(v)}
+
+
+# -- the stack ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stack:
+    name: str
+    region: str
+    outputs: Mapping[str, str]
+    parameters: Mapping[str, str]
+    status: str = ""
+
+    def settings(self) -> dict[str, str]:
+        """The functions' environment: the parameters as settings, the table and the secret."""
+        values = {PARAMETER_SETTINGS[k]: v for k, v in self.parameters.items() if k in PARAMETER_SETTINGS}
+        if self.outputs.get("TableName"):
+            values["PAGER_TABLE"] = self.outputs["TableName"]
+        if self.outputs.get("SecretArn"):
+            values["PAGER_SECRET_ID"] = self.outputs["SecretArn"]
+        return known(values)
+
+
+def find_stack(cloudformation: Any, name: str, region: str) -> tuple[Stack | None, str]:
+    """The stack and its outputs, or None and why not (no such stack, no credentials, ...)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        answer = cloudformation.describe_stacks(StackName=name)
+    except ClientError as exc:
+        error = exc.response.get("Error", {})
+        if "does not exist" in str(error.get("Message", "")):
+            return None, f"no stack named {name} in {region or 'the default region'}"
+        return None, f"the stack {name} could not be read ({error.get('Code', 'error')})"
+    except BotoCoreError as exc:
+        return None, f"AWS could not be asked for the stack {name} ({type(exc).__name__})"
+    found = answer.get("Stacks") or []
+    if not found:
+        return None, f"no stack named {name} in {region}"
+    stack = found[0]
+    outputs = {o["OutputKey"]: o.get("OutputValue", "") for o in stack.get("Outputs") or []}
+    parameters = {p["ParameterKey"]: p.get("ParameterValue", "") for p in stack.get("Parameters") or []}
+    status = str(stack.get("StackStatus", ""))
+    if not all(outputs.get(key) for key in OUTPUTS):
+        return None, f"the stack {name} has no outputs yet ({status}): wait for `make deploy` to finish"
+    return Stack(name, region, outputs, parameters, status), ""
+
+
+class StackSecret:
+    """The stack's Secrets Manager secret: one JSON object holding the four secrets."""
+
+    def __init__(self, client: Any, secret_id: str) -> None:
+        self._client = client
+        self.secret_id = secret_id
+
+    def __repr__(self) -> str:
+        return f"StackSecret({self.secret_id!r})"
+
+    def read(self) -> dict[str, str]:
+        from botocore.exceptions import ClientError
+
+        try:
+            answer = self._client.get_secret_value(SecretId=self.secret_id)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+                return {}
+            raise
+        try:
+            stored = json.loads(answer.get("SecretString") or "{}")
+        except ValueError:
+            stored = None
+        if isinstance(stored, dict):
+            return {str(k): str(v) for k, v in stored.items() if v is not None}
+        raise ConfigError(f"the secret {self.secret_id} is not a JSON object")
+
+    def write(self, updates: Mapping[str, str]) -> bool:
+        """Merge `updates` into the secret (a new version only when something changes)."""
+        current = self.read()
+        merged = {**current, **updates}
+        if merged == current:
+            return False
+        self._client.put_secret_value(SecretId=self.secret_id, SecretString=json.dumps(merged))
+        return True
+
+
+# -- samconfig.local.toml ----------------------------------------------------------------------------------
+
+
+def parse_overrides(value: Any) -> dict[str, str]:
+    """SAM's parameter_overrides: `Key="value" Key2=value` (a string) or ["Key=value", ...] (a list)."""
+    parts = value if isinstance(value, list) else shlex.split(str(value or ""))
+    pairs = (str(part).split("=", 1) for part in parts if "=" in str(part))
+    return {key: val for key, val in pairs}
+
+
+def format_overrides(parameters: Mapping[str, str]) -> str:
+    """parameter_overrides as `sam deploy --guided` writes it: Key="value", space-separated."""
+    return " ".join(f'{key}="{_quote(val)}"' for key, val in parameters.items())
+
+
+def _quote(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+class SamConfig:
+    """samconfig.local.toml: the answers of `sam deploy --guided`, which `make deploy` deploys with."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def read(self) -> dict[str, Any]:
+        if not self.path.exists():
+            return {}
+        with self.path.open("rb") as handle:
+            data = tomllib.load(handle)
+        return dict(data.get("default", {}).get("deploy", {}).get("parameters", {}))
+
+    def parameters(self) -> dict[str, str]:
+        return parse_overrides(self.read().get("parameter_overrides"))
+
+    def stack_name(self) -> str:
+        return str(self.read().get("stack_name") or "")
+
+    def region(self) -> str:
+        return str(self.read().get("region") or "")
+
+    def update(self, updates: Mapping[str, str], stack: Stack) -> bool:
+        """Set parameters for the next `make deploy`; a file `sam deploy --guided` never wrote is written
+        whole from the stack's current parameters. Whether the file changed."""
+        if not self.path.exists():
+            self._write_new(stack, {**stack.parameters, **updates})
+            return True
+        current = self.parameters()
+        wanted = {**current, **updates}
+        if wanted == current:
+            return False
+        line = f"parameter_overrides = {json.dumps(format_overrides(wanted))}"
+        text = _replace_in_table(self.path.read_text(), DEPLOY_TABLE, "parameter_overrides", line)
+        written = tomllib.loads(text).get("default", {}).get("deploy", {}).get("parameters", {})
+        if parse_overrides(written.get("parameter_overrides")) != wanted:  # checked before the file is touched
+            raise ValueError(f"{self.path.name} could not be updated: set {', '.join(updates)} there by hand")
+        self.path.write_text(text)
+        return True
+
+    def _write_new(self, stack: Stack, parameters: Mapping[str, str]) -> None:
+        lines = [
+            "# Written by `pager setup` from the stack's parameters: `make deploy` deploys with these.",
+            "version = 0.1",
+            "",
+            f"[{DEPLOY_TABLE}]",
+            f"stack_name = {json.dumps(stack.name)}",
+            f"region = {json.dumps(stack.region)}",
+            "resolve_s3 = true",
+            'capabilities = "CAPABILITY_IAM"',
+            "confirm_changeset = true",
+            "fail_on_empty_changeset = false",
+            f"parameter_overrides = {json.dumps(format_overrides(parameters))}",
+            "",
+        ]
+        self.path.write_text("\n".join(lines))
+
+
+def _replace_in_table(text: str, table: str, key: str, line: str) -> str:
+    """Replace `key = ...` (one line) in the TOML table `[table]`, or add it at the table's start."""
+    lines = text.splitlines()
+    header = f"[{table}]"
+    current = None
+    for index, raw in enumerate(lines):
+        stripped = raw.strip()
+        if stripped.startswith("["):
+            current = stripped
+            continue
+        if current == header and re.match(rf"{re.escape(key)}\s*=", stripped):
+            lines[index] = line
+            return "\n".join(lines) + "\n"
+    if header in (raw.strip() for raw in lines):
+        at = [raw.strip() for raw in lines].index(header)
+        lines.insert(at + 1, line)
+    else:
+        lines += ["", header, line]
+    return "\n".join(lines) + "\n"
+
+
+# -- .env --------------------------------------------------------------------------------------------------
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """KEY=value lines (as `make serve` reads them): blank lines and # comments skipped, `export ` and
+    quotes around a value removed, `\\n` in a value a line break."""
+    values: dict[str, str] = {}
+    if not path.exists():
+        return values
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, value = line.split("=", 1)
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        values[key.strip().removeprefix("export ").strip()] = value.replace("\\n", "\n")
+    return values
+
+
+def write_dotenv(path: Path, updates: Mapping[str, str]) -> bool:
+    """Set keys in a .env file (others kept), readable by its owner only. Whether it changed."""
+    current = read_dotenv(path)
+    if all(current.get(k) == v for k, v in updates.items()):
+        return False
+    lines = path.read_text().splitlines() if path.exists() else ["# pager's settings for `make serve` (never commit this file)"]
+    pending = dict(updates)
+    for index, raw in enumerate(lines):
+        stripped = raw.strip()
+        if stripped.startswith("#") or "=" not in stripped:
+            continue
+        key = stripped.split("=", 1)[0].strip().removeprefix("export ").strip()
+        if key in pending:
+            lines[index] = _dotenv_line(key, pending.pop(key))
+    lines += [_dotenv_line(key, value) for key, value in pending.items()]
+    temporary = path.with_name(path.name + ".tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    os.chmod(temporary, 0o600)
+    os.replace(temporary, path)
+    return True
+
+
+def _dotenv_line(key: str, value: str) -> str:
+    return f'{key}="{value}"'.replace("\n", "\\n")
+
+
+# -- the target --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    """Where setup writes and doctor reads: a stack (with its secret and samconfig.local.toml), or `.env`."""
+
+    mode: str  # "stack" or "local"
+    dotenv: Path
+    samconfig: SamConfig
+    stack: Stack | None = None
+    secret: StackSecret | None = None
+    base_url: str = ""  # local: the tunnel's URL in front of `make serve`
+    note: str = ""  # why no stack was found
+    read_secret: Callable[[str], Mapping[str, Any]] | None = field(default=None, repr=False)
+
+    def describe(self) -> str:
+        if self.stack is not None:
+            return f"the stack {self.stack.name} ({self.stack.region})"
+        return f"{self.dotenv.name} for `make serve`" + (f" behind {self.base_url}" if self.base_url else "")
+
+    def where_secrets(self) -> str:
+        return f"the secret of the stack {self.stack.name}" if self.stack is not None else self.dotenv.name
+
+    def where_settings(self) -> str:
+        return DEPLOY_FILE if self.stack is not None else self.dotenv.name
+
+    @property
+    def github_webhook_url(self) -> str:
+        if self.stack is not None:
+            return self.stack.outputs["GitHubWebhookUrl"]
+        return self.base_url.rstrip("/") + "/github" if self.base_url else ""
+
+    @property
+    def telegram_webhook_url(self) -> str:
+        if self.stack is not None:
+            return self.stack.outputs["TelegramWebhookUrl"]
+        return self.base_url.rstrip("/") + "/telegram" if self.base_url else ""
+
+    def next_deploy(self) -> dict[str, str]:
+        """The parameters the next `make deploy` applies to this stack (samconfig.local.toml, if it is this stack's)."""
+        if self.stack is None or self.samconfig.stack_name() not in ("", self.stack.name):
+            return {}
+        return {k: v for k, v in self.samconfig.parameters().items() if k in PARAMETER_SETTINGS}
+
+    def pending(self) -> dict[str, str]:
+        """The parameters of the next `make deploy` that differ from the deployed stack's."""
+        deployed = self.stack.parameters if self.stack is not None else {}
+        return {k: v for k, v in self.next_deploy().items()
+                if v != deployed.get(k, "") and not (is_placeholder(v) and is_placeholder(deployed.get(k)))}
+
+    def values(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """The settings without the secret's: the environment over what the target holds."""
+        merged: dict[str, str] = {}
+        if self.stack is not None:
+            merged.update(self.stack.settings())
+            merged.update(known({PARAMETER_SETTINGS[k]: v for k, v in self.next_deploy().items()}))
+        else:
+            merged.update(known(read_dotenv(self.dotenv)))
+        merged.update(known({k: v for k, v in environ.items() if k in SETTING_NAMES}))
+        return merged
+
+    def secrets(self, values: Mapping[str, str]) -> dict[str, str]:
+        """The four secrets: from the values (environment, .env) first, then the secret."""
+        found = {name: values[name] for name in SECRET_NAMES if values.get(name)}
+        if len(found) < len(SECRET_NAMES):
+            stored: Mapping[str, Any] = {}
+            if self.secret is not None:
+                stored = self.secret.read()
+            elif values.get("PAGER_SECRET_ID") and self.read_secret is not None:
+                stored = self.read_secret(values["PAGER_SECRET_ID"])
+            found.update({name: str(stored[name]) for name in SECRET_NAMES if name not in found and stored.get(name)})
+        return found
+
+    def stored_secrets(self) -> dict[str, str]:
+        """What the target itself holds (the secret, or .env), the environment left out."""
+        if self.secret is not None:
+            return {k: v for k, v in self.secret.read().items() if k in SECRET_NAMES and v}
+        return {k: v for k, v in read_dotenv(self.dotenv).items() if k in SECRET_NAMES and v}
+
+    def store_secrets(self, updates: Mapping[str, str]) -> bool:
+        if self.secret is not None:
+            return self.secret.write(updates)
+        return write_dotenv(self.dotenv, updates)
+
+    def store_settings(self, updates: Mapping[str, str]) -> bool:
+        """Non-secret settings: parameters for the next `make deploy`, or lines of .env."""
+        if self.stack is not None:
+            parameters = {SETTING_PARAMETERS[k]: v for k, v in updates.items() if k in SETTING_PARAMETERS}
+            if self.samconfig.stack_name() not in ("", self.stack.name):
+                raise ValueError(f"{DEPLOY_FILE} deploys the stack {self.samconfig.stack_name()}, not {self.stack.name}: "
+                                 f"give the parameters {', '.join(parameters)} to that stack's deploy by hand")
+            return self.samconfig.update(parameters, self.stack)
+        return write_dotenv(self.dotenv, updates)

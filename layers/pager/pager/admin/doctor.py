@@ -1,0 +1,486 @@
+"""`pager doctor`: what is wrong with a live deployment, check by check, each with its fix.
+
+First the facts are gathered (every call made once, each failure kept as a fact: `gather`), then each
+check is a pure function from the facts to `Check` lines (`checks`). A check that needs what could not
+be read, or the stack when none was found, is skipped with a note. The exit status is 0 only when no
+check fails.
+
+    settings       complete and well-formed, read as the functions read them
+    deployed       samconfig.local.toml's parameters are the stack's (else: `make deploy`)
+    app            the private key signs a JWT GitHub accepts (GET /app); id, slug and owner as set
+    events         the app subscribes to every event the signals table needs
+    permissions    the app holds every permission its calls need (and which it holds beyond them)
+    webhook        active, JSON, with a secret, at the stack's /github
+    installation   on the control repository, its permissions accepted, on how many repositories
+    deliveries     the last day: how many failed, how many were refused with 401, which kept failing
+    bot            Telegram accepts the token (getMe)
+    telegram       its webhook at the stack's /telegram, button presses allowed, no recent error
+    chat           the bot may post in the chat (getChatMember)
+    table          the table exists, with its TTL
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pager.errors import ConfigError, PagerError
+from pager.settings import SECRET_NAMES, Settings
+from pager.store import TABLE_TTL
+from pager.values import parse_iso
+
+from .deployment import REQUIRED, Target, is_placeholder
+from .manifest import (
+    AppPages,
+    beyond,
+    describe,
+    missing_permissions,
+    needed_permissions,
+    web_root,
+)
+
+DAY = 86_400.0
+DELIVERY_PAGES = 10  # pages of 100 read for the last day; a busier day is counted as far as they reach
+APP_ID = re.compile(r"[0-9]+|Iv[0-9A-Za-z.]+")
+BOT_TOKEN = re.compile(r"[0-9]+:[A-Za-z0-9_-]+")
+SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
+CHAT_ID = re.compile(r"-?[0-9]+|@[A-Za-z0-9_]+")
+
+
+@dataclass(frozen=True)
+class Check:
+    ok: bool | None  # None: skipped
+    line: str
+    fix: str = ""
+
+
+@dataclass
+class Facts:
+    """What doctor found: values read, and for each thing it could not read, why."""
+
+    target: Target
+    values: dict[str, str]
+    secrets: dict[str, str]
+    now: float
+    key_ok: bool = False
+    settings_error: str = ""
+    found: dict[str, Any] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    statuses: dict[str, int | None] = field(default_factory=dict)
+
+    def read(self, name: str, read: Callable[[], Any]) -> Any:
+        try:
+            self.found[name] = read()
+        except PagerError as exc:
+            self.errors[name], self.statuses[name] = str(exc), getattr(exc, "status", None)
+        return self.found.get(name)
+
+    def get(self, name: str) -> Any:
+        return self.found.get(name)
+
+    def setting(self, name: str) -> str:
+        return self.values.get(name) or self.secrets.get(name) or ""
+
+    @property
+    def pages(self) -> AppPages:
+        return AppPages(self.setting("GITHUB_APP_SLUG"), self.setting("GITHUB_APP_OWNER"),
+                        web_root(self.setting("GITHUB_API_URL") or "https://api.github.com"))
+
+
+# -- gathering (I/O) ---------------------------------------------------------------------------------------
+
+
+def gather(target: Target, *, environ: dict[str, str], github: Callable[..., Any], telegram: Callable[..., Any],
+           dynamodb: Callable[[], Any] | None, now: float) -> Facts:
+    """Everything the checks look at. `github(values, secrets)` and `telegram(values, secrets)` build the
+    clients; `dynamodb()` the table's boto3 client (None: no stack)."""
+    found = target.values(environ)
+    secrets = target.secrets(found)
+    values = {k: v for k, v in found.items() if k not in SECRET_NAMES}
+    facts = Facts(target, values, secrets, now)
+    facts.key_ok = _key_loads(secrets.get("GITHUB_PRIVATE_KEY", ""))
+    try:
+        Settings.from_env({**values, **secrets, "PAGER_TABLE": values.get("PAGER_TABLE") or "local"}, lambda _: {})
+    except ConfigError as exc:
+        facts.settings_error = str(exc)
+    if not is_placeholder(values.get("GITHUB_APP_ID")) and secrets.get("GITHUB_PRIVATE_KEY"):
+        gather_github(facts, github(values, secrets))
+    if secrets.get("TELEGRAM_BOT_TOKEN"):
+        gather_telegram(facts, telegram(values, secrets))
+    if dynamodb is not None and target.stack is not None:
+        gather_table(facts, dynamodb(), target.stack.outputs["TableName"])
+    return facts
+
+
+def gather_github(facts: Facts, client: Any) -> None:
+    if facts.read("app", client.app) is None:
+        return
+    facts.read("hook", client.hook_config)
+    control = facts.values.get("CONTROL_REPOSITORY", "")
+    if control and facts.read("installation", lambda: client.repository_installation(control)) is not None:
+        facts.read("repositories", lambda: client.installation_repositories(facts.found["installation"]["id"]))
+    facts.read("deliveries", lambda: recent_deliveries(client, facts.now - DAY))
+
+
+def recent_deliveries(client: Any, since: float, pages: int = DELIVERY_PAGES) -> tuple[list[dict[str, Any]], bool]:
+    """The app's deliveries back to `since` (newest first), and whether the pages reached that far."""
+    items: list[dict[str, Any]] = []
+    page = client.list_deliveries(per_page=100)
+    for number in range(pages):
+        for item in page.items:
+            delivered = parse_iso(item.get("delivered_at"))
+            if delivered is not None and delivered < since:
+                return items, True
+            items.append(item)
+        if not page.next_url:
+            return items, True
+        if number + 1 < pages:
+            page = client.list_deliveries(url=page.next_url)
+    return items, False
+
+
+def gather_telegram(facts: Facts, client: Any) -> None:
+    bot = facts.read("bot", client.get_me)
+    if bot is None:
+        return
+    facts.read("webhook_info", client.webhook_info)
+    chat = facts.values.get("TELEGRAM_CHAT_ID", "")
+    if chat and not is_placeholder(chat):
+        facts.read("member", lambda: client.chat_member(chat, int(bot["id"])))
+
+
+def gather_table(facts: Facts, client: Any, table: str) -> None:
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        facts.found["table"] = client.describe_table(TableName=table)["Table"]
+        facts.found["ttl"] = client.describe_time_to_live(TableName=table).get("TimeToLiveDescription", {})
+    except ClientError as exc:
+        facts.errors["table"] = str(exc.response.get("Error", {}).get("Code", "error"))
+    except BotoCoreError as exc:
+        facts.errors["table"] = type(exc).__name__
+
+
+def _key_loads(pem: str) -> bool:
+    if not pem:
+        return False
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    try:
+        key = load_pem_private_key(pem.replace("\\n", "\n").encode(), password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm):  # never shown: the library's words may quote the key
+        return False
+    return isinstance(key, rsa.RSAPrivateKey)
+
+
+# -- the checks (pure) -------------------------------------------------------------------------------------
+
+
+def checks(facts: Facts) -> list[Check]:
+    out = [check_settings(facts), check_deployed(facts)]
+    out += [check_app(facts), check_events(facts), check_permissions(facts), check_webhook(facts)]
+    out += [check_installation(facts), check_deliveries(facts)]
+    out += [check_bot(facts), check_telegram_webhook(facts), check_chat(facts), check_table(facts)]
+    return out
+
+
+def _skip(what: str, why: str) -> Check:
+    return Check(None, f"{what}: skipped ({why})")
+
+
+def check_settings(facts: Facts) -> Check:
+    target = facts.target
+    required = [name for name in REQUIRED if target.stack is not None or name != "PAGER_TABLE"]
+    missing = [name for name in required if is_placeholder(facts.setting(name))]
+    where = (f"the secrets in {target.where_secrets()}, the other settings in {target.where_settings()}"
+             + (" (then `make deploy`)" if target.stack is not None else ""))
+    if missing:
+        return Check(False, f"settings: missing {', '.join(missing)}", f"run `pager setup`, or set {where}")
+    problems = malformed(facts)
+    if facts.settings_error:
+        problems.insert(0, facts.settings_error)
+    if problems:
+        return Check(False, f"settings: {'; '.join(problems)}", f"correct them: {where}")
+    return Check(True, f"settings: complete and well-formed, read from {target.describe()}")
+
+
+def malformed(facts: Facts) -> list[str]:
+    """What is set but cannot be right (named, never shown)."""
+    problems = []
+    if not APP_ID.fullmatch(facts.setting("GITHUB_APP_ID")):
+        problems.append("GITHUB_APP_ID is not an app id (a number)")
+    if not facts.key_ok:
+        problems.append("GITHUB_PRIVATE_KEY is not an RSA private key in PEM form")
+    if not BOT_TOKEN.fullmatch(facts.setting("TELEGRAM_BOT_TOKEN")):
+        problems.append("TELEGRAM_BOT_TOKEN is not a bot token (digits:letters)")
+    if not SECRET_TOKEN.fullmatch(facts.setting("TELEGRAM_WEBHOOK_SECRET")):
+        problems.append("TELEGRAM_WEBHOOK_SECRET may hold only A-Z a-z 0-9 _ - (1 to 256)")
+    if not CHAT_ID.fullmatch(facts.setting("TELEGRAM_CHAT_ID")):
+        problems.append("TELEGRAM_CHAT_ID is not a chat id (-100…) or @channelname")
+    return problems
+
+
+def check_deployed(facts: Facts) -> Check:
+    if facts.target.stack is None:
+        return _skip("deployed parameters", facts.target.note or "no stack")
+    pending = facts.target.pending()
+    if pending:
+        return Check(False, f"deployed parameters: samconfig.local.toml has {', '.join(sorted(pending))} the stack does "
+                            "not have yet", "run `make deploy`")
+    return Check(True, f"deployed parameters: the stack {facts.target.stack.name} has what samconfig.local.toml holds")
+
+
+def check_app(facts: Facts) -> Check:
+    app = facts.get("app")
+    if app is None and "app" not in facts.errors:
+        return _skip("GitHub App", "needs GITHUB_APP_ID and GITHUB_PRIVATE_KEY")
+    if app is None:
+        return Check(False, f"GitHub refuses the app's JWT: {facts.errors['app']}",
+                     f"GITHUB_PRIVATE_KEY must be a key of the app {facts.setting('GITHUB_APP_ID')}: generate one on "
+                     f"{facts.pages.settings} (Private keys) and put it into {facts.target.where_secrets()}")
+    slug, owner = str(app.get("slug", "")), app.get("owner") or {}
+    org = owner.get("login", "") if owner.get("type") == "Organization" else ""
+    if slug != facts.setting("GITHUB_APP_SLUG") or org != facts.setting("GITHUB_APP_OWNER"):
+        return Check(False, f"GitHub App: the key is app {app.get('id')}'s, whose slug is {slug} and owner "
+                            f"{org or 'a user'}, but GITHUB_APP_SLUG is {facts.setting('GITHUB_APP_SLUG')} and "
+                            f"GITHUB_APP_OWNER {facts.setting('GITHUB_APP_OWNER') or 'empty'}",
+                     f"set GITHUB_APP_SLUG={slug} and GITHUB_APP_OWNER={org} in {facts.target.where_settings()}"
+                     " (the Advanced page links are built from them)")
+    return Check(True, f"GitHub accepts the app's JWT: {slug} (id {app.get('id')})")
+
+
+def check_events(facts: Facts) -> Check:
+    from pager.signals import subscribed_events
+
+    app = facts.get("app")
+    if app is None:
+        return _skip("events", "the app could not be read")
+    held = set(app.get("events") or [])
+    needed = set(subscribed_events())
+    missing = sorted(needed - held)
+    extra = sorted(held - needed)
+    if missing:
+        return Check(False, f"events: the app does not subscribe to {', '.join(missing)}",
+                     f"tick them under Subscribe to events on {facts.pages.permissions} (the webhook must be Active), "
+                     "then Save changes")
+    note = f"; also {', '.join(extra)}, which pager answers as ignored" if extra else ""
+    return Check(True, f"events: the app subscribes to all {len(needed)} the signals need{note}")
+
+
+def check_permissions(facts: Facts) -> Check:
+    app = facts.get("app")
+    if app is None:
+        return _skip("permissions", "the app could not be read")
+    held = app.get("permissions") or {}
+    needed = needed_permissions()
+    missing = missing_permissions(held, needed)
+    more = beyond(held, needed)
+    if missing:
+        return Check(False, f"permissions: the app lacks {describe(missing)}",
+                     f"choose them under Repository permissions on {facts.pages.permissions}, Save changes, then accept "
+                     "them for the installation (GitHub asks its owner)")
+    note = f"; beyond that it holds {describe(more)} (not needed: you may take it away)" if more else ""
+    return Check(True, f"permissions: the app holds all {len(needed)} its calls need{note}")
+
+
+def check_webhook(facts: Facts) -> Check:
+    hook, app = facts.get("hook"), facts.get("app")
+    if hook is None or app is None:
+        return _skip("webhook", facts.errors.get("hook") or "the app could not be read")
+    expected = facts.target.github_webhook_url
+    problems = []
+    if not app.get("events"):
+        problems.append("not active (the app subscribes to no event)")
+    if hook.get("content_type") != "json":
+        problems.append(f"content type {hook.get('content_type')}, not json")
+    if str(hook.get("insecure_ssl", "0")) != "0":
+        problems.append("SSL verification is off")
+    if not hook.get("secret"):
+        problems.append("no secret: pager refuses unsigned deliveries with 401")
+    url = str(hook.get("url") or "")
+    if expected and url != expected:
+        problems.append(f"it points at {url or 'nothing'}, not at {expected}")
+    elif not expected and not url.endswith("/github"):
+        problems.append(f"it points at {url or 'nothing'}, not at pager's /github")
+    if problems:
+        return Check(False, f"webhook: {'; '.join(problems)}",
+                     f"on {facts.pages.settings}: tick Active, Webhook URL {expected or '<your URL>/github'}, a Webhook "
+                     "secret equal to GITHUB_WEBHOOK_SECRET; Save changes")
+    return Check(True, f"webhook: active, JSON, signed, at {url}")
+
+
+def check_installation(facts: Facts) -> Check:
+    control = facts.values.get("CONTROL_REPOSITORY", "")
+    installation = facts.get("installation")
+    if facts.get("app") is None or not control:
+        return _skip("installation", "the app or the control repository is unknown")
+    if installation is None:
+        if facts.statuses.get("installation") == 404:
+            return Check(False, f"installation: the app is not installed on the control repository {control}",
+                         f"{facts.pages.install} → Only select repositories → the fleet and {control}")
+        return Check(False, f"installation: {facts.errors.get('installation')}", "run `pager doctor` again")
+    account = (installation.get("account") or {}).get("login", "")
+    settings = installation.get("html_url") or facts.pages.install
+    if installation.get("suspended_at"):
+        return Check(False, f"installation: the installation on {account} is suspended", f"unsuspend it on {settings}")
+    unaccepted = missing_permissions(installation.get("permissions") or {}, needed_permissions())
+    if unaccepted:
+        return Check(False, f"installation: the installation on {account} has not accepted {describe(unaccepted)}",
+                     f"accept the app's new permissions on {settings}")
+    count = (facts.get("repositories") or {}).get("total_count")
+    reach = f"on {count} repositories" if isinstance(count, int) else "(its repositories could not be counted)"
+    return Check(True, f"installation: on the control repository {control} and {reach} of {account}")
+
+
+@dataclass(frozen=True)
+class DeliveryCount:
+    total: int
+    failed: int
+    refused: int  # answered 401: the webhook secrets differ
+    kept_failing: int  # events whose last attempt failed after every attempt the sweep makes
+    complete: bool
+
+
+def count_deliveries(items: list[dict[str, Any]], complete: bool, max_attempts: int) -> DeliveryCount:
+    """Attempts by outcome; an event kept failing when its newest of `max_attempts` attempts or more got a
+    5xx or no answer (the sweep asks for no more: it is in the control repository's alarm)."""
+    by_event: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for item in items:
+        by_event[str(item.get("guid"))].append(item)
+
+    def status(item: dict[str, Any]) -> int:
+        return int(item.get("status_code") or 0)
+
+    def newest(attempts: list[dict[str, Any]]) -> dict[str, Any]:
+        return max(attempts, key=lambda attempt: int(attempt.get("id") or 0))
+
+    failed = sum(1 for item in items if not 200 <= status(item) <= 399)
+    refused = sum(1 for item in items if status(item) == 401)
+    kept_failing = sum(1 for attempts in by_event.values()
+                       if len(attempts) >= max_attempts and not 100 <= status(newest(attempts)) <= 499)
+    return DeliveryCount(len(items), failed, refused, kept_failing, complete)
+
+
+def check_deliveries(facts: Facts) -> Check:
+    found = facts.get("deliveries")
+    if found is None:
+        why = facts.errors.get("deliveries") or "the app could not be read"
+        return _skip("deliveries", why) if "deliveries" not in facts.errors else Check(False, f"deliveries: {why}")
+    attempts = int(facts.values.get("SWEEP_MAX_ATTEMPTS") or 3)
+    count = count_deliveries(found[0], found[1], attempts)
+    span = "in the last day" if count.complete else f"in the newest {count.total} (more than {DELIVERY_PAGES} pages a day)"
+    line = (f"deliveries {span}: {count.total}, {count.failed} failed, {count.refused} refused with 401, "
+            f"{count.kept_failing} kept failing")
+    if count.refused:
+        return Check(False, line, f"GitHub signs with another webhook secret than GITHUB_WEBHOOK_SECRET: make the app's "
+                                  f"Webhook secret ({facts.pages.settings}) and the one in {facts.target.where_secrets()} "
+                                  f"the same, then Redeliver the refused ones on {facts.pages.advanced}")
+    if count.kept_failing:
+        return Check(False, line, f"see why on {facts.pages.advanced} and in the webhook function's log; the control "
+                                  "repository's alarm lists them")
+    if count.total == 0:
+        return Check(True, "deliveries in the last day: none (a quiet fleet, or the app is installed nowhere yet)")
+    return Check(True, line)
+
+
+def check_bot(facts: Facts) -> Check:
+    bot = facts.get("bot")
+    if bot is None and "bot" not in facts.errors:
+        return _skip("Telegram bot", "needs TELEGRAM_BOT_TOKEN")
+    if bot is None:
+        return Check(False, f"Telegram refuses the bot token: {facts.errors['bot']}",
+                     f"get the token from @BotFather (/token) and put it into {facts.target.where_secrets()}, or run "
+                     "`pager setup`")
+    return Check(True, f"Telegram accepts the bot token: @{bot.get('username')}")
+
+
+def check_telegram_webhook(facts: Facts) -> Check:
+    info = facts.get("webhook_info")
+    if info is None:
+        return _skip("Telegram webhook", facts.errors.get("webhook_info") or "the bot could not be read")
+    expected = facts.target.telegram_webhook_url
+    url = str(info.get("url") or "")
+    fix = "run `pager setup`: it sets the webhook with TELEGRAM_WEBHOOK_SECRET, button presses only"
+    if not url:
+        return Check(False, "Telegram webhook: none is set, so button presses never reach the pager", fix)
+    if (expected and url != expected) or (not expected and not url.endswith("/telegram")):
+        return Check(False, f"Telegram webhook: it points at {url}, not at {expected or 'pager’s /telegram'}", fix)
+    allowed = info.get("allowed_updates")
+    if allowed is not None and "callback_query" not in allowed:
+        return Check(False, "Telegram webhook: button presses (callback_query) are not among its allowed updates", fix)
+    waiting = int(info.get("pending_update_count") or 0)
+    error_at = float(info.get("last_error_date") or 0)
+    if error_at and facts.now - error_at < DAY:
+        message = str(info.get("last_error_message") or "")
+        line = f"Telegram webhook: its last delivery failed {ago(facts.now - error_at)} ago: {message}; {waiting} updates wait"
+        if "401" in message:
+            return Check(False, line + " (the secret token Telegram sends is not TELEGRAM_WEBHOOK_SECRET)", fix)
+        return Check(False, line, "see why in the webhook function's log (`sam logs --name WebhookFunction`)")
+    return Check(True, f"Telegram webhook: {url}, button presses allowed, no error in the last day, {waiting} waiting")
+
+
+def ago(seconds: float) -> str:
+    if seconds < 60:
+        return "less than a minute"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min"
+    return f"{int(seconds // 3600)} h"
+
+
+def check_chat(facts: Facts) -> Check:
+    member = facts.get("member")
+    chat = facts.values.get("TELEGRAM_CHAT_ID", "")
+    bot = "@" + str((facts.get("bot") or {}).get("username", "the bot"))
+    fix = f"add {bot} to the chat {chat} (for a channel: as an administrator that may post messages)"
+    if member is None and "member" not in facts.errors:
+        return _skip("chat", "needs the bot and TELEGRAM_CHAT_ID")
+    if member is None:
+        return Check(False, f"chat: the bot cannot see the chat {chat}: {facts.errors['member']}", fix)
+    status = member.get("status")
+    may_post = (status in ("creator", "member")
+                or (status == "administrator" and member.get("can_post_messages", True) is not False)
+                or (status == "restricted" and member.get("can_send_messages") is True))
+    if not may_post:
+        return Check(False, f"chat: the bot may not post in the chat {chat} (it is {status})", fix)
+    return Check(True, f"chat: the bot may post in the chat {chat} ({status})")
+
+
+def check_table(facts: Facts) -> Check:
+    stack = facts.target.stack
+    if stack is None:
+        return _skip("table", facts.target.note or "no stack")
+    name = stack.outputs["TableName"]
+    if "table" in facts.errors:
+        return Check(False, f"table: {name} cannot be read ({facts.errors['table']})",
+                     "check the stack's resources and your AWS credentials")
+    table, ttl = facts.get("table") or {}, facts.get("ttl") or {}
+    if table.get("TableStatus") != "ACTIVE":
+        return Check(False, f"table: {name} is {table.get('TableStatus')}", "wait for it, or look at the stack's events")
+    if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING") or ttl.get("AttributeName") != TABLE_TTL:
+        return Check(False, f"table: {name} has no TTL on `{TABLE_TTL}` (old records are never removed)",
+                     f"aws dynamodb update-time-to-live --table-name {name} "
+                     f"--time-to-live-specification Enabled=true,AttributeName={TABLE_TTL}")
+    return Check(True, f"table: {name} is active, with its TTL on `{TABLE_TTL}`")
+
+
+# -- the report ----------------------------------------------------------------------------------------------
+
+
+def report(results: list[Check], line: Callable[[str], None]) -> int:
+    """Print the checks; the exit status (0 only when none failed)."""
+    for check in results:
+        mark = "✓" if check.ok else "✗" if check.ok is False else "–"
+        line(f"{mark} {check.line}")
+        if check.ok is False and check.fix:
+            line(f"    fix: {check.fix}")
+    failed = sum(1 for check in results if check.ok is False)
+    skipped = sum(1 for check in results if check.ok is None)
+    held = len(results) - failed - skipped
+    line("")
+    line(f"{held} checks hold, {failed} fail" + (f", {skipped} skipped" if skipped else "") + ".")
+    return 1 if failed else 0

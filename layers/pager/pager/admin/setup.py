@@ -1,0 +1,546 @@
+"""`pager setup`: from nothing to a working pager, one step after the other, each done only when missing.
+
+    control      the control repository (a parameter of the stack; asked for `make serve`)
+    github-app   registered from a manifest (`pager.admin.manifest`, `pager.admin.form`); its private key
+                 and webhook secret stored at once, its id, slug and owner saved for `make deploy`
+    secrets      secrets given in the environment, stored where the functions read them
+    bot          the bot's token, checked with getMe and stored
+    secret-token Telegram's webhook secret token (the stack generates one; otherwise generated here)
+    chat         the chat, its forum topic and who may press buttons, found with getUpdates
+    webhook      Telegram's webhook at the stack's /telegram with the secret token, button presses only
+    test-message a message to the chat, when this run changed where the pager writes
+    and then     what is left for the person: `make deploy`, installing the app, `pager doctor`
+
+A step's `done` is a pure function of what was gathered (`State`); a second run finds every step done
+and changes nothing. A registered app is never registered again: with an app id set whose key does not
+work, setup stops and says how to fix it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+
+from pager.errors import PagerError, TelegramRefused
+from pager.settings import SECRET_NAMES
+
+from .clients import AppGitHub, BotTelegram
+from .console import Console
+from .deployment import Target, is_placeholder
+from .form import ManifestForm
+from .manifest import AppPages, manifest, new_app_url, web_root
+
+FORM_TIMEOUT = 15 * 60.0  # seconds to wait for GitHub's redirect
+FORM_POLL = 0.5
+CHAT_ATTEMPTS = 5
+TOKEN_ATTEMPTS = 3
+SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")  # setWebhook's secret_token
+CHAT_ID = re.compile(r"-?[0-9]+|@[A-Za-z0-9_]{5,}")
+REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+ALLOWED_UPDATES = ["callback_query"]
+DAY = 86_400.0
+TEST_MESSAGE = "✅ <b>pager</b> is set up: this chat gets its pages."
+
+
+@dataclass
+class Tools:
+    """Everything setup does outside itself, handed in (the CLI's context; tests pass fakes)."""
+
+    console: Console
+    session: requests.Session
+    now: Callable[[], float]
+    sleep: Callable[[float], None]
+    open_browser: Callable[[str], Any]
+    ask_secret: Callable[[str], str]
+    token: Callable[[int], str]
+    environ: dict[str, str]
+
+
+@dataclass
+class Options:
+    org: str = ""
+    name: str = ""
+    test_message: bool = False
+
+
+@dataclass
+class State:
+    """What setup found, and what this run changed."""
+
+    target: Target
+    values: dict[str, str]  # the settings in use, the secrets left out
+    secrets: dict[str, str]  # the secrets in use (environment, .env, the secret)
+    stored: dict[str, str] = field(default_factory=dict)  # the secrets the target itself holds
+    app: dict[str, Any] | None = None
+    app_problem: str = ""
+    bot: dict[str, Any] | None = None
+    bot_problem: str = ""
+    webhook_info: dict[str, Any] | None = None
+    now: float = 0.0
+    changed: set[str] = field(default_factory=set)
+
+    @property
+    def github_api(self) -> str:
+        return self.values.get("GITHUB_API_URL") or "https://api.github.com"
+
+    @property
+    def telegram_api(self) -> str:
+        return self.values.get("TELEGRAM_API_URL") or "https://api.telegram.org"
+
+
+# -- gathering ---------------------------------------------------------------------------------------------
+
+
+def github(state: State, tools: Tools) -> AppGitHub:
+    return AppGitHub(tools.session, app_id=state.values.get("GITHUB_APP_ID", "0"),
+                     private_key=state.secrets.get("GITHUB_PRIVATE_KEY", ""), api_url=state.github_api, clock=tools.now)
+
+
+def telegram(state: State, tools: Tools) -> BotTelegram:
+    return BotTelegram(tools.session, token=state.secrets.get("TELEGRAM_BOT_TOKEN", ""), api_url=state.telegram_api,
+                       sleep=tools.sleep)
+
+
+def gather(target: Target, tools: Tools) -> State:
+    found = target.values(tools.environ)
+    secrets = target.secrets(found)
+    tools.console.hide(*secrets.values())
+    values = {name: value for name, value in found.items() if name not in SECRET_NAMES}
+    state = State(target, values, secrets, target.stored_secrets(), now=tools.now())
+    check_app(state, tools)
+    check_bot(state, tools)
+    return state
+
+
+def check_app(state: State, tools: Tools) -> None:
+    if is_placeholder(state.values.get("GITHUB_APP_ID")):
+        return
+    if not state.secrets.get("GITHUB_PRIVATE_KEY"):
+        state.app_problem = f"its private key is not in {state.target.where_secrets()}"
+        return
+    try:
+        state.app = github(state, tools).app()
+    except PagerError as exc:
+        state.app_problem = str(exc)
+
+
+def check_bot(state: State, tools: Tools) -> None:
+    if not state.secrets.get("TELEGRAM_BOT_TOKEN"):
+        return
+    client = telegram(state, tools)
+    try:
+        state.bot = client.get_me()
+        state.webhook_info = client.webhook_info()
+    except PagerError as exc:
+        state.bot, state.bot_problem = None, str(exc)
+
+
+# -- what is done (pure) -------------------------------------------------------------------------------------
+
+
+def control_done(state: State) -> str:
+    control = state.values.get("CONTROL_REPOSITORY", "")
+    return f"control repository {control}" if REPOSITORY.fullmatch(control) else ""
+
+
+def app_done(state: State) -> str:
+    if state.app is None:
+        return ""
+    return f"GitHub App {state.app.get('slug')} (id {state.app.get('id')}) is registered and GitHub accepts its key"
+
+
+def secrets_done(state: State) -> str:
+    missing = sorted(name for name, value in state.secrets.items() if state.stored.get(name) != value)
+    return "" if missing else f"the secrets are in {state.target.where_secrets()}"
+
+
+def bot_done(state: State) -> str:
+    if state.bot is None:
+        return ""
+    return f"Telegram bot @{state.bot.get('username')} accepts its token"
+
+
+def secret_token_done(state: State) -> str:
+    value = state.secrets.get("TELEGRAM_WEBHOOK_SECRET", "")
+    return "Telegram's webhook secret token is set" if SECRET_TOKEN.fullmatch(value) else ""
+
+
+def chat_done(state: State) -> str:
+    chat = state.values.get("TELEGRAM_CHAT_ID", "")
+    if is_placeholder(chat) or chat == "0":
+        return ""
+    thread = state.values.get("TELEGRAM_THREAD_ID", "")
+    users = state.values.get("TELEGRAM_ALLOWED_USERS", "")
+    topic = f", topic {thread}" if thread and thread != "0" else ""
+    who = f"users {users} may press the buttons" if users else "nobody may press the buttons (TELEGRAM_ALLOWED_USERS is empty)"
+    return f"chat {chat}{topic}; {who}"
+
+
+def webhook_done(state: State) -> str:
+    info, expected = state.webhook_info, state.target.telegram_webhook_url
+    if info is None or not expected or state.changed & {"secret-token", "webhook-deleted"}:
+        return ""
+    if info.get("url") != expected or info.get("allowed_updates") != ALLOWED_UPDATES:
+        return ""
+    refused = "401" in str(info.get("last_error_message", "")) and state.now - float(info.get("last_error_date") or 0) < DAY
+    return "" if refused else f"Telegram's webhook points at {expected} (button presses only)"
+
+
+def message_done(state: State, wanted: bool) -> str:
+    if wanted or state.changed & {"chat", "webhook"}:
+        return ""
+    return "no test message: nothing changed where the pager writes (--test-message sends one)"
+
+
+def todo(state: State, options: Options) -> list[str]:
+    """The steps still to do, in order: the decision of a run, from what it gathered."""
+    return [name for name, done, _ in STEPS if not done(state, options)]
+
+
+def run_setup(target: Target, tools: Tools, options: Options) -> int:
+    console = tools.console
+    console.line(f"pager setup: {target.describe()}")
+    state = gather(target, tools)
+    for _, done, step in STEPS:
+        finished = done(state, options)
+        if finished:
+            console.done(finished)
+        elif not step(state, tools, options):
+            return 1
+    what_is_left(state, tools)
+    return 0
+
+
+def store_secrets(state: State, updates: dict[str, str]) -> None:
+    state.target.store_secrets(updates)
+    state.secrets.update(updates)
+    state.stored.update(updates)
+
+
+def store_settings(state: State, updates: dict[str, str]) -> None:
+    state.target.store_settings(updates)
+    state.values.update(updates)
+
+
+def step_control(state: State, tools: Tools, options: Options) -> bool:
+    console = tools.console
+    for _ in range(3):
+        answer = console.ask("owner/name of the pager's own repository (the control repository): ")
+        if REPOSITORY.fullmatch(answer):
+            store_settings(state, {"CONTROL_REPOSITORY": answer})
+            console.done(f"control repository {answer} (in {state.target.where_settings()})")
+            return True
+        console.line("  that is not owner/name")
+    console.failed("no control repository", "run pager setup again with the repository's owner/name at hand")
+    return False
+
+
+def step_app(state: State, tools: Tools, options: Options) -> bool:
+    console = tools.console
+    app_id = state.values.get("GITHUB_APP_ID", "")
+    if not is_placeholder(app_id):
+        console.failed(
+            f"the GitHub App {app_id} is set, but GitHub cannot be asked for it: {state.app_problem}",
+            "pager setup never registers a second app. Generate a private key on the app's General page and put it "
+            f"into {state.target.where_secrets()} as GITHUB_PRIVATE_KEY (or, to register a new app, remove "
+            f"GITHUB_APP_ID from {state.target.where_settings()}), then run pager setup again",
+        )
+        return False
+    if state.secrets.get("GITHUB_PRIVATE_KEY"):  # a key without an app id: an app was registered already
+        console.failed(
+            f"{state.target.where_secrets()} holds an app's private key, but no GITHUB_APP_ID is set",
+            f"set GitHubAppId, GitHubAppSlug and GitHubAppOwner (the app's General page) in {state.target.where_settings()}, "
+            "then run pager setup again; it never registers a second app",
+        )
+        return False
+    webhook_url = state.target.github_webhook_url
+    if not webhook_url:
+        console.failed("no webhook URL for the app", "give the tunnel's URL in front of `make serve`: pager setup --local URL")
+        return False
+    org = options.org or state.values.get("GITHUB_APP_OWNER", "")
+    if not org:
+        org = console.ask("Register the app for your user account (Enter) or for an organization (its login): ")
+    control = state.values["CONTROL_REPOSITORY"]
+    name = options.name or f"{org or control.split('/')[0]}-pager"[:34]
+    code = register_in_browser(state, tools, name=name, org=org, webhook_url=webhook_url)
+    if code is None:
+        return False
+    credentials = github(state, tools).convert_manifest(code)
+    return keep_credentials(state, tools, credentials, org)
+
+
+def register_in_browser(state: State, tools: Tools, *, name: str, org: str, webhook_url: str) -> str | None:
+    """Serve the form, let the person register the app on GitHub; the code GitHub's redirect brought back."""
+    console = tools.console
+    web = web_root(state.github_api)
+    form = ManifestForm(tools.token(24)).start()
+    try:
+        app = manifest(name=name, homepage=f"{web}/{state.values['CONTROL_REPOSITORY']}", webhook_url=webhook_url,
+                       redirect_url=form.redirect_url)
+        owner = f"It will belong to the organization {org}." if org else "It will belong to your user account."
+        form.show(action=new_app_url(web, org, form.state), manifest=app, owner=owner)
+        console.doing(f"registering the GitHub App “{name}” from a manifest: its webhook is {webhook_url}")
+        console.line(f"  Opening {form.url} in your browser (open it yourself if nothing opens). Press")
+        console.line("  “Continue to GitHub”, then “Create GitHub App” on GitHub's page.")
+        tools.open_browser(form.url)
+        deadline = tools.now() + FORM_TIMEOUT
+        while not form.got.is_set():
+            if tools.now() >= deadline:
+                console.failed("GitHub's redirect did not come back in time", "run pager setup again")
+                return None
+            tools.sleep(FORM_POLL)
+        return form.code
+    finally:
+        form.stop()
+
+
+def keep_credentials(state: State, tools: Tools, credentials: dict[str, Any], org: str) -> bool:
+    """Store what the conversion answered, before anything else can fail."""
+    console = tools.console
+    pem, hook_secret = str(credentials.get("pem") or ""), str(credentials.get("webhook_secret") or "")
+    console.hide(pem, hook_secret, str(credentials.get("client_secret") or ""))
+    owner = credentials.get("owner") or {}
+    org = owner.get("login", org) if owner.get("type") == "Organization" else ""
+    secrets = {"GITHUB_PRIVATE_KEY": pem}
+    if hook_secret:
+        secrets["GITHUB_WEBHOOK_SECRET"] = hook_secret
+    store_secrets(state, secrets)
+    settings = {"GITHUB_APP_ID": str(credentials["id"]), "GITHUB_APP_SLUG": str(credentials.get("slug", "")),
+                "GITHUB_APP_OWNER": org}
+    store_settings(state, settings)
+    state.app = {k: v for k, v in credentials.items() if k not in ("pem", "webhook_secret", "client_secret")}
+    state.changed.add("github-app")
+    console.done(f"registered the GitHub App {settings['GITHUB_APP_SLUG']} (id {settings['GITHUB_APP_ID']}) for "
+                 f"{owner.get('login', org or 'your account')}: its private key and webhook secret are in "
+                 f"{state.target.where_secrets()}, its id, slug and owner in {state.target.where_settings()}")
+    if not hook_secret:
+        pages = AppPages(settings["GITHUB_APP_SLUG"], org, web_root(state.github_api))
+        console.failed("GitHub gave the app no webhook secret",
+                       f"set one on {pages.settings} and put it into {state.target.where_secrets()} as GITHUB_WEBHOOK_SECRET")
+        return False
+    return True
+
+
+def step_secrets(state: State, tools: Tools, options: Options) -> bool:
+    missing = {name: value for name, value in state.secrets.items() if state.stored.get(name) != value}
+    store_secrets(state, missing)
+    tools.console.done(f"stored {', '.join(sorted(missing))} (from the environment) in {state.target.where_secrets()}")
+    return True
+
+
+def step_bot(state: State, tools: Tools, options: Options) -> bool:
+    console = tools.console
+    if state.bot_problem:
+        console.line(f"  The bot's token does not work: {state.bot_problem}")
+    console.line("  Telegram bot: in Telegram, talk to @BotFather, /newbot (or /token for an existing bot).")
+    for _ in range(TOKEN_ATTEMPTS):
+        token = tools.ask_secret("Paste the bot's token (it is not shown), then Enter: ").strip()
+        console.hide(token)
+        if not token:
+            continue
+        state.secrets["TELEGRAM_BOT_TOKEN"] = token
+        try:
+            check = telegram(state, tools)
+            state.bot = check.get_me()
+            state.webhook_info = check.webhook_info()
+        except TelegramRefused:
+            console.line("  Telegram refuses that token; try again.")
+            continue
+        store_secrets(state, {"TELEGRAM_BOT_TOKEN": token})
+        state.changed.add("bot")
+        console.done(f"Telegram bot @{state.bot.get('username')}: its token is in {state.target.where_secrets()}")
+        return True
+    console.failed("no bot token Telegram accepts", "get one from @BotFather, then run pager setup again")
+    return False
+
+
+def step_secret_token(state: State, tools: Tools, options: Options) -> bool:
+    value = tools.token(48)
+    tools.console.hide(value)
+    store_secrets(state, {"TELEGRAM_WEBHOOK_SECRET": value})
+    state.changed.add("secret-token")
+    tools.console.done(f"generated Telegram's webhook secret token; it is in {state.target.where_secrets()}")
+    return True
+
+
+def step_webhook(state: State, tools: Tools, options: Options) -> bool:
+    url = state.target.telegram_webhook_url
+    if not url:
+        tools.console.failed("no URL for Telegram's webhook", "give the tunnel's URL: pager setup --local URL")
+        return False
+    telegram(state, tools).set_webhook(url, state.secrets["TELEGRAM_WEBHOOK_SECRET"], ALLOWED_UPDATES)
+    state.changed.add("webhook")
+    tools.console.done(f"set Telegram's webhook: {url}, with the secret token, button presses only")
+    return True
+
+
+def step_test_message(state: State, tools: Tools, options: Options) -> bool:
+    thread = state.values.get("TELEGRAM_THREAD_ID", "")
+    telegram(state, tools).send_message(state.values["TELEGRAM_CHAT_ID"], TEST_MESSAGE,
+                                        thread_id=int(thread) if thread.isdigit() and thread != "0" else None)
+    tools.console.done("sent a test message to the chat")
+    return True
+
+
+Done = Callable[[State, Options], str]
+Step = Callable[[State, Tools, Options], bool]
+
+STEPS: tuple[tuple[str, Done, Step], ...] = (
+    ("control", lambda state, _: control_done(state), step_control),
+    ("github-app", lambda state, _: app_done(state), step_app),
+    ("secrets", lambda state, _: secrets_done(state), step_secrets),
+    ("bot", lambda state, _: bot_done(state), step_bot),
+    ("secret-token", lambda state, _: secret_token_done(state), step_secret_token),
+    ("chat", lambda state, _: chat_done(state), lambda state, tools, options: step_chat(state, tools, options)),
+    ("webhook", lambda state, _: webhook_done(state), step_webhook),
+    ("test-message", lambda state, options: message_done(state, options.test_message), step_test_message),
+)
+
+
+# -- the chat ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChatFound:
+    chat_id: str
+    kind: str  # private, group, supergroup, channel
+    title: str
+    thread_id: int | None = None
+    users: tuple[tuple[int, str], ...] = ()
+
+    def describe(self) -> str:
+        topic = f", topic {self.thread_id}" if self.thread_id else ""
+        return f"{self.kind} “{self.title}” ({self.chat_id}{topic})"
+
+
+def chats_in(updates: list[dict[str, Any]]) -> list[ChatFound]:
+    """The chats (and forum topics) the updates come from, with the people who wrote there, oldest first."""
+    found: dict[tuple[str, int | None], dict[str, Any]] = {}
+    for update in updates:
+        message = update.get("message") or update.get("channel_post") or update.get("my_chat_member") or {}
+        chat = message.get("chat") if isinstance(message, dict) else None
+        if not isinstance(chat, dict) or "id" not in chat:
+            continue
+        thread = message.get("message_thread_id") if message.get("is_topic_message") else None
+        entry = found.setdefault((str(chat["id"]), thread), {"chat": chat, "users": {}})
+        sender = message.get("from")
+        if isinstance(sender, dict) and not sender.get("is_bot") and isinstance(sender.get("id"), int):
+            entry["users"][sender["id"]] = sender.get("username") or sender.get("first_name") or str(sender["id"])
+    chats = []
+    for (chat_id, thread), entry in found.items():
+        chat = entry["chat"]
+        title = chat.get("title") or (f"@{chat['username']}" if chat.get("username") else chat.get("first_name") or chat_id)
+        chats.append(ChatFound(chat_id, str(chat.get("type", "")), str(title), thread, tuple(entry["users"].items())))
+    return chats
+
+
+def allowed_users(chosen: ChatFound, chats: list[ChatFound]) -> dict[int, str]:
+    """Who may press the buttons: the people who wrote in the chosen chat, or to the bot in private."""
+    users = dict(chosen.users)
+    for chat in chats:
+        if chat.kind == "private":
+            users.update(chat.users)
+    return users
+
+
+def step_chat(state: State, tools: Tools, options: Options) -> bool:
+    console = tools.console
+    client = telegram(state, tools)
+    if (state.webhook_info or {}).get("url"):
+        client.delete_webhook()
+        state.changed.add("webhook-deleted")
+        console.doing("removed the bot's webhook for now: getUpdates works only without one (it is set again below)")
+    bot = f"@{(state.bot or {}).get('username', 'your_bot')}"
+    console.line("  Where should the pager write? In Telegram:")
+    console.line(f"  - a group: add {bot} and send /start{bot} there (in the forum topic it should write into, if any);")
+    console.line(f"  - a channel: make {bot} an administrator that may post messages, and post something;")
+    console.line(f"  - and whoever may press the buttons sends {bot} a private message.")
+    chats: list[ChatFound] = []
+    for _ in range(CHAT_ATTEMPTS):
+        answer = console.ask("Press Enter once sent (or type the chat id): ")
+        if CHAT_ID.fullmatch(answer):
+            chats = [ChatFound(answer, "chat", answer)]
+            break
+        chats = chats_in(client.get_updates())
+        if chats:
+            break
+        console.line("  Nothing has arrived yet.")
+    if not chats:
+        console.failed("no chat found", f"send a message where the pager should write (the bot {bot} must be there), "
+                                        "then run pager setup again")
+        return False
+    chosen = choose_chat(chats, console)
+    users = allowed_users(chosen, chats)
+    allowed = choose_users(users, console)
+    settings = {"TELEGRAM_CHAT_ID": chosen.chat_id, "TELEGRAM_THREAD_ID": str(chosen.thread_id or ""),
+                "TELEGRAM_ALLOWED_USERS": ",".join(str(user) for user in allowed)}
+    store_settings(state, settings)
+    state.changed.add("chat")
+    who = f"users {settings['TELEGRAM_ALLOWED_USERS']} may press the buttons" if allowed else "nobody may press the buttons"
+    console.done(f"the pager writes to the {chosen.describe()}; {who}; in {state.target.where_settings()}")
+    return True
+
+
+def choose_chat(chats: list[ChatFound], console: Console) -> ChatFound:
+    groups = [chat for chat in chats if chat.kind != "private"] or chats
+    if len(groups) == 1:
+        return groups[0]
+    for number, chat in enumerate(groups, start=1):
+        console.line(f"  {number}. {chat.describe()}")
+    answer = console.ask(f"Which chat should the pager write to? [1-{len(groups)}, Enter for 1]: ")
+    index = int(answer) - 1 if answer.isdigit() and 1 <= int(answer) <= len(groups) else 0
+    return groups[index]
+
+
+def choose_users(users: dict[int, str], console: Console) -> list[int]:
+    if users:
+        listed = ", ".join(f"{name} ({user})" for user, name in users.items())
+        answer = console.ask(f"Allow {listed} to press the buttons? [Enter: yes, or type the user ids]: ")
+    else:
+        answer = console.ask("Telegram user ids who may press the buttons (comma-separated; Enter for nobody): ")
+    if not answer or answer.lower() in ("y", "yes"):
+        return list(users)
+    return [int(part) for part in re.split(r"[,\s]+", answer) if part.isdigit()]
+
+
+# -- what is left --------------------------------------------------------------------------------------------
+
+
+def what_is_left(state: State, tools: Tools) -> None:
+    """Say what only the person can do: deploy the parameters, install the app; then the doctor."""
+    console = tools.console
+    console.line()
+    console.line("What is left for you:")
+    pending = state.target.pending()
+    if pending:
+        console.line(f"  - run `make deploy`: {', '.join(sorted(pending))} in samconfig.local.toml reach the functions then")
+    if state.app is not None:
+        for line in app_left(state, tools):
+            console.line(f"  - {line}")
+    console.line("  - check it all with `pager doctor`")
+
+
+def app_left(state: State, tools: Tools) -> list[str]:
+    slug, org = state.values.get("GITHUB_APP_SLUG", ""), state.values.get("GITHUB_APP_OWNER", "")
+    pages = AppPages(slug, org, web_root(state.github_api))
+    control = state.values.get("CONTROL_REPOSITORY", "")
+    client = github(state, tools)
+    lines = []
+    try:
+        hook = client.hook_config()
+        if state.target.github_webhook_url and hook.get("url") != state.target.github_webhook_url:
+            lines.append(f"set the app's Webhook URL to {state.target.github_webhook_url} on {pages.settings}")
+    except PagerError as exc:
+        lines.append(f"check the app's webhook on {pages.settings} ({exc})")
+    try:
+        installation = client.repository_installation(control)
+    except PagerError:
+        lines.append(f"install the app: {pages.install} → Only select repositories → every repository of the "
+                     f"fleet and {control}")
+        return lines
+    lines.append(f"add repositories to the fleet whenever you like: {installation.get('html_url') or pages.install}")
+    return lines

@@ -1,0 +1,180 @@
+"""The command line `pager`: `pager setup` and `pager doctor` (the console script of pyproject.toml).
+
+    pager setup   [--stack NAME] [--region REGION] [--local URL] [--org ORG] [--name NAME] [--test-message]
+    pager doctor  [--stack NAME] [--region REGION] [--local URL]
+
+Both find the deployment the way the functions read their settings: the stack (its outputs, its
+parameters and the parameters `make deploy` is about to apply from samconfig.local.toml, its Secrets
+Manager secret), or, with `--local` or when no stack is found, a `.env` file for `make serve`; the
+environment wins over both. `--local URL` names the tunnel in front of `make serve`.
+
+Everything outside the process is an argument of `main` (`Context`): the environment, the folder, the
+streams, `input` and the hidden input, the browser, the clock and the wait, the HTTP session and the
+AWS clients. Tests run both commands against the fake world and moto through it. The Lambda functions
+never import this module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import secrets
+import sys
+import time
+import webbrowser
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+
+@dataclass
+class Context:
+    """What the commands take from outside; each part defaults to the real one."""
+
+    environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    cwd: Path = field(default_factory=Path.cwd)
+    stdout: TextIO = field(default_factory=lambda: sys.stdout)
+    input: Callable[[str], str] = input
+    secret_input: Callable[[str], str] = getpass.getpass
+    open_browser: Callable[[str], Any] = webbrowser.open
+    now: Callable[[], float] = time.time
+    sleep: Callable[[float], None] = time.sleep
+    session: Any = None  # a requests.Session (None: a new one)
+    aws: Callable[[str, str], Any] | None = None  # (service, region) -> a boto3 client
+    token: Callable[[int], str] = secrets.token_urlsafe
+
+    def http(self) -> Any:
+        if self.session is None:
+            import requests
+
+            self.session = requests.Session()
+        return self.session
+
+    def client(self, service: str, region: str) -> Any:
+        if self.aws is not None:
+            return self.aws(service, region)
+        import boto3
+        from botocore.config import Config
+
+        return boto3.session.Session(region_name=region or None).client(
+            service, config=Config(connect_timeout=5, read_timeout=20, retries={"mode": "standard", "max_attempts": 3}))
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="pager", description="Set up and check a pager deployment.")
+    commands = top.add_subparsers(dest="command", required=True)
+    for name, text in (("setup", "register the GitHub App, store the secrets, set Telegram's webhook"),
+                       ("doctor", "check the live configuration, check by check")):
+        command = commands.add_parser(name, help=text, description=text)
+        command.add_argument("--stack", default="", help="the stack's name (default: samconfig.local.toml's, else pager)")
+        command.add_argument("--region", default="", help="its region (default: samconfig.local.toml's, else AWS's)")
+        command.add_argument("--local", metavar="URL", default=None, nargs="?", const="",
+                             help="for `make serve`: settings in .env; URL is the tunnel in front of it")
+        command.add_argument("--env-file", default=".env", help="the .env file of `make serve` (default: .env)")
+        if name == "setup":
+            command.add_argument("--org", default="", help="register the app for this organization (default: ask)")
+            command.add_argument("--name", default="", help="the app's name (GitHub's page lets you change it)")
+            command.add_argument("--test-message", action="store_true", help="send a test message even if nothing changed")
+    return top
+
+
+def locate(args: argparse.Namespace, context: Context) -> Any:
+    """The target: the stack found on AWS, or `.env` (asked for with --local, or when there is no stack)."""
+    from .admin.deployment import (
+        DEPLOY_FILE,
+        SamConfig,
+        StackSecret,
+        Target,
+        find_stack,
+    )
+
+    samconfig = SamConfig(context.cwd / DEPLOY_FILE)
+    dotenv = context.cwd / args.env_file
+    if args.local is not None:
+        return Target("local", dotenv, samconfig, base_url=args.local, read_secret=_secret_reader(context, args.region))
+    name = args.stack or samconfig.stack_name() or "pager"
+    region = args.region or samconfig.region() or context.environ.get("AWS_REGION") or context.environ.get("AWS_DEFAULT_REGION", "")
+    stack, note = find_stack(context.client("cloudformation", region), name, region)
+    if stack is None:
+        return Target("local", dotenv, samconfig, note=note, read_secret=_secret_reader(context, region))
+    secret = StackSecret(context.client("secretsmanager", stack.region), stack.outputs["SecretArn"])
+    return Target("stack", dotenv, samconfig, stack=stack, secret=secret)
+
+
+def _secret_reader(context: Context, region: str) -> Callable[[str], Any]:
+    def read(secret_id: str) -> Any:
+        from .admin.deployment import StackSecret
+
+        return StackSecret(context.client("secretsmanager", region), secret_id).read()
+
+    return read
+
+
+def setup(args: argparse.Namespace, context: Context, console: Any) -> int:
+    from .admin.setup import Options, Tools, run_setup
+
+    target = locate(args, context)
+    if target.mode == "local" and args.local is None:
+        console.failed(f"no stack found: {target.note}",
+                       "deploy it first (README, Deploy), or set up for `make serve`: pager setup --local <tunnel URL>")
+        return 1
+    tools = Tools(console=console, session=context.http(), now=context.now, sleep=context.sleep,
+                  open_browser=context.open_browser, ask_secret=context.secret_input, token=context.token,
+                  environ=context.environ)
+    return run_setup(target, tools, Options(org=args.org, name=args.name, test_message=args.test_message))
+
+
+def doctor(args: argparse.Namespace, context: Context, console: Any) -> int:
+    from .admin import doctor as checkup
+    from .admin.clients import AppGitHub, BotTelegram
+
+    target = locate(args, context)
+    console.line(f"pager doctor: {target.describe()}")
+    if target.note:
+        console.line(f"  (no stack: {target.note}; the checks that need it are skipped)")
+
+    def github(values: dict[str, str], found: dict[str, str]) -> Any:
+        console.hide(*found.values())
+        return AppGitHub(context.http(), app_id=values["GITHUB_APP_ID"], private_key=found["GITHUB_PRIVATE_KEY"],
+                         api_url=values.get("GITHUB_API_URL") or "https://api.github.com", clock=context.now)
+
+    def telegram(values: dict[str, str], found: dict[str, str]) -> Any:
+        console.hide(*found.values())
+        return BotTelegram(context.http(), token=found["TELEGRAM_BOT_TOKEN"],
+                           api_url=values.get("TELEGRAM_API_URL") or "https://api.telegram.org", sleep=context.sleep)
+
+    dynamodb = (lambda: context.client("dynamodb", target.stack.region)) if target.stack is not None else None
+    facts = checkup.gather(target, environ=context.environ, github=github, telegram=telegram, dynamodb=dynamodb,
+                           now=context.now())
+    console.hide(*facts.secrets.values())
+    return checkup.report(checkup.checks(facts), console.line)
+
+
+def main(argv: Sequence[str] | None = None, context: Context | None = None) -> int:
+    """Run `pager setup` or `pager doctor`; the exit status."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from .admin.console import Console
+    from .errors import PagerError
+
+    context = context or Context()
+    args = parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    console = Console(context.stdout, context.input)
+    command = setup if args.command == "setup" else doctor
+    try:
+        return command(args, context, console)
+    except KeyboardInterrupt:
+        console.line("\nstopped; run it again to go on from where it stopped")
+        return 130
+    except (PagerError, ValueError, OSError) as exc:
+        console.failed(f"{type(exc).__name__}: {exc}", "run it again; it goes on from where it stopped")
+        return 1
+    except (BotoCoreError, ClientError) as exc:  # AWS refused (credentials, permissions): said, without a traceback
+        console.failed(f"AWS: {exc}", "check your AWS credentials and their permissions (README, Register the GitHub App)")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,757 @@
+"""The command line `pager setup` and `pager doctor`, against the fake world (GitHub, Telegram) and moto (AWS).
+
+The commands run as a person runs them, through `pager.cli.main` with a `Context`: the fake world's
+session for GitHub and Telegram, moto's CloudFormation, Secrets Manager and DynamoDB, scripted answers
+for `input`, and a browser that makes the requests a browser would (it GETs the form served on
+127.0.0.1, posts the manifest to the fake github.com, and follows its redirect back). Pure parts (the
+manifest's events and permissions, the plan of setup, the chats found in updates, the checks) are
+tested on their own; the README's permission table is compared with the code's.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import inspect
+import io
+import json
+import re
+import tomllib
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import boto3
+import pager.github
+import pytest
+import yaml
+from moto import mock_aws
+from pager.admin import manifest as app_manifest
+from pager.admin.deployment import (
+    PARAMETER_SETTINGS,
+    SETTING_NAMES,
+    SamConfig,
+    Stack,
+    Target,
+    format_overrides,
+    parse_overrides,
+    read_dotenv,
+    write_dotenv,
+)
+from pager.admin.doctor import DeliveryCount, count_deliveries
+from pager.admin.form import ManifestForm
+from pager.admin.setup import Options, State, allowed_users, chats_in, todo
+from pager.cli import Context, main
+from pager.dynamo import create_table
+from pager.signals import subscribed_events
+from pager_world.http import HttpRequest, session_for
+from pager_world.world import (
+    BOT_TOKEN,
+    CONTROL,
+    GITHUB_API,
+    REPO,
+    TELEGRAM_API,
+    WEBHOOK_SECRET,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+REGION = "us-east-1"
+STACK = "pager"
+API_ID = "abc123"
+GITHUB_HOOK = f"https://{API_ID}.execute-api.{REGION}.amazonaws.com/github"
+TELEGRAM_HOOK = f"https://{API_ID}.execute-api.{REGION}.amazonaws.com/telegram"
+TABLE = "pager-Table-1"
+STACK_SECRET = "s" * 20 + "StackGeneratedToken" + "x" * 25  # what the template's GenerateSecretString makes
+CHAT = {"id": -1001234, "type": "supergroup", "title": "Fleet", "is_forum": True}
+MAINTAINER = {"id": 42, "is_bot": False, "first_name": "Maintainer", "username": "maint"}
+
+FIRST_PARAMETERS = {  # a first `make deploy` before the app exists: placeholders where setup fills in
+    "GitHubAppId": "pending", "GitHubAppSlug": "pending", "GitHubAppOwner": "", "ControlRepository": CONTROL,
+    "TelegramChatId": "@pending", "TelegramThreadId": "", "TelegramAllowedUsers": "",
+    "ReleaseBranchPrefixes": "release-please--,changeset-release/", "ReleaseMergeMethod": "squash",
+    "GitHubApiUrl": GITHUB_API, "TelegramApiUrl": TELEGRAM_API,
+}
+
+
+# -- the AWS side: moto, and a stack shaped like template.yaml's ----------------------------------------------
+
+
+class Recorder:
+    """A boto3 client that keeps the name of every call made through it."""
+
+    def __init__(self, client: Any, calls: list[str]) -> None:
+        self._client, self._calls = client, calls
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._client, name)
+        if not callable(attribute) or name.startswith("_"):
+            return attribute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self._calls.append(name)
+            return attribute(*args, **kwargs)
+
+        return call
+
+
+_clients: dict[str, Any] = {}
+
+
+def client(service: str) -> Any:
+    """A moto client (one per service for the module: building one costs tens of milliseconds)."""
+    if service not in _clients:
+        _clients[service] = boto3.client(service, region_name=REGION)
+    return _clients[service]
+
+
+@pytest.fixture(scope="module")
+def moto():
+    mock = mock_aws()
+    mock.start()  # moto's fake credentials, for the module
+    try:
+        yield mock
+    finally:
+        mock.stop()
+        _clients.clear()
+
+
+@pytest.fixture
+def aws(moto):
+    """AWS as moto plays it, empty for each test; a factory of clients that records the calls made through them."""
+    moto.reset()
+    calls: list[str] = []
+    factory = lambda service, region: Recorder(client(service), calls)
+    factory.calls = calls  # type: ignore[attr-defined]
+    return factory
+
+
+def deploy(parameters: dict[str, str], *, secret: dict[str, str] | None = None) -> str:
+    """The stack as `make deploy` leaves it: its table (with TTL), its secret, its outputs; the secret's ARN."""
+    secrets_manager = client("secretsmanager")
+    value = secret if secret is not None else {"GITHUB_PRIVATE_KEY": "", "GITHUB_WEBHOOK_SECRET": "",
+                                               "TELEGRAM_BOT_TOKEN": "", "TELEGRAM_WEBHOOK_SECRET": STACK_SECRET}
+    arn = secrets_manager.create_secret(Name="pager-secret", SecretString=json.dumps(value))["ARN"]
+    create_table(client("dynamodb"), TABLE)
+    template = {
+        "Parameters": {name: {"Type": "String"} for name in parameters},
+        "Resources": {"WebhookLogGroup": {"Type": "AWS::Logs::LogGroup", "Properties": {"LogGroupName": "/aws/lambda/pager-webhook"}}},
+        "Outputs": {"GitHubWebhookUrl": {"Value": GITHUB_HOOK}, "TelegramWebhookUrl": {"Value": TELEGRAM_HOOK},
+                    "TableName": {"Value": TABLE}, "SecretArn": {"Value": arn}},
+    }
+    client("cloudformation").create_stack(
+        StackName=STACK, TemplateBody=json.dumps(template),
+        Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()])
+    return arn
+
+
+def redeploy(parameters: dict[str, str]) -> None:
+    """`make deploy` again, with the parameters of samconfig.local.toml."""
+    cloudformation = client("cloudformation")
+    template = cloudformation.get_template(StackName=STACK)["TemplateBody"]
+    cloudformation.update_stack(StackName=STACK, TemplateBody=json.dumps(template) if isinstance(template, dict) else template,
+                                Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()])
+
+
+def guided_samconfig(folder: Path, parameters: dict[str, str]) -> Path:
+    """samconfig.local.toml as `sam deploy --guided` writes it."""
+    path = folder / "samconfig.local.toml"
+    path.write_text(
+        "version = 0.1\n[default.deploy.parameters]\n"
+        f'stack_name = "{STACK}"\nresolve_s3 = true\ns3_prefix = "pager"\nregion = "{REGION}"\n'
+        'confirm_changeset = true\ncapabilities = "CAPABILITY_IAM"\n'
+        f"parameter_overrides = {json.dumps(format_overrides(parameters))}\nimage_repositories = []\n")
+    return path
+
+
+def stored_secret(arn: str) -> dict[str, str]:
+    return json.loads(client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"])
+
+
+# -- the person at the terminal and in the browser -------------------------------------------------------------
+
+
+class Person:
+    """Answers `input` from a script (and fails the test if asked more), and browses like a browser."""
+
+    def __init__(self, world: Any, answers: list[str] = (), secrets: list[str] = ()) -> None:
+        self.world, self.answers, self.secrets = world, list(answers), list(secrets)
+        self.asked: list[str] = []
+        self.visited: list[str] = []
+
+    def input(self, prompt: str) -> str:
+        self.asked.append(prompt)
+        assert self.answers, f"asked more than the script says: {prompt!r}"
+        return self.answers.pop(0)
+
+    def secret(self, prompt: str) -> str:
+        self.asked.append(prompt)
+        assert self.secrets, f"asked for a secret the script does not have: {prompt!r}"
+        return self.secrets.pop(0)
+
+    def browse(self, url: str) -> None:
+        """GET the form; post its manifest to github.com (the fake's web side); follow the redirect back."""
+        self.visited.append(url)
+        page = fetch(url)[1]
+        action = html.unescape(re.search(r'<form action="([^"]+)"', page).group(1))
+        manifest = html.unescape(re.search(r'name="manifest" value="([^"]*)"', page).group(1))
+        body = urlencode({"manifest": manifest}).encode()
+        answer = self.world.hub.web(HttpRequest("POST", action, {"Content-Type": "application/x-www-form-urlencoded"}, body))
+        assert answer.status == 302, answer.body
+        status, text = fetch(answer.headers["Location"])
+        assert status == 200, text
+
+
+def fetch(url: str) -> tuple[int, str]:
+    """A browser's GET on loopback (urllib: no proxy, nothing mocked)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(url, timeout=5) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def run(argv: list[str], world: Any, folder: Path, aws: Any, person: Person | None = None,
+        environ: dict[str, str] | None = None) -> tuple[int, str]:
+    out = io.StringIO()
+    person = person or Person(world)
+    context = Context(environ=dict(environ or {}), cwd=folder, stdout=out, input=person.input,
+                      secret_input=person.secret, open_browser=person.browse, now=world.clock,
+                      sleep=world.clock.sleep, session=session_for({GITHUB_API: world.hub, TELEGRAM_API: world.chat}),
+                      aws=aws)
+    return main(argv, context), out.getvalue()
+
+
+def secrets_of(world: Any, arn: str | None = None, *extra: str) -> list[str]:
+    """Every secret a run could know: the key (and its lines), webhook secrets, tokens, client secrets."""
+    values = [BOT_TOKEN, WEBHOOK_SECRET, STACK_SECRET, *extra]
+    for answer in world.hub.conversions:
+        values += [answer["pem"], answer["webhook_secret"], answer["client_secret"]]
+    if arn:
+        values += [v for v in stored_secret(arn).values() if v]
+    lines = [line for value in values for line in value.splitlines() if len(line) > 20 and "PRIVATE KEY" not in line]
+    return sorted(set(values + lines))
+
+
+def assert_no_secret(output: str, secrets: list[str]) -> None:
+    leaked = [s[:6] + "…" for s in secrets if s and s in output]
+    assert not leaked, f"secrets in the output: {leaked}"
+
+
+# -- pager setup, end to end -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fresh(make_world, private_key_pem, aws, tmp_path):
+    """A stack deployed before the app exists, a bot with its token, a forum group where the maintainer wrote."""
+    world = make_world()
+    world.hub.app_key = private_key_pem  # the key the manifest flow hands out (no new RSA key per test)
+    world.chat.token = BOT_TOKEN
+    world.chat.receive("/start@pager_test_bot", chat=CHAT, user=MAINTAINER, thread_id=7)
+    world.chat.handle("setWebhook", {"url": "https://old.example/telegram"})  # from an earlier try: in getUpdates' way
+    arn = deploy(FIRST_PARAMETERS)
+    guided_samconfig(tmp_path, FIRST_PARAMETERS)
+    return world, arn
+
+
+def test_setup_registers_the_app_from_a_manifest_stores_the_secrets_and_sets_telegrams_webhook(fresh, aws, tmp_path):
+    world, arn = fresh
+    person = Person(world, answers=["", "", ""], secrets=[BOT_TOKEN])
+    code, output = run(["setup"], world, tmp_path, aws, person)
+    assert code == 0, output
+
+    # the form was served on loopback and its post registered one app, from the code's own tables
+    assert len(person.visited) == 1 and re.fullmatch(r"http://127\.0\.0\.1:\d+/", person.visited[0])
+    [app] = world.hub.apps_registered
+    assert app["events"] == subscribed_events()
+    assert app["permissions"] == app_manifest.needed_permissions()
+    assert world.hub.hook["url"] == GITHUB_HOOK and world.hub.hook["active"]
+    assert app["owner"]["login"] == world.hub.user and app["external_url"] == f"https://github.test/{CONTROL}"
+    [conversion] = world.hub.conversions  # the redirect's code converted once
+
+    # the secrets are in the stack's secret (the generated secret token kept), nothing else
+    secret = stored_secret(arn)
+    assert secret == {"GITHUB_PRIVATE_KEY": conversion["pem"], "GITHUB_WEBHOOK_SECRET": conversion["webhook_secret"],
+                      "TELEGRAM_BOT_TOKEN": BOT_TOKEN, "TELEGRAM_WEBHOOK_SECRET": STACK_SECRET}
+
+    # the non-secret values wait in samconfig.local.toml for `make deploy`
+    parameters = SamConfig(tmp_path / "samconfig.local.toml").parameters()
+    assert parameters == {**FIRST_PARAMETERS, "GitHubAppId": str(app["id"]), "GitHubAppSlug": app["slug"],
+                          "GitHubAppOwner": "", "TelegramChatId": str(CHAT["id"]), "TelegramThreadId": "7",
+                          "TelegramAllowedUsers": "42"}
+    assert "run `make deploy`" in output
+
+    # Telegram: the old webhook removed for getUpdates, then set at the stack's /telegram with the secret token,
+    # presses only; a test message in the topic
+    methods = [r.path.rsplit("/", 1)[-1] for r in world.chat.requests]
+    assert methods.index("deleteWebhook") < methods.index("getUpdates") < methods.index("setWebhook")
+    assert world.chat.webhook == {"url": TELEGRAM_HOOK, "secret_token": STACK_SECRET, "allowed_updates": ["callback_query"]}
+    [message] = world.chat.chat()
+    assert message.chat_id == str(CHAT["id"]) and message.thread_id == 7 and "set up" in message.text
+
+    # and what is left: installing is done already in this world (the control repository has the app)
+    assert "check it all with `pager doctor`" in output
+    assert_no_secret(output, secrets_of(world, arn))
+
+
+def test_setup_run_again_finds_everything_done_and_changes_nothing(fresh, aws, tmp_path):
+    world, arn = fresh
+    assert run(["setup"], world, tmp_path, aws, Person(world, ["", "", ""], [BOT_TOKEN]))[0] == 0
+    samconfig = (tmp_path / "samconfig.local.toml").read_text()
+    secret, webhook, sent = stored_secret(arn), dict(world.chat.webhook), list(world.chat.sent)
+    world.chat.requests.clear()
+    aws.calls.clear()
+
+    code, output = run(["setup"], world, tmp_path, aws, Person(world))  # asks nothing: the script is empty
+    assert code == 0, output
+    assert len(world.hub.apps_registered) == 1 and len(world.hub.conversions) == 1
+    assert stored_secret(arn) == secret and "put_secret_value" not in aws.calls
+    assert (tmp_path / "samconfig.local.toml").read_text() == samconfig
+    called = {r.path.rsplit("/", 1)[-1] for r in world.chat.requests}
+    assert called <= {"getMe", "getWebhookInfo"}, called  # no deleteWebhook, getUpdates, setWebhook, sendMessage
+    assert world.chat.webhook == webhook and world.chat.sent == sent
+    assert output.count("✓") >= 8 and "✗" not in output and "→" not in output
+    assert_no_secret(output, secrets_of(world, arn))
+
+
+def test_setup_never_registers_a_second_app_when_the_key_of_the_one_set_is_missing(healthy, aws, tmp_path):
+    world, arn = healthy
+    client("secretsmanager").put_secret_value(
+        SecretId=arn, SecretString=json.dumps({**stored_secret(arn), "GITHUB_PRIVATE_KEY": ""}))
+
+    code, output = run(["setup"], world, tmp_path, aws, Person(world))
+    assert code == 1
+    assert "never registers a second app" in output and "Generate a private key" in output
+    assert len(world.hub.apps_registered) == 1 and not world.hub.conversions
+
+
+def test_setup_never_registers_a_second_app_when_a_key_is_stored_but_its_id_was_lost(fresh, aws, tmp_path, private_key_pem):
+    world, arn = fresh  # as if a run had stopped after storing the key, before writing the app's id
+    client("secretsmanager").put_secret_value(
+        SecretId=arn, SecretString=json.dumps({**stored_secret(arn), "GITHUB_PRIVATE_KEY": private_key_pem}))
+
+    code, output = run(["setup"], world, tmp_path, aws, Person(world))
+    assert code == 1 and "holds an app's private key, but no GITHUB_APP_ID is set" in output
+    assert not world.hub.apps_registered
+    assert_no_secret(output, secrets_of(world, arn))
+
+
+def test_setup_for_make_serve_writes_dotenv_for_an_organizations_app(make_world, private_key_pem, aws, tmp_path):
+    world = make_world()
+    world.hub.app_key = private_key_pem
+    world.chat.receive("post", chat={"id": -1005, "type": "channel", "title": "Releases", "username": "releases"})
+    world.chat.receive("hi", chat={"id": 42, "type": "private", "first_name": "Maintainer"}, user=MAINTAINER)
+    del world.hub.installations[CONTROL]  # not installed yet: setup says where to install it
+    environ = {"GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API}
+    person = Person(world, answers=[CONTROL, "", ""], secrets=[BOT_TOKEN])
+    code, output = run(["setup", "--local", "https://tunnel.example", "--org", "acme"], world, tmp_path, aws, person,
+                       environ)
+    assert code == 0, output
+    [app] = world.hub.apps_registered
+    assert app["owner"] == {**app["owner"], "login": "acme", "type": "Organization"}
+    env = read_dotenv(tmp_path / ".env")
+    assert env["GITHUB_PRIVATE_KEY"] == private_key_pem and env["GITHUB_APP_OWNER"] == "acme"
+    assert env["TELEGRAM_CHAT_ID"] == "-1005" and env["TELEGRAM_ALLOWED_USERS"] == "42"
+    assert re.fullmatch(r"[A-Za-z0-9_-]{1,256}", env["TELEGRAM_WEBHOOK_SECRET"])
+    assert (tmp_path / ".env").stat().st_mode & 0o077 == 0
+    assert world.hub.hook["url"] == "https://tunnel.example/github"
+    assert f"install the app: https://github.test/apps/{app['slug']}/installations/new" in output
+    assert "make deploy" not in output
+    assert world.chat.webhook["url"] == "https://tunnel.example/telegram"
+    assert world.chat.webhook["secret_token"] == env["TELEGRAM_WEBHOOK_SECRET"]
+    assert_no_secret(output, secrets_of(world, None, env["TELEGRAM_WEBHOOK_SECRET"]))
+    # and a second run changes nothing here either
+    before = (tmp_path / ".env").read_text()
+    assert run(["setup", "--local", "https://tunnel.example"], world, tmp_path, aws, Person(world), environ)[0] == 0
+    assert (tmp_path / ".env").read_text() == before and len(world.hub.apps_registered) == 1
+
+
+def test_setup_without_a_stack_or_a_local_url_says_what_to_do(make_world, aws, tmp_path):
+    world = make_world()
+    code, output = run(["setup"], world, tmp_path, aws)
+    assert code == 1 and "no stack named pager" in output and "--local" in output
+
+
+def test_the_form_refuses_a_redirect_without_this_runs_state_and_keeps_the_first_good_code():
+    form = ManifestForm("the-state").start()
+    try:
+        form.show(action="https://github.test/settings/apps/new?state=the-state", manifest={"name": "x"}, owner="")
+        status, page = fetch(form.url)
+        assert status == 200 and 'name="manifest"' in page
+        assert fetch(form.redirect_url + "?code=evil&state=other")[0] == 400 and form.code is None
+        assert fetch(form.redirect_url + "?code=good&state=the-state")[0] == 200
+        assert fetch(form.redirect_url + "?code=later&state=the-state")[0] == 200
+        assert form.code == "good" and form.got.is_set()
+    finally:
+        form.stop()
+
+
+# -- pager doctor ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def healthy(make_world, private_key_pem, aws, tmp_path):
+    """A deployment as setup and `make deploy` leave it, with a day of deliveries."""
+    world = make_world()
+    pem = private_key_pem
+    app = world.hub.register_app(
+        app_manifest.manifest(name="pager-test", homepage=f"https://github.test/{CONTROL}", webhook_url=GITHUB_HOOK,
+                              redirect_url="http://127.0.0.1:1/back"), app_id=12345, pem=pem, webhook_secret=WEBHOOK_SECRET)
+    parameters = {**FIRST_PARAMETERS, "GitHubAppId": "12345", "GitHubAppSlug": app["slug"],
+                  "TelegramChatId": str(CHAT["id"]), "TelegramAllowedUsers": "42"}
+    arn = deploy(parameters, secret={"GITHUB_PRIVATE_KEY": pem, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET,
+                                     "TELEGRAM_BOT_TOKEN": BOT_TOKEN, "TELEGRAM_WEBHOOK_SECRET": STACK_SECRET})
+    guided_samconfig(tmp_path, parameters)
+    world.chat.token = BOT_TOKEN
+    world.chat.handle("setWebhook", {"url": TELEGRAM_HOOK, "secret_token": STACK_SECRET, "allowed_updates": ["callback_query"]})
+    for status in (200, 200, 502, 200):
+        world.hub.record(world.hub.new_guid(), "issues", "opened", 1, status)
+    world.advance(10)
+    return world, arn
+
+
+def doctor(world: Any, folder: Path, aws: Any, *argv: str) -> tuple[int, str]:
+    return run(["doctor", *argv], world, folder, aws)
+
+
+def test_doctor_against_a_healthy_deployment_exits_0_with_every_check_holding(healthy, aws, tmp_path):
+    world, arn = healthy
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 0, output
+    assert "✗" not in output and "skipped" not in output
+    for expected in ("settings: complete and well-formed", "GitHub accepts the app's JWT: pager-test (id 12345)",
+                     "events: the app subscribes to all 11", "permissions: the app holds all 8",
+                     f"webhook: active, JSON, signed, at {GITHUB_HOOK}", f"on the control repository {CONTROL}",
+                     "on 2 repositories", "deliveries in the last day: 4, 1 failed, 0 refused with 401",
+                     "Telegram accepts the bot token: @pager_test_bot", f"Telegram webhook: {TELEGRAM_HOOK}",
+                     f"chat: the bot may post in the chat {CHAT['id']}", f"table: {TABLE} is active, with its TTL"):
+        assert expected in output, (expected, output)
+    assert_no_secret(output, secrets_of(world, arn))
+
+
+def _no_event(world, arn, folder):
+    world.hub.app["events"].remove("discussion")
+
+
+def _no_permission(world, arn, folder):
+    world.hub.app["permissions"]["contents"] = "read"
+
+
+def _not_installed(world, arn, folder):
+    del world.hub.installations[CONTROL]
+
+
+def _not_accepted(world, arn, folder):
+    world.hub.installation_permissions[1] = {"metadata": "read", "issues": "read"}
+
+
+def _telegram_error(world, arn, folder):
+    world.chat.webhook_error = (int(world.now) - 600, "Wrong response from the webhook: 401 Unauthorized")
+    world.chat.pending_update_count = 3
+
+
+def _refused_401(world, arn, folder):
+    world.hub.record(world.hub.new_guid(), "issues", "opened", 1, 401)
+
+
+def _kept_failing(world, arn, folder):
+    guid = world.hub.new_guid()
+    for attempt in range(3):
+        world.hub.record(guid, "workflow_run", "completed", 1, 502, redelivery=attempt > 0)
+
+
+def _inactive(world, arn, folder):
+    world.hub.hook["active"] = False
+
+
+def _elsewhere(world, arn, folder):
+    world.hub.hook["url"] = "https://old.example/github"
+
+
+def _wrong_key(world, arn, folder):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    other = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    client("secretsmanager").put_secret_value(
+        SecretId=arn, SecretString=json.dumps({**stored_secret(arn), "GITHUB_PRIVATE_KEY": other}))
+
+
+def _token_refused(world, arn, folder):
+    world.chat.token = "654321:another-bot"
+
+
+def _bot_kicked(world, arn, folder):
+    world.chat.kicked = True
+
+
+def _not_admin_of_channel(world, arn, folder):
+    world.chat.members[world.chat.bot["id"]] = {"status": "administrator", "can_post_messages": False}
+
+
+def _no_telegram_webhook(world, arn, folder):
+    world.chat.handle("deleteWebhook", {})
+
+
+def _ttl_off(world, arn, folder):
+    client("dynamodb").update_time_to_live(
+        TableName=TABLE, TimeToLiveSpecification={"Enabled": False, "AttributeName": "ttl"})
+
+
+def _not_deployed(world, arn, folder):
+    path = folder / "samconfig.local.toml"
+    path.write_text(path.read_text().replace('GitHubAppSlug=\\"pager-test\\"', 'GitHubAppSlug=\\"pager-new\\"'))
+
+
+def _missing_setting(world, arn, folder):
+    client("secretsmanager").put_secret_value(
+        SecretId=arn, SecretString=json.dumps({**stored_secret(arn), "TELEGRAM_BOT_TOKEN": ""}))
+
+
+@pytest.mark.parametrize("break_it,named", [
+    (_no_event, "events: the app does not subscribe to discussion"),
+    (_no_permission, "permissions: the app lacks Contents (read and write)"),
+    (_not_installed, f"the app is not installed on the control repository {CONTROL}"),
+    (_not_accepted, "has not accepted"),
+    (_telegram_error, ("Telegram webhook: its last delivery failed 10 min ago: Wrong response from the webhook: 401 "
+                       "Unauthorized; 3 updates wait")),
+    (_refused_401, "1 refused with 401"),
+    (_kept_failing, "1 kept failing"),
+    (_inactive, "webhook: not active"),
+    (_elsewhere, f"it points at https://old.example/github, not at {GITHUB_HOOK}"),
+    (_wrong_key, "GitHub refuses the app's JWT"),
+    (_token_refused, "Telegram refuses the bot token"),
+    (_bot_kicked, "chat: the bot cannot see the chat"),
+    (_not_admin_of_channel, "chat: the bot may not post in the chat"),
+    (_no_telegram_webhook, "Telegram webhook: none is set"),
+    (_ttl_off, f"table: {TABLE} has no TTL"),
+    (_not_deployed, "samconfig.local.toml has GitHubAppSlug the stack does not have yet"),
+    (_missing_setting, "settings: missing TELEGRAM_BOT_TOKEN"),
+], ids=lambda value: value.__name__.strip("_") if callable(value) else "")
+def test_doctor_names_each_misconfiguration_with_its_fix_and_exits_non_zero(healthy, aws, tmp_path, break_it, named):
+    world, arn = healthy
+    break_it(world, arn, tmp_path)
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 1, output
+    failing = [line for line in output.splitlines() if line.startswith("✗")]
+    assert any(named in line for line in failing), (named, output)
+    fix = output.splitlines()[output.splitlines().index(next(line for line in failing if named in line)) + 1]
+    assert fix.startswith("    fix: ") and len(fix) > 20, fix
+    assert_no_secret(output, secrets_of(world, arn))
+
+
+def test_doctor_after_setup_and_make_deploy_exits_0_and_every_call_made_is_documented(fresh, aws, tmp_path):
+    world, arn = fresh
+    assert run(["setup"], world, tmp_path, aws, Person(world, ["", "", ""], [BOT_TOKEN]))[0] == 0
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 1 and "run `make deploy`" in output  # the app's id is not deployed yet
+    redeploy(SamConfig(tmp_path / "samconfig.local.toml").parameters())
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 0, output
+    assert_no_secret(output, secrets_of(world, arn))
+    assert_documented(world)
+
+
+def assert_documented(world: Any) -> None:
+    """Every call the commands made is an operation (a method) of the slices of GitHub's (Telegram's) description,
+    with documented parameters."""
+    specs = ROOT / "tests" / "fixtures" / "specs"
+    github = json.loads((specs / "github-openapi.slice.json").read_text())["operations"]
+    telegram = json.loads((specs / "telegram-bot-api.slice.json").read_text())["methods"]
+    used = set()
+    for request in world.hub.requests:
+        [operation] = [op for op in github if op["method"] == request.method and re.fullmatch(
+            re.sub(r"\{[^}]+\}", "[^/]+", op["path"]), request.path)]
+        documented = {p["name"] for p in operation["parameters"] if p["in"] == "query"}
+        assert set(request.query) <= documented, (operation["operationId"], request.query)
+        used.add(operation["operationId"])
+    assert {"apps/get-authenticated", "apps/get-webhook-config-for-app", "apps/create-from-manifest",
+            "apps/get-repo-installation", "apps/list-repos-accessible-to-installation", "apps/list-webhook-deliveries"} <= used
+    for request in world.chat.requests:
+        method = request.path.rsplit("/", 1)[-1]
+        parameters = {p["name"]: p for p in telegram[method]["parameters"]}
+        sent = request.json()
+        assert set(sent) <= set(parameters), (method, sent)
+        assert {name for name, p in parameters.items() if p["required"]} <= set(sent), (method, sent)
+    assert {r.path.rsplit("/", 1)[-1] for r in world.chat.requests} >= {
+        "getMe", "getWebhookInfo", "deleteWebhook", "getUpdates", "setWebhook", "sendMessage", "getChatMember"}
+
+
+def test_doctor_without_a_stack_skips_what_needs_it_with_a_note(healthy, aws, tmp_path):
+    world, arn = healthy
+    values = stored_secret(arn)
+    write_dotenv(tmp_path / ".env", {**values, "GITHUB_APP_ID": "12345", "GITHUB_APP_SLUG": "pager-test",
+                                     "TELEGRAM_CHAT_ID": str(CHAT["id"]), "CONTROL_REPOSITORY": CONTROL,
+                                     "GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API})
+    code, output = doctor(world, tmp_path, aws, "--stack", "elsewhere")
+    assert "no stack named elsewhere" in output
+    assert "– table: skipped" in output and "– deployed parameters: skipped" in output
+    # the URLs cannot be compared with the stack's: the GitHub webhook must merely end in /github
+    assert "✓ webhook: active, JSON, signed" in output and code == 0, output
+    assert_no_secret(output, secrets_of(world, arn))
+
+
+def test_the_lambda_functions_never_import_the_command_line():
+    import subprocess
+    import sys
+
+    code = ("import sys, pager.bootstrap, pager.webhook, pager.sweep, pager.signals; "
+            "print(sorted(m for m in sys.modules if m.startswith(('pager.admin', 'pager.cli'))))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+
+
+# -- the pure parts --------------------------------------------------------------------------------------------
+
+
+def test_the_manifest_takes_its_events_from_the_signals_table_and_the_least_permissions_their_calls_need():
+    made = app_manifest.manifest(name="n", homepage="https://github.com/o/r", webhook_url="https://h/github",
+                                 redirect_url="http://127.0.0.1:9/back")
+    assert made["default_events"] == subscribed_events()
+    assert made["default_permissions"] == {p.name: p.access for p in app_manifest.PERMISSIONS}
+    assert made["hook_attributes"] == {"url": "https://h/github", "active": True} and made["public"] is False
+    assert set(made) <= {"name", "url", "hook_attributes", "redirect_url", "callback_urls", "setup_url",
+                         "description", "public", "default_events", "default_permissions", "request_oauth_on_install",
+                         "setup_on_update"}
+    assert set(app_manifest.EVENT_PERMISSIONS) == set(subscribed_events()), "each subscribed event needs its permission"
+
+
+def _installation_calls() -> set[tuple[str, str]]:
+    """(method, path template) of each call in pager/github.py made with an installation token."""
+    tree = ast.parse(inspect.getsource(pager.github))
+    calls = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "_request"
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[1], ast.JoinedStr)):
+            continue
+        auth = next(k.value for k in node.keywords if k.arg == "auth")
+        if isinstance(auth, ast.Constant) and auth.value == "jwt":
+            continue
+        path = "".join(v.value if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}" for v in node.args[1].values)
+        path = path.replace("{repo}", "{owner}/{repo}").replace("{int(number)}", "{n}")
+        calls.add((node.args[0].value, path))
+    return calls
+
+
+def test_every_call_pager_makes_with_an_installation_token_has_its_least_permission():
+    mapped = {(method, re.sub(r"\{(pull_number|alert_number)\}", "{n}", path)) for method, path in app_manifest.CALL_PERMISSIONS}
+    calls = _installation_calls()
+    assert len(calls) >= 4 and calls <= mapped, f"give these a permission in CALL_PERMISSIONS: {sorted(calls - mapped)}"
+
+
+def test_the_readme_permission_table_is_the_codes():
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("<!-- permissions -->")[1].split("<!-- /permissions -->")[0]
+    rows = [line.strip() for line in table.strip().splitlines()]
+    assert rows == app_manifest.permissions_table()
+
+
+def test_the_parameters_setup_writes_are_the_settings_template_yaml_gives_the_functions():
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: {suffix: loader.construct_scalar(node)}
+                                 if isinstance(node, yaml.ScalarNode) else {suffix: None})
+    template = yaml.load((ROOT / "template.yaml").read_text(), Loader=Loader)
+    environment = dict(template["Globals"]["Function"]["Environment"]["Variables"])
+    environment.update(template["Resources"]["SweepFunction"]["Properties"]["Environment"]["Variables"])
+    from_parameters = {value["Ref"]: name for name, value in environment.items()
+                       if isinstance(value, dict) and value.get("Ref") in template["Parameters"]
+                       and name != "LOG_LEVEL"}  # Powertools' level, not a setting of pager's
+    assert from_parameters == PARAMETER_SETTINGS
+    assert set(template["Outputs"]) >= {"GitHubWebhookUrl", "TelegramWebhookUrl", "TableName", "SecretArn"}
+
+
+def test_the_settings_the_commands_read_are_the_readmes():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Settings")[1].split("\n## ")[0]
+    names = set(re.findall(r"^\| `([A-Z_]+)`", section, re.MULTILINE))
+    names |= {"GITHUB_API_URL", "TELEGRAM_API_URL", "SWEEP_FAILURE_PAGES", "SWEEP_ALL_PAGES"}  # two to a row
+    assert set(SETTING_NAMES) == names
+
+
+def _state(tmp_path: Path, **values: Any) -> State:
+    target = Target("local", tmp_path / ".env", SamConfig(tmp_path / "samconfig.local.toml"), base_url="https://t.example")
+    return State(target, dict(values.pop("values", {})), dict(values.pop("secrets", {})), **values)
+
+
+def test_setup_plans_every_step_for_nothing_and_none_for_a_finished_deployment(tmp_path):
+    assert todo(_state(tmp_path), Options()) == ["control", "github-app", "bot", "secret-token", "chat", "webhook"]
+    secrets = {"GITHUB_PRIVATE_KEY": "k", "GITHUB_WEBHOOK_SECRET": "w", "TELEGRAM_BOT_TOKEN": "1:a",
+               "TELEGRAM_WEBHOOK_SECRET": "token_1"}
+    done = _state(tmp_path, values={"CONTROL_REPOSITORY": "o/r", "TELEGRAM_CHAT_ID": "-100"}, secrets=secrets,
+                  stored=dict(secrets), app={"id": 1, "slug": "s"}, bot={"username": "b"},
+                  webhook_info={"url": "https://t.example/telegram", "allowed_updates": ["callback_query"]})
+    assert todo(done, Options()) == []
+    assert todo(done, Options(test_message=True)) == ["test-message"]
+    done.webhook_info["last_error_message"], done.webhook_info["last_error_date"] = "Wrong response: 401 Unauthorized", 1
+    assert todo(done, Options()) == ["webhook"]  # a secret token Telegram has wrong: set it again
+
+
+def test_chats_are_found_in_groups_forum_topics_channels_and_private_chats_alike():
+    updates = [
+        {"update_id": 1, "message": {"message_id": 1, "date": 1, "chat": CHAT, "from": MAINTAINER, "text": "/start",
+                                     "message_thread_id": 7, "is_topic_message": True}},
+        {"update_id": 2, "message": {"message_id": 2, "date": 1, "chat": {"id": -5, "type": "group", "title": "Old"},
+                                     "from": {"id": 9, "is_bot": True, "first_name": "bot"}, "text": "x"}},
+        {"update_id": 3, "channel_post": {"message_id": 3, "date": 1, "chat": {"id": -1009, "type": "channel",
+                                                                                "title": "News"}, "text": "post"}},
+        {"update_id": 4, "message": {"message_id": 4, "date": 1, "chat": {"id": 77, "type": "private", "first_name": "Ann"},
+                                     "from": {"id": 77, "is_bot": False, "first_name": "Ann"}, "text": "hi"}},
+        {"update_id": 5, "callback_query": {"id": "c"}},
+    ]
+    chats = chats_in(updates)
+    assert [(c.chat_id, c.kind, c.thread_id) for c in chats] == [
+        (str(CHAT["id"]), "supergroup", 7), ("-5", "group", None), ("-1009", "channel", None), ("77", "private", None)]
+    assert chats[0].users == ((42, "maint"),) and chats[1].users == ()  # a bot is nobody to allow
+    assert allowed_users(chats[2], chats) == {77: "Ann"}  # a channel: whoever wrote to the bot in private
+    assert allowed_users(chats[0], chats) == {42: "maint", 77: "Ann"}
+
+
+def test_deliveries_are_counted_by_outcome_and_an_event_that_failed_every_attempt_is_named():
+    items = [{"id": 1, "guid": "a", "status_code": 200}, {"id": 2, "guid": "b", "status_code": 401},
+             {"id": 3, "guid": "c", "status_code": 502}, {"id": 4, "guid": "c", "status_code": 0},
+             {"id": 5, "guid": "c", "status_code": 502}, {"id": 6, "guid": "d", "status_code": 502}]
+    assert count_deliveries(items, True, 3) == DeliveryCount(total=6, failed=5, refused=1, kept_failing=1, complete=True)
+
+
+def test_dotenv_and_samconfig_are_updated_in_place(tmp_path):
+    env = tmp_path / ".env"
+    env.write_text("# mine\nexport PORT=9000\nGITHUB_APP_ID=1\n")
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\n"
+    assert write_dotenv(env, {"GITHUB_APP_ID": "2", "GITHUB_PRIVATE_KEY": pem}) is True
+    assert write_dotenv(env, {"GITHUB_APP_ID": "2"}) is False
+    assert env.read_text().startswith("# mine\nexport PORT=9000\nGITHUB_APP_ID=\"2\"\n")
+    assert read_dotenv(env) == {"PORT": "9000", "GITHUB_APP_ID": "2", "GITHUB_PRIVATE_KEY": pem}
+
+    path = guided_samconfig(tmp_path, FIRST_PARAMETERS)
+    before = path.read_text()
+    stack = Stack(STACK, REGION, {}, FIRST_PARAMETERS)
+    assert SamConfig(path).update({"GitHubAppId": "7", "TelegramChatId": '@a"b'}, stack) is True
+    data = tomllib.loads(path.read_text())["default"]["deploy"]["parameters"]
+    assert parse_overrides(data["parameter_overrides"]) == {**FIRST_PARAMETERS, "GitHubAppId": "7", "TelegramChatId": '@a"b'}
+    assert data["s3_prefix"] == "pager" and data["image_repositories"] == []
+    assert len(path.read_text().splitlines()) == len(before.splitlines())
+    assert SamConfig(path).update({"GitHubAppId": "7"}, stack) is False
+
+    created = SamConfig(tmp_path / "new.toml")
+    assert created.update({"GitHubAppId": "7"}, stack) is True
+    assert created.stack_name() == STACK and created.region() == REGION
+    assert created.parameters() == {**FIRST_PARAMETERS, "GitHubAppId": "7"}
+
+
+def test_the_fake_github_refuses_a_manifest_without_a_webhook_url_and_a_name_taken(make_world):
+    hub = make_world().hub
+    form = {"name": "x", "url": "https://github.test/o/r", "redirect_url": "http://127.0.0.1:1/back",
+            "hook_attributes": {"url": "https://h/github"}}
+
+    def post(manifest: dict[str, Any]) -> int:
+        body = urlencode({"manifest": json.dumps(manifest)}).encode()
+        return hub.web(HttpRequest("POST", "https://github.test/settings/apps/new?state=s", {}, body)).status
+
+    assert post({**form, "hook_attributes": {}}) == 422
+    assert post(form) == 302 and post(form) == 422  # "Name is already in use"
+    assert post({**form, "name": "y", "url": ""}) == 422
+    assert REPO in hub.installations
