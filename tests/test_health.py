@@ -141,6 +141,34 @@ def test_a_signal_github_refused_opens_an_entry_with_the_last_reason_and_it_clos
     assert "all clear" in control_message(sweeps)[1]
 
 
+def test_refusals_written_between_runs_are_each_counted_once_the_entry_is_open(sweeps):
+    world = sweeps.world
+    world.hub.fail(r"^POST /repos/maintainer/pager/dispatches$", 403, count=10**6, body={"message": "not allowed"})
+    world.deliver("issue_comment", comment(1))
+    sweeps.advance(15)
+    sweeps.sweep()
+    sweeps.advance(10)
+    for n in range(2, 6):  # four more, minutes before the next run
+        world.deliver("issue_comment", comment(n))
+    sweeps.advance(5)
+    sweeps.sweep()
+    assert "5 signals refused" in control_message(sweeps)[1]
+
+
+def test_an_entry_closed_after_a_quiet_day_stays_closed_and_the_chat_is_not_paged_again(sweeps):
+    world = sweeps.world
+    world.hub.fail(r"^POST /repos/maintainer/pager/dispatches$", 403, body={"message": "not allowed"})
+    world.deliver("issue_comment", comment(1))
+    sweeps.advance(15)
+    sweeps.sweep()
+    sweeps.advance(24 * 60 + 1)
+    for _ in range(8):
+        sweeps.sweep()
+        assert "refused" not in control_message(sweeps)[1]
+        sweeps.advance(15)
+    assert len(sweeps.telegram.sent) == 2  # the draft's message and the alarm, once
+
+
 def test_a_telegram_403_on_the_alarm_is_logged_counted_and_stops_no_redelivery(make_sweeps, capsys, log_lines):
     sweeps = make_sweeps(through_handler=True)
     sweeps.answer = lambda guid, redelivery: 500
@@ -250,7 +278,7 @@ def test_refusals_read_again_in_the_overlap_are_counted_once():
     first = [(f"{iso(now - 30)}#a", {"at": now - 30, "reason": "r1"}), (f"{iso(now - 10)}#b", {"at": now - 10, "reason": "r2"})]
     h = health.served(health.Health(), failures=[], outcomes=[], refusals=first, job=None, now=now)
     assert (h.refusals_count, h.refusals_reason) == (2, "r2")
-    assert health.refusals_after(h, now + 900) == iso(now + 900 - health.REFUSALS_OVERLAP_SECONDS)
+    assert health.refusals_after(h, now + 900) == iso(now - health.REFUSALS_OVERLAP_SECONDS)  # from the last read
     h = health.served(h, failures=[], outcomes=[], refusals=first[1:] + [(f"{iso(now + 5)}#c", {"at": now + 5, "reason": "r3"})],
                       job=None, now=now + 20)
     assert (h.refusals_count, h.refusals_reason) == (3, "r3")

@@ -60,7 +60,8 @@ class Health:
     refusals_first: float | None = None
     refusals_last: float | None = None
     refusals_reason: str = ""
-    refusals_seen: tuple[str, ...] = ()  # the refusal items counted in the last REFUSALS_OVERLAP_SECONDS
+    refusals_seen: tuple[str, ...] = ()  # the refusal items counted that the next run reads again (the overlap)
+    refusals_read_to: float | None = None  # the time of the run that read the refusals last
 
     def to_data(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items() if v != getattr(NO_HEALTH, k)}
@@ -200,10 +201,11 @@ def _refusals(health: Health, refusals: list[tuple[str, Mapping[str, Any]]], now
     if health.refusals_count and (health.refusals_last or 0) < now - REFUSALS_QUIET_SECONDS:
         health = replace(health, refusals_count=0, refusals_first=None, refusals_last=None, refusals_reason="")
     new = [(name, data) for name, data in sorted(refusals) if name not in health.refusals_seen]
-    horizon = iso(now - REFUSALS_OVERLAP_SECONDS)
-    seen = tuple(n for n in (*health.refusals_seen, *(name for name, _ in new)) if n >= horizon)
+    overlap = iso(now - REFUSALS_OVERLAP_SECONDS)  # the next run reads after this name again
+    seen = tuple(sorted({n for n in (*health.refusals_seen, *(name for name, _ in refusals)) if n > overlap}))
+    health = replace(health, refusals_seen=seen, refusals_read_to=now)
     if not new:
-        return replace(health, refusals_seen=seen)
+        return health
     times = [_time(data, now) for _, data in new]
     return replace(
         health,
@@ -211,13 +213,15 @@ def _refusals(health: Health, refusals: list[tuple[str, Mapping[str, Any]]], now
         refusals_first=health.refusals_first if health.refusals_count else min(times),
         refusals_last=max(max(times), health.refusals_last or 0),
         refusals_reason=_refusal_line(new[-1][1]),
-        refusals_seen=seen,
     )
 
 
 def refusals_after(health: Health, now: float) -> str:
-    """The item name the run reads the refusals after (a little overlap: a write seen late is not missed)."""
-    return iso(now - REFUSALS_OVERLAP_SECONDS) if health.refusals_seen or health.refusals_count else iso(now - REFUSALS_TTL_SECONDS)
+    """The item name the run reads the refusals after: from the run that read them last (a little
+    before it: a write seen late is not missed, and counted once), or the last day on a first run."""
+    if health.refusals_read_to is None:
+        return iso(now - REFUSALS_QUIET_SECONDS)
+    return iso(health.refusals_read_to - REFUSALS_OVERLAP_SECONDS)
 
 
 def _time(data: Mapping[str, Any], now: float) -> float:
