@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from pager.errors import DeadlineExceeded, GitHubUnavailable, StoreUnavailable, TelegramUnavailable, Uncertain
-from pager.sweep import recovery
+from pager.sweep import plan, recovery
+from pager.values import parse_iso
 from pager.sweep.recovery import Waiting
 from pager_world.cases import issue_comment_by
 from pager_world.world import CONTROL
@@ -131,6 +132,22 @@ def test_a_run_that_could_not_complete_has_the_check_wait_five_minutes(sweeps):
     assert sweeps.check()["redeliveries"] == 1
 
 
+def test_a_service_that_answers_the_probe_but_still_fails_the_call_gets_its_attempts_spaced_not_spent(sweeps):
+    # A chat's flood limit: sendMessage answers 429 while getMe (the probe) answers.
+    flood = sweeps.world.faults.fail("telegram", r"^sendMessage$", kind="telegram-429", count=10**9)
+    assert sweeps.world.deliver("issue_comment", comment(1), guid="c1")[0] == 500
+    for _ in range(10):  # the checks run the sweep every minute or so: one attempt, then a rest
+        sweeps.advance(1)
+        sweeps.check()
+    assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 500]
+    sweeps.world.faults.rules.remove(flood)
+    while sweeps.check()["outcome"] != "nothing waits":
+        sweeps.advance(1)
+    attempts = sweeps.attempts("c1")
+    assert [a["status_code"] for a in attempts] == [500, 500, 200] and sweeps.entries() == {}
+    assert parse_iso(attempts[2]["delivered_at"]) - parse_iso(attempts[1]["delivered_at"]) >= plan.REDELIVERY_SPACING_SECONDS
+
+
 # -- the pure parts ---------------------------------------------------------------------------------------
 
 
@@ -140,6 +157,10 @@ def test_a_failure_is_noted_once_per_service():
     assert recovery.noted(first, "telegram", 200.0) is None  # no write
     assert recovery.noted(first, "github", 200.0) == Waiting(("github", "telegram"), 100.0)
     assert Waiting.from_data(first.to_data()) == first and Waiting.from_data({"waiting": False}) is None
+    # a rate limit's wait moves the check's next sweep, written only when it changes the minute
+    limited = recovery.noted(first, "telegram", 200.0, retry_after=300)
+    assert limited == Waiting(("telegram",), 100.0, 500.0)
+    assert recovery.noted(limited, "telegram", 210.0, retry_after=300) is None
 
 
 @pytest.mark.parametrize(("error", "service"), [

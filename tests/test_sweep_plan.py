@@ -578,6 +578,8 @@ def test_each_event_gets_one_verdict_in_the_decisions_order():
     assert verdict([502, 0]) is verdict([502, 0, 502], max_attempts=4) is Reason.CANDIDATE
     assert verdict([502, 0, 502]) is Reason.EXHAUSTED
     assert verdict([502], ago=3 * 24 * 60, followed=True) is Reason.FORGOTTEN
+    # Its redelivery failed minutes ago: asked for again a schedule's interval later, not at the next check.
+    assert verdict([502, 502], ago=10) is Reason.RESTING and verdict([502], ago=1) is Reason.CANDIDATE
     # Followed, but a redelivery since may lie beyond the failure pages that were cut short: not asked for.
     assert verdict([502], followed=True, failures_from=10**18) is Reason.UNSURE
     assert verdict([502], followed=False, failures_from=10**18) is Reason.CANDIDATE
@@ -600,7 +602,7 @@ def test_the_counts_leave_out_an_unseen_refusal_since_nothing_would_come_again_a
     verdicts = [Verdict(unseen_refusal, Reason.UNSEEN), Verdict(unseen_failure, Reason.UNSEEN)]
     assert not verdicts[0].counted and verdicts[1].counted
     assert planner.tally(verdicts) == {"candidates": 0, "forgotten": 0, "refused": 0, "ignored": 0, "exhausted": 0,
-                                       "unseen": 1, "passed": 0, "unsure": 0, "awaiting": 0}
+                                       "unseen": 1, "passed": 0, "unsure": 0, "awaiting": 0, "resting": 0}
 
 
 # -- (c) choose the redeliveries ------------------------------------------------------------------------

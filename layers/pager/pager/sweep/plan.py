@@ -128,6 +128,7 @@ GITHUB_RETENTION = 3 * 24 * 3600  # GitHub lists deliveries for three days
 RETENTION_MARGIN = 2 * 3600  # an event this close to GitHub's three days is named rather than asked for again
 STATE_VERSION = 2
 ASK_MEMORY_SECONDS = 600  # a redelivery asked for and not listed by then is asked for again
+REDELIVERY_SPACING_SECONDS = 840  # a redelivery that failed is asked for again no sooner (the schedule's 15 min, less a margin)
 ENTRY_PREFIX = "delivery:"
 _NAME_MAX = 40  # event and action names are cut to this, to bound the state's size
 
@@ -461,6 +462,7 @@ class Reason(StrEnum):
     FORGOTTEN = "forgotten"  # GitHub is about to forget it, still failing: an entry
     UNSURE = "unsure"  # followed, but a later attempt may lie beyond the failure pages read: kept, not asked for
     AWAITING = "awaiting"  # asked for moments ago and GitHub lists no newer attempt yet: kept, not asked for again
+    RESTING = "resting"  # its redelivery failed moments ago: kept, asked for again REDELIVERY_SPACING_SECONDS later
 
 
 @dataclass(frozen=True)
@@ -500,6 +502,10 @@ def judge(
         # A run moments ago asked for it; its attempt is not listed yet (GitHub delivers within seconds,
         # and lists the attempt once it has an answer). Asking again would spend an attempt twice.
         return Verdict(event, Reason.AWAITING)
+    if event.newest.redelivery and now - event.newest.at < REDELIVERY_SPACING_SECONDS:
+        # The runs a minute apart after an outage would otherwise spend the attempts in minutes when a
+        # service answers the probe but still fails the call itself (a chat's flood limit, say).
+        return Verdict(event, Reason.RESTING)
     if event.guid in followed and event.newest.id < failures_from:
         # Its newest known attempt is older than the oldest failure the cut-short pages reached: a
         # redelivery since (a 4xx, a 5xx) may lie beyond them. Followed on, asked for once it is seen.
@@ -517,6 +523,7 @@ _COUNTS = {  # the plan's counts of the verdicts, by reason
     Reason.PASSED: "passed",
     Reason.UNSURE: "unsure",
     Reason.AWAITING: "awaiting",
+    Reason.RESTING: "resting",
 }
 
 
@@ -544,6 +551,7 @@ def choose_redeliveries(candidates: Iterable[Event], *, settings: Settings, call
 
 
 NAMED = frozenset({Reason.EXHAUSTED, Reason.FORGOTTEN})  # what the alarm names
+KEPT = frozenset({Reason.CANDIDATE, Reason.UNSURE, Reason.AWAITING, Reason.RESTING})  # still failing, asked for later
 
 
 def follow(verdicts: Iterable[Verdict], cap: int, entries: Mapping[str, float]) -> tuple[tuple[Event, ...], tuple[Event, ...]]:
@@ -552,7 +560,7 @@ def follow(verdicts: Iterable[Verdict], cap: int, entries: Mapping[str, float]) 
     not fit this run). The newest are kept when their attempts pass `cap`; the oldest ones there was no
     room for are returned, for the alarm to name at once (nothing is dropped silently)."""
     pending = [v.event for v in verdicts
-               if v.reason in (Reason.CANDIDATE, Reason.UNSURE, Reason.AWAITING) or (v.reason in NAMED and v.event.guid not in entries)]
+               if v.reason in KEPT or (v.reason in NAMED and v.event.guid not in entries)]
     waiting = sorted(pending, key=lambda e: e.first.id, reverse=True)
     kept: list[Event] = []
     size = 0

@@ -6,8 +6,9 @@ A check runs every minute (`check`, on its own schedule): with nothing waiting i
 with something waiting it probes each service that failed (Telegram's getMe; for GitHub the app's
 installation on the control repository, a read on the same API as the handlers' calls) and, as soon as
 every probe passes, runs the sweep at once: the same run as the scheduled one, with its budget, its
-conditional commit and its rules. The record is cleared once a run after the outage asked for every
-event it could (none deferred); until then the check runs the sweep again each minute.
+conditional commit and its rules. The record is cleared once a run after the outage has every event
+back or asked for (none deferred, resting or awaiting its attempt); until then the check runs the sweep
+again each minute.
 
 While a probe fails, a sweep run (the scheduled one too) asks GitHub for nothing: an attempt spent
 while the service is still down would fail again, and three of them inside one long outage would put
@@ -70,13 +71,17 @@ class Waiting:
         return cls(services, float(data.get("since", 0)), float(data.get("not_before", 0)))
 
 
-def noted(waiting: Waiting | None, service: str, now: float) -> Waiting | None:
-    """The record after a failure of `service`; None when it already says so (no write)."""
-    if waiting is not None and service in waiting.services:
-        return None
+def noted(waiting: Waiting | None, service: str, now: float, retry_after: float | None = None) -> Waiting | None:
+    """The record after a failure of `service` (which asked to wait `retry_after` seconds, a rate
+    limit); None when it already says so (no write)."""
+    not_before = now + retry_after if retry_after else 0.0
     if waiting is None:
-        return Waiting((service,), now)
-    return replace(waiting, services=tuple(sorted({*waiting.services, service})))
+        return Waiting((service,), now, not_before)
+    later = not_before > waiting.not_before + 60  # a write only for a wait that changes the check's minute
+    if service in waiting.services and not later:
+        return None
+    return replace(waiting, services=tuple(sorted({*waiting.services, service})),
+                   not_before=max(waiting.not_before, not_before))
 
 
 def note_failure(services: Services, exc: Transient) -> None:
@@ -84,7 +89,8 @@ def note_failure(services: Services, exc: Transient) -> None:
     service = service_of(exc)
     try:
         record = services.store.load(WAITING_KEY)
-        new = noted(Waiting.from_data(record.data), service, services.now())
+        retry_after = getattr(exc, "retry_after", None)
+        new = noted(Waiting.from_data(record.data), service, services.now(), retry_after if isinstance(retry_after, (int, float)) else None)
         if new is not None:
             services.store.save(record, new.to_data())
     except (Conflict, StoreUnavailable) as failure:  # another delivery noted it, or the table is the outage
@@ -119,7 +125,8 @@ def load(services: Services) -> tuple[Record, Waiting | None]:
 def settle_after_run(services: Services, record: Record, waiting: Waiting, summary: Mapping[str, Any], now: float) -> str:
     """After a run with nothing held: clear the record when the run asked for every event it could, or
     have the check wait a little when the run could not complete. The outcome for the summary."""
-    deferred = int((summary.get("decisions") or {}).get("deferred", 0))
+    decisions = summary.get("decisions") or {}
+    deferred = sum(int(decisions.get(reason, 0)) for reason in ("deferred", "resting", "awaiting"))  # still to come back
     done = summary.get("outcome") == "done"
     try:
         if done and deferred == 0:
@@ -130,7 +137,7 @@ def settle_after_run(services: Services, record: Record, waiting: Waiting, summa
             return "waiting: the run did not complete"
     except (Conflict, StoreUnavailable):
         return "waiting: a failure noted meanwhile"
-    return f"waiting: {deferred} deferred to the next run"
+    return f"waiting: {deferred} still to come back"
 
 
 def check(services: Services, *, now: float, run_id: str, seconds: float) -> dict[str, Any]:
