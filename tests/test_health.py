@@ -54,7 +54,7 @@ def test_the_list_refused_with_401_on_two_runs_opens_one_entry_naming_the_cause_
     sweeps.advance(15)
     sweeps.sweep()
     _, text, buttons = control_message(sweeps)
-    assert "GitHub has not served the deliveries list since" in text and "(401): Bad credentials" in text
+    assert "GitHub has not served the deliveries list since" in text and "GitHub answers 401" in text
     assert "check GITHUB_APP_ID and GITHUB_PRIVATE_KEY" in text and buttons == []
     sweeps.advance(15)
     sweeps.sweep()  # still refused: the entry is open already, the message stays as it is
@@ -74,7 +74,27 @@ def test_a_duplicate_invocation_of_a_run_github_did_not_serve_counts_once(sweeps
     assert sweeps.store.load(STATE_KEY).data["health"]["unserved"] == 1 and sweeps.telegram.chat() == []
     sweeps.advance(15)
     sweeps.sweep()
-    assert "GitHub is failing or out of reach" in control_message(sweeps)[1]
+    assert "GitHub answers 5xx or not at all" in control_message(sweeps)[1]
+
+
+def test_the_list_failing_only_for_minutes_pages_nobody_though_the_recovery_check_runs_every_few(sweeps):
+    sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=1)
+    sweeps.world.deliver("issue_comment", comment(1))  # a failure: the check runs the sweep
+    sweeps.github.fail(r"^GET /app/hook/deliveries$", 503, count=2)
+    for _ in range(12):  # two runs fail, five minutes apart; the third is served
+        sweeps.advance(1)
+        sweeps.check()
+    assert all(CONTROL not in m.text for m in sweeps.telegram.chat())  # no page for a few minutes of GitHub
+    assert sweeps.store.load(STATE_KEY).data["health"].get("unserved", 0) == 0  # served again
+
+
+def test_a_key_that_cannot_sign_is_named_as_such(sweeps):
+    client = sweeps.world.services.github
+    client._private_key, client._signing_key, client._jwt = "not a key", None, None  # a malformed GITHUB_PRIVATE_KEY
+    for _ in range(2):
+        sweeps.advance(15)
+        assert sweeps.sweep()["outcome"] == "aborted: failure list: ConfigError"
+    assert "the app's private key cannot sign a token" in control_message(sweeps)[1]
 
 
 # -- deliveries refused with 401: the webhook secret differs ---------------------------------------------

@@ -188,3 +188,13 @@ def test_six_hours_into_an_outage_the_runs_ask_again_as_before(sweeps):
     assert summary["redeliveries"] == 1 and summary["recovery"] != "held: telegram still failing"
     assert len(sweeps.attempts("long")) == 2
     sweeps.world.faults.rules.remove(outage)
+
+
+@pytest.mark.parametrize("name", [r"^load recovery$", r"^load sweep#state$"])
+def test_a_table_throttled_before_a_run_begins_is_logged_and_answered_not_raised(make_sweeps, name, log_lines):
+    sweeps = make_sweeps(through_handler=True)
+    sweeps.world.faults.fail("store", name, kind="store")
+    summary = sweeps.check() if "recovery" in name else sweeps.sweep()
+    assert summary["outcome"] == "aborted: StoreUnavailable"
+    [line] = [line for line in log_lines() if line["message"] == "sweep run"]
+    assert line["level"] == "ERROR" and "ThrottlingException" in line["error"]

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
-from .errors import ConfigError
+from .errors import ConfigError, PagerError
 from .observe import flush_metrics, logger
 from .services import Lazy, Services
 from .settings import Settings
@@ -181,5 +181,9 @@ def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     except ConfigError as exc:
         logger.error("configuration", extra={"error": str(exc)})
         raise
+    except PagerError as exc:  # the table throttled before the run began: the next run reads back as far
+        summary = {"run_id": run_id, "outcome": f"aborted: {type(exc).__name__}", "error": str(exc)}
+        logger.error("sweep run", extra=summary)
+        return summary
     finally:
         flush_metrics()

@@ -3,10 +3,10 @@ alarm beside the failed deliveries, decided by the sweep from what it reads anyw
 
 Entries (items of the control repository's alarm, like the `delivery:` ones):
 
-    pager:list      GitHub did not serve the deliveries list for `UNSERVED_RUNS` runs in a row: the
-                    run reads nothing, so nothing failed can come back. Names GitHub's answer and what
-                    it means (401: the app's id or private key is not accepted). Closes at the first
-                    run GitHub serves the list again.
+    pager:list      GitHub did not serve the deliveries list for `UNSERVED_RUNS` runs in a row and
+                    `UNSERVED_SECONDS` (two scheduled runs): the runs read nothing, so nothing failed
+                    can come back. Says what GitHub's answer means (401: the app's id or private key
+                    is not accepted). Closes at the first run GitHub serves the list again.
     pager:secret    deliveries pager refused with 401 (the signature does not match: the webhook secret
                     differs from the app's). GitHub's list shows them, so each is a real delivery that a
                     4xx keeps from ever coming again. Once a delivery passes after the newest 401 (the
@@ -35,6 +35,7 @@ SECRET = OWN_PREFIX + "secret"
 REFUSED = OWN_PREFIX + "refused"
 
 UNSERVED_RUNS = 2  # runs in a row without the deliveries list before the alarm says so
+UNSERVED_SECONDS = 840  # ... and this long: the recovery check's runs come more often than the schedule's
 REFUSALS_KEY = "refusals"  # items `<time>#<guid>`: a signal a handler met a refusal for
 REFUSALS_TTL_SECONDS = 3 * 24 * 3600
 REFUSALS_QUIET_SECONDS = 24 * 3600  # the refused entry closes after a day without a refusal
@@ -50,7 +51,7 @@ class Health:
     unserved: int = 0  # runs in a row the deliveries list was not served
     unserved_since: float | None = None
     unserved_answer: str = ""
-    unserved_status: int | None = None
+    unserved_cause: str = ""  # a key of MEANING
     secret_count: int = 0  # deliveries refused with 401, counted since the entry opened
     secret_first: float | None = None
     secret_last: float | None = None
@@ -153,9 +154,11 @@ def refusal(*, guid: str, event: str, repository: str, reason: str, now: float) 
 # -- what the state learns from a run ---------------------------------------------------------------------
 
 
-def not_served(health: Health, status: int | None, answer: str, now: float) -> Health:
+def not_served(health: Health, cause: str, answer: str, now: float) -> Health:
+    """`cause`: what GitHub's answer means (a key of MEANING: "401", "403", "404", "429", "key", or ""
+    for a 5xx or no answer); `answer` the error, for the log."""
     return replace(health, unserved=health.unserved + 1, unserved_since=health.unserved_since or now,
-                   unserved_answer=answer[:300], unserved_status=status)
+                   unserved_answer=answer[:300], unserved_cause=cause)
 
 
 def served(
@@ -170,7 +173,7 @@ def served(
     """The health after a run that read the lists: the 401s and passes it saw, the refusals written
     since the run before (`refusals`: item name and data, as read from `REFUSALS_KEY`), and what is
     healthy again."""
-    health = replace(health, unserved=0, unserved_since=None, unserved_answer="", unserved_status=None)
+    health = replace(health, unserved=0, unserved_since=None, unserved_answer="", unserved_cause="")
     health = _secret(health, list(failures), list(outcomes), job, now)
     return _refusals(health, list(refusals), now)
 
@@ -241,21 +244,23 @@ def _refusal_line(data: Mapping[str, Any]) -> str:
 
 
 MEANING = {
-    401: "GitHub does not accept the app's token: check GITHUB_APP_ID and GITHUB_PRIVATE_KEY (pager doctor)",
-    403: "GitHub refuses the app: is it suspended, or rate limited?",
-    404: "GitHub knows no webhook of this app: check GITHUB_APP_ID, and that the app's webhook is active",
-    429: "GitHub rate limits the app",
+    "401": "GitHub answers 401: it does not accept the app's token; check GITHUB_APP_ID and GITHUB_PRIVATE_KEY (pager doctor)",
+    "403": "GitHub answers 403: it refuses the app; is it suspended, or rate limited?",
+    "404": "GitHub answers 404: it knows no webhook of this app; check GITHUB_APP_ID, and that the app's webhook is active",
+    "429": "GitHub rate limits the app",
+    "key": "the app's private key cannot sign a token: check GITHUB_PRIVATE_KEY (pager doctor)",
+    "": "GitHub answers 5xx or not at all (githubstatus.com)",
 }
 
 
 def wanted(health: Health, job: Job | None, *, now: float, url: str) -> dict[str, dict[str, Any] | None]:
     """The `pager:` entries the alarm should show (None: closed), each {title, url, order[, button]}."""
     entries: dict[str, dict[str, Any] | None] = {LIST: None, SECRET: None, REFUSED: None}
-    if health.unserved >= UNSERVED_RUNS:
-        meaning = MEANING.get(health.unserved_status or 0, "GitHub is failing or out of reach (githubstatus.com)")
-        since = iso(health.unserved_since or now)
-        entries[LIST] = {"title": f"GitHub has not served the deliveries list since {since} ({health.unserved_answer}): "
-                                  f"{meaning}; nothing failed comes back meanwhile", "url": url, "order": ""}
+    since = health.unserved_since or now
+    if health.unserved >= UNSERVED_RUNS and now - since >= UNSERVED_SECONDS:
+        meaning = MEANING.get(health.unserved_cause, MEANING[""])
+        entries[LIST] = {"title": f"GitHub has not served the deliveries list since {iso(since)}: {meaning}; "
+                                  "nothing failed comes back meanwhile", "url": url, "order": ""}
     if health.secret_count:
         entries[SECRET] = _secret_entry(health, job, url)
     if health.refusals_count:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 from .. import deadline
-from ..errors import Conflict, DeadlineExceeded, PagerError, Permanent, StoreUnavailable
+from ..errors import ConfigError, Conflict, DeadlineExceeded, PagerError, Permanent, StoreUnavailable
 from ..observe import count, logger
 from ..services import Services
 from ..settings import Settings
@@ -320,11 +320,9 @@ def _with_own_entries(plan: Plan, health: own.Health, job: own.Job | None, shown
 def _not_served(services: Services, record: Any, state: State, health: own.Health, exc: ListNotServed,
                 shown: Mapping[str, Any], job: own.Job | None, now: float, run_id: str) -> str:
     """A run GitHub did not serve a list: count it in the state (a run that finds it saved moments ago
-    steps aside, so a duplicate invocation does not count twice), and from the second run in a row
-    say so in the alarm (Telegram only: GitHub is what fails)."""
-    error = exc.error
-    status = getattr(error, "status", None)
-    health = own.not_served(health, status if isinstance(status, int) else None, str(exc.error), now)
+    steps aside, so a duplicate invocation does not count twice), and once it lasts two runs and a
+    quarter hour say so in the alarm (Telegram only: GitHub is what fails)."""
+    health = own.not_served(health, _cause(exc.error), str(exc.error), now)
     mine = {k: v for k, v in shown.items() if k.startswith(OWN_PREFIX)}
     opened, closed = own.change(own.wanted(health, job, now=now, url=services.settings.advanced_page), mine)
     new_state = replace(state, health=health.to_data(), ran_at=now, alarm_due=state.alarm_due or bool(opened or closed))
@@ -345,6 +343,14 @@ def _not_served(services: Services, record: Any, state: State, health: own.Healt
         count("AlarmNotChanged")
         return f"not served {health.unserved} runs in a row; the alarm waits"
     return f"not served {health.unserved} runs in a row; the alarm says so"
+
+
+def _cause(error: PagerError) -> str:
+    """What a list's failure means, as pager's own health keys it."""
+    if isinstance(error, ConfigError):
+        return "key"
+    status = getattr(error, "status", None)
+    return str(status) if isinstance(status, int) and 400 <= status < 500 else ""
 
 
 def _health_line(health: own.Health) -> dict[str, Any]:
