@@ -558,14 +558,16 @@ def test_the_view_is_complete_from_the_oldest_failure_of_a_cut_list_and_above_a_
     assert planner.counted_from(ListRead((), 3, cut_short=True), None) == float("inf")
 
 
-def verdict(codes, *, ago=30, first_known=True, counted_from=-1, followed=False, acts=True, max_attempts=3, failures_from=-1, **kw):
+def verdict(codes, *, ago=30, first_known=True, counted_from=-1, followed=False, acts=True, max_attempts=3, failures_from=-1,
+            gap_after=None, **kw):
     h = History()
     g = h.guid()
     attempts = [h.attempt(g, code, ago=ago - 5 * n, redelivery=n > 0 or not first_known, **kw) for n, code in enumerate(codes)]
     (event,) = planner.merge_attempts(attempts)
     return planner.judge(event, start=NOW - 180 * MINUTE, counted_from=counted_from,
                          followed=frozenset({g}) if followed else frozenset(), now=NOW,
-                         max_attempts=max_attempts, acts_on=lambda event, action: acts, failures_from=failures_from).reason
+                         max_attempts=max_attempts, acts_on=lambda event, action: acts, failures_from=failures_from,
+                         gap_after=gap_after).reason
 
 
 def test_each_event_gets_one_verdict_in_the_decisions_order():
@@ -581,8 +583,10 @@ def test_each_event_gets_one_verdict_in_the_decisions_order():
     # Its redelivery failed minutes ago: asked for again a schedule's interval later, not at the next check.
     assert verdict([502, 502], ago=10) is Reason.RESTING and verdict([502], ago=1) is Reason.CANDIDATE
     # Followed, but a redelivery since may lie beyond the failure pages that were cut short: not asked for.
-    assert verdict([502], followed=True, failures_from=10**18) is Reason.UNSURE
-    assert verdict([502], followed=False, failures_from=10**18) is Reason.CANDIDATE
+    assert verdict([502], followed=True, failures_from=10**18, gap_after=NOW) is Reason.UNSURE
+    assert verdict([502], followed=False, failures_from=10**18, gap_after=NOW) is Reason.CANDIDATE
+    # ... but not when the every-outcome list saw everything since it: a redelivery would be on it
+    assert verdict([502], followed=True, failures_from=10**18) is Reason.CANDIDATE
 
 
 def test_the_failure_list_reads_back_to_the_newest_attempt_of_each_followed_event():

@@ -217,6 +217,7 @@ class State:
     health: Mapping[str, Any] = field(default_factory=dict)  # pager's own health (sweep.health), carried as is
     asked: tuple[tuple[str, float], ...] = ()  # (guid, when) of the redeliveries asked for in the last ASK_MEMORY_SECONDS
     last_event: str | None = None  # the id of the scheduled event whose run saved the state (a duplicate steps aside)
+    gap_reached: float | None = None  # the newest time an every-outcome list's reach gap ended (its `reached`)
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -230,6 +231,7 @@ class State:
             **({"health": dict(self.health)} if self.health else {}),
             **({"asked": [[g, int(at)] for g, at in self.asked]} if self.asked else {}),
             **({"last_event": self.last_event} if self.last_event else {}),
+            **({"gap_reached": int(self.gap_reached)} if self.gap_reached is not None else {}),
         }
 
     @classmethod
@@ -249,6 +251,7 @@ class State:
             health=data["health"] if isinstance(data.get("health"), Mapping) else {},
             asked=tuple((str(g), float(at)) for g, at in data.get("asked", ())),
             last_event=data.get("last_event"),
+            gap_reached=None if data.get("gap_reached") is None else float(data["gap_reached"]),
         )
 
     @property
@@ -480,11 +483,12 @@ class Verdict:
 
 def judge(
     event: Event, *, start: float, counted_from: float, followed: frozenset[str], now: float, max_attempts: int,
-    acts_on: ActsOn, failures_from: float = -1, asked: Mapping[str, float] | None = None,
+    acts_on: ActsOn, failures_from: float = -1, asked: Mapping[str, float] | None = None, gap_after: float | None = None,
 ) -> Verdict:
     """The decision for one event (see "The decision per counted event"); `counted_from` is `counted_from()`'s,
     `followed` the guids the state follows past the window, `failures_from` the oldest failure the
-    failure pages reached when they were cut short (-1: they reached as far as they meant to)."""
+    failure pages reached when they were cut short (-1: they reached as far as they meant to), and
+    `gap_after` the newest end of a reach gap of the every-outcome list (None: there was none)."""
     first = event.first
     if event.passed:
         return Verdict(event, Reason.PASSED)
@@ -506,9 +510,10 @@ def judge(
         # The runs a minute apart after an outage would otherwise spend the attempts in minutes when a
         # service answers the probe but still fails the call itself (a chat's flood limit, say).
         return Verdict(event, Reason.RESTING)
-    if event.guid in followed and event.newest.id < failures_from:
-        # Its newest known attempt is older than the oldest failure the cut-short pages reached: a
-        # redelivery since (a 4xx, a 5xx) may lie beyond them. Followed on, asked for once it is seen.
+    if event.guid in followed and event.newest.id < failures_from and (gap_after or 0) > event.newest.at:
+        # A redelivery since its newest known attempt (a 4xx, a 5xx) may lie in a reach gap of the
+        # every-outcome list and beyond the failure pages that were cut short: followed on, asked for
+        # once a run sees past it.
         return Verdict(event, Reason.UNSURE)
     return Verdict(event, Reason.CANDIDATE)
 
@@ -726,10 +731,12 @@ def plan_run(
     events = merge_attempts(state.remembered, state.followed, failures.items, outcomes.items)
     counted = counted_from(failures, state.horizon)
     failures_from = min((a.id for a in failures.items), default=float("inf")) if failures.cut_short else -1
+    gap_ends = [now if g.reached is None else g.reached for g in gaps if g.list == ALL]
+    gap_after = max([*gap_ends, *([state.gap_reached] if state.gap_reached is not None else [])], default=None)
     verdicts = [
         judge(e, start=start, counted_from=counted, followed=state.followed_guids, now=now,
               max_attempts=settings.sweep_max_attempts, acts_on=acts_on, failures_from=failures_from,
-              asked=_recent_asks(state, now))
+              asked=_recent_asks(state, now), gap_after=gap_after)
         for e in events
     ]
     candidates = [v.event for v in verdicts if v.reason is Reason.CANDIDATE]
@@ -741,6 +748,7 @@ def plan_run(
         alarm_due=bool(opened or closed or state.alarm_due), acts_on=acts_on, limits=limits,
         asked=(r.guid for r in redeliver),
     )
+    kept = replace(kept, gap_reached=gap_after)
     memory_gap = () if kept.horizon is None else (ReachGap(MEMORY, kept.horizon[1], start, 0),)
     past_window = sum(1 for e in followed if e.first.at < start)
     return Plan(
