@@ -32,7 +32,7 @@ from test_sweep_plan import make_settings
 START = 1_800_000_000  # epoch seconds of the history's first minute
 MINUTE = 60
 KINDS = ("workflow_run", "issues", "issue_comment", "installation")
-LIMITS = Limits(remembered=6, followed=6)
+LIMITS = Limits(remembered=6, followed=6, asked=6)
 
 CODES = {
     "pass": st.sampled_from([200, 202, 302]),
@@ -147,7 +147,7 @@ def worlds(draw):
 
 def size_bound(limits: Limits) -> int:
     """Bytes the state may take: a fixed part and the capped lists at their longest."""
-    return 400 + 160 * limits.remembered + 160 * limits.followed
+    return 400 + 160 * limits.remembered + 160 * limits.followed + 80 * limits.asked
 
 
 @hypothesis_settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -215,7 +215,7 @@ class State:
     alarm_due: bool = False  # a change of the alarm did not happen: apply it again and render
     ran_at: float | None = None
     health: Mapping[str, Any] = field(default_factory=dict)  # pager's own health (sweep.health), carried as is
-    asked: tuple[tuple[str, float], ...] = ()  # (guid, when) of the redeliveries asked for in the last ASK_MEMORY_SECONDS
+    asked: tuple[tuple[str, float, int], ...] = ()  # (guid, when, the attempt asked for again) in the last ASK_MEMORY_SECONDS
     last_event: str | None = None  # the id of the scheduled event whose run saved the state (a duplicate steps aside)
     gap_reached: float | None = None  # the newest time an every-outcome list's reach gap ended (its `reached`)
 
@@ -229,7 +229,7 @@ class State:
             "followed": [a.encode() for a in sorted(self.followed, key=lambda a: a.id)],
             "alarm_due": self.alarm_due,
             **({"health": dict(self.health)} if self.health else {}),
-            **({"asked": [[g, int(at)] for g, at in self.asked]} if self.asked else {}),
+            **({"asked": [[g, int(at), ident] for g, at, ident in self.asked]} if self.asked else {}),
             **({"last_event": self.last_event} if self.last_event else {}),
             **({"gap_reached": int(self.gap_reached)} if self.gap_reached is not None else {}),
         }
@@ -249,7 +249,7 @@ class State:
             alarm_due=bool(data.get("alarm_due")),
             ran_at=data.get("ran_at"),
             health=data["health"] if isinstance(data.get("health"), Mapping) else {},
-            asked=tuple((str(g), float(at)) for g, at in data.get("asked", ())),
+            asked=tuple((str(g), float(at), int(ident)) for g, at, ident in data.get("asked", ())),
             last_event=data.get("last_event"),
             gap_reached=None if data.get("gap_reached") is None else float(data["gap_reached"]),
         )
@@ -277,6 +277,7 @@ class Limits:
 
     remembered: int = 1100  # attempts
     followed: int = 600  # attempts of followed events (a few per event: about 200 events)
+    asked: int = 400  # redeliveries remembered until GitHub lists them (the newest kept)
 
 
 LIMITS = Limits()
@@ -483,7 +484,7 @@ class Verdict:
 
 def judge(
     event: Event, *, start: float, counted_from: float, followed: frozenset[str], now: float, max_attempts: int,
-    acts_on: ActsOn, failures_from: float = -1, asked: Mapping[str, float] | None = None, gap_after: float | None = None,
+    acts_on: ActsOn, failures_from: float = -1, asked: Mapping[str, int] | None = None, gap_after: float | None = None,
 ) -> Verdict:
     """The decision for one event (see "The decision per counted event"); `counted_from` is `counted_from()`'s,
     `followed` the guids the state follows past the window, `failures_from` the oldest failure the
@@ -502,7 +503,7 @@ def judge(
         return Verdict(event, Reason.EXHAUSTED)
     if first.at <= now - GITHUB_RETENTION + RETENTION_MARGIN:
         return Verdict(event, Reason.FORGOTTEN)
-    if (asked or {}).get(event.guid, -1.0) >= event.newest.at:
+    if (asked or {}).get(event.guid, -1) >= event.newest.id:
         # A run moments ago asked for it; its attempt is not listed yet (GitHub delivers within seconds,
         # and lists the attempt once it has an answer). Asking again would spend an attempt twice.
         return Verdict(event, Reason.AWAITING)
@@ -666,7 +667,7 @@ def next_state(
     alarm_due: bool,
     acts_on: ActsOn,
     limits: Limits,
-    asked: Iterable[str] = (),
+    asked: Iterable[Redelivery] = (),
 ) -> State:
     """What the next runs need: the no answers and passed redeliveries of the window of events a handler
     acts on (within its cap: what the cap drops moves the horizon up), every attempt of the followed
@@ -684,13 +685,21 @@ def next_state(
         alarm_due=alarm_due,
         ran_at=now,
         health=state.health,
-        asked=tuple(sorted({**dict(_recent_asks(state, now)), **{guid: now for guid in asked}}.items())),
+        asked=_kept_asks(state, asked, now, limits.asked),
         last_event=state.last_event,
     )
 
 
-def _recent_asks(state: State, now: float) -> dict[str, float]:
-    return {guid: at for guid, at in state.asked if 0 <= now - at < ASK_MEMORY_SECONDS}
+def _kept_asks(state: State, asked: Iterable[Redelivery], now: float, cap: int) -> tuple[tuple[str, float, int], ...]:
+    """The asks the next runs must know: this run's, and the earlier ones of the last hour, the newest `cap`."""
+    kept = {g: (g, at, ident) for g, at, ident in state.asked if 0 <= now - at < ASK_MEMORY_SECONDS}
+    kept.update({r.guid: (r.guid, now, r.delivery_id) for r in asked})
+    return tuple(sorted(sorted(kept.values(), key=lambda a: (a[1], a[2]))[-cap:]))
+
+
+def _recent_asks(state: State, now: float) -> dict[str, int]:
+    """guid -> the attempt a run asked GitHub to deliver again, in the last ASK_MEMORY_SECONDS."""
+    return {guid: ident for guid, at, ident in state.asked if 0 <= now - at < ASK_MEMORY_SECONDS}
 
 
 # -- the run's plan ---------------------------------------------------------------------------------------
@@ -746,7 +755,7 @@ def plan_run(
     kept = next_state(
         state, events=events, followed=followed, read=outcomes.items, start=start, now=now,
         alarm_due=bool(opened or closed or state.alarm_due), acts_on=acts_on, limits=limits,
-        asked=(r.guid for r in redeliver),
+        asked=redeliver,
     )
     kept = replace(kept, gap_reached=gap_after)
     memory_gap = () if kept.horizon is None else (ReachGap(MEMORY, kept.horizon[1], start, 0),)
