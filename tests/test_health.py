@@ -27,8 +27,9 @@ def sweeps(make_sweeps):
 
 
 def control_message(world):
-    """The control repository's alarm as the chat shows it: (message id, text, button labels and data)."""
-    [message] = [m for m in world.telegram.chat() if CONTROL in m.text]
+    """The control repository's alarm as the chat shows it (its newest message): (message id, text, button
+    labels and data)."""
+    *_, message = [m for m in world.telegram.chat() if CONTROL in m.text]
     return message.message_id, message.text, [(b["text"], b["callback_data"]) for row in message.buttons for b in row]
 
 
@@ -120,7 +121,7 @@ def test_deliveries_refused_with_401_open_the_secret_entry_and_after_the_fix_its
     assert press(sweeps, "refused:again", message_id, user=7) == "not allowed"
     assert not sweeps.store.load(health.JOB_KEY).exists
     answer = press(sweeps, "refused:again", message_id)
-    assert answer.startswith("↻ the deliveries refused with 401 since") and answer.endswith("over the next sweeps")
+    assert answer.startswith("↻ the deliveries refused with 401 since") and answer.endswith("over the next minutes")
     assert press(sweeps, "refused:again", message_id).startswith("↻ already delivering them again")
 
     runs = []
@@ -138,6 +139,69 @@ def test_deliveries_refused_with_401_open_the_secret_entry_and_after_the_fix_its
     sweeps.advance(15)
     sweeps.sweep()
     assert "all clear" in control_message(sweeps)[1]
+
+
+def refused_then_fixed(sweeps, count: int, hours: float = 4) -> int:
+    """`count` deliveries refused with 401, the secret fixed `hours` later; the alarm's message id."""
+    world = sweeps.world
+    world.signing_secret = "rotated at GitHub, not in pager"
+    for n in range(count):
+        assert world.deliver("issue_comment", comment(n), guid=f"refused-{n}")[0] == 401
+    sweeps.advance(15)
+    sweeps.sweep()
+    sweeps.advance(hours * 60)
+    world.signing_secret = world.settings.github_webhook_secret
+    assert world.deliver("issue_comment", comment(99), guid="fixed")[0] == 200
+    sweeps.advance(15)
+    sweeps.sweep()
+    return control_message(sweeps)[0]
+
+
+def test_a_refused_delivery_that_fails_again_once_delivered_again_comes_back_or_is_named(sweeps):
+    message_id = refused_then_fixed(sweeps, 3)
+    assert press(sweeps, "refused:again", message_id).startswith("↻ the deliveries refused")
+    outage = sweeps.world.faults.fail("telegram", r"^sendMessage$", kind="telegram-5xx", count=10**9)
+    sweeps.advance(15)
+    sweeps.sweep()  # the job's redeliveries meet a Telegram outage
+    sweeps.world.faults.rules.remove(outage)
+    for _ in range(12):
+        sweeps.advance(15)
+        sweeps.sweep()
+    for n in range(3):
+        codes = [a["status_code"] for a in sweeps.attempts(f"refused-{n}")]
+        assert codes[:2] == [401, 500] and (codes[-1] == 200 or f"refused-{n}" in sweeps.entries()), codes
+        assert f"issuecomment-{9000 + n}" in " ".join(m.text for m in sweeps.telegram.chat())
+
+
+def test_the_checks_carry_the_refused_deliveries_out_a_page_a_minute_and_a_second_press_resends_none_of_them(sweeps):
+    message_id = refused_then_fixed(sweeps, 25, hours=1)
+    press(sweeps, "refused:again", message_id)
+    runs = []
+    while len(runs) < 6:
+        summary = sweeps.check()
+        sweeps.advance(1)
+        if summary["outcome"] == "nothing waits":
+            break
+        runs.append(summary)
+    assert [r["refused_delivered_again"] for r in runs[:3]] == [10, 10, 5]
+    again = [[a["status_code"] for a in sweeps.attempts(f"refused-{n}")] for n in range(25)]
+    assert again == [[401, 200]] * 25
+    sweeps.advance(15)
+    sweeps.sweep()
+    assert "all clear" in control_message(sweeps)[1]
+    # a stray 401 later (a warm container with the old secret for a moment), then ↻ again: only it
+    sweeps.world.signing_secret = "stale"
+    sweeps.world.deliver("issue_comment", comment(50), guid="stray")
+    sweeps.world.signing_secret = sweeps.world.settings.github_webhook_secret
+    sweeps.world.deliver("issue_comment", comment(51))
+    sweeps.advance(15)
+    sweeps.sweep()
+    press(sweeps, "refused:again", control_message(sweeps)[0])
+    for _ in range(3):
+        sweeps.advance(1)
+        sweeps.check()
+    assert [len(sweeps.attempts(f"refused-{n}")) for n in range(25)] == [2] * 25
+    assert [a["status_code"] for a in sweeps.attempts("stray")] == [401, 200]
 
 
 # -- refusals the handlers met ----------------------------------------------------------------------------

@@ -140,8 +140,9 @@ def start_job(job: Job | None, now: float, health: Health) -> tuple[str, Job | N
         return "no delivery refused with 401 to deliver again", None
     if not health.secret_works:
         return "⚠️ GitHub's deliveries are still refused with 401: fix the webhook secret first", None
-    since = max(now - GITHUB_RETENTION, health.secret_first or now)
-    return f"↻ the deliveries refused with 401 since {iso(since)} are delivered again over the next sweeps", Job(since, now)
+    # Not again what an earlier ↻ delivered again: only what was refused since it began.
+    since = max(now - GITHUB_RETENTION, health.secret_first or now, job.asked_at if job is not None else 0.0)
+    return f"↻ the deliveries refused with 401 since {iso(since)} are delivered again over the next minutes", Job(since, now)
 
 
 def refusal(*, guid: str, event: str, repository: str, reason: str, now: float) -> tuple[str, dict[str, Any]]:

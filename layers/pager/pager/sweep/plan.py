@@ -495,6 +495,11 @@ def judge(
         return Verdict(event, Reason.PASSED)
     if first is None or (event.guid not in followed and (first.at < start or first.id < counted_from)):
         return Verdict(event, Reason.UNSEEN)
+    if (asked or {}).get(event.guid, -1) >= event.newest.id:
+        # A run asked for it (a refused one too: the ↻ of deliveries refused with 401) and GitHub lists
+        # no newer attempt yet (it delivers within seconds, and lists the attempt once it has an
+        # answer). Asking again would spend an attempt twice.
+        return Verdict(event, Reason.AWAITING)
     if event.newest.outcome == REFUSED:
         return Verdict(event, Reason.REFUSED)
     if not acts_on(first.event, first.action):
@@ -503,10 +508,6 @@ def judge(
         return Verdict(event, Reason.EXHAUSTED)
     if first.at <= now - GITHUB_RETENTION + RETENTION_MARGIN:
         return Verdict(event, Reason.FORGOTTEN)
-    if (asked or {}).get(event.guid, -1) >= event.newest.id:
-        # A run moments ago asked for it; its attempt is not listed yet (GitHub delivers within seconds,
-        # and lists the attempt once it has an answer). Asking again would spend an attempt twice.
-        return Verdict(event, Reason.AWAITING)
     if event.newest.redelivery and now - event.newest.at < REDELIVERY_SPACING_SECONDS:
         # The runs a minute apart after an outage would otherwise spend the attempts in minutes when a
         # service answers the probe but still fails the call itself (a chat's flood limit, say).

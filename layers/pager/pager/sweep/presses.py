@@ -14,7 +14,7 @@ import re
 
 from ..services import Services
 from ..signals.alarm import DELIVERY_PREFIX, entries_now
-from . import health
+from . import health, recovery
 from .plan import GITHUB_RETENTION, State
 from .run import STATE_KEY
 
@@ -41,4 +41,5 @@ def deliver_refused_again(services: Services) -> str:
     answer, job = health.start_job(health.Job.from_data(record.data), now, health.Health.from_data(state.health))
     if job is not None:
         services.store.save(record, job.to_data(), expires_at=int(now + GITHUB_RETENTION))
+        recovery.note(services, "any")  # the check runs the sweep each minute until the job is done
     return answer

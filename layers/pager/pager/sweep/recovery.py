@@ -86,11 +86,16 @@ def noted(waiting: Waiting | None, service: str, now: float, retry_after: float 
 
 def note_failure(services: Services, exc: Transient) -> None:
     """The webhook's 500: note what is waiting, once per outage (a read, and a write only the first time)."""
-    service = service_of(exc)
+    retry_after = getattr(exc, "retry_after", None)
+    note(services, service_of(exc), retry_after if isinstance(retry_after, (int, float)) else None)
+
+
+def note(services: Services, service: str, retry_after: float | None = None) -> None:
+    """Note that something waits for `service` ("any": nothing to probe, such as the ↻ of deliveries
+    refused with 401, which the check's runs then carry out a page a minute)."""
     try:
         record = services.store.load(WAITING_KEY)
-        retry_after = getattr(exc, "retry_after", None)
-        new = noted(Waiting.from_data(record.data), service, services.now(), retry_after if isinstance(retry_after, (int, float)) else None)
+        new = noted(Waiting.from_data(record.data), service, services.now(), retry_after)
         if new is not None:
             services.store.save(record, new.to_data())
     except (Conflict, StoreUnavailable) as failure:  # another delivery noted it, or the table is the outage
@@ -127,6 +132,7 @@ def settle_after_run(services: Services, record: Record, waiting: Waiting, summa
     have the check wait a little when the run could not complete. The outcome for the summary."""
     decisions = summary.get("decisions") or {}
     deferred = sum(int(decisions.get(reason, 0)) for reason in ("deferred", "resting", "awaiting"))  # still to come back
+    deferred += int(summary.get("refused_job") == "pending")  # the ↻ of deliveries refused with 401, a page a run
     done = summary.get("outcome") == "done"
     try:
         if done and deferred == 0:

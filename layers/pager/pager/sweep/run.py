@@ -245,6 +245,8 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
                         refusals=[(r.item, r.data) for r in refusals], job=job, now=now)
     plan = _with_own_entries(read.plan, health, job, shown, settings, now)
     plan = replace(plan, state=replace(plan.state, last_event=event_id or state.last_event))
+    picked, job_after = ([], job) if hold or plan.no_room else _pick_refused(services, job, health, len(plan.redeliver), calls, run_id)
+    plan = _with_picked(plan, picked, now)
     for gap in plan.gaps:
         logger.warning("reach gap", extra={"run_id": run_id, **gap.to_log()})
     if plan.no_room:
@@ -267,7 +269,7 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         return
 
     asked, refused, failed = _redeliver(github, plan, run_id)
-    again = _deliver_refused_again(services, job_record, job, health, asked, calls, run_id)
+    again = _deliver_refused_again(services, job_record, job, job_after, picked, run_id)
     plan = replace(plan, opened=_name_repositories(services, plan.opened, calls))
     alarm, new_state = _change_alarm(services, plan, calls, run_id)
     saved = "saved"
@@ -297,6 +299,7 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         decisions=dict(plan.counts),
         releases_checked=releases,
         refused_delivered_again=again,
+        refused_job="pending" if job_after is not None and not job_after.finished else "none",
         health=_health_line(health),
         state=saved,
         state_bytes=new_state.encoded_size(),
@@ -357,18 +360,18 @@ def _health_line(health: own.Health) -> dict[str, Any]:
     return {"refused_401": health.secret_count, "secret_works": health.secret_works, "refusals": health.refusals_count}
 
 
-def _deliver_refused_again(services: Services, record: Any, job: own.Job | None, health: own.Health, asked: int,
-                           calls: _Calls, run_id: str) -> int:
-    """↻ of the deliveries refused with 401: walk the failure list a page at a time and ask for each of
-    them again, with the redeliveries and calls the run has left (never the alarm's call); the job
-    remembers where it stopped. Waits while deliveries are still refused with 401."""
+def _pick_refused(services: Services, job: own.Job | None, health: own.Health, planned: int, calls: _Calls,
+                  run_id: str) -> tuple[list[planner.Attempt], own.Job | None]:
+    """↻ of the deliveries refused with 401, before the commit: walk the failure list a page at a time
+    for the job's next ones, with the redeliveries and calls the run leaves (never the alarm's call).
+    Nothing while deliveries are still refused with 401."""
     if job is None or job.finished or not health.secret_works:
-        return 0
+        return [], job
     settings, github = services.settings, services.github
-    done = 0
+    picked: list[planner.Attempt] = []
     while not job.finished:
-        calls_left = settings.sweep_call_budget - calls.used - planner.ALARM_CALLS - 1  # the page's own call
-        room = min(settings.sweep_max_redeliveries - asked - done, calls_left)
+        calls_left = settings.sweep_call_budget - calls.used - planned - len(picked) - planner.ALARM_CALLS - 1  # the page's own
+        room = min(settings.sweep_max_redeliveries - planned - len(picked), calls_left)
         if room <= 0:
             break
         try:
@@ -377,21 +380,42 @@ def _deliver_refused_again(services: Services, record: Any, job: own.Job | None,
             logger.warning("refused deliveries not read", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
             break
         items = [a for a in (planner.Attempt.from_github(item) for item in page.items) if a is not None]
-        picked, job = own.advance(job, items, page.next_url, room)
-        for attempt in picked:
-            try:
-                github.redeliver(attempt.id)
-            except PagerError as exc:
-                logger.warning("redelivery not accepted", extra={"run_id": run_id, "guid": attempt.guid, "delivery_id": attempt.id,
-                                                                  "error": type(exc).__name__, "reason": str(exc)})
-                continue
-            done += 1
-            logger.info("refused delivery asked again", extra={"run_id": run_id, "guid": attempt.guid, "delivery_id": attempt.id})
+        got, job = own.advance(job, items, page.next_url, room)
+        picked.extend(got)
+    return picked, job
+
+
+def _with_picked(plan: Plan, picked: list[planner.Attempt], now: float) -> Plan:
+    """The plan's state following the picked events from now on, like the sweep's own redeliveries: a
+    redelivery of one that fails is asked for again, or named in the alarm, never dropped."""
+    if not picked:
+        return plan
+    asks = {g: (g, at, ident) for g, at, ident in plan.state.asked}
+    asks.update({a.guid: (a.guid, now, a.id) for a in picked})
+    followed = {a.id: a for a in (*plan.state.followed, *picked)}
+    return replace(plan, state=replace(plan.state, followed=tuple(sorted(followed.values(), key=lambda a: a.id)),
+                                       asked=tuple(sorted(asks.values()))))
+
+
+def _deliver_refused_again(services: Services, record: Any, job: own.Job | None, job_after: own.Job | None,
+                           picked: list[planner.Attempt], run_id: str) -> int:
+    """After the commit: ask for the picked deliveries again, and save where the job stopped."""
+    github = services.github
+    done = 0
+    for attempt in picked:
         try:
-            record = services.store.save(record, job.to_data(), expires_at=int(services.now()) + planner.GITHUB_RETENTION)
+            github.redeliver(attempt.id)
+        except PagerError as exc:
+            logger.warning("redelivery not accepted", extra={"run_id": run_id, "guid": attempt.guid, "delivery_id": attempt.id,
+                                                              "error": type(exc).__name__, "reason": str(exc)})
+            continue
+        done += 1
+        logger.info("refused delivery asked again", extra={"run_id": run_id, "guid": attempt.guid, "delivery_id": attempt.id})
+    if job_after is not None and job_after != job:
+        try:
+            services.store.save(record, job_after.to_data(), expires_at=int(services.now()) + planner.GITHUB_RETENTION)
         except (Conflict, StoreUnavailable) as exc:
             logger.warning("refused deliveries: progress not saved", extra={"run_id": run_id, "error": type(exc).__name__})
-            break
     return done
 
 
