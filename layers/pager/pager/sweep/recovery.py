@@ -86,8 +86,11 @@ def noted(waiting: Waiting | None, service: str, now: float, retry_after: float 
 
 def note_failure(services: Services, exc: Transient) -> None:
     """The webhook's 500: note what is waiting, once per outage (a read, and a write only the first time)."""
+    service = service_of(exc)
+    if service == "store":
+        return  # the table is what failed: writing to it would only wait out boto's retries past GitHub's 10 s
     retry_after = getattr(exc, "retry_after", None)
-    note(services, service_of(exc), retry_after if isinstance(retry_after, (int, float)) else None)
+    note(services, service, retry_after if isinstance(retry_after, (int, float)) else None)
 
 
 def note(services: Services, service: str, retry_after: float | None = None) -> None:
