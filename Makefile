@@ -43,9 +43,10 @@ setup: $(VENV)/.installed
 doctor: $(VENV)/.installed
 	$(VENV)/bin/pager doctor $(DOCTOR_ARGS)
 
-# A busy fleet's week on a virtual clock through the real handlers and the real sweep, next to two
-# other sweeps, in the fake world of sim/pager_world; the handler's cost and table round trips, the
-# modules an ignored delivery loads, the cold imports; writes docs/benchmarks.md (BENCH_ARGS: e.g. --days 2).
+# A busy fleet's week on a virtual clock through the real handlers and the real sweep (with and without
+# the recovery check), next to two other sweeps, on the full trace and on the events a README deployment
+# subscribes to, in the fake world of sim/pager_world; what users feel, the weekly AWS bill, the
+# handler's cost and table round trips, the cold start; writes docs/benchmarks.md (BENCH_ARGS: e.g. --days 2).
 bench: $(VENV)/.installed
 	$(PY) -m pager_bench $(BENCH_ARGS)
 

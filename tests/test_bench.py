@@ -1,8 +1,9 @@
-"""The benchmark behind `make bench` (sim/pager_bench: fleet, alternatives, simulate, measure, costs, report).
+"""The benchmark behind `make bench` (sim/pager_bench: fleet, alternatives, simulate, measure, bill, costs, report).
 
 The trace's shape, the two comparison sweeps' decisions on hand-made delivery lists, the fake GitHub's
 pages over a long list, one replay of a tiny trace per sweep through the real webhook handler and
-the real sweep, and the hot path's round trips and modules, checked on invariants (never on timings).
+the real sweep (and of its subscribed events), the bill's model, and the hot path's round trips and
+modules, checked on invariants (never on timings).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pager.observe import METRICS
 from pager.errors import Conflict
 from pager.signals import SUPERSEDED
 from pager.values import iso
-from pager_bench import alternatives, costs, fleet, measure, report, simulate
+from pager_bench import alternatives, bill, costs, fleet, measure, prices, report, simulate
 from pager_world.clock import Clock
 from pager_world.faults import Faults
 from pager_world.github import RETENTION, FakeGitHub
@@ -41,8 +42,13 @@ NOW = fleet.WEEK_START + 10 * 3600 + 600  # 10 minutes after the items' time
 # ------------------------------------------------------------------------------------------ the trace
 
 
-def test_the_weeks_trace_has_the_amended_decisions_bursts():
-    trace = fleet.make_trace(days=7)
+@pytest.fixture(scope="module")
+def week():
+    return fleet.make_trace(days=7)
+
+
+def test_the_weeks_trace_has_the_amended_decisions_bursts(week):
+    trace = week
     assert max(trace.runs_per_quarter) == 431
     assert sum(1 for runs in trace.runs_per_quarter if runs >= 100) == 24
     assert len(trace.repos) == 10
@@ -55,7 +61,7 @@ def test_the_weeks_trace_has_the_amended_decisions_bursts():
 
 
 def test_the_same_seed_makes_the_same_trace_and_another_seed_another():
-    one, again, other = fleet.make_trace(days=0.5), fleet.make_trace(days=0.5), fleet.make_trace(days=0.5, seed=2)
+    one, again, other = fleet.make_trace(days=0.25), fleet.make_trace(days=0.25), fleet.make_trace(days=0.25, seed=2)
     assert [(e.guid, e.at, e.event) for e in one.events] == [(e.guid, e.at, e.event) for e in again.events]
     assert [e.guid for e in one.events] != [e.guid for e in other.events]
 
@@ -75,8 +81,13 @@ def test_a_rendered_payload_is_the_fixture_changed_to_the_event():
     assert fleet.render(event, trace) == body
 
 
-def test_every_kind_in_a_trace_renders_with_its_own_repository():
-    trace = fleet.make_trace(days=1)
+@pytest.fixture(scope="module")
+def day():
+    return fleet.make_trace(days=1)
+
+
+def test_every_kind_in_a_trace_renders_with_its_own_repository(day):
+    trace = day
     seen = set()
     for event in trace.events:
         if (event.event, event.action) in seen:
@@ -97,16 +108,16 @@ def test_an_attempt_without_an_answer_is_decided_by_guid_and_attempt_only():
     assert sum(trace.no_answer(f"guid-{k}", 0, timeout.end + 1) for k in range(400)) < 5
 
 
-def test_the_weeks_faults_include_a_three_hour_telegram_outage_and_none_overlaps_another():
-    trace = fleet.make_trace(days=7)
+def test_the_weeks_faults_include_a_three_hour_telegram_outage_and_none_overlaps_another(week):
+    trace = week
     assert any(f.kind == "telegram" and f.end - f.start == 3 * 3600 for f in trace.faults)
     ordered = sorted(trace.faults, key=lambda f: f.start)
     assert all(a.end <= b.start for a, b in zip(ordered, ordered[1:]))
     assert all(trace.start <= f.start and f.end <= trace.end for f in trace.faults)
 
 
-def test_each_event_is_about_the_thing_pager_keys_its_record_by():
-    trace = fleet.make_trace(days=1)
+def test_each_event_is_about_the_thing_pager_keys_its_record_by(day):
+    trace = day
     by_kind = {}
     for e in trace.events:
         by_kind.setdefault(e.event, []).append(e)
@@ -130,6 +141,18 @@ def test_each_event_is_about_the_thing_pager_keys_its_record_by():
     releases = [e for e in suites if e.fields["branch"] == fleet.RELEASE_BRANCH]
     assert releases and all(fleet.thing(e)[2:] == ("release", e.fields["sha"]) for e in releases)
     assert {fleet.thing(e)[:2] for e in trace.events} == {(e.event, e.repo) for e in trace.events}
+
+
+def test_the_subscribed_trace_keeps_only_the_readmes_events_with_the_same_guids_and_faults(week):
+    handled = simulate.register_signals()
+    subscribed = fleet.only(week, handled)
+    kinds = dict(fleet.iter_kinds(subscribed))
+    assert set(kinds) <= set(handled) and "workflow_job" not in kinds and "check_run" not in kinds
+    assert kinds["workflow_run"] == dict(fleet.iter_kinds(week))["workflow_run"]
+    assert subscribed.faults == week.faults and subscribed.start == week.start and subscribed.end == week.end
+    by_guid = week.by_guid()
+    assert all(by_guid[e.guid] is e for e in subscribed.events)
+    assert len(subscribed.events) < len(week.events) / 2  # two thirds of the week are workflow_job and check_run
 
 
 def test_a_workflow_run_is_newer_by_its_number_not_by_when_it_completes():
@@ -233,12 +256,17 @@ def _comment(seq: int, guid: str, comment_id: int, *, repo: int = 0) -> fleet.Ev
                        repo=repo, fields={"comment_id": comment_id, "number": 1})
 
 
-def _measure(events, log, *, changed=None, alarmed=()):
+def _measure(events, log, *, changed=None, alarmed=(), faults=(), recovery_writes=()):
     trace = fleet.Trace(seed=0, start=fleet.WEEK_START, end=fleet.WEEK_START + fleet.DAY,
-                        repos=[fleet.Repo(1, "a"), fleet.Repo(2, "b")], events=events, faults=[], pulls={})
+                        repos=[fleet.Repo(1, "a"), fleet.Repo(2, "b")], events=events, faults=list(faults), pulls={})
     at = lambda seq, minutes=0: fleet.WEEK_START + 60.0 * seq + 60.0 * minutes  # noqa: E731
     attempts = {guid: [(at(seq, minutes), code, again) for minutes, code, again in rows] for guid, seq, rows in log}
-    return measure.measure(trace, attempts, FaultyStore(Faults(record=False)), [], set(alarmed), changed=changed)
+    return measure.measure(trace, attempts, FaultyStore(Faults(record=False)), [], set(alarmed), changed=changed,
+                           recovery_writes=recovery_writes)
+
+
+def _fault(kind, start_minute, minutes):
+    return fleet.Fault(kind, fleet.WEEK_START + 60.0 * start_minute, fleet.WEEK_START + 60.0 * (start_minute + minutes))
 
 
 def test_a_failed_event_is_superseded_only_by_a_newer_pass_about_the_same_thing():
@@ -294,6 +322,80 @@ def test_a_stale_redelivery_that_wrote_nothing_is_not_counted_as_changing_state(
         _measure(events, log, changed={**harmless, "ci-old": [True]})
 
 
+def test_the_wait_runs_from_a_faults_end_to_the_passing_attempt_and_is_zero_when_it_passed_before():
+    events = [_comment(0, "late", 11), _comment(1, "early", 12), _comment(2, "never", 13)]
+    outage = _fault("telegram", 0, 30)  # minutes 0 to 30
+    result = _measure(events, [
+        ("late", 0, [(0, 502, False), (31.5, 200, True)]),  # passed 90 s after the end
+        ("early", 1, [(0, 502, False), (15, 200, True)]),  # passed inside the outage
+        ("never", 2, [(0, 502, False)]),
+    ], faults=[outage])
+    assert sorted(result["outages"][0]["to_pass"]) == [0.0, 90.0]
+    assert result["to_pass"]["outage"]["n"] == 2 and result["to_pass"]["outage"]["max"] == 90.0
+    assert result["to_pass"]["no_answer"]["n"] == 0
+
+
+def test_an_alarmed_event_whose_attempts_were_all_spent_inside_an_outage_is_counted_against_it():
+    events = [_comment(0, "spent", 11), _comment(1, "before", 12)]
+    short, long = _fault("telegram", 0, 60), _fault("github", 400, 200)
+    result = _measure(events, [
+        ("spent", 0, [(0, 502, False), (15, 502, True), (30, 502, True)]),  # three attempts inside the first hour
+        ("before", 1, [(0, 502, False), (500, 502, True), (520, 502, True)]),  # its third attempt in the long one
+    ], alarmed={"spent", "before"}, faults=[short, long])
+    c = result["counts"]
+    assert c["alarmed"] == 2 and c["spent_alarmed"] == 2 and c["spent_alarmed_short"] == 1
+    assert [o["spent_alarmed"] for o in result["outages"]] == [1, 1]
+
+
+def test_the_recovery_records_writes_count_for_the_outage_they_follow():
+    outages = [_fault("telegram", 0, 30), _fault("timeout", 40, 10), _fault("github", 100, 15)]
+    at = lambda minute: fleet.WEEK_START + 60.0 * minute  # noqa: E731
+    result = _measure([_comment(0, "a", 1)], [("a", 0, [(0, 200, False)])], faults=outages,
+                      recovery_writes=[at(1), at(31), at(101), at(117)])
+    assert [o["recovery_writes"] for o in result["outages"]] == [2, None, 2]
+    assert result["recovery"]["max"] == 2 and result["recovery"]["noted"] == 2
+
+
+# ------------------------------------------------------------------------------------------ the bill
+
+
+def test_request_units_follow_the_items_size():
+    small = bill.item_bytes("contribution#fleet/a#issue#1", "", '{"message_id":1}', 1)
+    assert 40 < small < 200 and bill.read_units(small) == bill.write_units(small) == 1
+    assert bill.write_units(2500) == 3 and bill.read_units(4096) == 1 and bill.read_units(4097) == 2
+    assert bill.read_units(0) == 1  # an absent item still costs a read
+
+
+def test_the_metered_store_counts_a_unit_for_each_load_and_write_and_bills_a_lost_write():
+    store = bill.MeteredStore(Faults(record=False))
+    record = store.load("alarm#fleet/a")
+    store.save(record, {"n": 1})
+    with pytest.raises(Conflict):
+        store.save(record, {"n": 2})
+    store.save(store.load("sweep#state"), {"big": "x" * 3000})
+    assert store.read_units == 2 and store.write_units == 1 + 1 + 3
+    assert 3000 < store.stored_bytes() < 3200
+
+
+def test_environments_start_cold_when_all_are_busy_or_reclaimed_and_read_the_secret_again_later():
+    envs = bill.Environments(refresh=300.0, idle=600.0)
+    assert envs.start(0.0) and envs.cold_starts == 1  # the first: cold, reads the secret
+    assert envs.start(0.0) and envs.cold_starts == 2  # the first is still busy: a second environment
+    envs.end(0.5)
+    envs.start(10.0)
+    envs.end(10.1)
+    assert envs.cold_starts == 2 and envs.secret_reads == 2
+    assert envs.start(400.0) and envs.secret_reads == 3  # warm, but its settings are read again
+    envs.end(400.1)
+    envs.start(2000.0)
+    assert envs.cold_starts == 3  # idle too long: reclaimed
+
+
+def test_the_template_bills_six_alarms_on_seven_metrics_one_dashboard_and_one_secret():
+    t = bill.template_resources()
+    assert (t["alarms"], t["alarm_metrics"], t["dashboards"], t["secrets"], t["memory_mb"]) == (6, 7, 1, 1, 512)
+
+
 # ---------------------------------------------------------------------------------- the replays
 
 
@@ -302,10 +404,19 @@ def pem():
     return simulate.private_key()
 
 
+DRAIN = 3 * 3600
+
+
 @pytest.fixture(scope="module")
 def replays(pem):
     trace = fleet.tiny_trace()
-    return trace, {design: simulate.simulate(trace, design, pem=pem, drain=3 * 3600) for design in simulate.DESIGNS}
+    return trace, {design: simulate.simulate(trace, design, pem=pem, drain=DRAIN) for design in simulate.DESIGNS}
+
+
+@pytest.fixture(scope="module")
+def subscribed(pem, replays):
+    trace = fleet.only(replays[0], simulate.register_signals())
+    return trace, {"pager": simulate.simulate(trace, "pager", pem=pem, drain=DRAIN)}
 
 
 @pytest.fixture(scope="module")
@@ -391,23 +502,105 @@ def test_after_a_three_hour_telegram_outage_pager_has_delivered_every_event_that
     assert outage["in_time"] + outage.get("late", 0) + outage["superseded"] == outage["failed"]
 
 
-def test_the_report_states_every_target_as_met_or_not_met(replays, cost, modules):
+def test_fast_recovery_redelivers_within_minutes_of_an_outages_end_and_the_quarter_hour_runs_within_fifteen(replays):
+    _, results = replays
+    fast, slow = results["pager"]["to_pass"]["outage"], results["pager-15"]["to_pass"]["outage"]
+    assert fast["n"] > 0 and slow["n"] > 0
+    assert fast["median"] <= 2 * simulate.CHECK_EVERY and fast["max"] <= 5 * 60
+    assert fast["median"] < slow["median"] <= simulate.SWEEP_EVERY + simulate.SWEEP_OFFSET
+    for design in simulate.DESIGNS:  # no design spends an event's attempts inside the tiny trace's short outages
+        assert results[design]["counts"].get("spent_alarmed_short", 0) == 0
+
+
+def test_the_recovery_check_runs_every_minute_and_only_with_fast_recovery(replays):
     trace, results = replays
+    pager, slow = results["pager"], results["pager-15"]
+    minutes = (trace.end + DRAIN - trace.start - simulate.CHECK_OFFSET) / simulate.CHECK_EVERY
+    assert abs(pager["checks"] - minutes) <= 1 and slow["checks"] == 0
+    assert pager["check_runs"] >= 1 and slow["check_runs"] == 0  # a run as soon as the outage was over
+    assert pager["scheduled_runs"] == slow["scheduled_runs"] == slow["runs"]
+    assert pager["held_runs"] >= 1  # a scheduled run during an outage asked GitHub for nothing
+    # the recovery record: noted when an outage starts, cleared after it, no more
+    for result in (pager, slow):
+        assert 1 <= result["recovery"]["noted"] and result["recovery"]["max"] <= 2
+
+
+def test_no_design_goes_over_the_call_budget_on_the_tiny_trace(replays):
+    _, results = replays
+    for result in results.values():
+        assert result["over_budget"] == 0 and result["calls_max"] <= result["call_budget"]
+        assert result["checks_calls_max"] <= result["call_budget"]
+
+
+def test_a_scheduled_run_is_invoked_with_its_events_id_as_eventbridge_does(pem):
+    trace = fleet.tiny_trace(hours=0.5)
+    replay = simulate.Replay(trace, "pager-15", pem=pem, drain=0)
+    replay.run()
+    assert replay.store.inner.load("sweep#state").data["last_event"] == f"pager-15-{replay.scheduled}"
+
+
+def test_the_replay_counts_what_aws_bills(replays):
+    _, results = replays
+    for design in simulate.PAGER_DESIGNS:
+        aws = results[design]["aws"]
+        lam = aws["lambda"]
+        assert lam["webhook"]["invocations"] == aws["http_api_units"] == results[design]["counts"]["attempts"]
+        assert lam["sweep"]["invocations"] == aws["scheduled_events"] == results[design]["runs"] - results[design]["check_runs"] + results[design]["checks"]
+        for function in bill.FUNCTIONS:
+            f = lam[function]
+            assert f["billed_ms"] >= f["invocations"] and f["cpu_seconds"] > 0 and 1 <= f["cold_starts"] <= f["invocations"]
+            assert f["cold_starts"] <= f["secret_reads"] <= f["invocations"]
+        db = aws["dynamodb"]
+        assert db["read_units"] >= db["loads"] and db["write_units"] >= db["writes"] > 0 and db["stored_bytes"] > 0
+        assert aws["log_bytes"]["webhook"] > 200 * lam["webhook"]["invocations"]  # a JSON line per delivery
+        assert aws["log_bytes"]["sweep"] > 0 and aws["metric_hours"] > 0
+    # the every-minute check: one invocation a minute, and the sweep function stays warm
+    assert results["pager"]["aws"]["lambda"]["sweep"]["invocations"] > 10 * results["pager-15"]["aws"]["lambda"]["sweep"]["invocations"]
+    assert results["pager"]["aws"]["lambda"]["sweep"]["cold_starts"] < results["pager-15"]["aws"]["lambda"]["sweep"]["cold_starts"]
+
+
+def test_the_weekly_bill_has_a_line_per_service_from_listed_prices(replays):
+    _, results = replays
+    lines = bill.weekly(results["pager"]["aws"])
+    assert {line.service for line in lines} == {"Lambda", "API Gateway", "DynamoDB", "Secrets Manager", "CloudWatch", "EventBridge"}
+    assert all(line.dollars >= 0 and line.after_always_free <= line.dollars for line in lines)
+    by_item = {line.item: line for line in lines}
+    dashboard = by_item["dashboard"]
+    assert dashboard.dollars == pytest.approx(prices.monthly_to_weekly(prices.DASHBOARD_MONTH)) and dashboard.covered
+    assert 0 < bill.total_after_always_free(lines) < bill.total(lines)
+    assert bill.total(lines) == pytest.approx(sum(line.dollars for line in lines))
+    weeks = results["pager"]["aws"]["span_seconds"] / (7 * 86_400)
+    api = by_item["HTTP API requests (512 KB each)"]
+    assert api.usage == pytest.approx(results["pager"]["aws"]["http_api_units"] / weeks)
+
+
+def test_the_report_states_every_target_as_met_or_not_met(replays, subscribed, cost, modules):
+    trace, results = replays
+    traces = {"full": trace, "subscribed": subscribed[0]}
+    both = {"full": results, "subscribed": subscribed[1]}
     args = argparse.Namespace(days=trace.days, seed=trace.seed)
-    text = report.report(trace, results, cost, None, modules, args=args, handled=["issues"], elapsed=1.0)
+    text = report.report(traces, both, cost, None, modules, args=args, handled=["issues"], elapsed=1.0)
     section = text.split("## Targets", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if re.search(r"\| (met|\*\*not met\*\*|–) \|$", line)]
-    assert len(rows) == len(report.targets(results, cost, None, modules, 50)) == 11
+    lines = bill.weekly(results["pager"]["aws"])
+    assert len(rows) == len(report.targets(results, cost, None, modules, 50, lines)) == 15
     assert "lost silently" in text and "Recovery after each fault" in text and "## A lean hot path" in text
     assert "## Custom metrics published" in text and "| metric-hours per week |" in text
+    assert "## What users feel" in text and "| **the subscribed events only** (" in text
+    assert "## The stack's AWS cost per week" in text and "| **total, list prices** |" in text
     assert "no failed event dropped as superseded by another thing" in section
     assert "no stale redelivery changed state" in section
+    assert "from an outage's end (Telegram 502, GitHub 5xx) to each of its events' passing redelivery" in section
+    assert "no event alarmed because its attempts were spent during an outage shorter than 3 hours" in section
+    assert "the busy week's AWS cost at most $0.30" in section
     assert "| stale redeliveries that changed state / in all |" in text
     assert "a contribution takes at most 4 round trips to the table" in section
     assert "an ignored delivery loads none of requests, jwt, cryptography, boto3" in section
+    assert "`lambda_handler`" in section
     assert cost["ignored"]["outcomes"] and all(k.startswith("200") for k in cost["ignored"]["outcomes"])
     assert set(cost["contribution"]["outcomes"]) == {"200 sent, draft asked"}  # shown and drafted, never refused
     assert cost["ignored"]["ratio"] > 0 and cost["contribution"]["own_us"] > 0
+    assert cost["ignored"]["app_ratio"] > 0 and cost["contribution"]["app_own_us"] > 0
     assert cost["ignored"]["calls"] == 0 and cost["contribution"]["calls"] >= 2  # a message and a draft dispatch
 
 

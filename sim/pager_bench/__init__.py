@@ -1,15 +1,19 @@
 """`make bench`: a busy fleet's week on a virtual clock, through the real webhook handler and the real sweep.
 
-    python -m pager_bench [--days 7] [--seed 1] [--jobs 3] [--out docs/benchmarks.md]
+    python -m pager_bench [--days 7] [--seed 1] [--jobs N] [--traces full,subscribed] [--out docs/benchmarks.md]
 
-    fleet         the fleet's trace: every event GitHub sends in the week, and the faults around them
+    fleet         the fleet's trace: every event GitHub sends in the week, and the faults around them; its
+                  copy with only the events the app subscribes to (`only`)
     alternatives  the two sweeps pager's is compared with: the decision's first design, GitHub's script
-    simulate      replaying a trace with one sweep design through the real handler and sweep, on the
-                  fake world of `pager_world` (FakeGitHub, FakeTelegram, the in-memory table counted)
+    simulate      replaying a trace with one sweep design (pager with and without the every-minute
+                  recovery check, or an alternative) through the real handler and sweep, on the fake world
+                  of `pager_world` (FakeGitHub, FakeTelegram, the in-memory table counted)
     measure       the figures of one replay, from GitHub's attempts, the table and the runs (definitions
                   in its docstring)
+    bill          what AWS would bill for a replay, from the requests counted in it
+    prices        the AWS list prices, in one place, with their pages
     costs         the webhook handler's cost and table round trips per delivery, the modules an ignored
-                  delivery loads, and the cold imports of both functions
+                  delivery loads, and the cold start of both functions (first invocation included)
     report        docs/benchmarks.md: the tables, and each target with its measured value, met or not met
     __main__      the command line
 

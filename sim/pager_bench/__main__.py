@@ -1,20 +1,23 @@
-"""`make bench`: replay a busy fleet's week with three sweeps, measure the webhook's hot path and cold
-imports, and write docs/benchmarks.md.
+"""`make bench`: replay a busy fleet's week with four sweeps, on the full trace and on the events the
+README subscribes to; measure the webhook's hot path and both functions' cold starts; write
+docs/benchmarks.md.
 
-    python -m pager_bench [--days 7] [--seed 1] [--jobs 3] [--designs pager,first,script]
-                          [--handler-n 3000] [--import-repeats 7] [--skip-imports] [--out docs/benchmarks.md]
+    python -m pager_bench [--days 7] [--seed 1] [--jobs N] [--designs pager,pager-15,first,script]
+                          [--traces full,subscribed] [--handler-n 3000] [--import-repeats 7]
+                          [--skip-imports] [--out docs/benchmarks.md]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
 from . import fleet
 from .costs import ROOT, cold_imports, handler_cost, ignored_delivery_modules
-from .report import report
+from .report import TRACES, report
 from .simulate import DESIGNS, private_key, register_signals, simulate_designs
 
 
@@ -22,33 +25,48 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def _summary(name: str, design: str, result: dict) -> str:
+    c, t = result["counts"], result["to_pass"]
+    median = t["all"]["median"]
+    p95 = t["all"]["p95"]
+    return (f"{name} trace, {design}: failed {c.get('failed', 0)}, recovered {c.get('recovered', 0)}, alarmed "
+            f"{c.get('alarmed', 0)} (attempts spent in a fault {c.get('spent_alarmed', 0)}), superseded "
+            f"{c.get('superseded', 0)}, lost {c.get('lost', 0)} (dropped by another thing {c.get('dropped_other', 0)}), "
+            f"stale redeliveries that changed state {c.get('stale_changed', 0)} of {c.get('stale_redeliveries', 0)}, "
+            f"from a fault's end to the pass: median {median if median is None else round(median)} s, p95 "
+            f"{p95 if p95 is None else round(p95)} s; calls max {result['calls_max']}, runs {result['runs']}, "
+            f"checks {result['checks']} ({result['seconds']:.0f} s)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pager_bench", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--days", type=float, default=7.0, help="days of the fleet's trace (default: a week)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--jobs", type=int, default=len(DESIGNS), help="replays in parallel (processes)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="replays in parallel (processes)")
     parser.add_argument("--designs", default=",".join(DESIGNS), help="which sweeps to replay")
+    parser.add_argument("--traces", default=",".join(TRACES), help="which traces: full, subscribed (the README's events)")
     parser.add_argument("--handler-n", type=int, default=3000, help="deliveries per case in the handler's cost")
     parser.add_argument("--import-repeats", type=int, default=7)
-    parser.add_argument("--skip-imports", action="store_true", help="no cold import measure (needs pip the first time)")
+    parser.add_argument("--skip-imports", action="store_true", help="no cold start measure (needs pip the first time)")
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
     args = parser.parse_args(argv)
     began = time.perf_counter()
     designs = [d for d in args.designs.split(",") if d]
-    unknown = [d for d in designs if d not in DESIGNS]
+    names = [t for t in args.traces.split(",") if t]
+    unknown = [d for d in designs if d not in DESIGNS] + [t for t in names if t not in TRACES]
     if unknown:
-        parser.error(f"unknown designs {', '.join(unknown)} (known: {', '.join(DESIGNS)})")
+        parser.error(f"unknown designs or traces {', '.join(unknown)} (known: {', '.join([*DESIGNS, *TRACES])})")
     trace = fleet.make_trace(seed=args.seed, days=args.days)
     pem = private_key()
     handled = register_signals()
-    _log(f"trace: {args.days:g} days, {len(trace.events):,} events; replaying {', '.join(designs)} with {args.jobs} jobs")
-    results = simulate_designs(trace, designs, pem=pem, jobs=args.jobs, progress=_log)
-    for d in designs:
-        c = results[d]["counts"]
-        _log(f"{d}: failed {c.get('failed', 0)}, recovered {c.get('recovered', 0)}, alarmed {c.get('alarmed', 0)}, "
-             f"superseded {c.get('superseded', 0)}, lost {c.get('lost', 0)} (dropped by another thing "
-             f"{c.get('dropped_other', 0)}), stale redeliveries that changed state {c.get('stale_changed', 0)} of "
-             f"{c.get('stale_redeliveries', 0)}, calls max {results[d]['calls_max']}")
+    every = {"full": trace, "subscribed": fleet.only(trace, handled)}
+    traces = {name: every[name] for name in names}
+    _log(f"trace: {args.days:g} days, " + ", ".join(f"{name} {len(t.events):,} events" for name, t in traces.items())
+         + f"; replaying {', '.join(designs)} on each with {args.jobs} jobs")
+    results = simulate_designs(traces, designs, pem=pem, jobs=args.jobs, progress=_log)
+    for name, by_design in results.items():
+        for design, result in by_design.items():
+            _log(_summary(name, design, result))
     _log("handler cost ...")
     cost = handler_cost(args.handler_n, pem=pem)
     _log(f"round trips: contribution {cost['contribution']['round_trips']:g}, ignored {cost['ignored']['round_trips']:g}")
@@ -57,12 +75,12 @@ def main(argv: list[str] | None = None) -> int:
     _log(f"an ignored delivery: {modules['modules']} modules, of the heavy ones {', '.join(modules['loaded']) or 'none'}")
     imports = None
     if not args.skip_imports:
-        _log("cold imports ...")
-        imports = cold_imports(args.import_repeats, log=_log)
-    if "pager" not in results:
-        _log("no report: the pager design was not replayed")
+        _log("cold starts ...")
+        imports = cold_imports(args.import_repeats, log=_log, pem=pem)
+    if "pager" not in designs or "full" not in traces:
+        _log("no report: pager's design was not replayed on the full trace")
         return 0
-    text = report(trace, results, cost, imports, modules, args=args, handled=handled, elapsed=time.perf_counter() - began)
+    text = report(traces, results, cost, imports, modules, args=args, handled=handled, elapsed=time.perf_counter() - began)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)

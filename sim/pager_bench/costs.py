@@ -1,18 +1,22 @@
 """What a delivery costs the webhook function, and what starting either function costs.
 
-- `handler_cost`: `pager.webhook.handle_github` per delivery next to the floor (HMAC check plus JSON
-  parse of the same body), for an event pager ignores and for a contribution, with the HTTP calls,
-  table writes and table round trips (loads and writes: each one a DynamoDB request) per delivery;
+- `handler_cost`: per delivery next to the floor (HMAC check plus JSON parse of the same body),
+  `pager.webhook.handle_github` and `functions/webhook/app.py:lambda_handler` (through pager.bootstrap,
+  the resolver and the metrics flush included), for an event pager ignores and for a contribution,
+  with the HTTP calls, table writes and table round trips (loads and writes: each one a DynamoDB
+  request) per delivery;
 - `ignored_delivery_modules`: the modules a fresh interpreter loads to answer one delivery pager
   ignores through `functions/webhook/app.py:lambda_handler`, and which of the heavy ones are among them;
-- `cold_imports`: the cold import of both functions from the built layer, with and without
-  compiled bytecode.
+- `cold_imports`: the cold start of both functions from the built layer, with and without compiled
+  bytecode: the import, then the first invocation (clients, the secret read from Secrets Manager, the
+  private key parsed, against moto's server and the fakes on loopback: `cold_world`), then a warm one.
 
 `BEFORE` keeps the figures of the hot path before it was made lean, measured the same way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
@@ -21,13 +25,16 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
+from pager_local.local import FakeServer, free_port, load_handler
 from pager_world.clock import Clock
-from pager_world.events import github_event
+from pager_world.events import github_event, scheduled_event
 from pager_world.faults import Faults
 from pager_world.github import FakeGitHub
 from pager_world.http import HttpRequest, HttpResponse, session_for
@@ -60,107 +67,176 @@ BEFORE = {
 # ---------------------------------------------------------------------------- the handler's cost
 
 
-def handler_cost(n: int = 2000, *, pem: str | None = None) -> dict[str, Any]:
-    """Time `handle_github` per delivery next to the floor (HMAC compare + json.loads of the same body),
-    interleaved, for an event the pager ignores and for a contribution (through the fake GitHub and
-    Telegram); count its HTTP calls, table writes and table round trips per delivery."""
-    from pager.routing import verify_signature
-    from pager.webhook import handle_github
+class _Timed:
+    """A fake's calls, timed: the seconds spent inside the fakes, to leave out of the handler's own cost."""
 
-    register_signals()
-    pem = pem or private_key()
-    trace = fleet.tiny_trace(hours=1)
-    clock = Clock(time.time())
-    faults = Faults(record=False)
-    github = FakeGitHub(clock=clock, faults=faults, api_url=GITHUB_API, keep_requests=False)
-    telegram = FakeTelegram(faults=faults, keep_requests=False)
-    store = FaultyStore(faults)
-    inside = [0.0]
+    def __init__(self) -> None:
+        self.inside = 0.0
 
-    def timed(fake: Callable[[HttpRequest], HttpResponse]) -> Callable[[HttpRequest], HttpResponse]:
+    def wrap(self, fake: Callable[[HttpRequest], HttpResponse]) -> Callable[[HttpRequest], HttpResponse]:
         def call(request: HttpRequest) -> HttpResponse:
             t0 = time.perf_counter()
             try:
                 return fake(request)
             finally:
-                inside[0] += time.perf_counter() - t0
+                self.inside += time.perf_counter() - t0
         return call
 
-    session = session_for({GITHUB_API: timed(github), TELEGRAM_API: timed(telegram)})
-    settings = bench_settings(pem)
-    install_on_fleet(github, trace, settings)
-    services = make_services(settings, store, session, clock)
+
+def contribution_body(template: dict[str, Any], k: int) -> bytes:
+    """issues.opened by an outsider, issue number 10,000 + k: a new contribution for each k."""
+    p = json.loads(json.dumps(template))
+    p["action"] = "opened"
+    issue = p["issue"]
+    issue.update(number=10_000 + k, title=f"Bench issue {k}", author_association="NONE")
+    issue["user"] = dict(issue["user"], login="alice-out", type="User")
+    p["sender"] = dict(issue["user"])
+    p.pop("comment", None)
+    return json.dumps(p, separators=(",", ":")).encode()
+
+
+def _contribution_template(trace: fleet.Trace) -> dict[str, Any]:
+    return fleet.payload(next(e for e in trace.events if e.event == "issues" or e.event == "issue_comment"), trace)
+
+
+@dataclass
+class _Samples:
+    """One case's measures, one entry per delivery."""
+
+    floor: list[float] = field(default_factory=list)
+    handler: list[float] = field(default_factory=list)
+    faked: list[float] = field(default_factory=list)
+    app: list[float] = field(default_factory=list)
+    app_faked: list[float] = field(default_factory=list)
+    calls: list[int] = field(default_factory=list)
+    writes: list[int] = field(default_factory=list)
+    trips: list[int] = field(default_factory=list)
+    loads: list[int] = field(default_factory=list)
+    outcomes: Counter[str] = field(default_factory=Counter)
+
+    def summary(self, n: int, bodies: list[tuple[str, bytes]]) -> dict[str, Any]:
+        warm = slice(min(50, n // 10), None)  # the first calls warm caches (JWT, installation token)
+        f_med = statistics.median(self.floor[warm])
+        h_med = statistics.median(self.handler[warm])
+        a_med = statistics.median(self.app[warm])
+        own = statistics.median(h - e for h, e in zip(self.handler[warm], self.faked[warm]))
+        app_own = statistics.median(a - e for a, e in zip(self.app[warm], self.app_faked[warm]))
+        return {
+            "body_bytes": statistics.median(len(b) for _, b in bodies),
+            "floor_us": f_med * 1e6,
+            "handler_us": h_med * 1e6,
+            "own_us": own * 1e6,
+            "ratio": h_med / f_med,
+            "own_ratio": own / f_med,
+            "app_us": a_med * 1e6,
+            "app_own_us": app_own * 1e6,
+            "app_ratio": a_med / f_med,
+            "app_own_ratio": app_own / f_med,
+            "outcomes": dict(self.outcomes.most_common(3)),
+            "calls": statistics.median(self.calls[warm]),
+            "writes": statistics.median(self.writes[warm]),
+            "round_trips": statistics.median(self.trips[warm]),
+            "round_trips_loads": statistics.median(self.loads[warm]),
+            "round_trips_max": max(self.trips),
+        }
+
+
+class _HandlerBench:
+    """The webhook with its services on the fake GitHub and Telegram, timed three ways per delivery:
+    the floor (HMAC check and JSON parse of the body), `handle_github`, and the function's
+    `lambda_handler` (through pager.bootstrap, with the services handed in as the replay does)."""
+
+    def __init__(self, pem: str) -> None:
+        from pager import bootstrap
+
+        trace = fleet.tiny_trace(hours=1)
+        self.trace = trace
+        clock = Clock(time.time())
+        faults = Faults(record=False)
+        github = FakeGitHub(clock=clock, faults=faults, api_url=GITHUB_API, keep_requests=False)
+        telegram = FakeTelegram(faults=faults, keep_requests=False)
+        self.store = FaultyStore(faults)
+        self.timed = _Timed()
+        session = session_for({GITHUB_API: self.timed.wrap(github), TELEGRAM_API: self.timed.wrap(telegram)})
+        settings = bench_settings(pem)
+        install_on_fleet(github, trace, settings)
+        self.services = make_services(settings, self.store, session, clock)
+        self.lambda_handler = load_handler("webhook")
+        bootstrap.use(self.services)
+
+    def floor(self, apigw: dict[str, Any], samples: _Samples) -> None:
+        from pager.routing import verify_signature
+
+        t0 = time.perf_counter()
+        raw = apigw["body"].encode()
+        verify_signature(raw, apigw["headers"]["x-hub-signature-256"], WEBHOOK_SECRET)
+        json.loads(raw)
+        samples.floor.append(time.perf_counter() - t0)
+
+    def handler(self, apigw: dict[str, Any], samples: _Samples) -> None:
+        from pager.webhook import handle_github
+
+        services, store = self.services, self.store
+        self.timed.inside = 0.0
+        calls_before = services.github.calls + services.telegram.calls
+        writes_before, loads_before, trips_before = sum(store.writes.values()), store.loads, store.round_trips
+        t0 = time.perf_counter()
+        status, answer = handle_github(apigw, services)
+        samples.handler.append(time.perf_counter() - t0)
+        samples.faked.append(self.timed.inside)
+        samples.calls.append(services.github.calls + services.telegram.calls - calls_before)
+        samples.writes.append(sum(store.writes.values()) - writes_before)
+        samples.trips.append(store.round_trips - trips_before)
+        samples.loads.append(store.loads - loads_before)
+        samples.outcomes[f"{status} {answer.get('outcome', answer.get('error', ''))}"[:60]] += 1
+
+    def app(self, apigw: dict[str, Any], samples: _Samples) -> None:
+        self.timed.inside = 0.0
+        t0 = time.perf_counter()
+        self.lambda_handler(apigw, None)
+        samples.app.append(time.perf_counter() - t0)
+        samples.app_faked.append(self.timed.inside)
+
+    def case(self, name: str, bodies: list[tuple[str, bytes]], n: int) -> dict[str, Any]:
+        """`n` deliveries of the case, each measured three ways in a rotating order; `handle_github` and
+        `lambda_handler` each get their own delivery (bodies k and n + k, taken round)."""
+        samples = _Samples()
+        for k in range(n):
+            deliveries = []
+            for j in (k, n + k):
+                event, body = bodies[j % len(bodies)]
+                deliveries.append(github_event(event, body, guid=f"bench-{name}-{j}", secret=WEBHOOK_SECRET))
+            steps = [(self.floor, deliveries[0]), (self.handler, deliveries[0]), (self.app, deliveries[1])]
+            for step, apigw in steps[k % 3:] + steps[:k % 3]:
+                step(apigw, samples)
+        return samples.summary(n, bodies)
+
+
+def handler_cost(n: int = 2000, *, pem: str | None = None) -> dict[str, Any]:
+    """Time the webhook per delivery next to the floor (HMAC compare + json.loads of the same body),
+    interleaved, for an event the pager ignores and for a contribution (through the fake GitHub and
+    Telegram): `handle_github`, and `functions/webhook/app.py:lambda_handler` (the resolver, the
+    services' lookup and the metrics flush included); count the HTTP calls, table writes and table
+    round trips of `handle_github` per delivery."""
+    from pager import bootstrap
+
+    register_signals()
+    bench = _HandlerBench(pem or private_key())
+    trace = bench.trace
     ignored = next(e for e in trace.events if e.event == "check_run")
     base = next(e for e in trace.events if e.event == "workflow_job")
-    contribution_template = fleet.payload(next(e for e in trace.events if e.event == "issues" or e.event == "issue_comment"), trace)
-
-    def contribution(k: int) -> tuple[str, bytes]:
-        p = json.loads(json.dumps(contribution_template))
-        p["action"] = "opened"
-        issue = p["issue"]
-        issue.update(number=10_000 + k, title=f"Bench issue {k}", author_association="NONE")
-        issue["user"] = dict(issue["user"], login="alice-out", type="User")
-        p["sender"] = dict(issue["user"])
-        p.pop("comment", None)
-        return "issues", json.dumps(p, separators=(",", ":")).encode()
-
+    template = _contribution_template(trace)
     cases = {
         "ignored": [(ignored.event, fleet.render(ignored, trace)), (base.event, fleet.render(base, trace))],
-        "contribution": [contribution(k) for k in range(n)],
+        "contribution": [("issues", contribution_body(template, k)) for k in range(2 * n)],
     }
     out: dict[str, Any] = {"n": n}
-    with quiet():
-        for name, bodies in cases.items():
-            floor, handler, faked = [], [], []
-            calls: list[int] = []
-            writes: list[int] = []
-            trips: list[int] = []
-            loads: list[int] = []
-            outcomes: Counter[str] = Counter()
-            for k in range(n):
-                event, body = bodies[k % len(bodies)]
-                apigw = github_event(event, body, guid=f"bench-{name}-{k}", secret=WEBHOOK_SECRET)
-                signature = apigw["headers"]["x-hub-signature-256"]
-                order = (0, 1) if k % 2 == 0 else (1, 0)
-                for which in order:
-                    if which == 0:
-                        t0 = time.perf_counter()
-                        raw = apigw["body"].encode()
-                        verify_signature(raw, signature, WEBHOOK_SECRET)
-                        json.loads(raw)
-                        floor.append(time.perf_counter() - t0)
-                    else:
-                        inside[0] = 0.0
-                        calls_before = services.github.calls + services.telegram.calls
-                        writes_before, loads_before = sum(store.writes.values()), store.loads
-                        trips_before = store.round_trips
-                        t0 = time.perf_counter()
-                        status, answer = handle_github(apigw, services)
-                        handler.append(time.perf_counter() - t0)
-                        faked.append(inside[0])
-                        calls.append(services.github.calls + services.telegram.calls - calls_before)
-                        writes.append(sum(store.writes.values()) - writes_before)
-                        trips.append(store.round_trips - trips_before)
-                        loads.append(store.loads - loads_before)
-                        outcomes[f"{status} {answer.get('outcome', answer.get('error', ''))}"[:60]] += 1
-            warm = slice(min(50, n // 10), None)  # the first calls warm caches (JWT, installation token)
-            f_med = statistics.median(floor[warm])
-            h_med = statistics.median(handler[warm])
-            own = [h - e for h, e in zip(handler[warm], faked[warm])]
-            out[name] = {
-                "body_bytes": statistics.median(len(b) for _, b in bodies),
-                "floor_us": f_med * 1e6,
-                "handler_us": h_med * 1e6,
-                "own_us": statistics.median(own) * 1e6,
-                "ratio": h_med / f_med,
-                "own_ratio": statistics.median(own) / f_med,
-                "outcomes": dict(outcomes.most_common(3)),
-                "calls": statistics.median(calls[warm]),
-                "writes": statistics.median(writes[warm]),
-                "round_trips": statistics.median(trips[warm]),
-                "round_trips_loads": statistics.median(loads[warm]),
-                "round_trips_max": max(trips),
-            }
+    try:
+        with quiet():
+            for name, bodies in cases.items():
+                out[name] = bench.case(name, bodies, n)
+    finally:
+        bootstrap.use(None)
     return out
 
 
@@ -306,31 +382,194 @@ def bench_layer(log: Callable[[str], None], built: Path | None = None) -> tuple[
     return layer, runtime, python, source
 
 
-FIRST_INVOCATION = {
-    "webhook": ["pager.webhook", "pager.signals", "pager.github", "pager.telegram", "pager.store", "boto3", "botocore.config"],
-    "sweep": ["pager.sweep", "pager.signals.alarm", "pager.github", "pager.telegram", "pager.store", "boto3", "botocore.config"],
-}
+# ----------------------------------------------------------------------- the world a cold start meets
+
+
+class _Intervals:
+    """When the fakes were busy answering (wall-clock intervals, shared with the child by time.time)."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[float, float]] = []
+        self._lock = threading.Lock()
+
+    def add(self, start: float, end: float) -> None:
+        with self._lock:
+            self.spans.append((start, end))
+
+    def within(self, start: float, end: float) -> float:
+        """Seconds the fakes were busy between `start` and `end`."""
+        with self._lock:
+            return sum(max(0.0, min(e, end) - max(s, start)) for s, e in self.spans)
+
+    def timed(self, answer: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any) -> Any:
+            t0 = time.time()
+            try:
+                return answer(*args)
+            finally:
+                self.add(t0, time.time())
+        return call
+
+
+@contextlib.contextmanager
+def _moto(busy: _Intervals) -> Iterator[str]:
+    """moto's server on loopback (DynamoDB and Secrets Manager), its answers timed; yields its URL."""
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+    from werkzeug.serving import make_server
+
+    app = DomainDispatcherApplication(create_backend_app)
+
+    def timed_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        t0 = time.time()
+        try:
+            return list(app(environ, start_response))
+        finally:
+            busy.add(t0, time.time())
+
+    class Handler(MotoRequestHandler):
+        disable_nagle_algorithm = True  # an answer's header and body go out at once, not 40 ms apart
+
+        def log(self, *args: Any) -> None:  # quiet: no line per request
+            pass
+
+    port = free_port()
+    server = make_server("127.0.0.1", port, timed_app, True, request_handler=Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.shutdown()
+        thread.join()
+
+
+SECRET_ID = "pager-bench"
+
+
+@contextlib.contextmanager
+def cold_world(pem: str) -> Iterator[tuple[dict[str, str], _Intervals, FakeGitHub]]:
+    """What a deployment's first invocation talks to, on loopback: the table and the secret in moto's
+    server, GitHub and Telegram as pager_world's fakes. Yields the functions' environment (as the
+    template sets it, the secret's four values only in Secrets Manager), when the fakes were busy, and
+    the fake GitHub."""
+    import boto3
+
+    from pager.dynamo import create_table
+
+    busy = _Intervals()
+    settings = bench_settings(pem)
+    github = FakeGitHub(clock=time.time, keep_requests=False)
+    install_on_fleet(github, fleet.tiny_trace(hours=1), settings)
+    telegram = FakeTelegram(keep_requests=False)
+    servers = [FakeServer(github), FakeServer(telegram)]
+    for server in servers:
+        server.answer = busy.timed(server.answer)  # type: ignore[method-assign]
+        server.start()
+        assert server.server is not None
+        server.server.RequestHandlerClass.disable_nagle_algorithm = True  # its own handler class
+    github.api_url = servers[0].url
+    try:
+        with _moto(busy) as aws:
+            keys = {"region_name": "us-east-1", "aws_access_key_id": "bench", "aws_secret_access_key": "bench"}
+            create_table(boto3.client("dynamodb", endpoint_url=aws, **keys), settings.table)
+            boto3.client("secretsmanager", endpoint_url=aws, **keys).create_secret(Name=SECRET_ID, SecretString=json.dumps({
+                "GITHUB_PRIVATE_KEY": pem, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET,
+                "TELEGRAM_BOT_TOKEN": settings.telegram_bot_token, "TELEGRAM_WEBHOOK_SECRET": settings.telegram_webhook_secret}))
+            env = {
+                "PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8", "AWS_DEFAULT_REGION": "us-east-1",
+                "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
+                "AWS_ENDPOINT_URL_SECRETS_MANAGER": aws, "PAGER_DYNAMODB_ENDPOINT": aws,
+                "PAGER_TABLE": settings.table, "PAGER_SECRET_ID": SECRET_ID, "GITHUB_APP_ID": settings.github_app_id,
+                "GITHUB_APP_SLUG": settings.github_app_slug, "TELEGRAM_CHAT_ID": settings.telegram_chat_id,
+                "CONTROL_REPOSITORY": settings.control_repository, "GITHUB_API_URL": servers[0].url,
+                "TELEGRAM_API_URL": servers[1].url, "POWERTOOLS_SERVICE_NAME": "pager", "LOG_LEVEL": "INFO",
+            }
+            yield env, busy, github
+    finally:
+        for server in servers:
+            server.stop()
+
+
+# ------------------------------------------------------------------------------------- cold start
+
+FIRST_EVENT = {"webhook": "a contribution (issues.opened by an outsider)", "sweep": "a scheduled run"}
 
 _TIMER = """
-import importlib, sys, time
+import json, sys, time
 sys.path[:0] = {paths!r}
+events = json.loads(sys.stdin.read())
+
+class Context:
+    function_name = {name!r}
+
+    def __init__(self, n):
+        self.aws_request_id = "cold-%d" % n
+
+    def get_remaining_time_in_millis(self):
+        return 150000
+
 t0 = time.perf_counter()
 import app
-t1 = time.perf_counter()
-for name in {lazy!r}:
-    try:
-        importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name != name:
-            raise
-t2 = time.perf_counter()
-print(t1 - t0, t2 - t0)
+t1, w1 = time.perf_counter(), time.time()
+first = app.lambda_handler(events[0], Context(1))
+t2, w2 = time.perf_counter(), time.time()
+second = app.lambda_handler(events[1], Context(2))
+t3, w3 = time.perf_counter(), time.time()
+answers = [a.get("statusCode", a.get("outcome")) for a in (first, second)]
+print({mark!r} + json.dumps({{"module": t1 - t0, "first": t2 - t1, "warm": t3 - t2, "spans": [w1, w2, w3],
+                              "answers": answers}}))
 """
+_COLD_MARK = "pager-bench-cold: "
 
 
-def cold_imports(repeats: int = 7, log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
-    """Median seconds to import each function's module (and then what its first invocation imports) in
-    a fresh interpreter: from the compiled layer, and from a copy without __pycache__ run with -B."""
+class _Events:
+    """Each child's two events: two new contributions, or two scheduled runs."""
+
+    def __init__(self, trace: fleet.Trace) -> None:
+        self.template = _contribution_template(trace)
+        self.k = 0
+
+    def __call__(self, function: str) -> list[dict[str, Any]]:
+        out = []
+        for _ in range(2):
+            self.k += 1
+            if function == "webhook":
+                body = contribution_body(self.template, 50_000 + self.k)
+                out.append(github_event("issues", body, guid=f"bench-cold-{self.k}", secret=WEBHOOK_SECRET))
+            else:
+                out.append(scheduled_event(f"bench-cold-{self.k}", time.time()))
+        return out
+
+
+def _child(python: str, flags: list[str], code: str, env: dict[str, str], events: list[dict[str, Any]],
+           busy: _Intervals) -> dict[str, float]:
+    done = subprocess.run([python, *flags, "-c", code], input=json.dumps(events), capture_output=True, text=True,
+                          env=env, timeout=180)
+    line = next((x for x in reversed(done.stdout.splitlines()) if x.startswith(_COLD_MARK)), None)
+    if done.returncode != 0 or line is None:
+        raise RuntimeError(f"a cold start failed: {done.stderr.strip()[-800:]}")
+    out = json.loads(line[len(_COLD_MARK):])
+    w1, w2, w3 = out.pop("spans")
+    out.update(fakes_first=busy.within(w1, w2), fakes_warm=busy.within(w2, w3))
+    return out
+
+
+def _medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The medians of a function's runs; `one_time` is what the first invocation did once: its own time
+    (the fakes' left out) less a warm invocation's own time, per run."""
+    own = [(r["first"] - r["fakes_first"]) - (r["warm"] - r["fakes_warm"]) for r in runs]
+    out = {key: statistics.median(r[key] for r in runs) for key in ("module", "first", "warm", "fakes_first", "fakes_warm")}
+    out.update(first_invocation=statistics.median(r["module"] + r["first"] for r in runs), one_time=statistics.median(own),
+               answers=runs[0]["answers"])
+    return out
+
+
+def cold_imports(repeats: int = 7, log: Callable[[str], None] = lambda s: None, *, pem: str | None = None) -> dict[str, Any]:
+    """A cold start of each function in a fresh interpreter, median of `repeats`: the import of its
+    module, then its first invocation (building the clients, reading the secret from Secrets Manager,
+    parsing the app's private key, the lazy imports, and the event's own work against the table, GitHub
+    and Telegram on loopback), then a second, warm invocation of the same kind; from the compiled
+    layer, and from a copy without __pycache__ run with -B."""
     layer, runtime, python, source = bench_layer(log)
     work = ROOT / ".aws-sam" / "bench"
     bare_layer, bare_runtime = work / "layer-bare", work / "runtime-bare"
@@ -349,21 +588,17 @@ def cold_imports(repeats: int = 7, log: Callable[[str], None] = lambda s: None) 
             if flavour == "compiled":
                 _compile(python, fdir)
             functions[(name, flavour)] = fdir
-    env = {"PATH": os.environ.get("PATH", ""), "AWS_DEFAULT_REGION": "us-east-1", "LANG": "C.UTF-8"}
+    pem = pem or private_key()
     out: dict[str, Any] = {"python": subprocess.run([python, "--version"], capture_output=True, text=True).stdout.strip(),
-                           "source": source, "repeats": repeats}
-    for name in ("webhook", "sweep"):
-        for flavour, paths, flags in (("compiled", [str(functions[(name, "compiled")]), str(layer), str(runtime)], ["-I", "-S"]),
-                                      ("bare", [str(functions[(name, "bare")]), str(bare_layer), str(bare_runtime)], ["-I", "-S", "-B"])):
-            module_times, total_times = [], []
-            code = _TIMER.format(paths=paths, lazy=FIRST_INVOCATION[name])
-            for _ in range(repeats):
-                done = subprocess.run([python, *flags, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-                if done.returncode != 0:
-                    raise RuntimeError(f"importing the {name} function failed: {done.stderr.strip()[-500:]}")
-                module, total = (float(x) for x in done.stdout.split())
-                module_times.append(module)
-                total_times.append(total)
-            out[f"{name}_{flavour}"] = {"module": statistics.median(module_times), "first_invocation": statistics.median(total_times)}
-            log(f"cold import {name} ({flavour}): {statistics.median(module_times) * 1000:.0f} ms")
+                           "source": source, "repeats": repeats, "first_event": FIRST_EVENT}
+    events = _Events(fleet.tiny_trace(hours=1))
+    with cold_world(pem) as (env, busy, _):
+        for name in ("webhook", "sweep"):
+            for flavour, paths, flags in (("compiled", [str(functions[(name, "compiled")]), str(layer), str(runtime)], ["-I", "-S"]),
+                                          ("bare", [str(functions[(name, "bare")]), str(bare_layer), str(bare_runtime)], ["-I", "-S", "-B"])):
+                code = _TIMER.format(paths=paths, name=name, mark=_COLD_MARK)
+                runs = [_child(python, flags, code, env, events(name), busy) for _ in range(repeats)]
+                out[f"{name}_{flavour}"] = measured = _medians(runs)
+                log(f"cold start {name} ({flavour}): import {measured['module'] * 1000:.0f} ms, first invocation "
+                    f"{measured['first'] * 1000:.0f} ms, a warm one {measured['warm'] * 1000:.0f} ms")
     return out

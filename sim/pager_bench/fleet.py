@@ -25,9 +25,9 @@ import functools
 import hashlib
 import json
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from pager.values import iso
 from pager_world.payloads import example
@@ -389,6 +389,13 @@ def _uuid(rng: random.Random) -> str:
 def make_trace(*, seed: int = 1, days: float = 7.0, repos: int = 10, start: float = WEEK_START) -> Trace:
     """The fleet's trace over `days` from `start` (a Monday): events sorted by time, and the faults."""
     return _Builder(seed, start, days, repos).build()
+
+
+def only(trace: Trace, kinds: Iterable[str]) -> Trace:
+    """The same trace with only the events of these kinds (the same guids, times, faults and pull
+    requests): what a deployment whose app subscribes to those events receives of the fleet's week."""
+    keep = frozenset(kinds)
+    return replace(trace, events=[e for e in trace.events if e.event in keep])
 
 
 def tiny_trace(*, seed: int = 3, hours: float = 3.0, runs_per_quarter: int = 3, repos: int = 2,

@@ -31,6 +31,17 @@ Definitions (per event, that is per guid, from GitHub's list of attempts):
   of the log, as the replay records them; the attempts of a guid without flags all count as changed);
 - delivered again after it passed: a redelivery of an event one of whose attempts had passed before
   (the sweep did not see that pass), and how many of them changed state.
+
+Per fault (a window of `fleet.Fault`: a Telegram or GitHub outage, a period without answers):
+- the events that failed in it: their first failed attempt inside the window, failing the way it fails
+  (a 5xx in an outage, no answer in a period without answers);
+- from its end to the passing redelivery: for each of those that later passed, the seconds from the
+  window's end to the attempt that passed (0 when it passed before the end);
+- alarmed because its attempts were spent in it: an alarmed event whose failed attempts all fell inside
+  the window, or whose last allowed attempt (the `max_attempts`-th) did;
+- recovery record writes: the writes of the record `recovery` (pager.sweep.recovery) from the outage's
+  start to the next outage's, and the other table writes of the sweep runs the recovery check started
+  then (their state, the alarm's records).
 """
 
 from __future__ import annotations
@@ -38,15 +49,23 @@ from __future__ import annotations
 import bisect
 import statistics
 from collections import Counter, defaultdict
-from typing import Any, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
 
 from pager.signals import SUPERSEDED, acts_on
+from pager.sweep.recovery import WAITING_KEY
+from pager_world.store import key_kind
 
 from . import fleet
 
 INF = float("inf")
 RECOVERY_LIMIT = 1800.0  # the target: delivered within 30 minutes of an outage's end
 SWEEP_KINDS = ("sweep", "script")  # the sweeps' own records: pager's state, the script's last run
+RECOVERY_KIND = key_kind(WAITING_KEY)  # the recovery record: what waits for a failed service
+OUTAGE_KINDS = ("telegram", "github")  # faults that fail a handler's step (a 500), not the answer's time
+LONG_OUTAGE = 3 * 3600.0  # the target: none alarmed because its attempts were spent in a shorter outage
+
+Log = Mapping[str, list[tuple[float, int, bool]]]
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -58,155 +77,46 @@ def percentile(values: list[float], q: float) -> float | None:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
-def measure(trace: fleet.Trace, log: Mapping[str, list[tuple[float, int, bool]]], store: Any,
-            runs: list[dict[str, Any]], alarmed_guids: set[str], *, changed: Mapping[str, list[bool]] | None = None,
-            sweep_keys: Mapping[str, int] | None = None, budget: int = 50) -> dict[str, Any]:
-    """The report's figures for one replay, from GitHub's attempts (`FakeGitHub.log`), the table (a
-    `FaultyStore`: its writes and conflicts by key kind) and the runs; `changed` says per guid, for each
-    attempt of the log, whether handling it changed state; `sweep_keys` counts the writes of the
-    sweeps' own records by key."""
-    by_guid = trace.by_guid()
+def spread(values: list[float]) -> dict[str, Any]:
+    """Median, 95th percentile, max and count of a list of seconds."""
+    return {"median": percentile(values, 0.5), "p95": percentile(values, 0.95), "max": max(values, default=None),
+            "n": len(values)}
 
-    def failed(code: int) -> bool:  # a 5xx, or no answer (status_code 0, or anything outside 100..599)
-        return not 100 <= code <= 499
 
-    first_pass: dict[str, float] = {}
-    for guid, attempts in log.items():
-        for at, code, _ in attempts:
-            if 200 <= code <= 399:
-                first_pass[guid] = at
-                break
-    # Per thing, in pager's order, and per kind and repository, in the trace's order: the events with
-    # the time they first passed (never, for one pager ignores), and the suffix minimum of those times.
-    things: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], float]]] = defaultdict(list)
-    kinds: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], float]]] = defaultdict(list)
-    for e in trace.events:
-        passed_at = first_pass.get(e.guid, INF) if acts_on(e.event, e.action) else INF
-        things[fleet.thing(e)].append((fleet.order(e), passed_at))
-        kinds[(e.event, e.repo)].append(((e.seq,), passed_at))
-    newer_in_thing, newer_in_kind = _suffixes(things), _suffixes(kinds)
+def failed(code: int) -> bool:
+    """A 5xx, or no answer (status_code 0, or anything outside 100..599)."""
+    return not 100 <= code <= 499
 
-    def newer_passed(e: fleet.Event, before: float = INF) -> bool:
+
+def passed(code: int) -> bool:
+    return 200 <= code <= 399
+
+
+# ------------------------------------------------------------------------ newer events about a thing
+
+
+class Newer:
+    """Per thing, in pager's order, and per kind and repository, in the trace's order: whether a newer
+    event pager acts on passed (before a time)."""
+
+    def __init__(self, trace: fleet.Trace, first_pass: Mapping[str, float]) -> None:
+        things: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], float]]] = defaultdict(list)
+        kinds: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], float]]] = defaultdict(list)
+        for e in trace.events:
+            passed_at = first_pass.get(e.guid, INF) if acts_on(e.event, e.action) else INF
+            things[fleet.thing(e)].append((fleet.order(e), passed_at))
+            kinds[(e.event, e.repo)].append(((e.seq,), passed_at))
+        self._things, self._kinds = _suffixes(things), _suffixes(kinds)
+
+    def about_the_thing(self, e: fleet.Event, before: float = INF) -> bool:
         """A newer event about the same thing passed before `before`."""
-        keys, suffix = newer_in_thing[fleet.thing(e)]
+        keys, suffix = self._things[fleet.thing(e)]
         return suffix[bisect.bisect_right(keys, fleet.order(e))] < before
 
-    def newer_of_kind_passed(e: fleet.Event) -> bool:
+    def of_the_kind(self, e: fleet.Event) -> bool:
         """A newer event of the same kind and repository passed (the coarse rule's test)."""
-        keys, suffix = newer_in_kind[(e.event, e.repo)]
+        keys, suffix = self._kinds[(e.event, e.repo)]
         return suffix[bisect.bisect_right(keys, (e.seq,))] < INF
-
-    counts = Counter()
-    ttr: list[float] = []
-    ttr_5xx: list[float] = []
-    ttr_no_answer: list[float] = []
-    lost: list[str] = []
-    outage_rows = []
-    failed_events: dict[str, tuple[float, bool]] = {}  # guid -> (first failed attempt, got a 5xx)
-    superseded: set[str] = set()
-    ignored: set[str] = set()
-    alarmed: set[str] = set()
-    dropped: set[str] = set()
-    lost_5xx: list[str] = []
-    stale_changed: list[str] = []
-    for guid, attempts in log.items():
-        e = by_guid[guid]
-        flags = (changed or {}).get(guid)
-        if flags is None:
-            flags = [True] * len(attempts)  # not recorded: whatever it did counts
-        elif len(flags) != len(attempts):
-            raise ValueError(f"{guid}: {len(flags)} changed-state flags for {len(attempts)} attempts")
-        counts["attempts_changed"] += sum(flags)
-        acted = acts_on(e.event, e.action)
-        for (at, code, redelivery), flag in zip(attempts, flags):
-            if redelivery and guid in first_pass and first_pass[guid] < at:
-                counts["again_after_pass"] += 1  # asked for again though it had passed (a pass the sweep missed)
-                counts["again_after_pass_changed"] += flag
-            if redelivery and 200 <= code <= 399 and acted and newer_passed(e, at):
-                counts["stale_redeliveries"] += 1
-                if flag:
-                    counts["stale_changed"] += 1
-                    stale_changed.append(guid)
-        fails = [(at, code) for at, code, _ in attempts if failed(code)]
-        counts["attempts"] += len(attempts)
-        counts["redelivered_attempts"] += sum(1 for a in attempts if a[2])
-        if not fails:
-            continue
-        counts["failed"] += 1
-        first_fail = fails[0][0]
-        five = any(500 <= code <= 599 for _, code in fails)
-        failed_events[guid] = (first_fail, five)
-        counts["failed_5xx" if five else "failed_no_answer"] += 1
-        if guid in first_pass:
-            counts["recovered"] += 1
-            ttr.append(first_pass[guid] - first_fail)
-            (ttr_5xx if five else ttr_no_answer).append(first_pass[guid] - first_fail)
-        elif guid in alarmed_guids:
-            counts["alarmed"] += 1
-            alarmed.add(guid)
-        elif newer_passed(e):
-            counts["superseded"] += 1
-            superseded.add(guid)
-        elif not acted:
-            counts["ignored"] += 1
-            ignored.add(guid)
-        else:
-            counts["lost"] += 1
-            counts["lost_5xx" if five else "lost_no_answer"] += 1
-            lost.append(guid)
-            if five:
-                lost_5xx.append(guid)
-            if e.event in SUPERSEDED and newer_of_kind_passed(e):
-                counts["dropped_other"] += 1
-                dropped.add(guid)
-    lost_set = set(lost)
-    for fault in trace.faults:
-        # what the fault caused: a 5xx in an outage, no answer in a period without answers
-        caused_5xx = fault.kind != "timeout"
-        during = [g for g, (t, five) in failed_events.items() if fault.start <= t < fault.end and five == caused_5xx]
-        in_time = [g for g in during if first_pass.get(g, INF) <= fault.end + RECOVERY_LIMIT]
-        stood = [g for g in during if g in superseded]
-        outage_rows.append({"fault": fault.label, "kind": fault.kind, "failed": len(during), "in_time": len(in_time),
-                            "superseded": len(stood), "ignored": sum(1 for g in during if g in ignored),
-                            "alarmed": sum(1 for g in during if g in alarmed),
-                            "late": sum(1 for g in during if g in first_pass and g not in in_time),
-                            "lost": sum(1 for g in during if g in lost_set)})
-    calls = [r["calls"] for r in runs]
-    duration_days = (runs[-1]["at"] - trace.start) / fleet.DAY if runs else trace.days
-    writes = dict(store.writes)
-    sweep_writes = sum(v for k, v in writes.items() if k in SWEEP_KINDS)
-    alarm_writes = writes.get("alarm", 0)
-    signal_writes = sum(writes.values()) - sweep_writes - alarm_writes
-    return {
-        "counts": dict(counts),
-        "ttr_median": percentile(ttr, 0.5),
-        "ttr_p95": percentile(ttr, 0.95),
-        "ttr_5xx_median": percentile(ttr_5xx, 0.5),
-        "ttr_no_answer_median": percentile(ttr_no_answer, 0.5),
-        "runs": len(runs),
-        "calls_mean": statistics.fmean(calls) if calls else 0.0,
-        "calls_max": max(calls) if calls else 0,
-        "over_budget": sum(1 for c in calls if c > budget),
-        "redeliveries": sum(r["redeliveries"] for r in runs),
-        "reach_gaps": sum(r["gaps"] for r in runs),
-        "runs_aborted": sum(1 for r in runs if r["outcome"].startswith("aborted")),
-        "days": duration_days,
-        "writes": writes,
-        "conflicts": dict(store.conflicts),
-        "sweep_keys": {key: n / len(runs) for key, n in (sweep_keys or {}).items()} if runs else {},
-        "writes_per_day": sum(writes.values()) / duration_days,
-        "sweep_writes_per_day": sweep_writes / duration_days,
-        "alarm_writes_per_day": alarm_writes / duration_days,
-        "signal_writes_per_day": signal_writes / duration_days,
-        "runs_per_day": len(runs) / duration_days,
-        "outages": outage_rows,
-        "lost_5xx_examples": _examples(trace, by_guid, log, lost_5xx),
-        "lost_examples": _examples(trace, by_guid, log, lost),
-        "dropped_examples": _examples(trace, by_guid, log, dropped),
-        "stale_changed_examples": _examples(trace, by_guid, log, stale_changed),
-        "lost_kinds": dict(Counter(by_guid[g].event for g in lost)),
-        "dropped_kinds": dict(Counter(by_guid[g].event for g in dropped)),
-    }
 
 
 def _suffixes(groups: Mapping[Any, list[tuple[tuple[Any, ...], float]]]) -> dict[Any, tuple[list[tuple[Any, ...]], list[float]]]:
@@ -221,8 +131,276 @@ def _suffixes(groups: Mapping[Any, list[tuple[tuple[Any, ...], float]]]) -> dict
     return out
 
 
-def _examples(trace: fleet.Trace, by_guid: Mapping[str, fleet.Event], log: Mapping[str, list[tuple[float, int, bool]]],
-              guids: Any, limit: int = 5) -> list[dict[str, Any]]:
+# ------------------------------------------------------------------------------ each failed event
+
+
+@dataclass
+class Fates:
+    """What became of the events of a replay: the counts, and the guids of each fate."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    first_pass: dict[str, float] = field(default_factory=dict)
+    failed: dict[str, tuple[float, bool]] = field(default_factory=dict)  # guid -> (first failed attempt, got a 5xx)
+    ttr: list[float] = field(default_factory=list)
+    ttr_5xx: list[float] = field(default_factory=list)
+    ttr_no_answer: list[float] = field(default_factory=list)
+    alarmed: set[str] = field(default_factory=set)
+    superseded: set[str] = field(default_factory=set)
+    ignored: set[str] = field(default_factory=set)
+    dropped: set[str] = field(default_factory=set)
+    lost: list[str] = field(default_factory=list)
+    lost_5xx: list[str] = field(default_factory=list)
+    stale_changed: list[str] = field(default_factory=list)
+
+
+def _first_passes(log: Log) -> dict[str, float]:
+    out = {}
+    for guid, attempts in log.items():
+        at = next((at for at, code, _ in attempts if passed(code)), None)
+        if at is not None:
+            out[guid] = at
+    return out
+
+
+def _flags(guid: str, attempts: list[tuple[float, int, bool]], changed: Mapping[str, list[bool]] | None) -> list[bool]:
+    flags = (changed or {}).get(guid)
+    if flags is None:
+        return [True] * len(attempts)  # not recorded: whatever it did counts
+    if len(flags) != len(attempts):
+        raise ValueError(f"{guid}: {len(flags)} changed-state flags for {len(attempts)} attempts")
+    return flags
+
+
+def _attempts(fates: Fates, newer: Newer, e: fleet.Event, attempts: list[tuple[float, int, bool]], flags: list[bool]) -> None:
+    """Count one event's attempts: asked for again after a pass, stale redeliveries and what they changed."""
+    c, guid = fates.counts, e.guid
+    first = fates.first_pass.get(guid, INF)
+    acted = acts_on(e.event, e.action)
+    c["attempts_changed"] += sum(flags)
+    c["attempts"] += len(attempts)
+    for (at, code, redelivery), flag in zip(attempts, flags):
+        c["redelivered_attempts"] += redelivery
+        if redelivery and first < at:
+            c["again_after_pass"] += 1  # asked for again though it had passed (a pass the sweep missed)
+            c["again_after_pass_changed"] += flag
+        if redelivery and passed(code) and acted and newer.about_the_thing(e, at):
+            c["stale_redeliveries"] += 1
+            if flag:
+                c["stale_changed"] += 1
+                fates.stale_changed.append(guid)
+
+
+def _fate(fates: Fates, newer: Newer, e: fleet.Event, fails: list[tuple[float, int]], alarmed: set[str]) -> None:
+    """Decide what became of one failed event."""
+    c, guid = fates.counts, e.guid
+    c["failed"] += 1
+    first_fail = fails[0][0]
+    five = any(500 <= code <= 599 for _, code in fails)
+    fates.failed[guid] = (first_fail, five)
+    c["failed_5xx" if five else "failed_no_answer"] += 1
+    if guid in fates.first_pass:
+        c["recovered"] += 1
+        seconds = fates.first_pass[guid] - first_fail
+        fates.ttr.append(seconds)
+        (fates.ttr_5xx if five else fates.ttr_no_answer).append(seconds)
+    elif guid in alarmed:
+        c["alarmed"] += 1
+        fates.alarmed.add(guid)
+    elif newer.about_the_thing(e):
+        c["superseded"] += 1
+        fates.superseded.add(guid)
+    elif not acts_on(e.event, e.action):
+        c["ignored"] += 1
+        fates.ignored.add(guid)
+    else:
+        c["lost"] += 1
+        c["lost_5xx" if five else "lost_no_answer"] += 1
+        fates.lost.append(guid)
+        if five:
+            fates.lost_5xx.append(guid)
+        if e.event in SUPERSEDED and newer.of_the_kind(e):
+            c["dropped_other"] += 1
+            fates.dropped.add(guid)
+
+
+def fates_of(trace: fleet.Trace, log: Log, alarmed: set[str], changed: Mapping[str, list[bool]] | None = None) -> Fates:
+    """Every event of the log, attempt by attempt, and each failed one's fate."""
+    by_guid = trace.by_guid()
+    fates = Fates(first_pass=_first_passes(log))
+    newer = Newer(trace, fates.first_pass)
+    for guid, attempts in log.items():
+        e = by_guid[guid]
+        _attempts(fates, newer, e, attempts, _flags(guid, attempts, changed))
+        fails = [(at, code) for at, code, _ in attempts if failed(code)]
+        if fails:
+            _fate(fates, newer, e, fails, alarmed)
+    return fates
+
+
+# -------------------------------------------------------------------------------------- each fault
+
+
+def _spent_in(attempts: list[tuple[float, int, bool]], fault: fleet.Fault, max_attempts: int) -> bool:
+    """Whether an event's attempts were spent in the fault's window: all its failed attempts fell inside
+    it, or its last allowed attempt did."""
+    fails = [at for at, code, _ in attempts if failed(code)]
+    if fails and all(fault.start <= at < fault.end for at in fails):
+        return True
+    return len(attempts) >= max_attempts and fault.start <= attempts[max_attempts - 1][0] < fault.end
+
+
+def _outage_of(starts: list[float], at: float) -> int | None:
+    """The index of the outage (by start) a time falls in: from its start to the next one's."""
+    k = bisect.bisect_right(starts, at) - 1
+    return k if k >= 0 else None
+
+
+def _attributed(trace: fleet.Trace, runs: list[dict[str, Any]], recovery_writes: Iterable[float]) -> tuple[Counter[int], Counter[int]]:
+    """Per outage (by its index in the trace's faults): the recovery record's writes from its start to
+    the next outage's, and the table writes of the runs the recovery check started then."""
+    outages = sorted((k for k, f in enumerate(trace.faults) if f.kind in OUTAGE_KINDS), key=lambda k: trace.faults[k].start)
+    starts = [trace.faults[k].start for k in outages]
+    writes: Counter[int] = Counter()
+    run_writes: Counter[int] = Counter()
+    for at in recovery_writes:
+        k = _outage_of(starts, at)
+        if k is not None:
+            writes[outages[k]] += 1
+    for run in runs:
+        k = _outage_of(starts, run["at"]) if run.get("kind") == "check" else None
+        if k is not None:
+            run_writes[outages[k]] += run.get("writes", 0)
+    return writes, run_writes
+
+
+def _fault_row(fault: fleet.Fault, fates: Fates, lost: set[str]) -> dict[str, Any]:
+    caused_5xx = fault.kind != "timeout"
+    during = [g for g, (t, five) in fates.failed.items() if fault.start <= t < fault.end and five == caused_5xx]
+    first_pass = fates.first_pass
+    in_time = {g for g in during if first_pass.get(g, INF) <= fault.end + RECOVERY_LIMIT}
+    return {"fault": fault.label, "kind": fault.kind, "seconds": fault.end - fault.start, "failed": len(during),
+            "in_time": len(in_time), "superseded": sum(1 for g in during if g in fates.superseded),
+            "ignored": sum(1 for g in during if g in fates.ignored),
+            "alarmed": sum(1 for g in during if g in fates.alarmed),
+            "late": sum(1 for g in during if g in first_pass and g not in in_time),
+            "lost": sum(1 for g in during if g in lost),
+            "to_pass": [max(0.0, first_pass[g] - fault.end) for g in during if g in first_pass]}
+
+
+def fault_rows(trace: fleet.Trace, log: Log, fates: Fates, *, runs: list[dict[str, Any]], recovery_writes: Iterable[float],
+               max_attempts: int) -> list[dict[str, Any]]:
+    """One row per fault of the trace: what failed in it and became of it (see the module docstring)."""
+    writes, run_writes = _attributed(trace, runs, recovery_writes)
+    unplaced, lost = set(fates.alarmed), set(fates.lost)
+    rows = []
+    for k, fault in enumerate(trace.faults):
+        spent = {g for g in unplaced if _spent_in(log[g], fault, max_attempts)}
+        unplaced -= spent
+        outage = fault.kind in OUTAGE_KINDS
+        rows.append({**_fault_row(fault, fates, lost), "spent_alarmed": len(spent),
+                     "recovery_writes": writes[k] if outage else None,
+                     "check_run_writes": run_writes[k] if outage else None})
+    return rows
+
+
+def to_pass(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """From each fault's end to its events' passing attempts, for all faults, the outages (Telegram,
+    GitHub) and the periods without answers."""
+    return {name: spread([s for row in rows if row["kind"] in kinds for s in row["to_pass"]])
+            for name, kinds in (("all", ("telegram", "github", "timeout")), ("outage", OUTAGE_KINDS),
+                                ("no_answer", ("timeout",)))}
+
+
+def writes_per_outage(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The recovery record's writes per outage (those in which something was noted), and the writes of
+    the sweep runs the recovery check started."""
+    noted = [row for row in rows if row["recovery_writes"]]
+    per = [row["recovery_writes"] for row in noted]
+    runs = [row["check_run_writes"] for row in noted]
+    return {"outages": sum(1 for row in rows if row["kind"] in OUTAGE_KINDS), "noted": len(noted),
+            "mean": statistics.fmean(per) if per else 0.0, "max": max(per, default=0),
+            "check_run_mean": statistics.fmean(runs) if runs else 0.0, "check_run_max": max(runs, default=0)}
+
+
+# ----------------------------------------------------------------------------------- runs, writes
+
+
+def _runs(runs: list[dict[str, Any]], checks: list[dict[str, Any]], budget: int) -> dict[str, Any]:
+    calls = [r["calls"] for r in runs]
+    alone = [c["calls"] for c in checks if not c.get("swept")]  # checks that ran no sweep
+    return {
+        "runs": len(runs),
+        "scheduled_runs": sum(1 for r in runs if r.get("kind", "scheduled") == "scheduled"),
+        "check_runs": sum(1 for r in runs if r.get("kind") == "check"),
+        "held_runs": sum(1 for r in runs if r.get("held") or r.get("recovery", "").startswith("held")),
+        "checks": len(checks),
+        "checks_calls_max": max(alone, default=0),
+        "calls_mean": statistics.fmean(calls) if calls else 0.0,
+        "calls_max": max(calls, default=0),
+        "over_budget": sum(1 for c in calls + alone if c > budget),
+        "redeliveries": sum(r["redeliveries"] for r in runs),
+        "reach_gaps": sum(r["gaps"] for r in runs),
+        "runs_aborted": sum(1 for r in runs if r["outcome"].startswith("aborted")),
+    }
+
+
+def _writes(store: Any, days: float) -> dict[str, Any]:
+    writes = dict(store.writes)
+    sweep = sum(v for k, v in writes.items() if k in SWEEP_KINDS)
+    alarm = writes.get("alarm", 0)
+    recovery = writes.get(RECOVERY_KIND, 0)
+    signal = sum(writes.values()) - sweep - alarm - recovery
+    return {
+        "writes": writes,
+        "conflicts": dict(store.conflicts),
+        "writes_per_day": sum(writes.values()) / days,
+        "sweep_writes_per_day": sweep / days,
+        "alarm_writes_per_day": alarm / days,
+        "recovery_writes_per_day": recovery / days,
+        "signal_writes_per_day": signal / days,
+    }
+
+
+def measure(trace: fleet.Trace, log: Log, store: Any, runs: list[dict[str, Any]], alarmed_guids: set[str], *,
+            changed: Mapping[str, list[bool]] | None = None, sweep_keys: Mapping[str, int] | None = None,
+            budget: int = 50, checks: list[dict[str, Any]] | None = None, recovery_writes: Iterable[float] = (),
+            max_attempts: int = 3) -> dict[str, Any]:
+    """The report's figures for one replay, from GitHub's attempts (`FakeGitHub.log`), the table (a
+    `FaultyStore`: its writes and conflicts by key kind) and the runs (each sweep run: scheduled, or
+    started by the recovery check) and `checks` (each recovery check); `changed` says per guid, for each
+    attempt of the log, whether handling it changed state; `sweep_keys` counts the writes of the
+    sweeps' own records by key; `recovery_writes` are the times the recovery record was written."""
+    by_guid = trace.by_guid()
+    fates = fates_of(trace, log, alarmed_guids, changed)
+    rows = fault_rows(trace, log, fates, runs=runs, recovery_writes=recovery_writes, max_attempts=max_attempts)
+    counts = fates.counts
+    counts["spent_alarmed"] = sum(row["spent_alarmed"] for row in rows)
+    counts["spent_alarmed_short"] = sum(row["spent_alarmed"] for row in rows if row["seconds"] < LONG_OUTAGE)
+    duration_days = (runs[-1]["at"] - trace.start) / fleet.DAY if runs else trace.days
+    return {
+        "counts": dict(counts),
+        "ttr_median": percentile(fates.ttr, 0.5),
+        "ttr_p95": percentile(fates.ttr, 0.95),
+        "ttr_5xx_median": percentile(fates.ttr_5xx, 0.5),
+        "ttr_no_answer_median": percentile(fates.ttr_no_answer, 0.5),
+        "to_pass": to_pass(rows),
+        "recovery": writes_per_outage(rows),
+        **_runs(runs, checks or [], budget),
+        **_writes(store, duration_days),
+        "days": duration_days,
+        "sweep_keys": {key: n / len(runs) for key, n in (sweep_keys or {}).items()} if runs else {},
+        "runs_per_day": len(runs) / duration_days,
+        "outages": rows,
+        "lost_5xx_examples": _examples(trace, by_guid, log, fates.lost_5xx),
+        "lost_examples": _examples(trace, by_guid, log, fates.lost),
+        "dropped_examples": _examples(trace, by_guid, log, fates.dropped),
+        "stale_changed_examples": _examples(trace, by_guid, log, fates.stale_changed),
+        "lost_kinds": dict(Counter(by_guid[g].event for g in fates.lost)),
+        "dropped_kinds": dict(Counter(by_guid[g].event for g in fates.dropped)),
+    }
+
+
+def _examples(trace: fleet.Trace, by_guid: Mapping[str, fleet.Event], log: Log, guids: Any, limit: int = 5) -> list[dict[str, Any]]:
     """The first few events (in the trace's order): guid, kind, action, thing and attempts (seconds
     from the trace's start, status code, redelivery)."""
     return [

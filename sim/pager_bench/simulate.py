@@ -1,17 +1,23 @@
 """Replaying a trace with one sweep design through the real webhook handler and the real sweep.
 
 The world is `pager_world`'s, built for a long run: `FakeGitHub` (listing by bisect, three days of
-retention, every attempt logged by guid), `FakeTelegram`, and the in-memory table behind
-`FaultyStore`, which counts every load and write (DynamoDB bills a failed conditional write too);
-one `Faults`, recording nothing, holds the outages. GitHub's deliveries call the real
-`functions/webhook/app.py:lambda_handler` with a signed API Gateway event; one virtual clock is shared
-by the fakes, the services and the sweep, which runs every 900 s; GitHub carries out the
-redeliveries asked for right after each run.
+retention, every attempt logged by guid), `FakeTelegram`, and the in-memory table behind a
+`FaultyStore` that also counts DynamoDB's request units (`bill.MeteredStore`); one `Faults`, recording
+nothing, holds the outages. GitHub's deliveries call the real `functions/webhook/app.py:lambda_handler`
+with a signed API Gateway event; one virtual clock is shared by the fakes, the services and the sweep.
+The scheduled sweep runs every 900 s, invoked with its event's id as EventBridge invokes it; with the
+design "pager" the recovery check (`pager.sweep.recovery.check`) also runs every 60 s, as its
+schedule in template.yaml has it ("pager-15" is the same code with only the 15-minute runs). GitHub
+carries out the redeliveries asked for right after each run.
 
 For every attempt the endpoint answers, the replay records whether handling it changed state: a
 write of a signal record (the store's counters, a lost conditional write left out), a Telegram
 message sent or edited, a GitHub dispatch or merge, between the handler's start and its end. Kept
 per guid, one boolean per attempt in the order of `FakeGitHub.log` (`changed`), for `measure`.
+
+It also counts what AWS would bill (`bill`): each Lambda invocation of either function with its
+modelled duration, the API Gateway requests, the table's request units, the bytes logged, the custom
+metrics published and the scheduled events.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
+import math
 import multiprocessing
 import os
 import time
@@ -34,18 +41,23 @@ from pager_world.clock import Clock
 from pager_world.events import github_event
 from pager_world.faults import Faults, Rule
 from pager_world.github import FakeGitHub
-from pager_world.http import session_for
+from pager_world.http import HttpRequest, HttpResponse, session_for
 from pager_world.store import FaultyStore, key_kind
 from pager_world.telegram import FakeTelegram
 
-from . import alternatives, fleet
-from .measure import SWEEP_KINDS, measure
+from . import alternatives, bill, fleet, prices
+from .measure import RECOVERY_KIND, SWEEP_KINDS, measure
 
 GITHUB_API = "https://api.github.com"
 TELEGRAM_API = "https://api.telegram.org"
 WEBHOOK_SECRET = "bench-webhook-secret"
 SWEEP_EVERY = 900.0
-SWEEP_OFFSET = 60.0  # the schedule's first run, after the trace starts
+CHECK_EVERY = 60.0  # the recovery check's schedule, rate(1 minute)
+SWEEP_OFFSET = 60.0  # the scheduled sweep's first run, after the trace starts
+# The recovery check's first run: half a minute later. The trace's faults begin and end on whole
+# minutes; a rate(1 minute) schedule fires at whatever second it was created at, so the check meets
+# an outage's end half its period later, the mean of a uniform phase.
+CHECK_OFFSET = SWEEP_OFFSET + CHECK_EVERY / 2
 REDELIVERY_DELAY = 2.0  # GitHub delivers again shortly after its 202
 DRAIN = 4 * 3600.0  # runs after the last event: what is still failing then has had its chances
 
@@ -54,10 +66,13 @@ DRAIN = 4 * 3600.0  # runs after the last event: what is still failing then has 
 GITHUB_OUTAGE = r"^\w+ /repos/|^\w+ /app/installations/"
 
 DESIGNS = {
-    "pager": "pager's sweep (amended decision)",
+    "pager": "pager, fast recovery",
+    "pager-15": "pager, 15-minute runs only",
     "first": "(a) first design: one list, 3 pages",
     "script": "(b) GitHub's redelivery script",
 }
+PAGER_DESIGNS = ("pager", "pager-15")  # pager's own code: its sweep, its schedule(s), its bill
+CHECKED = ("pager",)  # the designs whose replay runs the recovery check every minute
 
 
 # ------------------------------------------------------------------------------------- the harness
@@ -115,10 +130,12 @@ def make_services(settings: Settings, store: Any, session: Any, clock: Clock) ->
 
 
 @contextlib.contextmanager
-def quiet() -> Iterator[None]:
-    """Send pager's log lines and EMF blobs to /dev/null: still written (their cost counts), not shown."""
+def quiet(sink: Any = None) -> Iterator[None]:
+    """Send pager's log lines and EMF blobs to `sink` (default: /dev/null): still written (their cost
+    counts), not shown."""
     log = logging.getLogger("pager")
-    with open(os.devnull, "w") as sink:
+    with open(os.devnull, "w") as devnull:
+        sink = sink if sink is not None else devnull
         handlers = [h for h in log.handlers if isinstance(h, logging.StreamHandler)]
         streams = [h.setStream(sink) for h in handlers]
         propagate, log.propagate = log.propagate, False  # nor to a test runner's capture
@@ -134,7 +151,7 @@ def quiet() -> Iterator[None]:
 
 
 def sweep_function(design: str) -> Callable[..., dict[str, Any]]:
-    if design == "pager":
+    if design in PAGER_DESIGNS:
         from pager.sweep import run_sweep
 
         return run_sweep
@@ -146,7 +163,7 @@ def sweep_function(design: str) -> Callable[..., dict[str, Any]]:
 
 
 def register_signals() -> list[str]:
-    """The events the signals table acts on."""
+    """The events the signals table acts on (the app subscribes to these)."""
     from pager.signals import subscribed_events
 
     return subscribed_events()
@@ -161,11 +178,15 @@ def open_delivery_entries(store: Any, repository: str, now: float) -> set[str]:
     return {key[len(DELIVERY_PREFIX):] for key in entries if key.startswith(DELIVERY_PREFIX)}
 
 
+OWN_KINDS = SWEEP_KINDS + (RECOVERY_KIND,)  # records that are not a signal's: the sweeps', the recovery record
+
+
 def effects(store: FaultyStore, telegram: FakeTelegram, github: FakeGitHub) -> int:
-    """Everything that changes state so far: signal records written (not the sweeps' own; a lost
-    conditional write changed nothing), Telegram messages sent and edited, dispatches and merges."""
-    writes = sum(n for kind, n in store.writes.items() if kind not in SWEEP_KINDS)
-    conflicts = sum(n for kind, n in store.conflicts.items() if kind not in SWEEP_KINDS)
+    """Everything that changes state so far: signal records written (not the sweeps' own, nor the
+    recovery record; a lost conditional write changed nothing), Telegram messages sent and edited,
+    dispatches and merges."""
+    writes = sum(n for kind, n in store.writes.items() if kind not in OWN_KINDS)
+    conflicts = sum(n for kind, n in store.conflicts.items() if kind not in OWN_KINDS)
     return writes - conflicts + len(telegram.sent) + len(telegram.edits) + len(github.dispatches) + len(github.merges)
 
 
@@ -173,9 +194,6 @@ def _end(faults: Faults, rule: Rule) -> None:
     """An outage ends: its rule leaves the list (a count set to 0 would stop it matching, but leave it in
     the list to be looked at on every call)."""
     faults.rules[:] = [r for r in faults.rules if r is not rule]
-
-
-# ------------------------------------------------------------------------------------ the replay
 
 
 # The custom metrics pager published before they were cut to what an alarm reads (the parent of commit
@@ -204,139 +222,277 @@ def published_metrics(clock: Clock) -> Iterator[set[tuple[str, int]]]:
         del metrics.add_metric
 
 
-def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Replay the trace with one sweep design; returns the measures (see `pager_bench.measure`)."""
-    from pager import bootstrap
+# ------------------------------------------------------------------------------------ the replay
 
-    register_signals()
-    lambda_handler = load_handler("webhook")
-    clock = Clock(trace.start)
-    faults = Faults(record=False)
-    telegram = FakeTelegram(faults=faults, keep_requests=False)
-    github = FakeGitHub(clock=clock, faults=faults, api_url=GITHUB_API, keep_requests=False)
-    store = FaultyStore(faults)
-    sweep_keys: Counter[str] = Counter()  # writes of the sweeps' own records, by key
 
-    def count_sweep_keys(service: str, name: str) -> None:
-        if service == "store" and name.startswith("save ") and key_kind(name[5:]) in SWEEP_KINDS:
-            sweep_keys[name[5:]] += 1
+class Replay:
+    """One replay of a trace with one sweep design: the fake world, the schedules, and what is counted."""
 
-    faults.observers.append(count_sweep_keys)
-    by_guid = trace.by_guid()
-    for key, pull in trace.pulls.items():
-        github.pulls[key] = copy.deepcopy(pull)
-    settings = bench_settings(pem)
-    install_on_fleet(github, trace, settings)
-    session = session_for({GITHUB_API: github, TELEGRAM_API: telegram})
-    webhook_services = make_services(settings, store, session, clock)
-    sweep_services = make_services(settings, store, session, clock)
-    handler_status: Counter[int] = Counter()
-    earlier: set[tuple[str, int]] = set()  # what the code before the cut published, from the same replay
-    changed: defaultdict[str, list[bool]] = defaultdict(list)  # guid -> per attempt: did handling it change state
+    def __init__(self, trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN,
+                 progress: Callable[[str], None] | None = None) -> None:
+        from pager.bootstrap import SETTINGS_REFRESH_SECONDS
 
-    def endpoint(guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> int:
-        attempt = len(github.log.get(guid, ()))
-        body = fleet.render(by_guid[guid], trace)
-        bootstrap.use(webhook_services)
-        before = effects(store, telegram, github)
-        answer = lambda_handler(github_event(event, body, guid=guid, secret=WEBHOOK_SECRET), None)
-        changed[guid].append(effects(store, telegram, github) != before)
+        register_signals()
+        self.trace, self.design, self.drain, self.progress = trace, design, drain, progress
+        self.lambda_handler = load_handler("webhook")
+        self.sweep = sweep_function(design)
+        self.clock = Clock(trace.start)
+        self.faults = Faults(record=False)
+        self.telegram = FakeTelegram(faults=self.faults, keep_requests=False)
+        self.github = FakeGitHub(clock=self.clock, faults=self.faults, api_url=GITHUB_API, keep_requests=False)
+        self.store = bill.MeteredStore(self.faults)
+        self.sweep_keys: Counter[str] = Counter()  # writes of the sweeps' own records, by key
+        self.recovery_writes: list[float] = []  # when the recovery record was written
+        self.faults.observers.append(self._observe)
+        self.by_guid = trace.by_guid()
+        for key, pull in trace.pulls.items():
+            self.github.pulls[key] = copy.deepcopy(pull)
+        self.settings = bench_settings(pem)
+        install_on_fleet(self.github, trace, self.settings)
+        self.in_fakes = 0.0  # CPU seconds spent inside the fake GitHub and Telegram
+        session = session_for({GITHUB_API: self._timed(self.github), TELEGRAM_API: self._timed(self.telegram)})
+        self.webhook_services = make_services(self.settings, self.store, session, self.clock)
+        self.sweep_services = make_services(self.settings, self.store, session, self.clock)
+        self.memory_mb = bill.template_resources()["memory_mb"]
+        self.lambdas = {f: bill.Invocations(bill.Environments(refresh=SETTINGS_REFRESH_SECONDS)) for f in bill.FUNCTIONS}
+        self.logs = bill.LogMeter()
+        self.http_api_units = 0
+        self.scheduled_events = 0
+        self.handler_status: Counter[int] = Counter()
+        self.earlier: set[tuple[str, int]] = set()  # what the code before the cut published, from the same replay
+        self.changed: defaultdict[str, list[bool]] = defaultdict(list)  # guid -> per attempt: did handling it change state
+        self.runs: list[dict[str, Any]] = []  # every sweep run: scheduled, or started by the recovery check
+        self.checks: list[dict[str, Any]] = []  # every recovery check
+        self.scheduled = 0
+        self.started = time.perf_counter()
+        self.alarmed: set[str] = set()  # every delivery entry the control repository's alarm showed
+        self.active: dict[fleet.Fault, Rule] = {}
+        self.github.endpoint = self._endpoint
+
+    # -- instruments
+
+    def _observe(self, service: str, name: str) -> None:
+        if service != "store" or not name.startswith("save "):
+            return
+        kind = key_kind(name[5:])
+        if kind in SWEEP_KINDS:
+            self.sweep_keys[name[5:]] += 1
+        elif kind == RECOVERY_KIND:
+            self.recovery_writes.append(self.clock())
+
+    def _timed(self, fake: Callable[[HttpRequest], HttpResponse]) -> Callable[[HttpRequest], HttpResponse]:
+        def call(request: HttpRequest) -> HttpResponse:
+            t0 = time.process_time()
+            try:
+                return fake(request)
+            finally:
+                self.in_fakes += time.process_time() - t0
+        return call
+
+    def _metered(self, function: str, services: Services, call: Callable[[], Any]) -> Any:
+        """Invoke one Lambda function: its CPU time here (the fakes' left out), its calls and its table
+        round trips go to the bill."""
+        self.logs.function = function
+        at = self.clock()
+        github, telegram, trips = services.github.calls, services.telegram.calls, self.store.round_trips
+        cpu, fakes = time.process_time(), self.in_fakes
+        try:
+            return call()
+        finally:
+            own = time.process_time() - cpu - (self.in_fakes - fakes)
+            calls = {"github": services.github.calls - github, "telegram": services.telegram.calls - telegram,
+                     "table": self.store.round_trips - trips}
+            self.lambdas[function].add(at, cpu=own, calls=calls, waited=self.clock() - at, memory_mb=self.memory_mb)
+
+    # -- GitHub's deliveries
+
+    def _endpoint(self, guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> int:
+        from pager import bootstrap
+
+        attempt = len(self.github.log.get(guid, ()))
+        body = fleet.render(self.by_guid[guid], self.trace)
+        apigw = github_event(event, body, guid=guid, secret=WEBHOOK_SECRET)
+        self.http_api_units += max(1, math.ceil(len(body) / prices.HTTP_API_METERED_BYTES))
+        bootstrap.use(self.webhook_services)
+        before = effects(self.store, self.telegram, self.github)
+        answer = self._metered("webhook", self.webhook_services, lambda: self.lambda_handler(apigw, None))
+        self.changed[guid].append(effects(self.store, self.telegram, self.github) != before)
         status = int(answer.get("statusCode", 500))
-        handler_status[status] += 1
-        hour = int(clock() // 3600)
-        earlier.add(("Deliveries", hour))
+        self.handler_status[status] += 1
+        hour = int(self.clock() // 3600)
+        self.earlier.add(("Deliveries", hour))
         if status >= 400:
-            earlier.add(("DeliveriesFailed" if status >= 500 else "DeliveriesRefused", hour))
-        if trace.no_answer(guid, attempt, clock()):
+            self.earlier.add(("DeliveriesFailed" if status >= 500 else "DeliveriesRefused", hour))
+        if self.trace.no_answer(guid, attempt, self.clock()):
             raise TimeoutError(guid)  # the pager answered (and may have acted), GitHub did not wait for it
         return status
 
-    github.endpoint = endpoint
-    sweep = sweep_function(design)
-    schedule: list[tuple[float, int, str, Any]] = []
-    t = trace.start + SWEEP_OFFSET
-    while t < trace.end + drain:
-        schedule.append((t, 2, "sweep", None))
-        t += SWEEP_EVERY
-    for fault in trace.faults:
-        if fault.kind in ("telegram", "github"):
-            schedule.append((fault.start, 0, "on", fault))
-            schedule.append((fault.end, 1, "off", fault))
-    schedule.sort(key=lambda s: (s[0], s[1]))
-    active: dict[fleet.Fault, Rule] = {}
-    runs: list[dict[str, Any]] = []
-    alarmed: set[str] = set()  # every delivery entry the control repository's alarm showed
-    events = trace.events
-    i = 0
-    started = time.perf_counter()
-    with quiet(), published_metrics(clock) as after:
-        for at, _, what, fault in schedule:
-            while i < len(events) and events[i].at < at:
-                e = events[i]
-                clock.set(e.at)
-                github.deliver(e.event, {"action": e.action, "repository": {"id": trace.repos[e.repo].id}}, guid=e.guid)
-                i += 1
-            clock.set(at)
-            if what == "on":
-                if fault.kind == "telegram":
-                    active[fault] = telegram.fail(None, 502, count=10**9)
+    # -- the schedules
+
+    def schedule(self) -> list[tuple[float, int, str, Any]]:
+        """(time, order, what, fault): the outages' starts and ends, the scheduled runs, the checks."""
+        trace, end = self.trace, self.trace.end + self.drain
+        items: list[tuple[float, int, str, Any]] = []
+        for every, offset, order, what in ((SWEEP_EVERY, SWEEP_OFFSET, 2, "sweep"), (CHECK_EVERY, CHECK_OFFSET, 3, "check")):
+            if what == "check" and self.design not in CHECKED:
+                continue
+            t = trace.start + offset
+            while t < end:
+                items.append((t, order, what, None))
+                t += every
+        for fault in trace.faults:
+            if fault.kind in ("telegram", "github"):
+                items.append((fault.start, 0, "on", fault))
+                items.append((fault.end, 1, "off", fault))
+        items.sort(key=lambda s: (s[0], s[1]))
+        return items
+
+    def _fault(self, what: str, fault: fleet.Fault) -> None:
+        if what == "off":
+            _end(self.faults, self.active.pop(fault))
+        elif fault.kind == "telegram":
+            self.active[fault] = self.telegram.fail(None, 502, count=10**9)
+        else:
+            self.active[fault] = self.github.fail(GITHUB_OUTAGE, 502, count=10**9)
+
+    def _writes(self) -> int:
+        """The table's writes so far, the recovery record's left out (counted on their own)."""
+        return sum(n for kind, n in self.store.writes.items() if kind != RECOVERY_KIND)
+
+    def _invoke_sweep(self, call: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], int, int]:
+        """A sweep function invocation: its summary, its GitHub and Telegram calls, its table writes (the
+        recovery record's left out)."""
+        services = self.sweep_services
+        calls, writes = services.github.calls + services.telegram.calls, self._writes()
+        self.scheduled_events += 1
+        summary = self._metered("sweep", services, call)
+        return summary, services.github.calls + services.telegram.calls - calls, self._writes() - writes
+
+    def _scheduled(self, at: float) -> None:
+        self.scheduled += 1
+        run_id = f"{self.design}-{self.scheduled}"
+        ids = {"event_id": run_id} if self.design in PAGER_DESIGNS else {}  # EventBridge's event id
+        summary, calls, writes = self._invoke_sweep(
+            lambda: self.sweep(self.sweep_services, now=at, run_id=run_id, **ids))
+        self.earlier.update((name, int(at // 3600)) for name in METRICS_BEFORE_PER_RUN)
+        self._ran(at, summary, calls, writes, "scheduled")
+
+    def _check(self, at: float) -> None:
+        from pager.sweep.recovery import check
+        from pager.sweep.run import RUN_SECONDS
+
+        run_id = f"{self.design}-check-{len(self.checks) + 1}"
+        summary, calls, writes = self._invoke_sweep(
+            lambda: check(self.sweep_services, now=at, run_id=run_id, seconds=RUN_SECONDS))
+        swept = "call_budget" in summary  # the check ran the sweep (its summary is the run's)
+        self.checks.append({"at": at, "calls": calls, "swept": swept, "outcome": str(summary.get("outcome", ""))})
+        if swept:
+            self._ran(at, summary, calls, writes, "check")
+
+    def _ran(self, at: float, summary: dict[str, Any], calls: int, writes: int, kind: str) -> None:
+        """After a sweep run: note it, look at the alarm, and let GitHub carry out the redeliveries."""
+        self.alarmed |= open_delivery_entries(self.store, self.settings.control_repository, self.clock())
+        self.runs.append({"at": at, "calls": calls, "writes": writes, "kind": kind,
+                          "redeliveries": summary.get("redeliveries", 0), "gaps": len(summary.get("reach_gaps") or ()),
+                          "outcome": str(summary.get("outcome", "")), "recovery": str(summary.get("recovery", "")),
+                          "held": int((summary.get("decisions") or {}).get("held", 0))})
+        self.clock.set(at + REDELIVERY_DELAY)
+        self.github.deliver_pending()
+        self.github.prune(self.clock())
+        if self.progress and kind == "scheduled" and self.scheduled % 96 == 0:
+            self.progress(f"{self.design}: day {self.scheduled // 96} simulated ({time.perf_counter() - self.started:.0f} s)")
+
+    # -- the whole replay
+
+    def run(self) -> dict[str, Any]:
+        """Replay the trace; returns the measures (see `pager_bench.measure`)."""
+        from pager import bootstrap
+
+        events, i = self.trace.events, 0
+        self.started = time.perf_counter()
+        with quiet(self.logs), published_metrics(self.clock) as after:
+            for at, _, what, fault in self.schedule():
+                while i < len(events) and events[i].at < at:
+                    e = events[i]
+                    self.clock.set(e.at)
+                    self.github.deliver(e.event, {"action": e.action, "repository": {"id": self.trace.repos[e.repo].id}},
+                                        guid=e.guid)
+                    i += 1
+                self.clock.set(at)
+                if what in ("on", "off"):
+                    self._fault(what, fault)
+                elif what == "sweep":
+                    self._scheduled(at)
                 else:
-                    active[fault] = github.fail(GITHUB_OUTAGE, 502, count=10**9)
-            elif what == "off":
-                _end(faults, active.pop(fault))
-            else:
-                before = sweep_services.github.calls + sweep_services.telegram.calls
-                summary = sweep(sweep_services, now=at, run_id=f"{design}-{len(runs) + 1}")
-                earlier.update((name, int(at // 3600)) for name in METRICS_BEFORE_PER_RUN)
-                calls = sweep_services.github.calls + sweep_services.telegram.calls - before
-                alarmed |= open_delivery_entries(store, settings.control_repository, clock())
-                runs.append({"at": at, "calls": calls, "redeliveries": summary.get("redeliveries", 0),
-                             "gaps": len(summary.get("reach_gaps") or ()), "outcome": str(summary.get("outcome", ""))})
-                clock.set(at + REDELIVERY_DELAY)
-                github.deliver_pending()
-                github.prune(clock())
-                if progress and len(runs) % 96 == 0:
-                    progress(f"{design}: day {len(runs) // 96} simulated ({time.perf_counter() - started:.0f} s)")
-    bootstrap.use(None)
-    open_at_end = open_delivery_entries(store, settings.control_repository, clock())
-    result = measure(trace, github.log, store, runs, alarmed | open_at_end, changed=changed, sweep_keys=sweep_keys,
-                     budget=settings.sweep_call_budget)
-    result["counts"]["alarm_open_at_end"] = len(open_at_end)
-    if design == "pager":
-        earlier |= {(name, hour) for name, hour in after if name == "DeliveriesRefusedUpstream"}  # published alike before
-        weeks = (trace.end + drain - trace.start) / (7 * 24 * 3600)
-        result["metrics"] = {
-            when: {"names": sorted({name for name, _ in hours}), "metric_hours_per_week": len(hours) / weeks}
-            for when, hours in (("before", earlier), ("after", after))
+                    self._check(at)
+        bootstrap.use(None)
+        return self._result(after)
+
+    def _result(self, after: set[tuple[str, int]]) -> dict[str, Any]:
+        trace, settings = self.trace, self.settings
+        open_at_end = open_delivery_entries(self.store, settings.control_repository, self.clock())
+        result = measure(trace, self.github.log, self.store, self.runs, self.alarmed | open_at_end, changed=self.changed,
+                         sweep_keys=self.sweep_keys, budget=settings.sweep_call_budget, checks=self.checks,
+                         recovery_writes=self.recovery_writes, max_attempts=settings.sweep_max_attempts)
+        result["counts"]["alarm_open_at_end"] = len(open_at_end)
+        span = trace.end + self.drain - trace.start
+        if self.design in PAGER_DESIGNS:
+            earlier = self.earlier | {(name, hour) for name, hour in after if name == "DeliveriesRefusedUpstream"}
+            weeks = span / (7 * 24 * 3600)
+            result["metrics"] = {
+                when: {"names": sorted({name for name, _ in hours}), "metric_hours_per_week": len(hours) / weeks}
+                for when, hours in (("before", earlier), ("after", after))
+            }
+        result["aws"] = {
+            "span_seconds": span,
+            "lambda": {f: self.lambdas[f].to_data() for f in bill.FUNCTIONS},
+            "http_api_units": self.http_api_units,
+            "dynamodb": {"read_units": self.store.read_units, "write_units": self.store.write_units,
+                         "loads": self.store.loads, "writes": sum(self.store.writes.values()),
+                         "stored_bytes": self.store.stored_bytes()},
+            "log_bytes": dict(self.logs.bytes),
+            "metric_hours": len(after),
+            "scheduled_events": self.scheduled_events,
         }
-    result.update(design=design, call_budget=settings.sweep_call_budget, handler_status=dict(handler_status),
-                  seconds=time.perf_counter() - started, chat_messages=len(telegram.messages),
-                  dispatches=len(github.dispatches))
-    return result
+        result.update(design=self.design, call_budget=settings.sweep_call_budget, handler_status=dict(self.handler_status),
+                      seconds=time.perf_counter() - self.started, chat_messages=len(self.telegram.messages),
+                      dispatches=len(self.github.dispatches), events=len(trace.events))
+        return result
+
+
+def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN,
+             progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Replay the trace with one sweep design; returns the measures (see `pager_bench.measure`)."""
+    return Replay(trace, design, pem=pem, drain=drain, progress=progress).run()
 
 
 # ------------------------------------------------------------------------- the designs side by side
 
-_TRACE: fleet.Trace | None = None
+_TRACES: dict[str, fleet.Trace] = {}
 _PEM = ""
 _PROGRESS: Callable[[str], None] | None = None
 
 
-def _simulate_one(design: str) -> dict[str, Any]:
-    assert _TRACE is not None
-    return simulate(_TRACE, design, pem=_PEM, progress=_PROGRESS)
+def _simulate_one(job: tuple[str, str]) -> dict[str, Any]:
+    name, design = job
+    progress = (lambda text: _PROGRESS(f"{name} trace, {text}")) if _PROGRESS else None
+    return simulate(_TRACES[name], design, pem=_PEM, progress=progress)
 
 
-def simulate_designs(trace: fleet.Trace, designs: list[str], *, pem: str, jobs: int = 1,
-                     progress: Callable[[str], None] | None = None) -> dict[str, dict[str, Any]]:
-    """Replay the trace once per design, `jobs` of them at a time in forked processes (which inherit
-    the trace instead of receiving it pickled)."""
-    global _TRACE, _PEM, _PROGRESS
-    _TRACE, _PEM, _PROGRESS = trace, pem, progress
+def simulate_designs(traces: dict[str, fleet.Trace], designs: list[str], *, pem: str, jobs: int = 1,
+                     progress: Callable[[str], None] | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+    """Replay each trace once per design, `jobs` of them at a time in forked processes (which inherit
+    the traces instead of receiving them pickled), the longest first; results by trace, then design."""
+    global _TRACES, _PEM, _PROGRESS
+    _TRACES, _PEM, _PROGRESS = dict(traces), pem, progress
+    work = sorted(((name, d) for name in traces for d in designs),
+                  key=lambda job: (-len(traces[job[0]].events), job[1] not in CHECKED))
     try:
-        if jobs > 1 and len(designs) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        if jobs > 1 and len(work) > 1 and "fork" in multiprocessing.get_all_start_methods():
             with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-                return dict(zip(designs, pool.map(_simulate_one, designs)))
-        return {d: _simulate_one(d) for d in designs}
+                done = dict(zip(work, pool.map(_simulate_one, work)))
+        else:
+            done = {job: _simulate_one(job) for job in work}
     finally:
-        _TRACE, _PEM, _PROGRESS = None, "", None
+        _TRACES, _PEM, _PROGRESS = {}, "", None
+    return {name: {d: done[(name, d)] for d in designs} for name in traces}
