@@ -1,5 +1,5 @@
 """The Telegram endpoint's logic (SPEC §6): `pager.buttons.handle_update`, driven through
-`pager.webhook.handle_telegram` with the world (fake chat and GitHub behind `responses`).
+`pager.webhook.handle_telegram` with the world (the fake chat and GitHub behind the clients' session).
 
 Who may press, every press answered at once, a failed action answered with its reason (200, so the
 person presses again), a retried update acting once, and a failure at every external call of a
