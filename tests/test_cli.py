@@ -619,11 +619,12 @@ def test_the_manifest_takes_its_events_from_the_signals_table_and_the_least_perm
 
 
 def _installation_calls() -> set[tuple[str, str]]:
-    """(method, path template) of each call in pager/github.py made with an installation token."""
+    """(method, path template) of each call in pager/github.py made with an installation token (through
+    `_request`, or `_object` for an answer that must be an object)."""
     tree = ast.parse(inspect.getsource(pager.github))
     calls = set()
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "_request"
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("_request", "_object")
                 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[1], ast.JoinedStr)):
             continue
         auth = next(k.value for k in node.keywords if k.arg == "auth")

@@ -139,7 +139,7 @@ def pager_github_calls() -> list[tuple[str, str]]:
     calls = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("_request", "_send") and len(node.args) >= 2
+                and node.func.attr in ("_request", "_send", "_object") and len(node.args) >= 2
                 and isinstance(node.args[0], ast.Constant)):
             continue
         path = node.args[1]
@@ -157,7 +157,7 @@ def pager_telegram_methods() -> set[str]:
     """Every Bot API method pager's Telegram client calls, read from its source."""
     tree = ast.parse(inspect.getsource(pager.telegram))
     return {node.args[0].value for node in ast.walk(tree)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "_call"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("_call", "_object")
             and node.args and isinstance(node.args[0], ast.Constant)}
 
 

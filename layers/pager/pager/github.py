@@ -176,10 +176,7 @@ class GitHub:
 
     def get_delivery(self, delivery_id: int) -> dict:
         """One delivery of the app's webhook with its request (headers, payload) and response."""
-        body = self._request("GET", f"/app/hook/deliveries/{int(delivery_id)}", step="github get delivery", auth="jwt")
-        if not isinstance(body, dict):
-            raise GitHubUnavailable("github get delivery: answer is not an object")
-        return body
+        return self._object("GET", f"/app/hook/deliveries/{int(delivery_id)}", "github get delivery", auth="jwt")
 
     def redeliver(self, delivery_id: int) -> None:
         """Ask GitHub to deliver one delivery again (202 Accepted)."""
@@ -208,27 +205,13 @@ class GitHub:
 
     def get_pull(self, repo: str, number: int, *, installation_id: int | None = None) -> dict:
         """A pull request as GitHub shows it now."""
-        body = self._request(
-            "GET",
-            f"/repos/{repo}/pulls/{int(number)}",
-            step="github read pull request",
-            auth=self._installation(repo, installation_id),
-        )
-        if not isinstance(body, dict):
-            raise GitHubUnavailable("github read pull request: answer is not an object")
-        return body
+        return self._object("GET", f"/repos/{repo}/pulls/{int(number)}", "github read pull request",
+                            auth=self._installation(repo, installation_id))
 
     def get_code_scanning_alert(self, repo: str, number: int, *, installation_id: int | None = None) -> dict:
         """A code scanning alert as GitHub shows it now (Code scanning alerts: read)."""
-        body = self._request(
-            "GET",
-            f"/repos/{repo}/code-scanning/alerts/{int(number)}",
-            step="github read code scanning alert",
-            auth=self._installation(repo, installation_id),
-        )
-        if not isinstance(body, dict):
-            raise GitHubUnavailable("github read code scanning alert: answer is not an object")
-        return body
+        return self._object("GET", f"/repos/{repo}/code-scanning/alerts/{int(number)}", "github read code scanning alert",
+                            auth=self._installation(repo, installation_id))
 
     def merge_pull(
         self, repo: str, number: int, *, sha: str, method: str, installation_id: int | None = None
@@ -260,6 +243,13 @@ class GitHub:
     ) -> Any:
         response = self._send(method, self._api_url + path, step=step, auth=auth, json=json)
         return self._json(response, step) if expect_body else None
+
+    def _object(self, method: str, path: str, step: str, *, auth: str | int) -> dict[str, Any]:
+        """A call whose answer is a JSON object (anything else is an answer pager cannot use)."""
+        body = self._request(method, path, step=step, auth=auth)
+        if not isinstance(body, dict):
+            raise GitHubUnavailable(f"{step}: answer is not an object")
+        return body
 
     def _send(
         self,

@@ -116,9 +116,13 @@ class Telegram:
 
     def get_me(self) -> dict[str, Any]:
         """The bot as Telegram knows it (getMe): the cheapest call that tells Telegram answers."""
-        result = self._call("getMe", {})
+        return self._object("getMe", {})
+
+    def _object(self, method: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """A method whose result is an object (anything else is an answer pager cannot use)."""
+        result = self._call(method, payload)
         if not isinstance(result, dict):
-            raise TelegramUnavailable("telegram getMe: answer is not an object")
+            raise TelegramUnavailable(f"telegram {method}: answer is not an object")
         return result
 
     # -- transport ------------------------------------------------------------------------------------

@@ -69,12 +69,6 @@ class AppGitHub(GitHub):
             raise GitHubUnavailable(f"{step}: answer without the app's id and key")
         return body
 
-    def _object(self, method: str, path: str, step: str, *, auth: str | int) -> dict[str, Any]:
-        body = self._request(method, path, step=step, auth=auth)
-        if not isinstance(body, dict):
-            raise GitHubUnavailable(f"{step}: answer is not an object")
-        return body
-
 
 class BotTelegram(Telegram):
     """The Bot API as the bot's owner sets it up."""
@@ -97,8 +91,3 @@ class BotTelegram(Telegram):
     def chat_member(self, chat_id: int | str, user_id: int) -> dict[str, Any]:
         return self._object("getChatMember", {"chat_id": chat_id, "user_id": user_id})
 
-    def _object(self, method: str, payload: dict[str, Any]) -> dict[str, Any]:
-        result = self._call(method, payload)
-        if not isinstance(result, dict):
-            raise TelegramUnavailable(f"telegram {method}: answer is not an object")
-        return result
