@@ -161,7 +161,7 @@ def test_a_code_scanning_alert_on_the_default_branch_opens_and_its_fix_closes(wo
     assert world.deliver("code_scanning_alert", opened)[1]["outcome"] == "alarm opened"
     text = only_message(world)[1][0]
     assert "code scanning #10: Query built from user-controlled sources (error)" in text
-    fixed = alert("fixed", **{"ref": "refs/heads/master", "alert.fixed_at": "2021-02-12T00:00:00Z"})
+    fixed = alert("fixed", **{"ref": "refs/heads/master"})
     assert world.deliver("code_scanning_alert", fixed)[1]["outcome"] == "all clear"
 
 
@@ -174,7 +174,7 @@ def test_a_code_scanning_alert_elsewhere_is_ignored_and_a_dismissal_closes(world
 
 def test_a_reopened_alert_opens_again_although_its_payload_carries_no_newer_time(world):
     world.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"}))
-    world.deliver("code_scanning_alert", alert("fixed", **{"ref": "refs/heads/master", "alert.fixed_at": "2021-02-12T00:00:00Z"}))
+    world.deliver("code_scanning_alert", alert("fixed", **{"ref": "refs/heads/master"}))
     reopened = alert("reopened", **{"alert.number": 10})
     world.hub.alerts[(REPO, 10)] = {"number": 10, "state": "open"}
     assert world.deliver("code_scanning_alert", reopened)[1]["outcome"] == "alarm opened"
@@ -182,13 +182,37 @@ def test_a_reopened_alert_opens_again_although_its_payload_carries_no_newer_time
 
 def test_a_late_reopened_alert_that_github_calls_fixed_now_opens_nothing(world):
     world.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"}))
-    world.deliver("code_scanning_alert", alert("fixed", **{"ref": "refs/heads/master", "alert.fixed_at": "2021-02-12T00:00:00Z"}))
+    world.deliver("code_scanning_alert", alert("fixed", **{"ref": "refs/heads/master"}))
     world.hub.alerts[(REPO, 10)] = {"number": 10, "state": "fixed"}
     before = world.snapshot()
     # The reopening, delivered again hours late, after the alert was fixed for good.
     outcome = world.deliver("code_scanning_alert", alert("reopened", **{"alert.number": 10}))[1]["outcome"]
     assert outcome == "stale: GitHub calls code scanning alert #10 fixed now"
     assert world.snapshot() == before
+
+
+def test_a_created_alert_delivered_again_after_its_fix_opens_nothing(world):
+    # GitHub's `fixed` alert carries no time beyond created_at: only the alert as GitHub has it orders them.
+    created = alert("created", **{"ref": "refs/heads/master"})
+    world.hub.alerts[(REPO, 10)] = {"number": 10, "state": "open"}
+    world.deliver("code_scanning_alert", created)
+    world.hub.alerts[(REPO, 10)] = {"number": 10, "state": "fixed"}
+    assert world.deliver("code_scanning_alert", alert("fixed", **{"ref": "refs/heads/master"}))[1]["outcome"] == "all clear"
+    before = world.snapshot()
+    assert world.deliver("code_scanning_alert", created)[1]["outcome"] == "stale: GitHub calls code scanning alert #10 fixed now"
+    assert world.snapshot() == before
+
+
+def test_a_fix_delivered_again_after_the_alert_reopened_closes_nothing(world):
+    fixed = alert("fixed", **{"ref": "refs/heads/master"})
+    world.hub.alerts[(REPO, 10)] = {"number": 10, "state": "open"}
+    world.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"}))
+    world.hub.alerts[(REPO, 10)] = {"number": 10, "state": "fixed"}
+    world.deliver("code_scanning_alert", fixed)
+    world.hub.alerts[(REPO, 10)] = {"number": 10, "state": "open"}
+    assert world.deliver("code_scanning_alert", alert("reopened", **{"alert.number": 10}))[1]["outcome"] == "alarm opened"
+    assert world.deliver("code_scanning_alert", fixed)[1]["outcome"] == "stale: GitHub calls code scanning alert #10 open now"
+    assert "code scanning #10" in list(world.chat.view().values())[-1][0]  # the alarm sent anew, open
 
 
 @pytest.mark.parametrize("action", ["reopened_by_user", "appeared_in_branch"])

@@ -39,8 +39,9 @@ Late: an entry's order key only grows, and a closed entry keeps the order that c
 days (as long as GitHub lists a delivery): a failure older than the newest payload applied to its
 entry changes nothing, and a success older than the failure shown closes nothing. A success writes
 its order even when nothing was open, so that its failure, delivered late, cannot open the entry
-afterwards. A code scanning alert reopened or appeared in a branch carries no time of its own: its
-state is read from GitHub (the gather step) and only an alert GitHub calls open opens the entry.
+afterwards. A code scanning alert's payload cannot order its events (a reopened one carries no time,
+a fixed one none beyond `created_at`): each delivery reads the alert from GitHub (the gather step),
+and an opening applies only while GitHub calls the alert open, a closing only while it does not.
 """
 
 from __future__ import annotations
@@ -473,15 +474,17 @@ def check_suite(delivery: Delivery, services: Services) -> str:
 
 
 def code_scanning(delivery: Delivery, services: Services) -> str:
-    """code_scanning_alert: an alert on the default branch opens or closes its entry. An alert reopened
-    or appeared in a branch (whose payload has no time of its own) opens it only while GitHub calls
-    the alert open (gather: the alert as GitHub has it now)."""
+    """code_scanning_alert: an alert on the default branch opens or closes its entry, as GitHub has the
+    alert now (gather): an opening while GitHub calls it closed, or a closing while GitHub calls it
+    open, is stale. The payloads' times cannot order them: a `fixed` alert carries no time of its own
+    beyond `created_at` (GitHub's webhook schema), and a reopened one none at all."""
     change = read_code_scanning_alert(delivery.payload)
-    if isinstance(change, Change) and change.unordered:
-        number = integer(field(delivery.payload, "alert", "number"))
-        live = gather_alert(services, delivery.repository, number, delivery.installation_id)
-        if live is not None and text(live.get("state")) != "open":
-            return f"stale: GitHub calls code scanning alert #{number} {text(live.get('state')) or 'closed'} now"
+    if not isinstance(change, Change):
+        return _apply(delivery, services, change)
+    number = integer(field(delivery.payload, "alert", "number"))
+    live = gather_alert(services, delivery.repository, number, delivery.installation_id)
+    if live is not None and (text(live.get("state")) == "open") != bool(change.opened):
+        return f"stale: GitHub calls code scanning alert #{number} {text(live.get('state')) or 'closed'} now"
     return _apply(delivery, services, change)
 
 
