@@ -390,3 +390,17 @@ def test_releases_waiting_for_merge_are_read_again_the_longest_unchecked_first(w
     first = release.check_waiting(world.services, limit=2)
     second = release.check_waiting(world.services, limit=2)
     assert [o.split(":")[0] for o in first + second] == [f"{REPO}#{n}" for n in (2, 3, 4, 5)]
+
+
+def test_an_outsiders_approval_whose_draft_is_refused_still_offers_merge(world):
+    # pull_request_review.submitted runs the contribution's handler, then the release's: a refusal in
+    # the first (the draft's dispatch) is answered 200 as a refusal, and the second still acts.
+    live_pull(world)
+    world.deliver("pull_request", pull("opened"))
+    body = pull_review_approved(**{"review.user.login": "alice", "review.author_association": "NONE",
+                                   "review.body": "LGTM", "review.user.type": "User", "sender.login": "alice"})
+    world.hub.fail(r"^POST /repos/.*/dispatches$", 422, body={"message": "Validation Failed"})
+    status, answer = world.deliver("pull_request_review", body)
+    assert status == 200 and answer["outcome"] == "refused" and "#2: Merge offered" in answer["done"]
+    [release_buttons] = [buttons for text, buttons in world.chat.view().values() if text.startswith("📦")]
+    assert release_buttons == (("🔀 Merge",),)  # and the review itself was shown to the maintainer

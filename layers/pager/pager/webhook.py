@@ -51,33 +51,39 @@ def handle_github(
     acting = handlers(delivery.event, delivery.action)
     if not acting:
         return _answer(200, {"outcome": "ignored"}, line, "ignored", started, monotonic)
-    outcomes = []
+    outcomes: list[str] = []
+    refusals: list[Permanent] = []
     try:
         with deadline.within(seconds, monotonic):
             for handler in acting:
                 deadline.check(handler.__module__.rsplit(".", 1)[-1] + "." + handler.__name__)
-                outcomes.append(handler(delivery, services))
+                try:
+                    outcomes.append(handler(delivery, services))
+                except Permanent as exc:  # refused for good: the other handlers of the event still act
+                    refusals.append(exc)
     except Transient as exc:
         from .sweep.recovery import note_failure
 
         note_failure(services, exc)  # the recovery check sweeps as soon as the service answers again
         return _answer(500, {"error": str(exc)}, line, "failed", started, monotonic, reason=str(exc), error=type(exc).__name__)
-    except Permanent as exc:
-        # A refusal that no retry can fix: another delivery would be refused the same way. Answered
-        # 200, but logged as an error and counted: a bot removed from the chat, or a permission the
-        # app lacks, refuses every signal alike, and only this metric and log line show it.
-        count("DeliveriesRefusedUpstream")
-        _record_refusal(services, delivery, exc)
-        return _answer(200, {"outcome": "refused", "reason": str(exc)}, line, "refused upstream", started, monotonic,
-                       level="error", reason=str(exc), error=type(exc).__name__)
     except Exception as exc:  # a bug: answer 500 so the event is not lost, and show the traceback
         logger.exception("handler crashed", extra={"guid": line["guid"]})
         return _answer(500, {"error": f"internal error: {type(exc).__name__}"}, line, "crashed", started, monotonic, error=type(exc).__name__)
+    if refusals:
+        # A refusal that no retry can fix: another delivery would be refused the same way. Answered
+        # 200, but logged as an error, counted and recorded for the alarm (pager's own health): a bot
+        # removed from the chat, or a permission the app lacks, refuses every signal alike.
+        count("DeliveriesRefusedUpstream")
+        reason = "; ".join(str(exc) for exc in refusals)
+        _record_refusal(services, delivery, reason)
+        body = {"outcome": "refused", "reason": reason, **({"done": "; ".join(outcomes)} if outcomes else {})}
+        return _answer(200, body, line, "refused upstream", started, monotonic, level="error", reason=reason,
+                       error=type(refusals[0]).__name__)
     outcome = "; ".join(outcomes)
     return _answer(200, {"outcome": outcome}, line, outcome, started, monotonic)
 
 
-def _record_refusal(services: Services, delivery: Delivery, exc: Permanent) -> None:
+def _record_refusal(services: Services, delivery: Delivery, reason: str) -> None:
     """Write the refusal for the sweep, which shows pager's own health in the control repository's alarm
     (a failed write is only logged: the error line above still tells)."""
     from .errors import Conflict, StoreUnavailable
@@ -86,7 +92,7 @@ def _record_refusal(services: Services, delivery: Delivery, exc: Permanent) -> N
 
     now = services.now()
     event = f"{delivery.event}.{delivery.action}" if delivery.action else delivery.event
-    name, data = refusal(guid=delivery.guid, event=event, repository=delivery.repository, reason=str(exc), now=now)
+    name, data = refusal(guid=delivery.guid, event=event, repository=delivery.repository, reason=reason, now=now)
     try:
         services.store.save(Record(REFUSALS_KEY, item=name), data, expires_at=int(now + REFUSALS_TTL_SECONDS))
     except (Conflict, StoreUnavailable) as failure:
