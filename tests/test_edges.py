@@ -21,7 +21,7 @@ from moto import mock_aws
 from pager.settings import Settings
 from pager.telegram import Telegram
 from pager.webhook import handle_github, handle_telegram
-from pager_world.cases import alarmed
+from pager_world.cases import alarmed, issue_opened
 from pager_world.events import github_event, telegram_event
 from pager_world.world import BOT_TOKEN, TELEGRAM_SECRET, WEBHOOK_SECRET
 
@@ -67,9 +67,10 @@ def test_a_press_with_a_callback_id_too_long_for_a_table_key_is_answered(world):
 # -- an effect that may have happened ---------------------------------------------------------------------
 
 
-def test_a_start_fix_whose_dispatch_got_no_answer_says_it_may_have_happened_and_a_second_press_dispatches_nothing(world):
+@pytest.mark.parametrize("kind", ["github-no-answer", "github-reset"])
+def test_a_start_fix_whose_dispatch_got_no_answer_says_it_may_have_happened_and_a_second_press_dispatches_nothing(world, kind):
     alarmed(world)
-    world.faults.fail_next("github-no-answer", f"POST /repos/{world.settings.control_repository}/dispatches")
+    world.faults.fail_next(kind, f"POST /repos/{world.settings.control_repository}/dispatches")
     status, answer = world.press("🛠")
     assert status == 200 and answer["outcome"].startswith("uncertain: ")
     assert world.chat.answers[-1][1].startswith("⚠️ this may have happened already")
@@ -164,3 +165,21 @@ def test_a_telegram_call_at_debug_level_logs_no_bot_token(debug_logs):
         server.server_close()
     assert BOT_TOKEN not in debug_logs.getvalue()
     assert BOT_TOKEN.split(":")[1] not in debug_logs.getvalue()
+
+
+@pytest.mark.parametrize("kind", ["telegram-no-answer", "telegram-reset"])
+def test_a_message_whose_answer_never_came_is_not_sent_again_by_the_redelivery_that_follows(world, kind):
+    # Telegram showed it, then the answer timed out or the connection closed before it: 500, and the
+    # claim stays for its lease, so GitHub's redelivery moments later shows it no second time.
+    world.faults.fail_next(kind, "sendMessage")
+    guid = "shown-once"
+    assert world.deliver("issues", issue_opened(), guid=guid)[0] == 500
+    assert world.deliver_again(guid)[0] == 500
+    assert len(world.chat.sent) == 1
+
+
+def test_a_message_that_never_reached_telegram_is_sent_by_the_redelivery(world):
+    world.faults.fail_next("telegram-unreachable", "sendMessage")
+    guid = "never-reached"
+    assert world.deliver("issues", issue_opened(), guid=guid)[0] == 500 and world.chat.sent == []
+    assert world.deliver_again(guid)[0] == 200 and len(world.chat.sent) == 1

@@ -32,7 +32,9 @@ from typing import Any, Callable
 @dataclass(frozen=True)
 class Fault:
     """What a failing call answers: an HTTP status, body and headers. Status 0: the table throttles,
-    or, for GitHub and Telegram, the call acts but its answer never comes."""
+    or, for GitHub and Telegram, no answer comes: the call acts and its answer times out, or (`body`
+    "reset") the call acts and the connection is reset before the answer, or ("unreachable") the
+    connection is never made and nothing acts."""
 
     status: int
     body: Any = None
@@ -41,6 +43,11 @@ class Fault:
     @property
     def no_answer(self) -> bool:
         return self.status == 0
+
+    @property
+    def acts(self) -> bool:
+        """Whether the service acts although no answer comes."""
+        return self.body != "unreachable"
 
 
 def telegram_error(status: int, description: str, **parameters: Any) -> dict[str, Any]:
@@ -74,6 +81,10 @@ KINDS: dict[str, Fault] = {
     "github-5xx": github_error(502),
     "github-no-answer": Fault(0),
     "telegram-no-answer": Fault(0),
+    "github-reset": Fault(0, "reset"),
+    "telegram-reset": Fault(0, "reset"),
+    "github-unreachable": Fault(0, "unreachable"),
+    "telegram-unreachable": Fault(0, "unreachable"),
     "store": Fault(0),
 }
 

@@ -209,8 +209,9 @@ class FakeGitHub:
                 self.requests.append(request)
         fault = self.faults.call("github", f"{request.method} {request.path}")
         if fault is not None and fault.no_answer:
-            self.handle(request)  # GitHub acts; its answer is lost on the way back
-            return HttpResponse(0)
+            if fault.acts:
+                self.handle(request)  # GitHub acts; its answer is lost on the way back
+            return HttpResponse(0, fault.body)
         if fault is not None:
             return HttpResponse(fault.status, fault.body, dict(fault.headers))
         return self.handle(request)

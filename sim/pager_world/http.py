@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from http.client import RemoteDisconnected
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
 import requests
 from requests.adapters import BaseAdapter
+from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
 
 
 @dataclass
@@ -55,6 +57,16 @@ def request_of(method: str, url: str, headers: Any, body: Any) -> HttpRequest:
     return HttpRequest(method or "GET", url, dict(headers or {}), raw.encode() if isinstance(raw, str) else raw)
 
 
+def _no_answer(how: Any, request: requests.PreparedRequest) -> requests.RequestException:
+    if how == "reset":  # the request went out; the connection closed before the answer
+        cause = ProtocolError("Connection aborted.", RemoteDisconnected("Remote end closed connection without response"))
+        return requests.ConnectionError(cause, request=request)
+    if how == "unreachable":  # no connection was ever made
+        return requests.ConnectionError(MaxRetryError(None, request.url or "", NewConnectionError(None, "Connection refused")),
+                                        request=request)
+    return requests.ReadTimeout("no answer in time (fake)", request=request)
+
+
 class Transport(BaseAdapter):
     """A `requests` transport that hands each request to the fake of its host."""
 
@@ -66,8 +78,8 @@ class Transport(BaseAdapter):
         parts = urlsplit(request.url)
         fake = self.routes[f"{parts.scheme}://{parts.netloc}"]
         answer = fake(request_of(request.method or "GET", request.url or "", request.headers, request.body))
-        if answer.status == 0:  # the fake acted and its answer never came back
-            raise requests.ReadTimeout("no answer in time (fake)", request=request)
+        if answer.status == 0:  # no answer: as requests raises each way of getting none
+            raise _no_answer(answer.body, request)
         response = requests.Response()
         response.status_code = answer.status
         response._content = answer.encoded()

@@ -176,8 +176,9 @@ class FakeTelegram:
         method = request.path.rsplit("/", 1)[-1]
         fault = self.faults.call("telegram", method)
         if fault is not None and fault.no_answer:
-            self.handle(method, request.json())  # Telegram acts; its answer is lost on the way back
-            return HttpResponse(0)
+            if fault.acts:
+                self.handle(method, request.json())  # Telegram acts; its answer is lost on the way back
+            return HttpResponse(0, fault.body)
         if fault is not None:
             return HttpResponse(fault.status, fault.body, dict(fault.headers))
         token = request.path.split("/")[1].removeprefix("bot") if request.path.count("/") >= 2 else ""

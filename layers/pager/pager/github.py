@@ -31,6 +31,7 @@ import requests
 
 from . import deadline
 from .errors import ConfigError, GitHubRefused, GitHubUnavailable
+from .transport import may_have_arrived
 from .values import parse_iso
 
 CONNECT_TIMEOUT = 3.05
@@ -300,10 +301,9 @@ class GitHub:
         self.calls += 1
         try:
             return self._session.request(method, url, headers=headers, params=params, json=json, timeout=timeout)
-        except requests.Timeout as exc:
-            raise GitHubUnavailable(f"{step}: no answer in time", sent=isinstance(exc, requests.ReadTimeout)) from exc
         except requests.RequestException as exc:
-            raise GitHubUnavailable(f"{step}: no answer ({type(exc).__name__})") from exc
+            failure = "no answer in time" if isinstance(exc, requests.Timeout) else f"no answer ({type(exc).__name__})"
+            raise GitHubUnavailable(f"{step}: {failure}", sent=may_have_arrived(exc)) from exc
 
     def _forget(self, auth: str | int) -> None:
         """Drop a credential GitHub refused, so that the next call gets a fresh one."""

@@ -23,6 +23,7 @@ import requests
 
 from . import deadline
 from .errors import MessageNotFound, TelegramRefused, TelegramUnavailable
+from .transport import may_have_arrived
 from .html import ELLIPSIS, cut
 
 CONNECT_TIMEOUT = 3.05
@@ -153,10 +154,9 @@ class Telegram:
         sent = False
         try:
             response = self._session.post(f"{self._api_url}/bot{self._token}/{method}", json=payload, timeout=timeout)
-        except requests.Timeout as exc:
-            failure, sent = "no answer in time", isinstance(exc, requests.ReadTimeout)
         except requests.RequestException as exc:
-            failure = f"no answer ({type(exc).__name__})"
+            failure = "no answer in time" if isinstance(exc, requests.Timeout) else f"no answer ({type(exc).__name__})"
+            sent = may_have_arrived(exc)
         if failure is not None:
             # Raised outside the except clause: requests' exception quotes the URL, and so the token.
             raise TelegramUnavailable(f"{step}: {failure}", sent=sent)

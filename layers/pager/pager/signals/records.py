@@ -34,7 +34,8 @@ The one residual risk: an effect that happened but whose recording failed. The r
 RECORD_ATTEMPTS times (on top of boto's own retries); if the table still refuses, the claim stays
 and, once its lease has passed, a redelivery takes it over and repeats the effect: a message shown
 twice, a draft or a fix asked for twice. The same holds for an effect whose answer was lost (a
-timeout after the request went out: Telegram or GitHub may have acted). Both raise `Uncertain`, so
+read timeout, or a connection closed after the request went out: Telegram or GitHub may have acted;
+`pager.transport.may_have_arrived`). Both raise `Uncertain`, so
 that a button press says the action may have happened instead of inviting a second press. An edit
 repeated is harmless, and a merge repeated is refused by GitHub because the head was merged already.
 """
