@@ -404,3 +404,20 @@ def test_an_outsiders_approval_whose_draft_is_refused_still_offers_merge(world):
     assert status == 200 and answer["outcome"] == "refused" and "#2: Merge offered" in answer["done"]
     [release_buttons] = [buttons for text, buttons in world.chat.view().values() if text.startswith("📦")]
     assert release_buttons == (("🔀 Merge",),)  # and the review itself was shown to the maintainer
+
+
+def test_a_release_closed_before_its_late_opened_shows_nothing(world):
+    live_pull(world, state="closed")
+    assert world.deliver("pull_request", pull("closed", updated_at="2026-12-01T10:10:00Z"))[1]["outcome"].endswith("closed recorded")
+    outcome = world.deliver("pull_request", pull("opened", updated_at="2026-12-01T10:00:00Z"))[1]["outcome"]
+    assert outcome.endswith("stale: older than the recorded head") and world.chat.view() == {}
+    assert release.check_waiting(world.services) == []  # nothing waits for Merge
+
+
+def test_a_release_whose_closed_event_never_came_stops_waiting_once_the_sweep_reads_it_closed(world):
+    live_pull(world, mergeable_state="unknown")
+    world.deliver("pull_request", pull("opened"))
+    world.hub.pulls[(REPO, 2)].update(state="closed", updated_at="2026-12-01T12:00:00Z")
+    assert release.check_waiting(world.services) == [f"{REPO}#2: closed as GitHub has it"]
+    assert "closed without merging" in only_message(world)[1][0]
+    assert release.check_waiting(world.services) == []

@@ -243,6 +243,10 @@ def decide_ready(repository: str, sha: str | None, live: Mapping[str, Any], live
             new = applied(data, p)
         if new.get("ready"):
             return converge(repository, data, new, "release updated", "Merge already offered")
+        if p.state != "open" and p.order and p.order >= data.get("order", ""):
+            # Closed or merged as GitHub has it (its closed event failed, or comes late): so recorded,
+            # and no longer waiting for Merge; the closed event, if it comes, records the merge.
+            return converge(repository, data, applied(data, p), "closed as GitHub has it", "already closed")
         if p.state != "open" or p.head != sha:
             return Step("not ready: the pull request moved on")
         mergeable = text(field(live, "mergeable_state")) or "unknown"
@@ -263,8 +267,8 @@ def decide_closed(repository: str, p: ReleasePull, tags: Iterable[Mapping[str, s
         data_tags = with_tags(data, tags)
         if data.get("state") == "merged":
             return converge(repository, data, data_tags, "release updated", "merge already recorded")
-        if not data and not p.merged:
-            return Step("ignored: never shown")
+        # Never shown yet (its opened comes late, or failed): recorded all the same, so that the late
+        # opened is stale and shows nothing.
         base = {**data_tags, "number": p.number, "title": p.title or data.get("title", ""), "url": p.url or data.get("url", "")}
         if p.versions:
             base["versions"] = list(p.versions)
