@@ -470,3 +470,13 @@ def test_start_fix_callback_data_fits_telegrams_64_bytes_for_any_repository_name
     _, buttons = render(long_name, {"workflow:1": _entry("1")}, short_ref(long_name))
     [[(_, data)]] = buttons
     assert len(data.encode()) <= 64
+
+
+def test_a_start_fix_of_long_non_ascii_entries_fits_githubs_64_kb_as_sent():
+    # requests escapes non-ASCII as \uXXXX: forty long titles in another script pass 64 KB by count alone.
+    titles = {f"workflow:{n}": {"title": "сбой сборки " * 25, "url": "https://github.com/o/r/actions/runs/" + "9" * 400,
+                                "rank": 0, "at": n} for n in range(40)}
+    payload = alarm.fix_payload("o/r", {"message": {"id": 7}}, titles)
+    sent = json.dumps(payload).encode()
+    assert len(sent) <= alarm.FIX_PAYLOAD_BYTES < 64 * 1024
+    assert payload["entries"] and payload["more"] == 40 - len(payload["entries"]) > 0

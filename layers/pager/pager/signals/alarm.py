@@ -46,6 +46,7 @@ and an opening applies only while GitHub calls the alert open, a closing only wh
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field as dataclass_field
 from typing import Any, Iterable, Mapping
 
@@ -68,7 +69,8 @@ REFUSED_AGAIN = "refused:again"  # ↻ of the deliveries refused with 401
 AGAIN_BUTTONS = 3  # failed deliveries offered ↻ in one message, the most important first
 ENTRY_ITEM = "entry:"
 CLOSED_MEMORY_SECONDS = 3 * 24 * 3600  # GitHub lists a delivery (and so may redeliver it) for 3 days
-FIX_PAYLOAD_ENTRIES = 40  # entries a pager-fix dispatch carries (GitHub refuses a body over 64 KB)
+FIX_PAYLOAD_ENTRIES = 40  # entries a pager-fix dispatch carries at most
+FIX_PAYLOAD_BYTES = 60_000  # ... and fewer when they would pass this (GitHub refuses a client_payload over 64 KB)
 FOOTER_ROOM = 400  # characters kept free in the message for the line saying how many more there are
 
 FAILING_RUN = frozenset({"failure", "timed_out", "startup_failure"})
@@ -342,17 +344,17 @@ def decide_render(repository: str, entries: Mapping[str, Mapping[str, Any]]):
 
 def fix_payload(repository: str, data: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """What the control repository's pager-fix workflow gets as `client_payload`: the most important
-    entries (at most FIX_PAYLOAD_ENTRIES, so the dispatch fits GitHub's limits) and how many more."""
+    entries, as many as fit GitHub's limits (FIX_PAYLOAD_ENTRIES, FIX_PAYLOAD_BYTES as sent: JSON with
+    non-ASCII escaped), and how many more."""
     keys = [key for key in by_importance(entries) if fixable(key)]
-    return {
-        "repository": repository,
-        "entries": [
-            {"key": key, "title": str(entries[key].get("title", ""))[:300], "url": str(entries[key].get("url", ""))[:500]}
-            for key in keys[:FIX_PAYLOAD_ENTRIES]
-        ],
-        "more": max(0, len(keys) - FIX_PAYLOAD_ENTRIES),
-        "message_id": field(data, "message", "id"),
-    }
+    shown = [{"key": key, "title": str(entries[key].get("title", ""))[:300], "url": str(entries[key].get("url", ""))[:500]}
+             for key in keys[:FIX_PAYLOAD_ENTRIES]]
+    while True:
+        payload = {"repository": repository, "entries": shown, "more": len(keys) - len(shown),
+                   "message_id": field(data, "message", "id")}
+        if len(json.dumps(payload).encode()) <= FIX_PAYLOAD_BYTES or not shown:
+            return payload
+        shown = shown[:-1]
 
 
 def decide_fix(repository: str, control_repository: str, entries: Mapping[str, Mapping[str, Any]]):
