@@ -390,3 +390,46 @@ def test_pagers_own_entries_offer_no_fix_and_come_first():
                        [("↻ issues.opened of o/r", "again:5")]]
     only_own = {k: v for k, v in entries.items() if k != "workflow:1"}
     assert render(REPO, only_own, "ref")[1][0] == [("↻ Deliver the refused again", "refused:again")]
+
+
+def test_a_refused_delivery_github_failed_to_take_again_is_picked_again_not_dropped(sweeps):
+    message_id = refused_then_fixed(sweeps, 1, hours=1)
+    press(sweeps, "refused:again", message_id)
+    sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 502)
+    assert sweeps.check()["refused_delivered_again"] == 0
+    while sweeps.check()["outcome"] != "nothing waits":
+        sweeps.advance(1)
+    assert [a["status_code"] for a in sweeps.attempts("refused-0")] == [401, 200]
+
+
+def test_two_overlapping_runs_pick_a_refused_delivery_once(sweeps):
+    from pager.sweep import run_sweep
+
+    message_id = refused_then_fixed(sweeps, 1, hours=1)
+    press(sweeps, "refused:again", message_id)
+    client, posts, overlap = sweeps.services.github, [], []
+    ask = client.redeliver
+
+    def redeliver(delivery_id):  # run B begins while run A asks GitHub, after A's commit
+        posts.append(delivery_id)
+        if not overlap:
+            overlap.append(run_sweep(sweeps.services, now=sweeps.now + 5, run_id="B"))
+        return ask(delivery_id)
+
+    client.redeliver = redeliver
+    run_sweep(sweeps.services, now=sweeps.now, run_id="A")
+    sweeps.github.deliver_pending()
+    assert len(posts) == 1 and overlap[0]["refused_delivered_again"] == 0
+    assert [a["status_code"] for a in sweeps.attempts("refused-0")] == [401, 200]
+
+
+def test_a_job_waiting_for_the_secret_does_not_keep_the_check_sweeping(sweeps):
+    message_id = refused_then_fixed(sweeps, 2, hours=1)
+    press(sweeps, "refused:again", message_id)
+    sweeps.world.signing_secret = "stale again"  # a stray 401 before the job began: it waits
+    sweeps.world.deliver("issue_comment", comment(60))
+    sweeps.advance(1)
+    first = sweeps.check()
+    assert first["refused_job"] == "waiting for the secret" and first["recovery"].startswith("recovered")
+    sweeps.advance(1)
+    assert sweeps.check()["outcome"] == "nothing waits"

@@ -155,7 +155,7 @@ def test_a_failure_is_noted_once_per_service():
     first = recovery.noted(None, "telegram", 100.0)
     assert first == Waiting(("telegram",), 100.0)
     assert recovery.noted(first, "telegram", 200.0) is None  # no write
-    assert recovery.noted(first, "github", 200.0) == Waiting(("github", "telegram"), 100.0)
+    assert recovery.noted(first, "github", 200.0) == Waiting(("github", "telegram"), 200.0)  # a new outage: held from now
     assert Waiting.from_data(first.to_data()) == first and Waiting.from_data({"waiting": False}) is None
     # a rate limit's wait moves the check's next sweep, written only when it changes the minute
     limited = recovery.noted(first, "telegram", 200.0, retry_after=300)
@@ -198,3 +198,16 @@ def test_a_table_throttled_before_a_run_begins_is_logged_and_answered_not_raised
     assert summary["outcome"] == "aborted: StoreUnavailable"
     [line] = [line for line in log_lines() if line["message"] == "sweep run"]
     assert line["level"] == "ERROR" and "ThrottlingException" in line["error"]
+
+
+def test_a_redelivery_github_failed_to_take_is_asked_for_again_at_the_next_check(sweeps):
+    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    sweeps.world.deliver("issue_comment", comment(1), guid="c1")
+    sweeps.world.faults.rules.remove(outage)
+    sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 502)
+    sweeps.advance(1)
+    first = sweeps.check()
+    assert first["redeliveries_failed"] == 1 and first["recovery"] == "waiting: 1 still to come back"
+    sweeps.advance(1)
+    assert sweeps.check()["redeliveries"] == 1
+    assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 200]

@@ -109,9 +109,11 @@ class Job:
 RECENT_GUIDS = 300
 
 
-def advance(job: Job, items: Iterable[Attempt], next_url: str | None, room: int) -> tuple[tuple[Attempt, ...], Job]:
+def advance(job: Job, items: Iterable[Attempt], next_url: str | None, room: int,
+            asked: frozenset[str] = frozenset()) -> tuple[tuple[Attempt, ...], Job]:
     """One page of the failure list read at `job.url`: the 401s to deliver again (at most `room`, newest
-    first as the list goes) and the job moved past what it looked at."""
+    first as the list goes; none another run asked for already, `asked`) and the job moved past what it
+    looked at."""
     picked: list[Attempt] = []
     recent = list(job.recent)
     below = job.below
@@ -120,7 +122,7 @@ def advance(job: Job, items: Iterable[Attempt], next_url: str | None, room: int)
             continue
         if attempt.at < job.since:
             return tuple(picked), replace(job, below=attempt.id, done=job.done + len(picked), finished=True, recent=())
-        if attempt.status_code == SECRET_REFUSED and attempt.guid not in recent:
+        if attempt.status_code == SECRET_REFUSED and attempt.guid not in recent and attempt.guid not in asked:
             if len(picked) == room:
                 return tuple(picked), replace(job, below=below, done=job.done + len(picked), recent=tuple(recent[-RECENT_GUIDS:]))
             picked.append(attempt)

@@ -80,7 +80,8 @@ def noted(waiting: Waiting | None, service: str, now: float, retry_after: float 
     later = not_before > waiting.not_before + 60  # a write only for a wait that changes the check's minute
     if service in waiting.services and not later:
         return None
-    return replace(waiting, services=tuple(sorted({*waiting.services, service})),
+    since = waiting.since if service in waiting.services else now  # a new outage: its hold counts from now
+    return replace(waiting, services=tuple(sorted({*waiting.services, service})), since=since,
                    not_before=max(waiting.not_before, not_before))
 
 
@@ -136,6 +137,7 @@ def settle_after_run(services: Services, record: Record, waiting: Waiting, summa
     decisions = summary.get("decisions") or {}
     deferred = sum(int(decisions.get(reason, 0)) for reason in ("deferred", "resting", "awaiting"))  # still to come back
     deferred += int(summary.get("refused_job") == "pending")  # the ↻ of deliveries refused with 401, a page a run
+    deferred += int(summary.get("redeliveries_failed", 0))  # GitHub did not take them: asked for again
     done = summary.get("outcome") == "done"
     try:
         if done and deferred == 0:

@@ -245,7 +245,7 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
                         refusals=[(r.item, r.data) for r in refusals], job=job, now=now)
     plan = _with_own_entries(read.plan, health, job, shown, settings, now)
     plan = replace(plan, state=replace(plan.state, last_event=event_id or state.last_event))
-    picked, job_after = ([], job) if hold or plan.no_room else _pick_refused(services, job, health, len(plan.redeliver), calls, run_id)
+    picked, job_after = ([], job) if hold or plan.no_room else _pick_refused(services, job, health, plan, calls, run_id)
     plan = _with_picked(plan, picked, now)
     for gap in plan.gaps:
         logger.warning("reach gap", extra={"run_id": run_id, **gap.to_log()})
@@ -268,12 +268,18 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         count("ReachGaps", len(plan.gaps))
         return
 
-    asked, refused, failed = _redeliver(github, plan, run_id)
-    again = _deliver_refused_again(services, job_record, job, job_after, picked, run_id)
+    asked, refused, unasked = _ask_again(github, [(r.guid, r.delivery_id) for r in plan.redeliver], run_id)
+    again, picks_refused, picks_unasked = _ask_again(github, [(a.guid, a.id) for a in picked], run_id, what="refused delivery")
+    job_after = _save_job(services, job_record, job, job_after, picks_unasked - picks_refused, run_id)
     plan = replace(plan, opened=_name_repositories(services, plan.opened, calls))
     alarm, new_state = _change_alarm(services, plan, calls, run_id)
     saved = "saved"
-    if alarm == "applied":
+    refused_own, failed_own = len(refused), len(unasked - refused)
+    unasked |= picks_unasked
+    if alarm == "applied" or unasked:
+        # What GitHub did not accept is not awaited: the next run asks for it again (the state was
+        # committed before the asks); and the alarm's change, once made, is no longer due.
+        new_state = replace(new_state, asked=tuple(a for a in new_state.asked if a[0] not in unasked))
         try:
             services.store.save(committed, new_state.to_data())
         except (Conflict, StoreUnavailable) as exc:
@@ -288,8 +294,8 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         pages=read.pages,
         deliveries_seen=len(read.seen),
         redeliveries=asked,
-        redeliveries_refused=refused,
-        redeliveries_failed=failed,
+        redeliveries_refused=refused_own,
+        redeliveries_failed=failed_own,
         entries_opened=len(plan.opened) if applied else 0,
         entries_closed=len(plan.closed) if applied else 0,
         entries_open=len(shown) + (len(set(plan.opened) - set(shown)) - len(plan.closed) if applied else 0),
@@ -299,7 +305,8 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         decisions=dict(plan.counts),
         releases_checked=releases,
         refused_delivered_again=again,
-        refused_job="pending" if job_after is not None and not job_after.finished else "none",
+        refused_job=("pending" if health.secret_works else "waiting for the secret")
+        if job_after is not None and not job_after.finished else "none",
         health=_health_line(health),
         state=saved,
         state_bytes=new_state.encoded_size(),
@@ -360,13 +367,15 @@ def _health_line(health: own.Health) -> dict[str, Any]:
     return {"refused_401": health.secret_count, "secret_works": health.secret_works, "refusals": health.refusals_count}
 
 
-def _pick_refused(services: Services, job: own.Job | None, health: own.Health, planned: int, calls: _Calls,
+def _pick_refused(services: Services, job: own.Job | None, health: own.Health, plan: Plan, calls: _Calls,
                   run_id: str) -> tuple[list[planner.Attempt], own.Job | None]:
     """↻ of the deliveries refused with 401, before the commit: walk the failure list a page at a time
-    for the job's next ones, with the redeliveries and calls the run leaves (never the alarm's call).
+    for the job's next ones, with the redeliveries and calls the run leaves (never the alarm's call),
+    none another run asked for already (two runs overlap: the commit orders them, the asks tell).
     Nothing while deliveries are still refused with 401."""
     if job is None or job.finished or not health.secret_works:
         return [], job
+    planned, asked = len(plan.redeliver), frozenset(g for g, _, _ in plan.state.asked)
     settings, github = services.settings, services.github
     picked: list[planner.Attempt] = []
     while not job.finished:
@@ -380,7 +389,7 @@ def _pick_refused(services: Services, job: own.Job | None, health: own.Health, p
             logger.warning("refused deliveries not read", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
             break
         items = [a for a in (planner.Attempt.from_github(item) for item in page.items) if a is not None]
-        got, job = own.advance(job, items, page.next_url, room)
+        got, job = own.advance(job, items, page.next_url, room, asked)
         picked.extend(got)
     return picked, job
 
@@ -397,26 +406,20 @@ def _with_picked(plan: Plan, picked: list[planner.Attempt], now: float) -> Plan:
                                        asked=tuple(sorted(asks.values()))))
 
 
-def _deliver_refused_again(services: Services, record: Any, job: own.Job | None, job_after: own.Job | None,
-                           picked: list[planner.Attempt], run_id: str) -> int:
-    """After the commit: ask for the picked deliveries again, and save where the job stopped."""
-    github = services.github
-    done = 0
-    for attempt in picked:
-        try:
-            github.redeliver(attempt.id)
-        except PagerError as exc:
-            logger.warning("redelivery not accepted", extra={"run_id": run_id, "guid": attempt.guid, "delivery_id": attempt.id,
-                                                              "error": type(exc).__name__, "reason": str(exc)})
-            continue
-        done += 1
-        logger.info("refused delivery asked again", extra={"run_id": run_id, "guid": attempt.guid, "delivery_id": attempt.id})
-    if job_after is not None and job_after != job:
-        try:
-            services.store.save(record, job_after.to_data(), expires_at=int(services.now()) + planner.GITHUB_RETENTION)
-        except (Conflict, StoreUnavailable) as exc:
-            logger.warning("refused deliveries: progress not saved", extra={"run_id": run_id, "error": type(exc).__name__})
-    return done
+def _save_job(services: Services, record: Any, job: own.Job | None, job_after: own.Job | None, failed: set[str],
+              run_id: str) -> own.Job | None:
+    """Save where the ↻ job stopped: back where this run began when GitHub failed to take one of its
+    picks (the next run picks it again; those it took it skips, as recent), else past them. The job saved."""
+    if job_after is None or job_after == job:
+        return job_after
+    if failed and job is not None:
+        job_after = replace(job_after, url=job.url, below=job.below, finished=False,
+                            recent=tuple(g for g in job_after.recent if g not in failed))
+    try:
+        services.store.save(record, job_after.to_data(), expires_at=int(services.now()) + planner.GITHUB_RETENTION)
+    except (Conflict, StoreUnavailable) as exc:
+        logger.warning("refused deliveries: progress not saved", extra={"run_id": run_id, "error": type(exc).__name__})
+    return job_after
 
 
 RELEASE_CALLS = 3  # a release read again: an installation token, the pull request, once more if GitHub computes it
@@ -464,29 +467,24 @@ def _name_repositories(services: Services, opened: Mapping[str, dict[str, Any]],
     return named
 
 
-def _redeliver(github: Any, plan: Plan, run_id: str) -> tuple[int, int, int]:
-    """Ask for each planned redelivery; a refusal (a 4xx other than a rate limit) or a failure is logged and
-    the run goes on."""
-    asked = refused = failed = 0
-    for item in plan.redeliver:
+def _ask_again(github: Any, items: list[tuple[str, int]], run_id: str, what: str = "redelivery") -> tuple[int, set[str], set[str]]:
+    """Ask GitHub to deliver each (guid, delivery id) again; a refusal (a 4xx other than a rate limit)
+    or a failure is logged and the run goes on. How many it took, the guids it refused, and those it
+    did not take (refused or failed)."""
+    asked, refused, unasked = 0, set(), set()
+    for guid, delivery_id in items:
         try:
-            github.redeliver(item.delivery_id)
+            github.redeliver(delivery_id)
         except PagerError as exc:
+            unasked.add(guid)
             if isinstance(exc, Permanent):
-                refused += 1
-            else:
-                failed += 1
-            logger.warning(
-                "redelivery not accepted",
-                extra={"run_id": run_id, "guid": item.guid, "delivery_id": item.delivery_id, "error": type(exc).__name__, "reason": str(exc)},
-            )
+                refused.add(guid)
+            logger.warning(f"{what} not accepted", extra={"run_id": run_id, "guid": guid, "delivery_id": delivery_id,
+                                                          "error": type(exc).__name__, "reason": str(exc)})
             continue
         asked += 1
-        logger.info(
-            "redelivery asked",
-            extra={"run_id": run_id, "guid": item.guid, "event": item.event, "delivery_id": item.delivery_id, "attempts": item.attempts},
-        )
-    return asked, refused, failed
+        logger.info(f"{what} asked", extra={"run_id": run_id, "guid": guid, "delivery_id": delivery_id})
+    return asked, refused, unasked
 
 
 def _change_alarm(services: Services, plan: Plan, calls: _Calls, run_id: str) -> tuple[str, State]:
