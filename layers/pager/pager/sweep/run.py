@@ -247,13 +247,7 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     plan = replace(plan, state=replace(plan.state, last_event=event_id or state.last_event))
     picked, job_after = ([], job) if hold or plan.no_room else _pick_refused(services, job, health, plan, calls, run_id)
     plan = _with_picked(plan, picked, now)
-    for gap in plan.gaps:
-        logger.warning("reach gap", extra={"run_id": run_id, **gap.to_log()})
-    if plan.no_room:
-        logger.warning(
-            "no room for the every-outcome list",
-            extra={"run_id": run_id, "calls_used": calls.used, "call_budget": settings.sweep_call_budget},
-        )
+    _log_reach(plan, calls, settings, run_id)
 
     # Commit before acting: only the run whose conditional write lands carries out its plan.
     try:
@@ -273,20 +267,7 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     job_after = _save_job(services, job_record, job, job_after, picks_unasked - picks_refused, run_id)
     plan = replace(plan, opened=_name_repositories(services, plan.opened, calls))
     alarm, new_state = _change_alarm(services, plan, calls, run_id)
-    saved = "saved"
-    refused_own, failed_own = len(refused), len(unasked - refused)
-    unasked |= picks_unasked
-    if alarm == "applied" or unasked:
-        # What GitHub did not accept is not awaited: the next run asks for it again (the state was
-        # committed before the asks); and the alarm's change, once made, is no longer due.
-        new_state = replace(new_state, asked=tuple(a for a in new_state.asked if a[0] not in unasked))
-        try:
-            services.store.save(committed, new_state.to_data())
-        except (Conflict, StoreUnavailable) as exc:
-            # The alarm shows the change, the state does not know it yet: the next run renders the
-            # alarm again, which changes nothing (the alarm is safe twice).
-            saved = "saved; the alarm change not recorded, the next run applies it again"
-            logger.warning("sweep state not updated after the alarm", extra={"run_id": run_id, "error": type(exc).__name__})
+    saved, new_state = _save_after(services, committed, new_state, alarm, unasked | picks_unasked, run_id)
 
     applied = alarm == "applied"
     summary.update(
@@ -294,8 +275,8 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         pages=read.pages,
         deliveries_seen=len(read.seen),
         redeliveries=asked,
-        redeliveries_refused=refused_own,
-        redeliveries_failed=failed_own,
+        redeliveries_refused=len(refused),
+        redeliveries_failed=len(unasked - refused),
         entries_opened=len(plan.opened) if applied else 0,
         entries_closed=len(plan.closed) if applied else 0,
         entries_open=len(shown) + (len(set(plan.opened) - set(shown)) - len(plan.closed) if applied else 0),
@@ -305,8 +286,7 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         decisions=dict(plan.counts),
         releases_checked=releases,
         refused_delivered_again=again,
-        refused_job=("pending" if health.secret_works else "waiting for the secret")
-        if job_after is not None and not job_after.finished else "none",
+        refused_job=_job_line(job_after, health),
         health=_health_line(health),
         state=saved,
         state_bytes=new_state.encoded_size(),
@@ -314,6 +294,36 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     count("SweepCompleted")
     count("ReachGaps", len(plan.gaps))
     count("AlarmNotChanged", int(alarm.startswith("waiting: ") and alarm != "waiting: no call left"))
+
+
+def _log_reach(plan: Plan, calls: _Calls, settings: Settings, run_id: str) -> None:
+    for gap in plan.gaps:
+        logger.warning("reach gap", extra={"run_id": run_id, **gap.to_log()})
+    if plan.no_room:
+        logger.warning("no room for the every-outcome list",
+                       extra={"run_id": run_id, "calls_used": calls.used, "call_budget": settings.sweep_call_budget})
+
+
+def _save_after(services: Services, committed: Any, state: State, alarm: str, unasked: set[str], run_id: str) -> tuple[str, State]:
+    """The run's second write, when needed: the alarm's change made is no longer due, and what GitHub
+    did not take is not awaited (the next run asks for it again; the state was committed before the asks)."""
+    if alarm != "applied" and not unasked:
+        return "saved", state
+    state = replace(state, asked=tuple(a for a in state.asked if a[0] not in unasked))
+    try:
+        services.store.save(committed, state.to_data())
+    except (Conflict, StoreUnavailable) as exc:
+        # The alarm shows the change, the state does not know it yet: the next run renders the alarm
+        # again, which changes nothing (the alarm is safe twice).
+        logger.warning("sweep state not updated after the alarm", extra={"run_id": run_id, "error": type(exc).__name__})
+        return "saved; the alarm change not recorded, the next run applies it again", state
+    return "saved", state
+
+
+def _job_line(job: own.Job | None, health: own.Health) -> str:
+    if job is None or job.finished:
+        return "none"
+    return "pending" if health.secret_works else "waiting for the secret"
 
 
 def _with_own_entries(plan: Plan, health: own.Health, job: own.Job | None, shown: Mapping[str, Any], settings: Settings,
