@@ -58,7 +58,8 @@ def test_secrets_never_show_in_the_settings_repr():
 
 @pytest.mark.parametrize("name,value", [("SWEEP_CALL_BUDGET", "many"), ("SWEEP_MAX_ATTEMPTS", "0"),
                                         ("RELEASE_MERGE_METHOD", "fast-forward"), ("CONTROL_REPOSITORY", "pager"),
-                                        ("TELEGRAM_ALLOWED_USERS", "alice")])
+                                        ("TELEGRAM_ALLOWED_USERS", "alice"),
+                                        ("SWEEP_CALL_BUDGET", "14")])  # 3 + 1 + 10 + 1: no room for the alarm's change
 def test_a_malformed_setting_is_an_error_naming_it(name, value):
     with pytest.raises(ConfigError, match=name):
         Settings.from_env(dict(ENV, **{name: value}), no_secret)

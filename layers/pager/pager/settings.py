@@ -133,4 +133,13 @@ class Settings:
             sweep_window_minutes=number("SWEEP_WINDOW_MINUTES", 180, 1),
             sweep_failure_pages=number("SWEEP_FAILURE_PAGES", 3, 1),
             sweep_all_pages=number("SWEEP_ALL_PAGES", 20, 1),
-        )
+        )._checked()
+
+    def _checked(self) -> "Settings":
+        """A budget that cannot fit a page of each list, the redeliveries and the alarm's change would
+        leave every run without room to ask for anything: refused, as a setting that cannot be right."""
+        least = self.sweep_failure_pages + 1 + self.sweep_max_redeliveries + 1
+        if self.sweep_call_budget < least:
+            raise ConfigError(f"setting SWEEP_CALL_BUDGET must be at least {least} (SWEEP_FAILURE_PAGES, a page of "
+                              "every outcome, SWEEP_MAX_REDELIVERIES and the alarm's change)")
+        return self
