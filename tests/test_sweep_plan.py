@@ -724,3 +724,12 @@ def test_the_cursor_moves_to_the_newest_delivery_read_and_not_back():
     assert next_state(read=[newer, older]).cursor == (newer.id, newer.at)
     assert next_state(State(cursor=(newer.id, newer.at)), read=[older]).cursor == (newer.id, newer.at)
     assert next_state(State(cursor=(newer.id, newer.at))).cursor == (newer.id, newer.at)
+
+
+def test_an_entry_names_the_answer_of_its_newest_attempt_a_refusal_too():
+    h = History()
+    g = h.guid()
+    event = Event(g, (h.attempt(g, 502, ago=40), h.attempt(g, 0, ago=25, redelivery=True), h.attempt(g, 422, ago=10, redelivery=True)))
+    assert "(3 attempts, last: 422)" in planner._title(event, "all attempts failed")
+    timed_out = Event(g, event.attempts[:2])
+    assert "last: no answer" in planner._title(timed_out, "x")

@@ -588,7 +588,7 @@ def _title(event: Event, reason: str, attempts: bool = True) -> str:
     about, newest = event.first or event.newest, event.newest
     kind = f"{about.event}.{about.action}" if about.action else about.event or "event"
     where = "no repository" if about.repository_id is None else f"repository {about.repository_id}"
-    last = str(newest.status_code) if newest.outcome == FAILED else "no answer"
+    last = "no answer" if newest.outcome == NO_ANSWER else str(newest.status_code)
     counted = f"{len(event.attempts)} attempts, " if attempts else ""
     return f"{kind} of {where}: {reason} ({counted}last: {last}), delivery {event.guid}"
 

@@ -186,6 +186,8 @@ def _run(services: Services, *, now: float, run_id: str, event_id: str | None,
     summary: dict[str, Any] = {"run_id": run_id, "call_budget": settings.sweep_call_budget}
 
     record = services.store.load(STATE_KEY)
+    if record.data and record.data.get("v") != planner.STATE_VERSION:
+        logger.warning("sweep state of another version, starting afresh", extra={"run_id": run_id, "version": record.data.get("v")})
     try:
         state = State.from_data(record.data)
     except (KeyError, IndexError, TypeError, ValueError) as exc:
