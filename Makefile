@@ -75,10 +75,12 @@ build: $(SAM)
 	PATH="$(dir $(PYTHON313)):$$PATH" PYTHON313="$(PYTHON313)" $(SAM) build
 
 # Deploys the built stack. The first time, `sam deploy --guided` asks for the parameters and saves the
-# answers in samconfig.local.toml (ignored by git); later deploys read them from there.
+# answers in samconfig.local.toml (ignored by git); later deploys read them from there. SAM refuses a
+# --config-file that does not exist, guided or not: an empty one (its format's version alone) is made first.
 DEPLOY_CONFIG := samconfig.local.toml
 deploy: $(SAM)
-	$(SAM) deploy --config-file $(DEPLOY_CONFIG) $(if $(wildcard $(DEPLOY_CONFIG)),,--guided)
+	test -f $(DEPLOY_CONFIG) || echo 'version = 0.1' > $(DEPLOY_CONFIG)
+	$(SAM) deploy --config-file $(DEPLOY_CONFIG) $(if $(shell grep -s '^stack_name' $(DEPLOY_CONFIG)),,--guided)
 
 # The built layer as Lambda sees it: python3.13 without site-packages imports `pager` from it, and
 # its bytecode is there (boto3 is the runtime's, so only what needs no boto3 is imported here).

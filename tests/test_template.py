@@ -49,6 +49,8 @@ def test_no_secret_is_put_into_a_functions_environment():
 def test_a_guided_deploy_saves_its_answers_in_a_file_git_ignores():
     makefile = (ROOT / "Makefile").read_text()
     assert "deploy --config-file $(DEPLOY_CONFIG)" in makefile and "DEPLOY_CONFIG := samconfig.local.toml" in makefile
+    # SAM refuses a --config-file that does not exist, even with --guided: the first deploy makes an empty one
+    assert "test -f $(DEPLOY_CONFIG) || echo 'version = 0.1' > $(DEPLOY_CONFIG)" in makefile
     assert "samconfig.local.toml" in (ROOT / ".gitignore").read_text().split()
 
 
