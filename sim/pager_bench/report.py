@@ -10,6 +10,7 @@ import platform
 from collections import Counter
 from typing import Any, Callable
 
+from pager.observe import METRICS
 from pager.values import iso
 
 from . import bill, fleet, prices
@@ -387,7 +388,9 @@ def metrics_section(add: Add, published: dict[str, Any] | None) -> None:
     add(f"| $ per week | {prices.metric_hours_cost(before['metric_hours_per_week']):.3f} | "
         f"{prices.metric_hours_cost(after['metric_hours_per_week']):.3f} |")
     add("")
-    add("Now: " + ", ".join(f"`{n}`" for n in after["names"]) + ". Before: " + ", ".join(f"`{n}`" for n in before["names"]) + ".")
+    add("Now: " + ", ".join(f"`{n}`" for n in after["names"]) + " (of `" + "`, `".join(sorted(METRICS))
+        + "`: the others are published only when not zero, and none was in this replay). Before: "
+        + ", ".join(f"`{n}`" for n in before["names"]) + ".")
     add("")
 
 
@@ -615,7 +618,7 @@ def reading_section(add: Add, trace: fleet.Trace, results: Results) -> None:
         "(\"stale\", \"unchanged\", \"ignored\") that changed nothing is harmless.")
     add("- Pager's sweep asks GitHub again for each failed event pager acts on, at most three attempts, follows it "
         "past its 3-hour window, and names it in the control repository's alarm once its attempts are used or GitHub "
-        "is about to forget it. An alarmed event waits for the maintainer's redelivery from the app's Advanced page, "
+        "is about to forget it. An alarmed event waits for the maintainer's ↻ in the alarm (or Redeliver on the app's Advanced page), "
         "and counts against the 99% targets.")
     longest = max((k for k, f in enumerate(trace.faults) if f.kind == "telegram"),
                   key=lambda k: trace.faults[k].end - trace.faults[k].start, default=None)

@@ -1,7 +1,7 @@
 """The command line `pager`: `pager setup` and `pager doctor` (the console script of pyproject.toml).
 
-    pager setup   [--stack NAME] [--region REGION] [--local URL] [--org ORG] [--name NAME] [--test-message]
-    pager doctor  [--stack NAME] [--region REGION] [--local URL]
+    pager setup   [--stack NAME] [--region REGION] [--local [URL]] [--env-file PATH] [--org ORG] [--name NAME] [--test-message]
+    pager doctor  [--stack NAME] [--region REGION] [--local [URL]] [--env-file PATH]
 
 Both find the deployment the way the functions read their settings: the stack (its outputs, its
 parameters and the parameters `make deploy` is about to apply from samconfig.local.toml, its Secrets

@@ -1,7 +1,7 @@
 """Recovery that follows the outage, not the clock.
 
-When a handler answers 500 because Telegram, GitHub or the table failed, the webhook notes that
-something is waiting (`note_failure`: the record `recovery`, written once per outage, then only read).
+When a handler answers 500 because Telegram or GitHub failed, the webhook notes that something is
+waiting (`note_failure`: the record `recovery`, written once per outage, then only read).
 A check runs every minute (`check`, on its own schedule): with nothing waiting it is one small read;
 with something waiting it probes each service that failed (Telegram's getMe; for GitHub the app's
 installation on the control repository, a read on the same API as the handlers' calls) and, as soon as
@@ -16,8 +16,9 @@ the event in the alarm although a single attempt after it would have passed. The
 
 Everything the decision promises still holds: at most `sweep_max_attempts` attempts and
 `sweep_max_redeliveries` a run, the budget, stale redeliveries changing nothing, and two runs never
-asking twice for the same attempt (a run remembers the redeliveries it asked for, for ten minutes,
-until GitHub lists their attempts; a duplicate invocation of a scheduled event steps aside by its id).
+asking twice for the same attempt (a run remembers the redeliveries GitHub took, until GitHub lists
+their attempts, an hour at most; a duplicate invocation of a scheduled event steps aside by its id);
+a redelivery that failed is asked for again no sooner than a schedule's interval later.
 """
 
 from __future__ import annotations

@@ -20,10 +20,11 @@ A run (SPEC §7, the decision as amended):
 6. log one summary line, one "reach gap" line per list that fell short, and the EMF metrics.
 
 So the state item is also the lease: its version orders overlapping runs, and its `asked` (the
-redeliveries asked for in the last ten minutes) keeps a run that comes moments after another (the
-recovery check's, a minute apart) from asking again for what that run asked for before GitHub lists
-the new attempts. Committing before acting is safe because GitHub's list counts the attempts: a run
-that dies after its commit leaves its events to the next run once the ten minutes pass.
+redeliveries asked for, until GitHub lists their attempts, an hour at most) keeps a run that comes
+moments after another (the recovery check's, a minute apart) from asking again for what that run asked
+for. Committing before acting is safe because GitHub's list counts the attempts: what GitHub did not
+take is dropped from `asked` by the run's second write, and a run that dies after its commit leaves
+its events to the runs after that hour.
 
 A list that GitHub does not serve (5xx, rate limit, refusal) ends the run before any redelivery: the
 state is left as it was, only counting the run for pager's own health, so the next run reads back as far.
