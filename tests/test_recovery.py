@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from pager.errors import DeadlineExceeded, GitHubUnavailable, StoreUnavailable, TelegramUnavailable, Uncertain
+from pager.store import MemoryStore
 from pager.sweep import plan, recovery
 from pager.values import parse_iso
 from pager.sweep.recovery import Waiting
@@ -30,8 +31,8 @@ def shown(world) -> str:
     return " ".join(m.text for m in world.telegram.chat())
 
 
-def recovery_writes(world) -> int:
-    return sum(1 for service, name in world.world.faults.log if service == "store" and name == f"save {recovery.WAITING_KEY}")
+def state_writes(world) -> int:
+    return sum(1 for service, name in world.world.faults.log if service == "store" and name == f"save {plan.STATE_KEY}")
 
 
 def test_with_nothing_waiting_the_check_is_one_read_and_no_call(sweeps):
@@ -46,7 +47,7 @@ def test_a_telegram_outage_spends_no_attempt_and_the_check_sweeps_within_a_minut
     for n, guid in enumerate(guids):
         assert sweeps.world.deliver("issue_comment", comment(n), guid=guid)[0] == 500
         sweeps.advance(1)
-    assert recovery_writes(sweeps) == 1  # once per outage, not per delivery
+    assert state_writes(sweeps) == 1  # noted once per outage, not per delivery
 
     for minute in range(45):  # the outage lasts: a check every minute, a scheduled run every 15
         summary = sweeps.sweep() if minute % 15 == 14 else sweeps.check()
@@ -156,7 +157,7 @@ def test_a_failure_is_noted_once_per_service():
     assert first == Waiting(("telegram",), 100.0)
     assert recovery.noted(first, "telegram", 200.0) is None  # no write
     assert recovery.noted(first, "github", 200.0) == Waiting(("github", "telegram"), 200.0)  # a new outage: held from now
-    assert Waiting.from_data(first.to_data()) == first and Waiting.from_data({"waiting": False}) is None
+    assert Waiting.from_data(first.to_data()) == first and Waiting.from_data({}) is None
     # a rate limit's wait moves the check's next sweep, written only when it changes the minute
     limited = recovery.noted(first, "telegram", 200.0, retry_after=300)
     assert limited == Waiting(("telegram",), 100.0, 500.0)
@@ -190,11 +191,11 @@ def test_six_hours_into_an_outage_the_runs_ask_again_as_before(sweeps):
     sweeps.world.faults.rules.remove(outage)
 
 
-@pytest.mark.parametrize("name", [r"^load recovery$", r"^load sweep#state$"])
-def test_a_table_throttled_before_a_run_begins_is_logged_and_answered_not_raised(make_sweeps, name, log_lines):
+@pytest.mark.parametrize("schedule", ["check", "sweep"])
+def test_a_table_throttled_before_a_run_begins_is_logged_and_answered_not_raised(make_sweeps, schedule, log_lines):
     sweeps = make_sweeps(through_handler=True)
-    sweeps.world.faults.fail("store", name, kind="store")
-    summary = sweeps.check() if "recovery" in name else sweeps.sweep()
+    sweeps.world.faults.fail("store", r"^load sweep#state$", kind="store")
+    summary = getattr(sweeps, schedule)()
     assert summary["outcome"] == "aborted: StoreUnavailable"
     [line] = [line for line in log_lines() if line["message"] == "sweep run"]
     assert line["level"] == "ERROR" and "ThrottlingException" in line["error"]
@@ -211,3 +212,72 @@ def test_a_redelivery_github_failed_to_take_is_asked_for_again_at_the_next_check
     sweeps.advance(1)
     assert sweeps.check()["redeliveries"] == 1
     assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 200]
+
+
+# -- the note lives in the sweep's state item: one outage, two writes -------------------------------------
+
+
+def test_an_outage_costs_two_writes_the_note_and_the_commit_of_the_run_that_clears_it(sweeps):
+    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    for n in range(3):
+        sweeps.world.deliver("issue_comment", comment(n), guid=f"c{n}")
+    for _ in range(5):
+        sweeps.advance(1)
+        sweeps.check()
+    sweeps.world.faults.rules.remove(outage)
+    sweeps.advance(1)
+    assert sweeps.check()["recovery"].startswith("recovered")
+    assert state_writes(sweeps) == 2  # no write while the probe fails, none after the run's commit
+    assert "waiting" not in sweeps.store.load(plan.STATE_KEY).data
+    sweeps.advance(1)
+    assert sweeps.check()["outcome"] == "nothing waits"
+
+
+class Racing(MemoryStore):
+    """A store in which `between` runs once, right after the first load of the sweep's state."""
+
+    def __init__(self, between):
+        super().__init__()
+        self.between = between
+
+    def load(self, key, item=""):
+        record = super().load(key, item)
+        if key == plan.STATE_KEY and self.between:
+            between, self.between = self.between, None
+            between(self)
+        return record
+
+
+def test_a_note_racing_a_run_is_kept_and_the_run_steps_aside(sweeps):
+    sweeps.sweep()  # a state to race on
+    ran = sweeps.store.load(plan.STATE_KEY).data
+
+    def a_delivery_fails(store):
+        recovery.note(sweeps.services, "telegram")  # the services' store is `store`
+
+    store = Racing(None)
+    store.save(store.load(plan.STATE_KEY), ran)
+    sweeps.services.store = sweeps.world.store = store
+    store.between = a_delivery_fails
+    sweeps.advance(15)
+    summary = sweeps.sweep()
+    assert summary["outcome"] == "skipped: a failure was noted meanwhile"
+    assert summary["state"] == "not saved: a delivery noted a failure"
+    kept = sweeps.store.load(plan.STATE_KEY).data
+    assert kept["waiting"]["services"] == ["telegram"] and {k: v for k, v in kept.items() if k != "waiting"} == ran
+
+
+def test_a_run_committing_between_a_notes_read_and_write_does_not_lose_the_note(sweeps):
+    sweeps.sweep()
+    ran = sweeps.store.load(plan.STATE_KEY).data
+
+    def a_run_commits(store):
+        store.save(store.load(plan.STATE_KEY), {**ran, "ran_at": ran["ran_at"] + 60})
+
+    store = Racing(None)
+    store.save(store.load(plan.STATE_KEY), ran)
+    sweeps.services.store = store
+    store.between = a_run_commits
+    recovery.note(sweeps.services, "github")
+    kept = store.load(plan.STATE_KEY).data
+    assert kept["waiting"]["services"] == ["github"] and kept["ran_at"] == ran["ran_at"] + 60

@@ -39,9 +39,9 @@ Per fault (a window of `fleet.Fault`: a Telegram or GitHub outage, a period with
   window's end to the attempt that passed (0 when it passed before the end);
 - alarmed because its attempts were spent in it: an alarmed event whose failed attempts all fell inside
   the window, or whose last allowed attempt (the `max_attempts`-th) did;
-- recovery record writes: the writes of the record `recovery` (pager.sweep.recovery) from the outage's
-  start to the next outage's, and the other table writes of the sweep runs the recovery check started
-  then (their state, the alarm's records).
+- writes per outage: the webhook's writes of the sweep's state item (a delivery's note of what waits,
+  pager.sweep.recovery) from the outage's start to the next outage's, and the table writes of the
+  sweep runs the recovery check started then (their state, the alarm's records).
 """
 
 from __future__ import annotations
@@ -53,15 +53,12 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from pager.signals import SUPERSEDED, acts_on
-from pager.sweep.recovery import WAITING_KEY
-from pager_world.store import key_kind
 
 from . import fleet
 
 INF = float("inf")
 RECOVERY_LIMIT = 1800.0  # the target: delivered within 30 minutes of an outage's end
 SWEEP_KINDS = ("sweep", "script")  # the sweeps' own records: pager's state, the script's last run
-RECOVERY_KIND = key_kind(WAITING_KEY)  # the recovery record: what waits for a failed service
 OUTAGE_KINDS = ("telegram", "github")  # faults that fail a handler's step (a 500), not the answer's time
 LONG_OUTAGE = 3 * 3600.0  # the target: none alarmed because its attempts were spent in a shorter outage
 
@@ -256,8 +253,8 @@ def _outage_of(starts: list[float], at: float) -> int | None:
 
 
 def _attributed(trace: fleet.Trace, runs: list[dict[str, Any]], recovery_writes: Iterable[float]) -> tuple[Counter[int], Counter[int]]:
-    """Per outage (by its index in the trace's faults): the recovery record's writes from its start to
-    the next outage's, and the table writes of the runs the recovery check started then."""
+    """Per outage (by its index in the trace's faults): the deliveries' notes of what waits from its start
+    to the next outage's, and the table writes of the runs the recovery check started then."""
     outages = sorted((k for k, f in enumerate(trace.faults) if f.kind in OUTAGE_KINDS), key=lambda k: trace.faults[k].start)
     starts = [trace.faults[k].start for k in outages]
     writes: Counter[int] = Counter()
@@ -312,14 +309,16 @@ def to_pass(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def writes_per_outage(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The recovery record's writes per outage (those in which something was noted), and the writes of
-    the sweep runs the recovery check started."""
+    """Per outage in which a delivery noted what waits: the notes, the writes of the sweep runs the
+    recovery check started, and both together."""
     noted = [row for row in rows if row["recovery_writes"]]
     per = [row["recovery_writes"] for row in noted]
     runs = [row["check_run_writes"] for row in noted]
+    both = [a + b for a, b in zip(per, runs)]
     return {"outages": sum(1 for row in rows if row["kind"] in OUTAGE_KINDS), "noted": len(noted),
             "mean": statistics.fmean(per) if per else 0.0, "max": max(per, default=0),
-            "check_run_mean": statistics.fmean(runs) if runs else 0.0, "check_run_max": max(runs, default=0)}
+            "check_run_mean": statistics.fmean(runs) if runs else 0.0, "check_run_max": max(runs, default=0),
+            "total_mean": statistics.fmean(both) if both else 0.0, "total_max": max(both, default=0)}
 
 
 # ----------------------------------------------------------------------------------- runs, writes
@@ -344,11 +343,13 @@ def _runs(runs: list[dict[str, Any]], checks: list[dict[str, Any]], budget: int)
     }
 
 
-def _writes(store: Any, days: float) -> dict[str, Any]:
+def _writes(store: Any, days: float, notes: int) -> dict[str, Any]:
+    """The table's writes by what they are for; `notes`: the sweep state's writes that were a handler's
+    note of what waits (pager.sweep.recovery), not a run's."""
     writes = dict(store.writes)
-    sweep = sum(v for k, v in writes.items() if k in SWEEP_KINDS)
+    recovery = notes
+    sweep = sum(v for k, v in writes.items() if k in SWEEP_KINDS) - recovery
     alarm = writes.get("alarm", 0)
-    recovery = writes.get(RECOVERY_KIND, 0)
     signal = sum(writes.values()) - sweep - alarm - recovery
     return {
         "writes": writes,
@@ -369,7 +370,8 @@ def measure(trace: fleet.Trace, log: Log, store: Any, runs: list[dict[str, Any]]
     `FaultyStore`: its writes and conflicts by key kind) and the runs (each sweep run: scheduled, or
     started by the recovery check) and `checks` (each recovery check); `changed` says per guid, for each
     attempt of the log, whether handling it changed state; `sweep_keys` counts the writes of the
-    sweeps' own records by key; `recovery_writes` are the times the recovery record was written."""
+    sweeps' own records by key; `recovery_writes` are the times a delivery noted what waits."""
+    recovery_writes = list(recovery_writes)
     by_guid = trace.by_guid()
     fates = fates_of(trace, log, alarmed_guids, changed)
     rows = fault_rows(trace, log, fates, runs=runs, recovery_writes=recovery_writes, max_attempts=max_attempts)
@@ -386,7 +388,7 @@ def measure(trace: fleet.Trace, log: Log, store: Any, runs: list[dict[str, Any]]
         "to_pass": to_pass(rows),
         "recovery": writes_per_outage(rows),
         **_runs(runs, checks or [], budget),
-        **_writes(store, duration_days),
+        **_writes(store, duration_days, len(recovery_writes)),
         "days": duration_days,
         "sweep_keys": {key: n / len(runs) for key, n in (sweep_keys or {}).items()} if runs else {},
         "runs_per_day": len(runs) / duration_days,

@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterator
 
 from pager.services import Services
 from pager.settings import Settings
+from pager.sweep.plan import STATE_KEY
 from pager_local.local import load_handler
 from pager_world.clock import Clock
 from pager_world.events import github_event
@@ -46,7 +47,7 @@ from pager_world.store import FaultyStore, key_kind
 from pager_world.telegram import FakeTelegram
 
 from . import alternatives, bill, fleet, prices
-from .measure import RECOVERY_KIND, SWEEP_KINDS, measure
+from .measure import SWEEP_KINDS, measure
 
 GITHUB_API = "https://api.github.com"
 TELEGRAM_API = "https://api.telegram.org"
@@ -178,15 +179,14 @@ def open_delivery_entries(store: Any, repository: str, now: float) -> set[str]:
     return {key[len(DELIVERY_PREFIX):] for key in entries if key.startswith(DELIVERY_PREFIX)}
 
 
-OWN_KINDS = SWEEP_KINDS + (RECOVERY_KIND,)  # records that are not a signal's: the sweeps', the recovery record
 
 
 def effects(store: FaultyStore, telegram: FakeTelegram, github: FakeGitHub) -> int:
-    """Everything that changes state so far: signal records written (not the sweeps' own, nor the
-    recovery record; a lost conditional write changed nothing), Telegram messages sent and edited,
-    dispatches and merges."""
-    writes = sum(n for kind, n in store.writes.items() if kind not in OWN_KINDS)
-    conflicts = sum(n for kind, n in store.conflicts.items() if kind not in OWN_KINDS)
+    """Everything that changes state so far: signal records written (not the sweeps' own, where a
+    handler also notes what waits; a lost conditional write changed nothing), Telegram messages sent
+    and edited, dispatches and merges."""
+    writes = sum(n for kind, n in store.writes.items() if kind not in SWEEP_KINDS)
+    conflicts = sum(n for kind, n in store.conflicts.items() if kind not in SWEEP_KINDS)
     return writes - conflicts + len(telegram.sent) + len(telegram.edits) + len(github.dispatches) + len(github.merges)
 
 
@@ -242,7 +242,7 @@ class Replay:
         self.github = FakeGitHub(clock=self.clock, faults=self.faults, api_url=GITHUB_API, keep_requests=False)
         self.store = bill.MeteredStore(self.faults)
         self.sweep_keys: Counter[str] = Counter()  # writes of the sweeps' own records, by key
-        self.recovery_writes: list[float] = []  # when the recovery record was written
+        self.recovery_writes: list[float] = []  # when a delivery noted what waits (in the sweep's state item)
         self.faults.observers.append(self._observe)
         self.by_guid = trace.by_guid()
         for key, pull in trace.pulls.items():
@@ -274,11 +274,11 @@ class Replay:
     def _observe(self, service: str, name: str) -> None:
         if service != "store" or not name.startswith("save "):
             return
-        kind = key_kind(name[5:])
-        if kind in SWEEP_KINDS:
-            self.sweep_keys[name[5:]] += 1
-        elif kind == RECOVERY_KIND:
+        key = name[5:]
+        if key == STATE_KEY and self.logs.function == "webhook":  # a handler's 500 noted what waits
             self.recovery_writes.append(self.clock())
+        elif key_kind(key) in SWEEP_KINDS:
+            self.sweep_keys[key] += 1
 
     def _timed(self, fake: Callable[[HttpRequest], HttpResponse]) -> Callable[[HttpRequest], HttpResponse]:
         def call(request: HttpRequest) -> HttpResponse:
@@ -356,12 +356,11 @@ class Replay:
             self.active[fault] = self.github.fail(GITHUB_OUTAGE, 502, count=10**9)
 
     def _writes(self) -> int:
-        """The table's writes so far, the recovery record's left out (counted on their own)."""
-        return sum(n for kind, n in self.store.writes.items() if kind != RECOVERY_KIND)
+        """The table's writes so far."""
+        return sum(self.store.writes.values())
 
     def _invoke_sweep(self, call: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], int, int]:
-        """A sweep function invocation: its summary, its GitHub and Telegram calls, its table writes (the
-        recovery record's left out)."""
+        """A sweep function invocation: its summary, its GitHub and Telegram calls, its table writes."""
         services = self.sweep_services
         calls, writes = services.github.calls + services.telegram.calls, self._writes()
         self.scheduled_events += 1

@@ -29,6 +29,7 @@ from pager.github import GitHub
 from pager.services import Services
 from pager.settings import Settings
 from pager.signals import records
+from pager.sweep.plan import STATE_KEY
 from pager.telegram import Telegram
 from pager.webhook import handle_github, handle_telegram
 
@@ -256,9 +257,12 @@ class World:
 
     def snapshot(self, *, presses: bool = True) -> dict[str, Any]:
         """What a maintainer and the table would show: records, the chat, dispatches, merges. Not the
-        note that a service failed (`recovery`, pager.sweep.recovery): it records the failure itself,
-        which an undisturbed run has not had, and the recovery check clears it."""
-        dump = {k: v for k, v in self.store.dump().items() if k != "recovery"}
+        note that a service failed (`waiting` in the sweep's state, pager.sweep.recovery): it records the
+        failure itself, which an undisturbed run has not had, and the recovery check clears it."""
+        dump = self.store.dump()
+        state = {k: v for k, v in dump.pop(STATE_KEY, {}).items() if k != "waiting"}
+        if state:
+            dump[STATE_KEY] = state
         if not presses:
             dump = {k: v for k, v in dump.items() if not k.startswith("press#")}
         return {

@@ -126,6 +126,7 @@ ALARM_CALLS = 1
 CURSOR_OVERLAP_SECONDS = 30  # the every-outcome list reads this far past the cursor (see Reading.reached)
 GITHUB_RETENTION = 3 * 24 * 3600  # GitHub lists deliveries for three days
 RETENTION_MARGIN = 2 * 3600  # an event this close to GitHub's three days is named rather than asked for again
+STATE_KEY = "sweep#state"  # the store key of the `State` item
 STATE_VERSION = 2
 ASK_MEMORY_SECONDS = 3600  # a redelivery asked for and still not listed by then is asked for again
 REDELIVERY_SPACING_SECONDS = 840  # a redelivery that failed is asked for again no sooner (the schedule's 15 min, less a margin)
@@ -218,6 +219,7 @@ class State:
     asked: tuple[tuple[str, float, int], ...] = ()  # (guid, when, the attempt asked for again) in the last ASK_MEMORY_SECONDS
     last_event: str | None = None  # the id of the scheduled event whose run saved the state (a duplicate steps aside)
     gap_reached: float | None = None  # the newest time an every-outcome list's reach gap ended (its `reached`)
+    waiting: Mapping[str, Any] = field(default_factory=dict)  # what a failed service holds (sweep.recovery), carried as is
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -232,13 +234,16 @@ class State:
             **({"asked": [[g, int(at), ident] for g, at, ident in self.asked]} if self.asked else {}),
             **({"last_event": self.last_event} if self.last_event else {}),
             **({"gap_reached": int(self.gap_reached)} if self.gap_reached is not None else {}),
+            **({"waiting": dict(self.waiting)} if self.waiting else {}),
         }
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> "State":
-        """The state stored by a run; an empty state (a first run) for nothing or another version."""
+        """The state stored by a run; an empty state (a first run) for nothing or another version,
+        keeping what waits (a handler notes it even before the first run)."""
+        waiting = data.get("waiting") if isinstance(data.get("waiting"), Mapping) else {}
         if not data or data.get("v") != STATE_VERSION:
-            return cls()
+            return cls(waiting=waiting)
         cursor = data.get("cursor")
         horizon = data.get("horizon")
         return cls(
@@ -252,6 +257,7 @@ class State:
             asked=tuple((str(g), float(at), int(ident)) for g, at, ident in data.get("asked", ())),
             last_event=data.get("last_event"),
             gap_reached=None if data.get("gap_reached") is None else float(data["gap_reached"]),
+            waiting=waiting,
         )
 
     @property
@@ -688,6 +694,7 @@ def next_state(
         health=state.health,
         asked=_kept_asks(state, asked, now, limits.asked),
         last_event=state.last_event,
+        waiting=state.waiting,
     )
 
 

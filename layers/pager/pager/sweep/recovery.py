@@ -1,14 +1,16 @@
 """Recovery that follows the outage, not the clock.
 
 When a handler answers 500 because Telegram or GitHub failed, the webhook notes that something is
-waiting (`note_failure`: the record `recovery`, written once per outage, then only read).
-A check runs every minute (`check`, on its own schedule): with nothing waiting it is one small read;
-with something waiting it probes each service that failed (Telegram's getMe; for GitHub the app's
-installation on the control repository, a read on the same API as the handlers' calls) and, as soon as
-every probe passes, runs the sweep at once: the same run as the scheduled one, with its budget, its
-conditional commit and its rules. The record is cleared once a run after the outage has every event
-back or asked for (none deferred, resting or awaiting its attempt); until then the check runs the sweep
-again each minute.
+waiting (`note_failure`: `waiting` in the sweep's state item, written once per outage, then only read).
+A check runs every minute (`check`, on its own schedule): with nothing waiting it is one read of that
+item; with something waiting it probes each service that failed (Telegram's getMe; for GitHub the
+app's installation on the control repository, a read on the same API as the handlers' calls) and, as
+soon as every probe passes, runs the sweep at once: the same run as the scheduled one, with its budget,
+its conditional commit and its rules. The run clears `waiting` in the very write that commits its plan
+(`after_plan`), when that plan asks for every event it can (none deferred, resting or awaiting its
+attempt); until then the check runs the sweep again each minute. So an outage costs two writes besides
+the scheduled runs' own: the note, and the commit of the run the check starts. A redelivery GitHub then
+fails to take puts `waiting` back in the run's second write, which it makes anyway.
 
 While a probe fails, a sweep run (the scheduled one too) asks GitHub for nothing: an attempt spent
 while the service is still down would fail again, and three of them inside one long outage would put
@@ -31,8 +33,8 @@ from ..errors import (Conflict, DeadlineExceeded, GitHubUnavailable, PagerError,
 from ..observe import logger
 from ..services import Services
 from ..store import Record
+from .plan import STATE_KEY
 
-WAITING_KEY = "recovery"
 RETRY_SECONDS = 300  # after a run that could not complete, the check waits this long before the next
 HOLD_LIMIT_SECONDS = 6 * 3600  # past this, a probe that still fails holds nothing: the runs ask as before
 CHECK_EVENT = {"pager": "recovery-check"}  # the input of the every-minute schedule (template.yaml)
@@ -62,13 +64,13 @@ class Waiting:
     not_before: float = 0.0
 
     def to_data(self) -> dict[str, Any]:
-        return {"waiting": True, "services": list(self.services), "since": self.since, "not_before": self.not_before}
+        return {"services": list(self.services), "since": self.since, "not_before": self.not_before}
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> "Waiting | None":
-        if not data.get("waiting"):
+        services = tuple(s for s in (data or {}).get("services", ()) if isinstance(s, str))
+        if not services:
             return None
-        services = tuple(str(s) for s in data.get("services", ()) if isinstance(s, str))
         return cls(services, float(data.get("since", 0)), float(data.get("not_before", 0)))
 
 
@@ -95,16 +97,24 @@ def note_failure(services: Services, exc: Transient) -> None:
     note(services, service, retry_after if isinstance(retry_after, (int, float)) else None)
 
 
+NOTE_TRIES = 3  # a run's commit or another delivery's note may land between the read and the write
+
+
 def note(services: Services, service: str, retry_after: float | None = None) -> None:
     """Note that something waits for `service` ("any": nothing to probe, such as the ↻ of deliveries
     refused with 401, which the check's runs then carry out a page a minute)."""
-    try:
-        record = services.store.load(WAITING_KEY)
-        new = noted(Waiting.from_data(record.data), service, services.now(), retry_after)
-        if new is not None:
-            services.store.save(record, new.to_data())
-    except (Conflict, StoreUnavailable) as failure:  # another delivery noted it, or the table is the outage
-        logger.info("recovery not noted", extra={"service": service, "error": type(failure).__name__})
+    for _ in range(NOTE_TRIES):
+        try:
+            record, waiting = load(services)
+            new = noted(waiting, service, services.now(), retry_after)
+            if new is not None:
+                services.store.save(record, {**record.data, "waiting": new.to_data()})
+            return
+        except Conflict:  # a run committed, or another delivery noted it: read again
+            continue
+        except StoreUnavailable:  # the table is the outage
+            break
+    logger.info("recovery not noted", extra={"service": service})
 
 
 def probe(services: Services, waiting: Waiting) -> str | None:
@@ -128,28 +138,26 @@ def probe(services: Services, waiting: Waiting) -> str | None:
 
 
 def load(services: Services) -> tuple[Record, Waiting | None]:
-    record = services.store.load(WAITING_KEY)
-    return record, Waiting.from_data(record.data)
+    """The sweep's state item and what waits, as noted in it."""
+    record = services.store.load(STATE_KEY)
+    data = record.data.get("waiting")
+    return record, Waiting.from_data(data) if isinstance(data, Mapping) else None
 
 
-def settle_after_run(services: Services, record: Record, waiting: Waiting, summary: Mapping[str, Any], now: float) -> str:
-    """After a run with nothing held: clear the record when the run asked for every event it could, or
-    have the check wait a little when the run could not complete. The outcome for the summary."""
-    decisions = summary.get("decisions") or {}
-    deferred = sum(int(decisions.get(reason, 0)) for reason in ("deferred", "resting", "awaiting"))  # still to come back
-    deferred += int(summary.get("refused_job") == "pending")  # the ↻ of deliveries refused with 401, a page a run
-    deferred += int(summary.get("redeliveries_failed", 0))  # GitHub did not take them: asked for again
-    done = summary.get("outcome") == "done"
-    try:
-        if done and deferred == 0:
-            services.store.save(record, {"waiting": False, "since": waiting.since, "cleared": now})
-            return f"recovered: waited {int(now - waiting.since)} s"
-        if not done:
-            services.store.save(record, replace(waiting, not_before=now + RETRY_SECONDS).to_data())
-            return "waiting: the run did not complete"
-    except (Conflict, StoreUnavailable):
-        return "waiting: a failure noted meanwhile"
-    return f"waiting: {deferred} still to come back"
+STILL_TO_COME = ("deferred", "resting", "awaiting")  # a plan's reasons for an event the run does not ask for yet
+
+
+def after_plan(waiting: Waiting, counts: Mapping[str, int], *, job_pending: bool, complete: bool,
+               now: float) -> tuple[Waiting | None, str]:
+    """What waits once the run's plan is committed (None: nothing, the record is cleared in that same
+    write), and the outcome for the summary. `complete`: the run read what it must (not cut short by
+    the budget), else the check waits a little before it runs the sweep again."""
+    if not complete:
+        return replace(waiting, not_before=now + RETRY_SECONDS), "waiting: the run did not complete"
+    still = sum(int(counts.get(reason, 0)) for reason in STILL_TO_COME) + int(job_pending)  # the ↻ job: a page a run
+    if still:
+        return waiting, f"waiting: {still} still to come back"
+    return None, f"recovered: waited {int(now - waiting.since)} s"
 
 
 def check(services: Services, *, now: float, run_id: str, seconds: float) -> dict[str, Any]:

@@ -10,7 +10,8 @@ A run (SPEC §7, the decision as amended):
    the property tests run on a simulated GitHub);
 3. **commit** the plan's state, conditionally on the version read, before
    acting on it: of two overlapping runs only the one whose write lands goes on, so they never both
-   redeliver; the other logs and stops;
+   redeliver; the other logs and stops (so does a run whose state a failing delivery noted meanwhile).
+   The same write clears what waited for a service once the plan asks for every event it can;
 4. ask GitHub for the redeliveries, oldest first; a refused (4xx) or failed (5xx, rate limit, no
    answer) redelivery is logged and the run goes on;
 5. change the control repository's alarm last, only if the calls left fit one change; a failure there
@@ -49,9 +50,8 @@ from ..signals.alarm import OWN_PREFIX, delivery_times, entries_now, record_entr
 from . import health as own
 from . import plan as planner
 from . import recovery
-from .plan import ActsOn, Limits, ListRead, Plan, Reading, State
+from .plan import STATE_KEY, ActsOn, Limits, ListRead, Plan, Reading, State
 
-STATE_KEY = "sweep#state"
 PER_PAGE = 100
 RUN_SECONDS = 150.0
 
@@ -166,18 +166,18 @@ def run_sweep(
     """One run of the sweep; returns its summary (also logged as the "sweep run" line).
 
     `seconds` bounds the run's calls (see the module's docstring); `event_id` is the scheduled event's
-    id (a duplicate invocation of it steps aside); `probed` the recovery record whose services the
-    recovery check found answering just now (pager.sweep.recovery)."""
+    id (a duplicate invocation of it steps aside); `probed` the state item the recovery check read
+    and what waits in it, whose services the check found answering just now (pager.sweep.recovery)."""
     with deadline.within(seconds):
         return _run(services, now=now, run_id=run_id, event_id=event_id, probed=probed)
 
 
-def _held(services: Services, probed: tuple[Any, recovery.Waiting] | None) -> tuple[Any, recovery.Waiting | None, str | None]:
-    """The recovery record, what waits, and the service still failing (then the run asks for nothing)."""
+def _held(services: Services, state: State, probed: tuple[Any, recovery.Waiting] | None) -> tuple[recovery.Waiting | None, str | None]:
+    """What waits for a failed service, and the service still failing (then the run asks for nothing)."""
     if probed is not None:
-        return probed[0], probed[1], None
-    record, waiting = recovery.load(services)
-    return record, waiting, None if waiting is None else recovery.probe(services, waiting)
+        return probed[1], None
+    waiting = recovery.Waiting.from_data(state.waiting)
+    return waiting, None if waiting is None else recovery.probe(services, waiting)
 
 
 def _run(services: Services, *, now: float, run_id: str, event_id: str | None,
@@ -186,8 +186,8 @@ def _run(services: Services, *, now: float, run_id: str, event_id: str | None,
     calls = _Calls(services)
     summary: dict[str, Any] = {"run_id": run_id, "call_budget": settings.sweep_call_budget}
 
-    record = services.store.load(STATE_KEY)
-    if record.data and record.data.get("v") != planner.STATE_VERSION:
+    record = services.store.load(STATE_KEY) if probed is None else probed[0]  # the check read it just now
+    if set(record.data) - {"waiting"} and record.data.get("v") != planner.STATE_VERSION:
         logger.warning("sweep state of another version, starting afresh", extra={"run_id": run_id, "version": record.data.get("v")})
     try:
         state = State.from_data(record.data)
@@ -199,12 +199,11 @@ def _run(services: Services, *, now: float, run_id: str, event_id: str | None,
         summary.update(outcome="skipped: a duplicate invocation of the run that saved the state", calls_used=calls.used)
         logger.info("sweep run", extra=summary)
         return summary
-    waiting_record, waiting, failing = _held(services, probed)
-    _sweep(services, summary, calls, now=now, run_id=run_id, event_id=event_id, record=record, state=state, hold=failing is not None)
+    waiting, failing = _held(services, state, probed)
     if failing is not None:
         summary.update(recovery=f"held: {failing} still failing")
-    elif waiting is not None:
-        summary.update(recovery=recovery.settle_after_run(services, waiting_record, waiting, summary, now))
+    _sweep(services, summary, calls, now=now, run_id=run_id, event_id=event_id, record=record, state=state,
+           waiting=None if failing else waiting, hold=failing is not None)
     outcome = str(summary.get("outcome", ""))
     level = logger.error if outcome.startswith("aborted") else logger.warning if outcome.startswith("skipped") else logger.info
     level("sweep run", extra=summary)
@@ -212,8 +211,9 @@ def _run(services: Services, *, now: float, run_id: str, event_id: str | None,
 
 
 def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: float, run_id: str, event_id: str | None,
-           record: Any, state: State, hold: bool) -> None:
-    """Read, plan, commit and act; what happened goes into `summary`."""
+           record: Any, state: State, waiting: recovery.Waiting | None, hold: bool) -> None:
+    """Read, plan, commit and act; what happened goes into `summary`. `waiting`: what a failed service
+    held, now answering (the commit clears it once the plan asks for every event it can)."""
     settings = services.settings
     github = services.github
     releases = _check_releases(services, calls, run_id)
@@ -240,6 +240,9 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     except ListNotServed as exc:
         summary.update(outcome=f"aborted: {exc}", error=str(exc.error), calls_used=calls.used)
         if not isinstance(exc.error, DeadlineExceeded):  # the run's own deadline says nothing of GitHub
+            if waiting is not None:  # the check waits a little before it runs the sweep again
+                after, summary["recovery"] = recovery.after_plan(waiting, {}, job_pending=False, complete=False, now=now)
+                state = replace(state, waiting=after.to_data() if after else {})
             summary.update(health=_not_served(services, record, replace(state, last_event=event_id or state.last_event),
                                               health, exc, shown, job, now, run_id))
         return
@@ -250,6 +253,10 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     plan = replace(plan, state=replace(plan.state, last_event=event_id or state.last_event))
     picked, job_after = ([], job) if hold or plan.no_room else _pick_refused(services, job, health, plan, calls, run_id)
     plan = _with_picked(plan, picked, now)
+    if waiting is not None:
+        after, summary["recovery"] = recovery.after_plan(waiting, plan.counts, job_pending=_job_line(job_after, health) == "pending",
+                                                         complete=not plan.no_room, now=now)
+        plan = replace(plan, state=replace(plan.state, waiting=after.to_data() if after else {}))
     _log_reach(plan, calls, settings, run_id)
 
     # Commit before acting: only the run whose conditional write lands carries out its plan.
@@ -257,9 +264,12 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         committed = services.store.save(record, plan.state.to_data())
     except (Conflict, StoreUnavailable) as exc:
         lost = isinstance(exc, Conflict)
+        noted = lost and _only_noted(services, record)
         summary.update(
-            outcome="skipped: another run committed first" if lost else "aborted: state not saved",
-            state="not saved: another run wrote it first" if lost else f"not saved: {exc}",
+            outcome=("skipped: a failure was noted meanwhile" if noted else "skipped: another run committed first")
+            if lost else "aborted: state not saved",
+            state=("not saved: a delivery noted a failure" if noted else "not saved: another run wrote it first")
+            if lost else f"not saved: {exc}",
             calls_used=calls.used,
         )
         count("ReachGaps", len(plan.gaps))
@@ -270,7 +280,11 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     job_after = _save_job(services, job_record, job, job_after, picks_unasked - picks_refused, run_id)
     plan = replace(plan, opened=_name_repositories(services, plan.opened, calls))
     alarm, new_state = _change_alarm(services, plan, calls, run_id)
-    saved, new_state = _save_after(services, committed, new_state, alarm, unasked | picks_unasked, run_id)
+    failed = unasked | picks_unasked
+    if failed and waiting is not None and not new_state.waiting:  # asked for again at the check's next run
+        new_state = replace(new_state, waiting=waiting.to_data())
+        summary.update(recovery=f"waiting: {len(failed)} still to come back")
+    saved, new_state = _save_after(services, committed, new_state, alarm, failed, run_id)
 
     applied = alarm == "applied"
     summary.update(
@@ -297,6 +311,17 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     count("SweepCompleted")
     count("ReachGaps", len(plan.gaps))
     count("AlarmNotChanged", int(alarm.startswith("waiting: ") and alarm != "waiting: no call left"))
+
+
+def _only_noted(services: Services, record: Any) -> bool:
+    """Whether what changed the state since the run read it was only a handler's note of what waits
+    (pager.sweep.recovery): the run steps aside all the same, a service failed moments ago, and the
+    recovery check runs the sweep once its probe passes."""
+    try:
+        now = services.store.load(STATE_KEY).data
+    except StoreUnavailable:
+        return False
+    return {k: v for k, v in now.items() if k != "waiting"} == {k: v for k, v in record.data.items() if k != "waiting"}
 
 
 def _log_reach(plan: Plan, calls: _Calls, settings: Settings, run_id: str) -> None:
