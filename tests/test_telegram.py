@@ -466,6 +466,16 @@ def test_any_cut_fits_the_limit_keeps_a_prefix_of_the_text_and_closes_every_tag(
         assert visible(text).startswith(shown[:-1])
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=12).map(escape),
+                          st.sampled_from(["<b>", "</b>", '<a href="x">', "</a>", "&amp;", "&lt;", "&#128680;", "&#x41;"])),
+                max_size=15).map("".join))
+def test_the_length_telegram_counts_is_the_text_between_the_tags_entities_decoded(text):
+    from pager.html import visible_length
+
+    assert visible_length(text) == utf16_length(visible(text))
+
+
 def test_a_group_upgraded_to_a_supergroup_says_which_chat_id_to_set(mock, telegram):
     mock.post(f"{BOT}/sendMessage", status=400, json={
         "ok": False, "error_code": 400, "description": "Bad Request: group chat was upgraded to a supergroup chat",

@@ -35,9 +35,13 @@ def _visible_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+# The same tokens, with a run of plain text as one (what `visible_length` counts needs no finer cut).
+_RUNS = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)\b[^<>]*>|&(?:#[0-9]+|#x[0-9a-fA-F]+|[a-zA-Z]+);|[^<&]+|.", re.S)
+
+
 def visible_length(text: str) -> int:
     """How long Telegram counts HTML text: tags left out, entities as their character, in UTF-16 code units."""
-    return sum(_visible_length(html.unescape(m.group(0))) for m in _TOKEN.finditer(text) if m.group(2) is None)
+    return sum(_visible_length(html.unescape(m.group(0))) for m in _RUNS.finditer(text) if m.group(2) is None)
 
 
 def cut(text: str, limit: int = MAX_TEXT) -> str:
