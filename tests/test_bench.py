@@ -603,6 +603,7 @@ def test_the_report_states_every_target_as_met_or_not_met(replays, subscribed, c
     assert set(cost["contribution"]["outcomes"]) == {"200 sent, draft asked"}  # shown and drafted, never refused
     assert cost["ignored"]["ratio"] > 0 and cost["contribution"]["own_us"] > 0
     assert cost["ignored"]["app_ratio"] > 0 and cost["contribution"]["app_own_us"] > 0
+    assert cost["contribution"]["bare_call_us"] > 0 and cost["ignored"]["bare_call_us"] > 0
     assert cost["ignored"]["calls"] == 0 and cost["contribution"]["calls"] >= 2  # a message and a draft dispatch
 
 

@@ -67,6 +67,9 @@ BEFORE = {
 # ---------------------------------------------------------------------------- the handler's cost
 
 
+BARE_URL = "https://bare.test"
+
+
 class _Timed:
     """A fake's calls, timed: the seconds spent inside the fakes, to leave out of the handler's own cost."""
 
@@ -108,6 +111,7 @@ class _Samples:
     faked: list[float] = field(default_factory=list)
     app: list[float] = field(default_factory=list)
     app_faked: list[float] = field(default_factory=list)
+    bare_call: list[float] = field(default_factory=list)
     calls: list[int] = field(default_factory=list)
     writes: list[int] = field(default_factory=list)
     trips: list[int] = field(default_factory=list)
@@ -132,6 +136,7 @@ class _Samples:
             "app_own_us": app_own * 1e6,
             "app_ratio": a_med / f_med,
             "app_own_ratio": app_own / f_med,
+            "bare_call_us": statistics.median(self.bare_call[warm]) * 1e6,
             "outcomes": dict(self.outcomes.most_common(3)),
             "calls": statistics.median(self.calls[warm]),
             "writes": statistics.median(self.writes[warm]),
@@ -163,6 +168,7 @@ class _HandlerBench:
         self.services = make_services(settings, self.store, session, clock)
         self.lambda_handler = load_handler("webhook")
         bootstrap.use(self.services)
+        self.bare = session_for({BARE_URL: lambda request: HttpResponse(200, {"ok": True, "result": {}})})
 
     def floor(self, apigw: dict[str, Any], samples: _Samples) -> None:
         from pager.routing import verify_signature
@@ -190,6 +196,13 @@ class _HandlerBench:
         samples.loads.append(store.loads - loads_before)
         samples.outcomes[f"{status} {answer.get('outcome', answer.get('error', ''))}"[:60]] += 1
 
+    def bare_call(self, apigw: dict[str, Any], samples: _Samples) -> None:
+        """One POST through `requests` to an adapter that answers at once: what a call costs before any
+        of pager's work (the session as the clients build it)."""
+        t0 = time.perf_counter()
+        self.bare.post(BARE_URL, json={"chat_id": 1, "text": "x"}, timeout=(3.05, 5)).json()
+        samples.bare_call.append(time.perf_counter() - t0)
+
     def app(self, apigw: dict[str, Any], samples: _Samples) -> None:
         self.timed.inside = 0.0
         t0 = time.perf_counter()
@@ -206,8 +219,9 @@ class _HandlerBench:
             for j in (k, n + k):
                 event, body = bodies[j % len(bodies)]
                 deliveries.append(github_event(event, body, guid=f"bench-{name}-{j}", secret=WEBHOOK_SECRET))
-            steps = [(self.floor, deliveries[0]), (self.handler, deliveries[0]), (self.app, deliveries[1])]
-            for step, apigw in steps[k % 3:] + steps[:k % 3]:
+            steps = [(self.floor, deliveries[0]), (self.handler, deliveries[0]), (self.app, deliveries[1]),
+                     (self.bare_call, deliveries[0])]
+            for step, apigw in steps[k % 4:] + steps[:k % 4]:
                 step(apigw, samples)
         return samples.summary(n, bodies)
 

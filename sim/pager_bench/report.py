@@ -163,7 +163,9 @@ def _handler_targets(cost: dict[str, Any] | None, imports: dict[str, Any] | None
              f"(`handle_github` alone {ig['ratio']:.1f}×)", ig["app_ratio"] <= 3),
             ("the same for a contribution (its own cost: time in the fake GitHub and Telegram left out)",
              f"{co['app_own_us']:.0f} µs against {co['floor_us']:.0f} µs: {co['app_own_ratio']:.1f}× "
-             f"(`handle_github` alone {co['own_ratio']:.1f}×)", co["app_own_ratio"] <= 3),
+             f"(`handle_github` alone {co['own_ratio']:.1f}×); its {_n(co['calls'])} HTTP calls alone, through `requests` "
+             f"and the fakes' transport to an answer made at once, take {co['calls'] * co['bare_call_us']:.0f} µs, "
+             f"{co['calls'] * co['bare_call_us'] / co['floor_us']:.1f}× the floor", co["app_own_ratio"] <= 3),
             ("a contribution takes at most 4 round trips to the table",
              f"{_n(co['round_trips'])} ({_count(co['round_trips_loads'], 'load')} + {_count(co['writes'], 'write')}; "
              f"at most {co['round_trips_max']} in any delivery of the run)", co["round_trips_max"] <= 4),
@@ -537,7 +539,8 @@ def handler_section(add: Add, cost: dict[str, Any]) -> None:
         "encoding and the metrics flush are in it (the ratio the targets use). The contribution goes through the "
         "fake GitHub and Telegram; its own cost leaves out the time spent inside the fakes (not the `requests` "
         "machinery, which is the handler's). Calls, writes and round trips: `handle_github`'s; a round trip is a "
-        "table load or write (each one a DynamoDB request).")
+        "table load or write (each one a DynamoDB request). Beside them, a fourth measure: one POST through `requests` "
+        "and the fakes' transport to an answer made at once, what each HTTP call costs before any of pager's work.")
     add("")
     add("| delivery | body | floor | `handle_github` | own | `lambda_handler` | own | ratio (own) | HTTP calls | table writes | table round trips |")
     add("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -546,6 +549,9 @@ def handler_section(add: Add, cost: dict[str, Any]) -> None:
         add(f"| {label} | {c['body_bytes'] / 1000:.1f} kB | {c['floor_us']:.0f} µs | {c['handler_us']:.0f} µs | "
             f"{c['own_us']:.0f} µs | {c['app_us']:.0f} µs | {c['app_own_us']:.0f} µs | {c['app_ratio']:.1f}× "
             f"({c['app_own_ratio']:.1f}×) | {_n(c['calls'])} | {_n(c['writes'])} | {_n(c['round_trips'])} |")
+    add("")
+    add(f"A bare call through `requests`: {cost['contribution']['bare_call_us']:.0f} µs (measured beside the contribution), "
+        f"{cost['ignored']['bare_call_us']:.0f} µs (beside the ignored event).")
     add("")
     add("Answers of `handle_github`: " + "; ".join(f"{name}: " + ", ".join(f"{k} ×{v}" for k, v in cost[name]["outcomes"].items())
                                                 for name in ("ignored", "contribution")) + ".")
