@@ -261,8 +261,8 @@ def test_a_note_racing_a_run_is_kept_and_the_run_steps_aside(sweeps):
     store.between = a_delivery_fails
     sweeps.advance(15)
     summary = sweeps.sweep()
-    assert summary["outcome"] == "skipped: a failure was noted meanwhile"
-    assert summary["state"] == "not saved: a delivery noted a failure"
+    assert summary["outcome"] == "skipped: what waits was noted meanwhile"
+    assert summary["state"] == "not saved: a note of what waits came first"
     kept = sweeps.store.load(plan.STATE_KEY).data
     assert kept["waiting"]["services"] == ["telegram"] and {k: v for k, v in kept.items() if k != "waiting"} == ran
 
@@ -281,3 +281,68 @@ def test_a_run_committing_between_a_notes_read_and_write_does_not_lose_the_note(
     recovery.note(sweeps.services, "github")
     kept = store.load(plan.STATE_KEY).data
     assert kept["waiting"]["services"] == ["github"] and kept["ran_at"] == ran["ran_at"] + 60
+
+
+def test_a_note_made_while_a_run_asks_is_kept_and_what_github_failed_to_take_is_asked_for_at_the_next_check(sweeps, monkeypatch):
+    # The check's run commits (clearing what waited), GitHub takes c1 and delivers it at once while the
+    # run goes on; Telegram fails that delivery, so the webhook notes it; then GitHub fails to take c2.
+    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    sweeps.world.deliver("issue_comment", comment(1), guid="c1")
+    sweeps.world.deliver("issue_comment", comment(2), guid="c2")
+    sweeps.world.faults.rules.remove(outage)
+    github = sweeps.services.github
+    take = github.redeliver
+
+    def redeliver(delivery_id):
+        taken = take(delivery_id)
+        monkeypatch.setattr(github, "redeliver", take)
+        sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=1)
+        sweeps.github.deliver_pending()  # c1 fails again, and is noted
+        sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 502)  # c2 is not taken
+        return taken
+
+    monkeypatch.setattr(github, "redeliver", redeliver)
+    sweeps.advance(1)
+    first = sweeps.check()
+    assert first["redeliveries_failed"] == 1 and first["state"] == "saved"
+    assert sweeps.store.load(plan.STATE_KEY).data["waiting"]["services"] == ["telegram"]  # noted, and put back
+    sweeps.advance(1)
+    assert sweeps.check()["redeliveries"] >= 1
+    assert [a["status_code"] for a in sweeps.attempts("c2")] == [500, 200]
+
+
+def test_a_redelivery_github_refuses_is_named_not_awaited_by_the_check(sweeps):
+    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    sweeps.world.deliver("issue_comment", comment(1), guid="c1")
+    sweeps.world.faults.rules.remove(outage)
+    sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 422, count=10**9)
+    sweeps.advance(1)
+    first = sweeps.check()
+    assert first["redeliveries_refused"] == 1 and first["recovery"].startswith("recovered")
+    sweeps.advance(1)
+    assert sweeps.check()["outcome"] == "nothing waits"  # the 15-minute runs carry on with it, as before the outage
+
+
+def test_a_state_that_cannot_be_read_keeps_what_waits_and_the_run_holds(sweeps):
+    sweeps.sweep()
+    record = sweeps.store.load(plan.STATE_KEY)
+    sweeps.store.save(record, {**record.data, "asked": [["g", "not a time", 1]]})
+    sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    assert sweeps.world.deliver("issue_comment", comment(1), guid="c1")[0] == 500
+    sweeps.advance(15)
+    summary = sweeps.sweep()
+    assert summary["recovery"] == "held: telegram still failing" and summary["redeliveries"] == 0
+    assert sweeps.store.load(plan.STATE_KEY).data["waiting"]["services"] == ["telegram"]
+
+
+def test_a_run_cut_short_by_its_deadline_has_the_check_wait_before_the_next(sweeps):
+    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    sweeps.world.deliver("issue_comment", comment(1))
+    sweeps.world.faults.rules.remove(outage)
+    sweeps.advance(1)
+    cut = recovery.check(sweeps.services, now=sweeps.now, run_id="slow", seconds=0.0)
+    assert cut["outcome"].startswith("aborted") and cut["recovery"] == "waiting: the run did not complete"
+    sweeps.advance(1)
+    assert sweeps.check()["outcome"] == "waiting: retry later"
+    sweeps.advance(5)
+    assert sweeps.check()["redeliveries"] == 1

@@ -340,6 +340,7 @@ def _runs(runs: list[dict[str, Any]], checks: list[dict[str, Any]], budget: int)
         "redeliveries": sum(r["redeliveries"] for r in runs),
         "reach_gaps": sum(r["gaps"] for r in runs),
         "runs_aborted": sum(1 for r in runs if r["outcome"].startswith("aborted")),
+        "state_bytes": spread([float(r["state_bytes"]) for r in runs if r.get("state_bytes")]),
     }
 
 

@@ -315,6 +315,9 @@ def _comparison_rows(budget: int) -> list[tuple[str, Callable[[dict[str, Any]], 
         ("… and table writes of the runs the check started, mean (max); both together", lambda r: (f"{r['recovery']['check_run_mean']:.1f} ({r['recovery']['check_run_max']}); "
                     f"{r['recovery']['total_mean']:.1f} ({r['recovery']['total_max']})") if r["checks"] else "–"),
         ("runs aborted (a list not served)", lambda r: f"{r['runs_aborted']:,}"),
+        ("the sweep's state item as a run saved it (what each recovery check reads), median / max",
+         lambda r: f"{r['state_bytes']['median'] / 1000:.1f} kB / {r['state_bytes']['max'] / 1000:.1f} kB"
+         if r["state_bytes"]["n"] else "–"),
         ("reach gaps logged", lambda r: f"{r['reach_gaps']:,}" if r["design"] in PAGER_DESIGNS else "–"),
     ]
 
@@ -592,7 +595,7 @@ def reading_section(add: Add, trace: fleet.Trace, results: Results) -> None:
     add("## How to read it")
     add("")
     add("- **pager, fast recovery** is the code as deployed: the 15-minute runs, and the recovery check every minute "
-        "(a handler's 500 notes what waits in the record `recovery`; the check probes the failed service and runs "
+        "(a handler's 500 notes what waits in the sweep's state item; the check probes the failed service and runs "
         "the sweep as soon as it answers; while a probe fails, no run asks GitHub for anything). **pager, 15-minute "
         "runs only** is the same code without the every-minute schedule: its runs hold and clear the same way, they "
         "just come a quarter hour apart.")

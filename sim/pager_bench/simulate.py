@@ -394,7 +394,8 @@ class Replay:
         self.runs.append({"at": at, "calls": calls, "writes": writes, "kind": kind,
                           "redeliveries": summary.get("redeliveries", 0), "gaps": len(summary.get("reach_gaps") or ()),
                           "outcome": str(summary.get("outcome", "")), "recovery": str(summary.get("recovery", "")),
-                          "held": int((summary.get("decisions") or {}).get("held", 0))})
+                          "held": int((summary.get("decisions") or {}).get("held", 0)),
+                          "state_bytes": int(summary.get("state_bytes", 0))})
         self.clock.set(at + REDELIVERY_DELAY)
         self.github.deliver_pending()
         self.github.prune(self.clock())

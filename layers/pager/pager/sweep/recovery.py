@@ -3,7 +3,7 @@
 When a handler answers 500 because Telegram or GitHub failed, the webhook notes that something is
 waiting (`note_failure`: `waiting` in the sweep's state item, written once per outage, then only read).
 A check runs every minute (`check`, on its own schedule): with nothing waiting it is one read of that
-item; with something waiting it probes each service that failed (Telegram's getMe; for GitHub the
+item (a few kB; docs/benchmarks.md); with something waiting it probes each service that failed (Telegram's getMe; for GitHub the
 app's installation on the control repository, a read on the same API as the handlers' calls) and, as
 soon as every probe passes, runs the sweep at once: the same run as the scheduled one, with its budget,
 its conditional commit and its rules. The run clears `waiting` in the very write that commits its plan
@@ -75,8 +75,8 @@ class Waiting:
 
 
 def noted(waiting: Waiting | None, service: str, now: float, retry_after: float | None = None) -> Waiting | None:
-    """The record after a failure of `service` (which asked to wait `retry_after` seconds, a rate
-    limit); None when it already says so (no write)."""
+    """What waits after a failure of `service` (which asked to wait `retry_after` seconds, a rate
+    limit); None when the note already says so (no write)."""
     not_before = now + retry_after if retry_after else 0.0
     if waiting is None:
         return Waiting((service,), now, not_before)
@@ -86,6 +86,13 @@ def noted(waiting: Waiting | None, service: str, now: float, retry_after: float 
     since = waiting.since if service in waiting.services else now  # a new outage: its hold counts from now
     return replace(waiting, services=tuple(sorted({*waiting.services, service})), since=since,
                    not_before=max(waiting.not_before, not_before))
+
+
+def merged(a: Waiting | None, b: Waiting | None) -> Waiting | None:
+    """Two notes of what waits as one: every service of both, held from the later start."""
+    if a is None or b is None:
+        return a or b
+    return Waiting(tuple(sorted({*a.services, *b.services})), max(a.since, b.since), max(a.not_before, b.not_before))
 
 
 def note_failure(services: Services, exc: Transient) -> None:
@@ -149,8 +156,8 @@ STILL_TO_COME = ("deferred", "resting", "awaiting")  # a plan's reasons for an e
 
 def after_plan(waiting: Waiting, counts: Mapping[str, int], *, job_pending: bool, complete: bool,
                now: float) -> tuple[Waiting | None, str]:
-    """What waits once the run's plan is committed (None: nothing, the record is cleared in that same
-    write), and the outcome for the summary. `complete`: the run read what it must (not cut short by
+    """What waits once the run's plan is committed (None: nothing, cleared in that same write), and the
+    outcome for the summary. `complete`: the run read what it must (not cut short by
     the budget), else the check waits a little before it runs the sweep again."""
     if not complete:
         return replace(waiting, not_before=now + RETRY_SECONDS), "waiting: the run did not complete"

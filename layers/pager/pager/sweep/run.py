@@ -194,7 +194,8 @@ def _run(services: Services, *, now: float, run_id: str, event_id: str | None,
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         # Never stay stuck on an item that cannot be read: start afresh, like a first run.
         logger.error("sweep state unreadable, starting afresh", extra={"run_id": run_id, "error": type(exc).__name__})
-        state = State()
+        waiting = record.data.get("waiting")
+        state = State(waiting=waiting if isinstance(waiting, Mapping) else {})
     if event_id is not None and event_id == state.last_event:
         summary.update(outcome="skipped: a duplicate invocation of the run that saved the state", calls_used=calls.used)
         logger.info("sweep run", extra=summary)
@@ -236,14 +237,16 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         )
     except StoreUnavailable as exc:
         summary.update(outcome="aborted: the alarm's entries not read", error=str(exc), calls_used=calls.used)
+        _wait_a_little(services, record, waiting, summary, now, run_id)
         return
     except ListNotServed as exc:
         summary.update(outcome=f"aborted: {exc}", error=str(exc.error), calls_used=calls.used)
-        if not isinstance(exc.error, DeadlineExceeded):  # the run's own deadline says nothing of GitHub
-            if waiting is not None:  # the check waits a little before it runs the sweep again
-                after, summary["recovery"] = recovery.after_plan(waiting, {}, job_pending=False, complete=False, now=now)
-                state = replace(state, waiting=after.to_data() if after else {})
-            summary.update(health=_not_served(services, record, replace(state, last_event=event_id or state.last_event),
+        if isinstance(exc.error, DeadlineExceeded):  # the run's own deadline says nothing of GitHub
+            _wait_a_little(services, record, waiting, summary, now, run_id)
+        else:
+            later = _later(waiting, summary, now)
+            summary.update(health=_not_served(services, record, replace(state, last_event=event_id or state.last_event,
+                                                                        waiting=later or state.waiting),
                                               health, exc, shown, job, now, run_id))
         return
 
@@ -253,25 +256,14 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     plan = replace(plan, state=replace(plan.state, last_event=event_id or state.last_event))
     picked, job_after = ([], job) if hold or plan.no_room else _pick_refused(services, job, health, plan, calls, run_id)
     plan = _with_picked(plan, picked, now)
-    if waiting is not None:
-        after, summary["recovery"] = recovery.after_plan(waiting, plan.counts, job_pending=_job_line(job_after, health) == "pending",
-                                                         complete=not plan.no_room, now=now)
-        plan = replace(plan, state=replace(plan.state, waiting=after.to_data() if after else {}))
+    plan = _settled(plan, waiting, _job_line(job_after, health) == "pending", summary, now)
     _log_reach(plan, calls, settings, run_id)
 
     # Commit before acting: only the run whose conditional write lands carries out its plan.
     try:
         committed = services.store.save(record, plan.state.to_data())
     except (Conflict, StoreUnavailable) as exc:
-        lost = isinstance(exc, Conflict)
-        noted = lost and _only_noted(services, record)
-        summary.update(
-            outcome=("skipped: a failure was noted meanwhile" if noted else "skipped: another run committed first")
-            if lost else "aborted: state not saved",
-            state=("not saved: a delivery noted a failure" if noted else "not saved: another run wrote it first")
-            if lost else f"not saved: {exc}",
-            calls_used=calls.used,
-        )
+        summary.update(_not_committed(services, record, exc), calls_used=calls.used)
         count("ReachGaps", len(plan.gaps))
         return
 
@@ -280,11 +272,8 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     job_after = _save_job(services, job_record, job, job_after, picks_unasked - picks_refused, run_id)
     plan = replace(plan, opened=_name_repositories(services, plan.opened, calls))
     alarm, new_state = _change_alarm(services, plan, calls, run_id)
-    failed = unasked | picks_unasked
-    if failed and waiting is not None and not new_state.waiting:  # asked for again at the check's next run
-        new_state = replace(new_state, waiting=waiting.to_data())
-        summary.update(recovery=f"waiting: {len(failed)} still to come back")
-    saved, new_state = _save_after(services, committed, new_state, alarm, failed, run_id)
+    new_state = _put_back(new_state, waiting, (unasked - refused) | (picks_unasked - picks_refused), summary)
+    saved, new_state = _save_after(services, committed, new_state, alarm, unasked | picks_unasked, run_id)
 
     applied = alarm == "applied"
     summary.update(
@@ -313,15 +302,79 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     count("AlarmNotChanged", int(alarm.startswith("waiting: ") and alarm != "waiting: no call left"))
 
 
-def _only_noted(services: Services, record: Any) -> bool:
-    """Whether what changed the state since the run read it was only a handler's note of what waits
-    (pager.sweep.recovery): the run steps aside all the same, a service failed moments ago, and the
-    recovery check runs the sweep once its probe passes."""
+def _settled(plan: Plan, waiting: recovery.Waiting | None, job_pending: bool, summary: dict[str, Any], now: float) -> Plan:
+    """The plan whose commit clears what waited, when it asks for every event it can (pager.sweep.recovery)."""
+    if waiting is None:
+        return plan
+    after, summary["recovery"] = recovery.after_plan(waiting, plan.counts, job_pending=job_pending, complete=not plan.no_room,
+                                                     now=now)
+    return replace(plan, state=replace(plan.state, waiting=after.to_data() if after else {}))
+
+
+def _put_back(state: State, waiting: recovery.Waiting | None, failed: set[str], summary: dict[str, Any]) -> State:
+    """What waited, put back when GitHub failed to take a redelivery the plan asked for (a refusal is
+    named, not awaited): the check's next run asks for it again."""
+    if not failed or waiting is None or state.waiting:
+        return state
+    summary.update(recovery=f"waiting: {len(failed)} still to come back")
+    return replace(state, waiting=waiting.to_data())
+
+
+def _not_committed(services: Services, record: Any, exc: Exception) -> dict[str, str]:
+    """The summary of a run whose commit did not land."""
+    if not isinstance(exc, Conflict):
+        return {"outcome": "aborted: state not saved", "state": f"not saved: {exc}"}
+    if _noted_since(services, record) is not None:
+        return {"outcome": "skipped: what waits was noted meanwhile", "state": "not saved: a note of what waits came first"}
+    return {"outcome": "skipped: another run committed first", "state": "not saved: another run wrote it first"}
+
+
+def _noted_since(services: Services, record: Any) -> Any:
+    """The state as stored now, when what changed it since `record` was only a note of what waits
+    (pager.sweep.recovery: a delivery's 500, a ↻ press); None when another run wrote it (or it cannot be
+    read). A commit steps aside all the same (a service failed moments ago, and the recovery check runs
+    the sweep once its probe passes); a run's later write keeps the note (`_save_state`)."""
     try:
-        now = services.store.load(STATE_KEY).data
+        now = services.store.load(STATE_KEY)
     except StoreUnavailable:
-        return False
-    return {k: v for k, v in now.items() if k != "waiting"} == {k: v for k, v in record.data.items() if k != "waiting"}
+        return None
+    same = {k: v for k, v in now.data.items() if k != "waiting"} == {k: v for k, v in record.data.items() if k != "waiting"}
+    return now if same else None
+
+
+def _save_state(services: Services, record: Any, state: State) -> Any:
+    """A run's write of its state after its commit, over a note of what waits made since (kept, merged
+    with the state's own); `Conflict` when another run wrote it."""
+    try:
+        return services.store.save(record, state.to_data())
+    except Conflict:
+        now = _noted_since(services, record)
+        if now is None:
+            raise
+    waiting = recovery.merged(recovery.Waiting.from_data(now.data.get("waiting")), recovery.Waiting.from_data(state.waiting))
+    return services.store.save(now, replace(state, waiting=waiting.to_data() if waiting else {}).to_data())
+
+
+def _later(waiting: recovery.Waiting | None, summary: dict[str, Any], now: float) -> dict[str, Any] | None:
+    """What waits after a run that could not complete: the check waits a little before it runs the sweep
+    again (None: nothing waited)."""
+    if waiting is None:
+        return None
+    after, summary["recovery"] = recovery.after_plan(waiting, {}, job_pending=False, complete=False, now=now)
+    return after.to_data() if after else None
+
+
+def _wait_a_little(services: Services, record: Any, waiting: recovery.Waiting | None, summary: dict[str, Any], now: float,
+                   run_id: str) -> None:
+    """A run ended before its commit (its deadline, the table): only what waits is written, so the check
+    does not start a run each minute while the last one may still be under way."""
+    later = _later(waiting, summary, now)
+    if later is None:
+        return
+    try:
+        services.store.save(record, {**record.data, "waiting": later})
+    except (Conflict, StoreUnavailable) as exc:
+        logger.warning("recovery: the retry's time not saved", extra={"run_id": run_id, "error": type(exc).__name__})
 
 
 def _log_reach(plan: Plan, calls: _Calls, settings: Settings, run_id: str) -> None:
@@ -339,7 +392,7 @@ def _save_after(services: Services, committed: Any, state: State, alarm: str, un
         return "saved", state
     state = replace(state, asked=tuple(a for a in state.asked if a[0] not in unasked))
     try:
-        services.store.save(committed, state.to_data())
+        _save_state(services, committed, state)
     except (Conflict, StoreUnavailable) as exc:
         # The alarm shows the change, the state does not know it yet: the next run renders the alarm
         # again, which changes nothing (the alarm is safe twice).
@@ -385,7 +438,7 @@ def _not_served(services: Services, record: Any, state: State, health: own.Healt
     try:
         record_entries(services, control, opened=opened, closed=closed)
         render_now(services, control)
-        services.store.save(committed, replace(new_state, alarm_due=False).to_data())
+        _save_state(services, committed, replace(new_state, alarm_due=False))
     except (PagerError, Conflict) as failure:
         logger.warning("sweep alarm waits", extra={"run_id": run_id, "error": type(failure).__name__, "reason": str(failure)})
         count("AlarmNotChanged")
