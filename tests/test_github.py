@@ -575,3 +575,44 @@ def test_no_exception_text_carries_the_jwt_the_token_or_the_key(mock, github, pr
         assert app_jwt not in text
         assert key_body not in text
     assert TOKEN not in repr(github) and app_jwt not in repr(github)
+
+
+# -- an installation that is gone (the app uninstalled and installed again) -------------------------------
+
+
+def test_an_installation_github_no_longer_knows_is_looked_up_anew_and_the_call_made_once_more(mock, github):
+    mock.get(f"{API}/repos/{REPO}/installation", json={"id": INSTALLATION})
+    token_answer(mock)
+    dispatches = mock.post(f"{API}/repos/{REPO}/dispatches", status=204)
+    github.dispatch(REPO, "pager-draft", {})  # the installation is cached now
+
+    github._tokens.clear()  # its token expired meanwhile
+    mock.replace(responses.POST, f"{API}/app/installations/{INSTALLATION}/access_tokens", status=404,
+                 json={"message": "Not Found"})
+    mock.replace(responses.GET, f"{API}/repos/{REPO}/installation", json={"id": INSTALLATION + 1})
+    mock.post(f"{API}/app/installations/{INSTALLATION + 1}/access_tokens", status=201,
+              json={"token": TOKEN, "expires_at": iso(NOW + 3600)})
+    github.dispatch(REPO, "pager-draft", {})
+
+    lookups = [c for c in mock.calls if c.request.url.endswith(f"/repos/{REPO}/installation")]
+    assert dispatches.call_count == 2 and len(lookups) == 2
+    assert github.installation_for(REPO) == INSTALLATION + 1
+
+
+def test_an_installation_given_by_a_record_that_is_gone_is_looked_up_for_the_repository(mock, github):
+    mock.post(f"{API}/app/installations/{INSTALLATION}/access_tokens", status=404, json={"message": "Not Found"})
+    mock.get(f"{API}/repos/{REPO}/installation", json={"id": INSTALLATION + 1})
+    mock.post(f"{API}/app/installations/{INSTALLATION + 1}/access_tokens", status=201,
+              json={"token": TOKEN, "expires_at": iso(NOW + 3600)})
+    mock.get(f"{API}/repos/{REPO}/pulls/7", json={"number": 7})
+
+    assert github.get_pull(REPO, 7, installation_id=INSTALLATION) == {"number": 7}
+
+
+def test_an_app_no_longer_installed_on_the_repository_is_a_refusal(mock, github):
+    mock.post(f"{API}/app/installations/{INSTALLATION}/access_tokens", status=404, json={"message": "Not Found"})
+    mock.get(f"{API}/repos/{REPO}/installation", status=404, json={"message": "Not Found"})
+
+    with pytest.raises(GitHubRefused) as refused:
+        github.dispatch(REPO, "pager-draft", {}, installation_id=INSTALLATION)
+    assert refused.value.status == 404

@@ -13,7 +13,7 @@ import pytest
 from pager.signals import contribution
 from pager.signals.contribution import Contribution, decide_closing, decide_opening
 from pager.signals.steps import Dispatch, EditMessage, SendMessage
-from pager_world.cases import issue_closed, issue_opened, outside
+from pager_world.cases import issue_closed, issue_comment_by, issue_opened, outside
 from pager_world.matrix import Scenario, delivering, failure_matrix
 from pager_world.world import CONTROL, REPO
 
@@ -49,6 +49,16 @@ def test_an_issue_opened_by_someone_outside_sends_one_message_and_asks_for_one_d
             },
         }
     ]
+
+
+def test_after_the_app_is_installed_again_the_draft_still_reaches_the_control_repository(world):
+    from pager_world.world import INSTALLATION
+
+    assert world.deliver("issue_comment", issue_comment_by("alice", comment_id=1, number=1))[1]["outcome"] == "sent, draft asked"
+    world.hub.reinstall(INSTALLATION)  # a warm container still holds the old installation and its token
+    status, answer = world.deliver("issue_comment", issue_comment_by("alice", comment_id=2, number=2))
+    assert (status, answer["outcome"]) == (200, "sent, draft asked")
+    assert [d["client_payload"]["number"] for d in world.hub.dispatches] == [1, 2]
 
 
 @pytest.mark.parametrize("association", ["OWNER", "MEMBER", "COLLABORATOR"])

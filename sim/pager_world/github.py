@@ -125,6 +125,19 @@ class FakeGitHub:
 
     # -- faults
 
+    def reinstall(self, installation: int) -> int:
+        """The owner uninstalls the app and installs it again on the same repositories: a new
+        installation id ("Create an installation access token for an app" answers 404 for the old
+        one), and the old one's tokens refused like any token GitHub does not know (401 Bad
+        credentials; the docs do not say what a token of a deleted installation gets)."""
+        with self._lock:
+            new = next(self._ids)
+            for repository, current in list(self.installations.items()):
+                if current == installation:
+                    self.installations[repository] = new
+            self.tokens = {token: held for token, held in self.tokens.items() if held[0] != installation}
+            return new
+
     def fail(self, pattern: str | None, status: int, count: int = 1, body: Any = None,
              headers: dict[str, str] | None = None) -> Any:
         """The next `count` requests whose "METHOD /path" matches `pattern` answer `status`."""

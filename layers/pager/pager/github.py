@@ -9,7 +9,9 @@ Authentication:
   and reused until about a minute before it expires; a 401 on a JWT call drops it;
 - installation tokens (POST /app/installations/{id}/access_tokens) are cached until 5 minutes before
   their `expires_at`; nothing assumes their length or format; a 401 drops the cached one;
-- the installation of a repository (GET /repos/{repo}/installation) is cached per repository.
+- the installation of a repository (GET /repos/{repo}/installation) is cached per repository; one
+  GitHub no longer knows (404 for its token: the app was uninstalled and installed again), whether
+  cached or given by a payload or a record, is looked up anew and the call made once more.
 
 Answers map onto the exception tree of `pager.errors`:
 - 5xx, a rate limit (429, or 403 with `x-ratelimit-remaining: 0`, a `retry-after` header or a
@@ -46,6 +48,17 @@ SECONDARY_LIMIT_WAIT = 60.0  # GitHub: without a header, wait at least a minute 
 API_VERSION = "2022-11-28"
 USER_AGENT = "pager"
 REASON_LIMIT = 300  # characters of GitHub's message kept in an exception
+
+
+class InstallationGone(GitHubRefused):
+    """GitHub no longer knows the installation (404 for its token): the app was uninstalled."""
+
+
+def _an_object(body: Any, step: str) -> dict[str, Any]:
+    """An answer that must be a JSON object (anything else is an answer pager cannot use)."""
+    if not isinstance(body, dict):
+        raise GitHubUnavailable(f"{step}: answer is not an object")
+    return body
 
 
 @dataclass(frozen=True)
@@ -117,12 +130,13 @@ class GitHub:
         cached = self._tokens.get(installation_id)
         if cached is not None and self._clock() < cached.refresh_at:
             return cached.value
-        body = self._request(
-            "POST",
-            f"/app/installations/{installation_id}/access_tokens",
-            step="github installation token",
-            auth="jwt",
-        )
+        try:
+            body = self._request("POST", f"/app/installations/{installation_id}/access_tokens",
+                                 step="github installation token", auth="jwt")
+        except GitHubRefused as exc:
+            if exc.status == 404:  # the installation is gone: the app was uninstalled (and maybe installed again)
+                raise InstallationGone(str(exc), status=exc.status, reason=exc.reason) from exc
+            raise
         token = body.get("token") if isinstance(body, dict) else None
         if not isinstance(token, str) or not token:
             raise GitHubUnavailable("github installation token: answer without a token")
@@ -177,7 +191,8 @@ class GitHub:
 
     def get_delivery(self, delivery_id: int) -> dict:
         """One delivery of the app's webhook with its request (headers, payload) and response."""
-        return self._object("GET", f"/app/hook/deliveries/{int(delivery_id)}", "github get delivery", auth="jwt")
+        step = "github get delivery"
+        return _an_object(self._request("GET", f"/app/hook/deliveries/{int(delivery_id)}", step=step, auth="jwt"), step)
 
     def redeliver(self, delivery_id: int) -> None:
         """Ask GitHub to deliver one delivery again (202 Accepted)."""
@@ -195,42 +210,43 @@ class GitHub:
         self, repo: str, event_type: str, client_payload: dict, *, installation_id: int | None = None
     ) -> None:
         """A `repository_dispatch` event on a repository (204)."""
-        self._request(
-            "POST",
-            f"/repos/{repo}/dispatches",
-            step="github dispatch",
-            auth=self._installation(repo, installation_id),
-            json={"event_type": event_type, "client_payload": client_payload},
-            expect_body=False,
-        )
+        self._on_repository(repo, installation_id, "POST", f"/repos/{repo}/dispatches", step="github dispatch",
+                            json={"event_type": event_type, "client_payload": client_payload}, expect_body=False)
 
     def get_pull(self, repo: str, number: int, *, installation_id: int | None = None) -> dict:
         """A pull request as GitHub shows it now."""
-        return self._object("GET", f"/repos/{repo}/pulls/{int(number)}", "github read pull request",
-                            auth=self._installation(repo, installation_id))
+        return _an_object(self._on_repository(repo, installation_id, "GET", f"/repos/{repo}/pulls/{int(number)}",
+                                              step="github read pull request"), "github read pull request")
 
     def get_code_scanning_alert(self, repo: str, number: int, *, installation_id: int | None = None) -> dict:
         """A code scanning alert as GitHub shows it now (Code scanning alerts: read)."""
-        return self._object("GET", f"/repos/{repo}/code-scanning/alerts/{int(number)}", "github read code scanning alert",
-                            auth=self._installation(repo, installation_id))
+        step = "github read code scanning alert"
+        return _an_object(self._on_repository(repo, installation_id, "GET", f"/repos/{repo}/code-scanning/alerts/{int(number)}",
+                                              step=step), step)
 
     def merge_pull(
         self, repo: str, number: int, *, sha: str, method: str, installation_id: int | None = None
     ) -> dict:
         """Merge a pull request only if its head is still `sha` (405 not mergeable, 409 head changed)."""
-        body = self._request(
-            "PUT",
-            f"/repos/{repo}/pulls/{int(number)}/merge",
-            step="github merge pull request",
-            auth=self._installation(repo, installation_id),
-            json={"sha": sha, "merge_method": method},
-        )
+        body = self._on_repository(repo, installation_id, "PUT", f"/repos/{repo}/pulls/{int(number)}/merge",
+                                   step="github merge pull request", json={"sha": sha, "merge_method": method})
         return body if isinstance(body, dict) else {}
 
     # -- transport ------------------------------------------------------------------------------------
 
-    def _installation(self, repo: str, installation_id: int | None) -> int:
-        return int(installation_id) if installation_id is not None else self.installation_for(repo)
+    def _on_repository(self, repo: str, installation_id: int | None, method: str, path: str, *, step: str,
+                       json: Any = None, expect_body: bool = True) -> Any:
+        """A call on a repository with a token of the app's installation on it: `installation_id` (from
+        a payload or a record), else the one cached for the repository. An installation GitHub no longer
+        knows (the app was uninstalled and installed again) is looked up anew, and the call made once more."""
+        installation = int(installation_id) if installation_id is not None else self.installation_for(repo)
+        try:
+            return self._request(method, path, step=step, auth=installation, json=json, expect_body=expect_body)
+        except InstallationGone:
+            self._installations.pop(repo.lower(), None)
+            if self.installation_for(repo) == installation:
+                raise
+        return self._request(method, path, step=step, auth=self.installation_for(repo), json=json, expect_body=expect_body)
 
     def _request(
         self,
@@ -244,13 +260,6 @@ class GitHub:
     ) -> Any:
         response = self._send(method, self._api_url + path, step=step, auth=auth, json=json)
         return self._json(response, step) if expect_body else None
-
-    def _object(self, method: str, path: str, step: str, *, auth: str | int) -> dict[str, Any]:
-        """A call whose answer is a JSON object (anything else is an answer pager cannot use)."""
-        body = self._request(method, path, step=step, auth=auth)
-        if not isinstance(body, dict):
-            raise GitHubUnavailable(f"{step}: answer is not an object")
-        return body
 
     def _send(
         self,
