@@ -620,19 +620,16 @@ def test_the_manifest_takes_its_events_from_the_signals_table_and_the_least_perm
 
 def _installation_calls() -> set[tuple[str, str]]:
     """(method, path template) of each call in pager/github.py made with an installation token (through
-    `_request`, or `_object` for an answer that must be an object)."""
+    `_on_repository`)."""
     tree = ast.parse(inspect.getsource(pager.github))
     calls = set()
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("_request", "_object")
-                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[1], ast.JoinedStr)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "_on_repository"
+                and isinstance(node.args[2], ast.Constant) and isinstance(node.args[3], ast.JoinedStr)):
             continue
-        auth = next(k.value for k in node.keywords if k.arg == "auth")
-        if isinstance(auth, ast.Constant) and auth.value == "jwt":
-            continue
-        path = "".join(v.value if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}" for v in node.args[1].values)
+        path = "".join(v.value if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}" for v in node.args[3].values)
         path = path.replace("{repo}", "{owner}/{repo}").replace("{int(number)}", "{n}")
-        calls.add((node.args[0].value, path))
+        calls.add((node.args[2].value, path))
     return calls
 
 

@@ -139,17 +139,19 @@ def pager_github_calls() -> list[tuple[str, str]]:
     calls = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("_request", "_send", "_object") and len(node.args) >= 2
-                and isinstance(node.args[0], ast.Constant)):
+                and node.func.attr in ("_request", "_send", "_object", "_on_repository")):
             continue
-        path = node.args[1]
+        args = node.args[2:] if node.func.attr == "_on_repository" else node.args  # (repo, installation, method, path)
+        if not (len(args) >= 2 and isinstance(args[0], ast.Constant)):
+            continue
+        method, path = args[0], args[1]
         if isinstance(path, ast.JoinedStr):
             text = "".join(v.value if isinstance(v, ast.Constant) else _sample(v.value) for v in path.values)
         elif isinstance(path, ast.BinOp) and isinstance(path.right, ast.Constant):
             text = path.right.value
         else:
             continue  # a URL GitHub handed over (the next page of a list)
-        calls.append((node.args[0].value, text))
+        calls.append((method.value, text))
     return calls
 
 

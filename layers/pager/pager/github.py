@@ -191,8 +191,7 @@ class GitHub:
 
     def get_delivery(self, delivery_id: int) -> dict:
         """One delivery of the app's webhook with its request (headers, payload) and response."""
-        step = "github get delivery"
-        return _an_object(self._request("GET", f"/app/hook/deliveries/{int(delivery_id)}", step=step, auth="jwt"), step)
+        return self._object("GET", f"/app/hook/deliveries/{int(delivery_id)}", "github get delivery", auth="jwt")
 
     def redeliver(self, delivery_id: int) -> None:
         """Ask GitHub to deliver one delivery again (202 Accepted)."""
@@ -260,6 +259,10 @@ class GitHub:
     ) -> Any:
         response = self._send(method, self._api_url + path, step=step, auth=auth, json=json)
         return self._json(response, step) if expect_body else None
+
+    def _object(self, method: str, path: str, step: str, *, auth: str | int) -> dict[str, Any]:
+        """A call whose answer is a JSON object."""
+        return _an_object(self._request(method, path, step=step, auth=auth), step)
 
     def _send(
         self,
