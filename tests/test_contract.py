@@ -84,7 +84,6 @@ KNOWN_ANSWER_GAPS: dict[tuple[str, int], list[str]] = {}
 KNOWN_RESULT_GAPS: dict[str, list[str]] = {}
 
 SAMPLE_REPO = "octo-org/hello-world"
-SAMPLE_NAMES = {"repo": SAMPLE_REPO, "basehead": "0a1b2c3...4d5e6f7"}  # a formatted part of a path -> its sample
 
 
 # -- reading the code ------------------------------------------------------------------------------------
@@ -131,9 +130,7 @@ def _sample(node: ast.expr) -> str:
     """A value for a formatted part of pager's request path: the repository, or a number."""
     while isinstance(node, ast.Call) and node.args:
         node = node.args[0]
-    if isinstance(node, ast.Name) and node.id in SAMPLE_NAMES:
-        return SAMPLE_NAMES[node.id]
-    return "7"
+    return SAMPLE_REPO if isinstance(node, ast.Name) and node.id == "repo" else "7"
 
 
 def pager_github_calls() -> list[tuple[str, str]]:
@@ -182,7 +179,7 @@ def operation_of(method: str, path: str) -> dict[str, Any] | None:
 def sample_path(op: dict[str, Any]) -> str:
     """The operation's path with a value for each parameter (the repository's own, numbers for integers)."""
     types = {p["name"]: p.get("type") for p in op["parameters"] if p["in"] == "path"}
-    values = {"owner": "octo-org", "repo": "hello-world", "basehead": SAMPLE_NAMES["basehead"]}
+    values = {"owner": "octo-org", "repo": "hello-world"}
     return re.sub(r"\{([^}]+)\}", lambda m: values.get(m.group(1)) or ("7" if types[m.group(1)] == "integer" else "x"),
                   op["path"])
 
@@ -288,8 +285,6 @@ def github_exchanges(private_key_pem) -> list[tuple[dict[str, Any], HttpRequest,
         hub.pulls[(REPO, number)] = dict(hub.pulls[(REPO, 2)], number=number, mergeable_state=state)
     hub.merge_methods[REPO] = {"merge", "squash"}
     hub.alerts[(REPO, 10)] = {"number": 10, "state": "open"}
-    hub.push(REPO, "a1", "b2")
-    hub.push(REPO, "c3", onto="a1")  # a force push: b2 and c3 diverged
     head = hub.pulls[(REPO, 2)]["head"]["sha"]
     api = GITHUB_API
     dispatch = f"{api}/repos/{CONTROL}/dispatches"
@@ -343,8 +338,6 @@ def github_exchanges(private_key_pem) -> list[tuple[dict[str, Any], HttpRequest,
         HttpRequest("GET", f"{api}/repos/{REPO}/code-scanning/alerts/10", token),
         HttpRequest("GET", f"{api}/repos/{REPO}/code-scanning/alerts/11", token),
         HttpRequest("GET", f"{api}/repos/{REPO}/code-scanning/alerts/10", jwt_auth),
-        *[HttpRequest("GET", f"{api}/repos/{REPO}/compare/{basehead}", token)
-          for basehead in ("a1...b2", "b2...a1", "b2...b2", "b2...c3", "a1...f0")],
         HttpRequest("GET", f"{api}/app", jwt_auth),
         HttpRequest("GET", f"{api}/app", {}),
         HttpRequest("GET", f"{api}/app/hook/config", jwt_auth),
@@ -401,8 +394,6 @@ def traffic(private_key_pem) -> World:
     telegram.answer_callback("cb-long", "x" * 300)
     telegram.get_me()  # the recovery check's probe
     client.probe(CONTROL)
-    world.hub.push(REPO, "0a1b2c3", "4d5e6f7")
-    assert client.compare(REPO, "0a1b2c3", "4d5e6f7") == "ahead"  # the alarm's check suites (no flow above is late)
     return world
 
 

@@ -151,50 +151,6 @@ def test_a_failing_check_suite_of_another_app_opens_its_entry_and_success_closes
     assert world.deliver("check_suite", later)[1]["outcome"].startswith("all clear; ")
 
 
-OLDER, NEWER, NEWEST = "a" * 40, "b" * 40, "c" * 40  # three commits pushed one after another
-
-
-def suite_entry(world) -> dict:
-    return world.store.dump().get(f"{KEY} [entry:suite:octocoders-linter]", {})
-
-
-def test_an_older_commits_success_that_finishes_later_leaves_a_newer_commits_failure_open(world):
-    world.hub.push(REPO, OLDER, NEWER)
-    world.deliver("check_suite", suite("failure", sha=NEWER, updated_at="2019-05-15T16:00:00Z"))
-    late = suite("success", sha=OLDER, updated_at="2019-05-15T16:30:00Z")  # a slower CI run of the older commit
-    assert world.deliver("check_suite", late)[1]["outcome"].startswith("alarm unchanged")
-    assert suite_entry(world)["state"] == "open" and "failure on bbbbbbb" in only_message(world)[1][0]
-    fixed = suite("success", sha=NEWEST, updated_at="2019-05-15T16:20:00Z")  # a newer commit, whatever its time
-    world.hub.push(REPO, NEWEST)
-    assert world.deliver("check_suite", fixed)[1]["outcome"].startswith("all clear")
-    assert suite_entry(world)["sha"] == NEWEST
-
-
-def test_an_older_commits_failure_that_finishes_after_a_newer_commits_success_opens_nothing(world):
-    world.hub.push(REPO, OLDER, NEWER)
-    world.deliver("check_suite", suite("success", sha=NEWER, updated_at="2019-05-15T16:00:00Z"))
-    late = suite("failure", sha=OLDER, updated_at="2019-05-15T16:30:00Z")
-    assert world.deliver("check_suite", late)[1]["outcome"].startswith("alarm unchanged")
-    assert world.chat.view() == {}
-    assert world.deliver("check_suite", suite("failure", sha=NEWER, updated_at="2019-05-15T16:40:00Z"))[1]["outcome"] \
-        .startswith("alarm opened")  # the same commit's suite run again and failing: time orders it
-
-
-def test_commits_github_cannot_compare_are_ordered_by_their_suites_times(world):
-    world.deliver("check_suite", suite("failure", sha=NEWER, updated_at="2019-05-15T16:00:00Z"))  # never pushed here:
-    late = suite("success", sha=OLDER, updated_at="2019-05-15T16:30:00Z")  # compare answers 404 (a force push dropped it)
-    assert world.deliver("check_suite", late)[1]["outcome"].startswith("all clear")
-    compares = [r for r in world.hub.requests if "/compare/" in r.path]
-    assert [r.path.rsplit("/", 1)[1] for r in compares] == [f"{NEWER}...{OLDER}"]
-
-
-def test_a_suite_about_the_commit_its_entry_holds_asks_github_nothing(world):
-    world.deliver("check_suite", suite("failure", sha=NEWER, updated_at="2019-05-15T16:00:00Z"))
-    world.deliver("check_suite", suite("success", sha=NEWER, updated_at="2019-05-15T16:30:00Z"))
-    world.deliver("check_suite", suite("success", sha=NEWEST, updated_at="2019-05-15T17:00:00Z"))  # closed: nothing to decide
-    assert not [r for r in world.hub.requests if "/compare/" in r.path]
-
-
 def test_github_actions_check_suites_are_left_to_the_workflow_runs(world):
     answer = world.deliver("check_suite", suite("failure", slug="github-actions"))[1]["outcome"]
     assert answer.startswith("ignored: GitHub Actions")
@@ -446,12 +402,6 @@ def _sweeping(opened, closed):
             lambda h: None,
             delivering("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"})),
         ),
-        Scenario(  # an earlier time than the failure's: only GitHub's compare says the commit is newer
-            "check suite of a newer commit",
-            lambda h: (h.hub.push(REPO, OLDER, NEWER),
-                       h.deliver("check_suite", suite("failure", sha=OLDER, updated_at="2019-05-15T16:00:00Z"))),
-            delivering("check_suite", suite("success", sha=NEWER, updated_at="2019-05-15T15:00:00Z")),
-        ),
         Scenario("sweep opens a delivery entry", lambda h: None, _sweeping({"delivery:g1": delivery_entry("g1")}, [])),
         Scenario(
             "sweep closes a delivery entry",
@@ -513,19 +463,6 @@ def test_an_alert_without_a_time_of_its_own_opens_whatever_order_it_carries():
     closed = {"state": "closed", "order": "2021-02-12T00:00:00Z", "at": 0.0}
     step = decide_entry(_entry("2020-07-22T14:06:31Z"), None, True)(closed, 10.0)
     assert step.describe() == "opened" and step.data["order"] == "2021-02-12T00:00:00Z"
-
-
-def test_where_a_commit_stands_in_history_rules_over_the_suites_times_while_the_entry_holds_the_commit_compared():
-    failing = {"state": "open", "order": "2019-05-15T16:00:00Z", "title": "t", "sha": "b" * 40, "at": 0.0}
-    earlier = "2019-05-15T15:00:00Z"
-    newer = decide_entry(None, earlier, False, commit="c" * 40, history=("b" * 40, "ahead"))(failing, 10.0)
-    assert newer.describe() == "closed" and newer.data["order"] == failing["order"] and newer.data["sha"] == "c" * 40
-    later = "2019-05-15T17:00:00Z"
-    assert decide_entry(None, later, False, commit="a" * 40, history=("b" * 40, "behind"))(failing, 10.0).describe() == "stale"
-    moved = dict(failing, sha="d" * 40)  # another delivery changed the entry since the compare: times decide
-    assert decide_entry(None, later, False, commit="a" * 40, history=("b" * 40, "behind"))(moved, 10.0).describe() == "closed"
-    diverged = decide_entry(None, earlier, False, commit="e" * 40, history=("b" * 40, "diverged"))(failing, 10.0)
-    assert diverged.describe() == "stale"  # a force push: the times as before
 
 
 def test_start_fix_callback_data_fits_telegrams_64_bytes_for_any_repository_name():

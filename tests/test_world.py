@@ -122,22 +122,6 @@ def test_app_endpoints_take_only_the_apps_jwt_and_repository_endpoints_only_an_i
     assert github(HttpRequest("GET", f"{api}/app/hook/deliveries", {"Authorization": f"Bearer {stale}"})).status == 401
 
 
-def test_comparing_two_commits_says_where_head_stands_to_base_in_the_pushed_history(private_key_pem):
-    now = 1_800_000_000.0
-    github = FakeGitHub(clock=lambda: now, api_url="https://api.github.test")
-    github.installations["o/r"] = 7
-    api = "https://api.github.test"
-    token = github(HttpRequest("POST", f"{api}/app/installations/7/access_tokens", app_jwt(private_key_pem, now))).body["token"]
-    github.push("o/r", "a", "b", "c")
-    github.push("o/r", "d", onto="a")  # a force push
-
-    def compare(basehead):
-        answer = github(HttpRequest("GET", f"{api}/repos/o/r/compare/{basehead}", {"Authorization": f"Bearer {token}"}))
-        return answer.body["status"] if answer.status == 200 else answer.status
-
-    assert [compare(x) for x in ("a...c", "c...a", "b...b", "c...d", "a...zz")] == ["ahead", "behind", "identical", "diverged", 404]
-
-
 @pytest.mark.parametrize(("body", "status"), [
     ({"event_type": "pager-draft", "client_payload": {str(n): n for n in range(10)}}, 204),
     ({"event_type": "pager-draft", "client_payload": {str(n): n for n in range(11)}}, 422),

@@ -62,12 +62,11 @@ def run(conclusion: str, *, workflow_id: int = 2823525, number: int = 163, attem
 
 
 def suite(conclusion: str, *, slug: str | None = "octocoders-linter", branch: str = "master",
-          updated_at: str = "2019-05-15T15:21:14Z", sha: str | None = None) -> dict[str, Any]:
+          updated_at: str = "2019-05-15T15:21:14Z") -> dict[str, Any]:
     body = payload(
         "check_suite",
         "completed",
-        **{"check_suite.conclusion": conclusion, "check_suite.head_branch": branch, "check_suite.updated_at": updated_at,
-           **({"check_suite.head_sha": sha} if sha else {})},
+        **{"check_suite.conclusion": conclusion, "check_suite.head_branch": branch, "check_suite.updated_at": updated_at},
     )
     if slug is not None:
         body["check_suite"]["app"]["slug"] = slug

@@ -27,10 +27,7 @@ Every request goes through the world's `Faults` first. As strict as GitHub, each
   merges unless the base branch requires up-to-date heads; blocked and dirty 405; a `sha` that is not
   the head 409; a merge method the repository does not allow 405;
 - "Webhooks: List deliveries for an app webhook": newest first, `per_page` up to 100, `status`
-  success (200-399) or failure (400-599), `cursor` from the Link header, 400/422 for a bad one;
-- "Commits: Compare two commits" (`BASE...HEAD`): `status` ahead when HEAD descends from BASE, behind
-  when it is an ancestor, identical, else diverged, with `ahead_by`, `behind_by`, `total_commits`;
-  404 for a commit the repository does not have. The history is what `push` made of it.
+  success (200-399) or failure (400-599), `cursor` from the Link header, 400/422 for a bad one.
 
 The app itself, as `pager setup` registers it and `pager doctor` reads it:
 
@@ -106,7 +103,6 @@ class FakeGitHub:
         self.up_to_date_required: set[str] = set()  # repositories whose base branch requires up-to-date heads
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
         self.alerts: dict[tuple[str, int], dict[str, Any]] = {}  # code scanning alerts as GitHub has them
-        self.parents: dict[str, dict[str, str | None]] = {}  # repository -> commit -> its parent (`push`)
         self.dispatches: list[dict[str, Any]] = []
         self.merges: list[dict[str, Any]] = []
         self.merge_refusal: tuple[int, str] | None = None  # the next merges answer this (status, message)
@@ -128,43 +124,6 @@ class FakeGitHub:
         self._lock = threading.RLock()
 
     # -- faults
-
-    def push(self, repository: str, *shas: str, onto: str | None = None) -> None:
-        """Commits pushed to a repository's branch, each the child of the one before: the first onto
-        `onto` (a commit it has), else onto the newest commit pushed before (a force push: `onto` older)."""
-        with self._lock:
-            history = self.parents.setdefault(repository, {})
-            parent = onto if onto is not None else next(reversed(history), None)
-            for sha in shas:
-                history[sha] = parent
-                parent = sha
-
-    def _ancestors(self, repository: str, sha: str) -> list[str]:
-        """The commit and its ancestors, newest first."""
-        history, line = self.parents.get(repository, {}), []
-        node: str | None = sha
-        while node is not None:
-            line.append(node)
-            node = history.get(node)
-        return line
-
-    def _compare(self, repository: str, base: str, head: str) -> HttpResponse:
-        history = self.parents.get(repository, {})
-        if base not in history or head not in history:
-            return _error(404, "Not Found")
-        of_head, of_base = self._ancestors(repository, head), self._ancestors(repository, base)
-        merge_base = next(c for c in of_head if c in set(of_base)) if set(of_head) & set(of_base) else None
-        ahead = of_head.index(merge_base) if merge_base else len(of_head)
-        behind = of_base.index(merge_base) if merge_base else len(of_base)
-        status = ("identical" if ahead == behind == 0 else "ahead" if behind == 0 else "behind" if ahead == 0 else "diverged")
-        url = f"https://api.github.com/repos/{repository}/compare/{base}...{head}"
-        commit = lambda sha: {"sha": sha, "url": f"https://api.github.com/repos/{repository}/commits/{sha}"}  # noqa: E731
-        return HttpResponse(200, {
-            "url": url, "html_url": f"https://github.com/{repository}/compare/{base}...{head}",
-            "permalink_url": url, "diff_url": url + ".diff", "patch_url": url + ".patch",
-            "base_commit": commit(base), "merge_base_commit": commit(merge_base or base), "status": status,
-            "ahead_by": ahead, "behind_by": behind, "total_commits": ahead,
-            "commits": [commit(c) for c in reversed(of_head[:ahead])], "files": []})
 
     def reinstall(self, installation: int) -> int:
         """The owner uninstalls the app and installs it again on the same repositories: a new
@@ -349,8 +308,6 @@ class FakeGitHub:
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/code-scanning/alerts/(\d+)", path)) and method == "GET":
             alert = self.alerts.get((m.group(1), int(m.group(2))))
             return HttpResponse(200, dict(alert)) if alert else _error(404, "No alert found for alert number")
-        if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/compare/([^./]+)\.\.\.([^./]+)", path)) and method == "GET":
-            return self._compare(m.group(1), m.group(2), m.group(3))
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)", path)) and method == "GET":
             pull = self.pulls.get((m.group(1), int(m.group(2))))
             return HttpResponse(200, dict(pull)) if pull else _error(404)

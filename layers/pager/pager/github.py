@@ -223,17 +223,6 @@ class GitHub:
         return _an_object(self._on_repository(repo, installation_id, "GET", f"/repos/{repo}/code-scanning/alerts/{int(number)}",
                                               step=step), step)
 
-    def compare(self, repo: str, base: str, head: str, *, installation_id: int | None = None) -> str:
-        """Where commit `head` stands to commit `base` in the repository's history, as GitHub's "Compare
-        two commits" says: "ahead" (a descendant), "behind" (an ancestor), "identical" or "diverged"."""
-        step = "github compare commits"
-        basehead = f"{base}...{head}"
-        body = _an_object(self._on_repository(repo, installation_id, "GET", f"/repos/{repo}/compare/{basehead}", step=step), step)
-        status = body.get("status")
-        if status not in ("ahead", "behind", "identical", "diverged"):
-            raise GitHubUnavailable(f"{step}: answer without a status")
-        return str(status)
-
     def merge_pull(
         self, repo: str, number: int, *, sha: str, method: str, installation_id: int | None = None
     ) -> dict:

@@ -39,7 +39,7 @@ PERMISSIONS: tuple[Permission, ...] = (
     Permission("security_events", "Code scanning alerts", "read", "code scanning alerts (alarm); reading an alert reopened"),
     Permission("contents", "Contents", "write",
                "`repository_dispatch` to the control repository (`pager-draft`, `pager-fix`); merging a release "
-               "(GitHub lists the merge endpoint under Contents: write); release events; comparing two commits (alarm)"),
+               "(GitHub lists the merge endpoint under Contents: write); release events"),
     Permission("discussions", "Discussions", "read", "discussions and their comments"),
     Permission("issues", "Issues", "read", "issues and their comments"),
     Permission("metadata", "Metadata", "read", "required by GitHub for every app"),
@@ -68,7 +68,6 @@ CALL_PERMISSIONS: dict[tuple[str, str], tuple[str, str]] = {
     ("PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/merge"): ("contents", "write"),
     ("GET", "/repos/{owner}/{repo}/pulls/{pull_number}"): ("pull_requests", "read"),
     ("GET", "/repos/{owner}/{repo}/code-scanning/alerts/{alert_number}"): ("security_events", "read"),
-    ("GET", "/repos/{owner}/{repo}/compare/{basehead}"): ("contents", "read"),
     ("GET", "/installation/repositories"): ("metadata", "read"),
 }
 

@@ -5,8 +5,7 @@ Entries, each keyed, with a title, a link and an order key:
     workflow:<workflow_id>     workflow_run.completed on the default branch: failure, timed_out,
                                startup_failure open it, success closes it (order: run number, attempt)
     suite:<app slug>           check_suite.completed on the default branch of an app other than
-                               GitHub Actions: failure or timed_out opens, success closes (order: the
-                               commits' history, as GitHub compares them; else updated_at)
+                               GitHub Actions: failure or timed_out opens, success closes (order: updated_at)
     code-scanning:<number>     code_scanning_alert created, appeared_in_branch (on the default branch),
                                reopened, reopened_by_user open it; fixed (on the default branch),
                                closed_by_user close it; updated_assignment changes nothing
@@ -40,9 +39,7 @@ Late: an entry's order key only grows, and a closed entry keeps the order that c
 days (as long as GitHub lists a delivery): a failure older than the newest payload applied to its
 entry changes nothing, and a success older than the failure shown closes nothing. A success writes
 its order even when nothing was open, so that its failure, delivered late, cannot open the entry
-afterwards. A check suite's time cannot order commits (an older commit's suite may finish after a
-newer one's): a suite that would open or close its entry for another commit than the one the entry
-holds is ordered by GitHub's compare of the two (`gather_history`). A code scanning alert's payload cannot order its events (a reopened one carries no time,
+afterwards. A code scanning alert's payload cannot order its events (a reopened one carries no time,
 a fixed one none beyond `created_at`): each delivery reads the alert from GitHub (the gather step),
 and an opening applies only while GitHub calls the alert open, a closing only while it does not.
 """
@@ -50,8 +47,7 @@ and an opening applies only while GitHub calls the alert open, a closing only wh
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass, field as dataclass_field, replace
+from dataclasses import dataclass, field as dataclass_field
 from typing import Any, Iterable, Mapping
 
 from ..errors import GitHubRefused
@@ -83,7 +79,6 @@ OPENING_ALERT = frozenset({"created", "appeared_in_branch", "reopened", "reopene
 CLOSING_ALERT = frozenset({"fixed", "closed_by_user"})
 UNORDERED_ALERT = frozenset({"appeared_in_branch", "reopened", "reopened_by_user"})  # no time of their own
 ACTIONS_APP = "github-actions"
-SHA = re.compile(r"[0-9a-f]{7,64}")
 
 # What an entry is worth a person's attention: failing CI first, then pager's own failures, then
 # code scanning alerts by severity (GitHub's security severity, else the rule's severity).
@@ -103,8 +98,6 @@ class Change:
     opened: Mapping[str, dict[str, Any]] = dataclass_field(default_factory=dict)
     closed: Mapping[str, str | None] = dataclass_field(default_factory=dict)
     unordered: frozenset[str] = frozenset()  # opened keys whose order key says nothing
-    commits: Mapping[str, str] = dataclass_field(default_factory=dict)  # key -> the commit its payload is about
-    history: Mapping[str, tuple[str, str]] = dataclass_field(default_factory=dict)  # key -> (commit, compare status)
 
 
 # -- reading payloads -----------------------------------------------------------------------------------
@@ -150,14 +143,10 @@ def read_check_suite(payload: Mapping[str, Any]) -> Change | str:
         sha = text(field(suite, "head_sha"))
         url = f"{repo_url(repository, payload)}/commit/{sha}/checks" if sha else repo_url(repository, payload)
         title = f"{text(field(app, 'name')) or slug}: {conclusion.replace('_', ' ')} on {sha[:7] or branch}"
-        return Change(opened={key: {"title": title, "url": url, "order": order, "rank": RANK_CI}}, commits=_commit(key, sha))
+        return Change(opened={key: {"title": title, "url": url, "order": order, "rank": RANK_CI}})
     if conclusion == "success":
-        return Change(closed={key: order}, commits=_commit(key, text(field(suite, "head_sha"))))
+        return Change(closed={key: order})
     return f"ignored: conclusion {conclusion or 'none'}"
-
-
-def _commit(key: str, sha: str) -> dict[str, str]:
-    return {key: sha} if SHA.fullmatch(sha) else {}
 
 
 def read_code_scanning_alert(payload: Mapping[str, Any]) -> Change | str:
@@ -206,41 +195,30 @@ def _remembered(data: Mapping[str, Any], now: float) -> Mapping[str, Any]:
     return data
 
 
-def decide_entry(wanted: Mapping[str, Any] | None, close_order: str | None, unordered: bool, *, commit: str = "",
-                 history: tuple[str, str] | None = None):
+def decide_entry(wanted: Mapping[str, Any] | None, close_order: str | None, unordered: bool):
     """Open an entry (`wanted`) or close it (at `close_order`; None: whatever its order), unless the
-    entry applied a newer payload already. `commit`: the commit the payload is about, kept in the
-    entry; `history`: (the commit the entry held when read, where `commit` stands to it: GitHub's
-    compare status), which rules over the order keys while the entry still holds that commit: an
-    ancestor's payload is stale however late it comes, a descendant's applies. Pure; its outcome says
-    what became of it."""
+    entry applied a newer payload already. Pure; its outcome says what became of it."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
         known = _remembered(data, now)
         state, order = known.get("state"), known.get("order", "")
-        relation = history[1] if history and known.get("sha") == history[0] else None
-        if relation == "behind":
-            return Step("stale")
-        later = relation == "ahead"  # a descendant of the entry's commit: newer whatever its time says
-        held = {"sha": commit} if commit else {}
         if wanted is not None:
-            if not (unordered or later) and known and wanted["order"] < order:
+            if not unordered and known and wanted["order"] < order:
                 return Step("stale")
-            new = {"state": "open", **wanted, **held,
-                   "order": newest(order, wanted["order"]) if unordered or later else wanted["order"],
+            new = {"state": "open", **wanted, "order": newest(order, wanted["order"]) if unordered else wanted["order"],
                    "at": known["at"] if state == "open" else now}
             if state == "open" and all(known.get(k) == v for k, v in new.items() if k != "at") and set(known) == set(new):
                 return Step("repeated")
             return Step("opened" if state != "open" else "updated", data=new)
         if state != "open":
-            if known and (close_order is None or close_order == order or (commit and known.get("sha") == commit)):
+            if known and (close_order is None or close_order == order):
                 return Step("repeated")  # closed by this very change before: its render may have failed
-            if close_order is None or (known and close_order < order and not later):
+            if close_order is None or (known and close_order < order):
                 return Step("unchanged")
-            return Step("remembered", data={"state": "closed", "order": newest(close_order, order), "at": now, **held})
-        if close_order is not None and close_order < order and not later:
+            return Step("remembered", data={"state": "closed", "order": close_order, "at": now})
+        if close_order is not None and close_order < order:
             return Step("stale")
-        return Step("closed", data={**known, "state": "closed", "order": newest(close_order or "", order), "at": now, **held})
+        return Step("closed", data={**known, "state": "closed", "order": newest(close_order, order), "at": now})
 
     return decide
 
@@ -411,11 +389,10 @@ def record(services: Services, repository: str, change: Change) -> list[str]:
     key = alarm_key(repository)
     fates = []
     for entry, wanted in change.opened.items():
-        decide = decide_entry(wanted, None, entry in change.unordered, commit=change.commits.get(entry, ""),
-                              history=change.history.get(entry))
+        decide = decide_entry(wanted, None, entry in change.unordered)
         fates.append(settle(services, key, decide, item=entry_item(entry), ttl_seconds=None).idle)
     for entry, order in change.closed.items():
-        decide = decide_entry(None, order, False, commit=change.commits.get(entry, ""), history=change.history.get(entry))
+        decide = decide_entry(None, order, False)
         fates.append(settle(services, key, decide, item=entry_item(entry), ttl_seconds=CLOSED_MEMORY_SECONDS).idle)
     return fates
 
@@ -494,31 +471,8 @@ def workflow_run(delivery: Delivery, services: Services) -> str:
 
 
 def check_suite(delivery: Delivery, services: Services) -> str:
-    """check_suite.completed: another app's suite on the default branch opens or closes its entry.
-    A suite's time cannot order commits (an older commit's suite may finish, or be run again, after a
-    newer one's): when the payload would open or close the entry for another commit than the one it
-    holds, GitHub's compare says which commit is newer (gather)."""
-    change = read_check_suite(delivery.payload)
-    if isinstance(change, Change):
-        change = gather_history(services, delivery, change)
-    return _apply(delivery, services, change)
-
-
-def gather_history(services: Services, delivery: Delivery, change: Change) -> Change:
-    """The change with where its commit stands to the one its entry holds, when that could decide
-    whether it opens or closes the entry; as it was when GitHub cannot tell (a commit a force push
-    dropped, a refusal): then the suites' times order them."""
-    history = {}
-    for key, commit in change.commits.items():
-        held = _remembered(services.store.load(alarm_key(delivery.repository), entry_item(key)).data, services.now())
-        sha = text(held.get("sha"))
-        if not sha or sha == commit or (key in change.closed and held.get("state") != "open"):
-            continue
-        try:
-            history[key] = (sha, services.github.compare(delivery.repository, sha, commit, installation_id=delivery.installation_id))
-        except GitHubRefused:
-            continue
-    return replace(change, history=history) if history else change
+    """check_suite.completed: another app's suite on the default branch opens or closes its entry."""
+    return _apply(delivery, services, read_check_suite(delivery.payload))
 
 
 def code_scanning(delivery: Delivery, services: Services) -> str:
