@@ -139,6 +139,7 @@ def test_a_failure_at_any_call_of_a_start_fix_press_ends_in_one_dispatch(make_wo
 
 def test_in_a_channel_given_as_its_name_the_allowed_users_presses_work(make_world):
     world = make_world(telegram_chat_id="@fleetalarms")
+    world.chat.add_chat("-1009999", "channel", username="FleetAlarms")  # the bot posts in the channel
     alarmed(world)
     data, message_id = fix_data(world)
     update = world.press_update(data, message_id=message_id, chat="-1009999")

@@ -405,6 +405,7 @@ def healthy(make_world, private_key_pem, aws, tmp_path):
                                      "TELEGRAM_BOT_TOKEN": BOT_TOKEN, "TELEGRAM_WEBHOOK_SECRET": STACK_SECRET})
     guided_samconfig(tmp_path, parameters)
     world.chat.token = BOT_TOKEN
+    world.chat.add_chat(CHAT["id"], "supergroup", forum=True, topics=(7,), title=CHAT["title"])  # the bot is in the chat
     world.chat.handle("setWebhook", {"url": TELEGRAM_HOOK, "secret_token": STACK_SECRET, "allowed_updates": ["callback_query"]})
     for status in (200, 200, 502, 200):
         world.hub.record(world.hub.new_guid(), "issues", "opened", 1, status)

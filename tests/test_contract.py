@@ -8,8 +8,8 @@ GitHub (`FakeGitHub`, and pager's client `pager.github`)
 - every route the fake serves (read from its `_route`) is an operation of the slice, same method and
   path template; every call pager's client makes (read from pager/github.py) is one, and the fake
   serves it;
-- the status codes the fake answers, driven with requests built here (its refusals 400, 401, 404,
-  405, 409, 422 included), are those the slice documents for the operation;
+- the status codes the fake answers, driven with requests built here (its refusals 400, 401, 403,
+  404, 405, 409, 422 included), are those the slice documents for the operation;
 - its answers carry the properties pager reads, with the documented types; every property is a
   documented one; the answers it builds itself carry the required ones;
 - what pager's client sends, captured in pager_world's World while pager's handlers and sweep run
@@ -46,7 +46,8 @@ import pytest
 import pager.github
 import pager.html
 import pager.telegram
-from pager_world.cases import alert, issue_opened, live_pull, ready, run
+from pager.permissions import needed_permissions
+from pager_world.cases import alert, issue_comment_by, issue_opened, live_pull, ready, run
 from pager_world.github import FakeGitHub
 from pager_world.http import HttpRequest
 from pager_world.payloads import example
@@ -63,6 +64,9 @@ TYPES = TELEGRAM["types"]
 # Status codes the fake answers that GitHub's description does not list for the operation.
 _BAD_CREDENTIALS = ("GitHub answers 401 Bad credentials on any endpoint for a missing or refused JWT or token "
                     "(docs: Authenticating as a GitHub App); the description lists 401 only for some operations")
+_NOT_PERMITTED = ("GitHub answers 403 Resource not accessible by integration to an installation token without the "
+                  "permission the endpoint needs (docs: Permissions required for GitHub Apps); the description lists "
+                  "403 only for some operations")
 KNOWN_UNDOCUMENTED_STATUSES = {
     ("apps/list-webhook-deliveries", 401): _BAD_CREDENTIALS,
     ("apps/redeliver-webhook-delivery", 401): _BAD_CREDENTIALS,
@@ -77,6 +81,11 @@ KNOWN_UNDOCUMENTED_STATUSES = {
     ("apps/get-webhook-delivery", 404): "the fake answers 404 for a delivery id it does not list; the "
                                         "description documents only 200, 400 and 422",
     ("apps/get-authenticated", 401): _BAD_CREDENTIALS,
+    ("repos/get", 401): _BAD_CREDENTIALS,
+    ("repos/check-collaborator", 401): _BAD_CREDENTIALS,
+    ("repos/create-dispatch-event", 403): _NOT_PERMITTED,
+    ("pulls/get", 403): _NOT_PERMITTED,
+    ("repos/check-collaborator", 403): _NOT_PERMITTED,
 }
 # What the fake's answers lack against the description (pager reads none of it).
 KNOWN_ANSWER_GAPS: dict[tuple[str, int], list[str]] = {}
@@ -284,7 +293,17 @@ def github_exchanges(private_key_pem) -> list[tuple[dict[str, Any], HttpRequest,
     for number, state in ((3, "dirty"), (4, "blocked"), (5, "clean")):
         hub.pulls[(REPO, number)] = dict(hub.pulls[(REPO, 2)], number=number, mergeable_state=state)
     hub.merge_methods[REPO] = {"merge", "squash"}
+    hub.pulls[(REPO, 6)] = dict(hub.pulls[(REPO, 2)], number=6, state="closed", merged=False)  # closed, not merged
     hub.alerts[(REPO, 10)] = {"number": 10, "state": "open"}
+    hub.collaborators[REPO] = {"Octocat"}
+    # installations whose owner granted too little: metadata only, and nothing at all
+    limited, bare = "octo-org/limited", "octo-org/bare"
+    hub.installations.update({limited: 3, bare: 4})
+    hub.installation_permissions.update({3: {"metadata": "read"}, 4: {}})
+    hub.pulls[(limited, 2)] = dict(hub.pulls[(REPO, 2)])
+    hub.alerts[(limited, 10)] = {"number": 10, "state": "open"}
+    metadata_only = {"Authorization": f"Bearer {hub(HttpRequest('POST', f'{GITHUB_API}/app/installations/3/access_tokens', jwt_auth)).body['token']}"}
+    nothing = {"Authorization": f"Bearer {hub(HttpRequest('POST', f'{GITHUB_API}/app/installations/4/access_tokens', jwt_auth)).body['token']}"}
     head = hub.pulls[(REPO, 2)]["head"]["sha"]
     api = GITHUB_API
     dispatch = f"{api}/repos/{CONTROL}/dispatches"
@@ -335,6 +354,24 @@ def github_exchanges(private_key_pem) -> list[tuple[dict[str, Any], HttpRequest,
         HttpRequest("PUT", f"{api}/repos/{REPO}/pulls/2/merge", token, merge()),
         HttpRequest("PUT", f"{api}/repos/{REPO}/pulls/2/merge", token, merge()),  # merged already
         HttpRequest("GET", f"{api}/repos/{REPO}/pulls/2", token),  # as the merge left it
+        HttpRequest("PUT", f"{api}/repos/{REPO}/pulls/6/merge", token, merge()),  # closed without a merge
+        HttpRequest("PUT", f"{api}/repos/{REPO}/pulls/5/merge", token, merge(method="fast-forward")),
+        HttpRequest("POST", f"{api}/repos/{limited}/dispatches", metadata_only,
+                    json_body({"event_type": "pager-draft", "client_payload": {}})),
+        HttpRequest("GET", f"{api}/repos/{limited}/pulls/2", metadata_only),
+        HttpRequest("PUT", f"{api}/repos/{limited}/pulls/2/merge", metadata_only, merge()),
+        HttpRequest("GET", f"{api}/repos/{limited}/code-scanning/alerts/10", metadata_only),
+        HttpRequest("GET", f"{api}/repos/{REPO}/collaborators/octocat", token),
+        HttpRequest("GET", f"{api}/repos/{REPO}/collaborators/stranger", token),
+        HttpRequest("GET", f"{api}/repos/{REPO}/collaborators/octocat", {}),
+        HttpRequest("GET", f"{api}/repos/{limited}/collaborators/octocat", metadata_only),
+        HttpRequest("GET", f"{api}/repos/{bare}/collaborators/octocat", nothing),
+        HttpRequest("GET", f"{api}/repos/{CONTROL}", token),
+        HttpRequest("GET", f"{api}/repos/{REPO}", token),
+        HttpRequest("GET", f"{api}/repos/octo-org/moved", token),  # renamed: 301 to its name now
+        HttpRequest("GET", f"{api}/repos/nobody/nothing", token),
+        HttpRequest("GET", f"{api}/repos/{bare}", nothing),
+        HttpRequest("GET", f"{api}/repos/{CONTROL}", {}),
         HttpRequest("GET", f"{api}/repos/{REPO}/code-scanning/alerts/10", token),
         HttpRequest("GET", f"{api}/repos/{REPO}/code-scanning/alerts/11", token),
         HttpRequest("GET", f"{api}/repos/{REPO}/code-scanning/alerts/10", jwt_auth),
@@ -346,6 +383,9 @@ def github_exchanges(private_key_pem) -> list[tuple[dict[str, Any], HttpRequest,
         HttpRequest("GET", f"{api}/installation/repositories?per_page=1", token),
         HttpRequest("GET", f"{api}/installation/repositories", {}),
     ]
+    hub.repositories.update({bare: 4242, "octo-org/moved": 4243})
+    hub.installations["octo-org/moved"] = 1
+    hub.rename("octo-org/moved", "octo-org/moved-now")
     exchanges = []
     for request in requests:
         op = operation_of(request.method, request.path)
@@ -381,6 +421,14 @@ def traffic(private_key_pem) -> World:
         world.github.deliver("issues", issue_opened())
     world.answer = None
     world.advance(15)
+    world.sweep()  # (the first run reads the control repository's id)
+    org = {"repository.owner.type": "Organization", "comment.author_association": "CONTRIBUTOR"}
+    world.deliver("issue_comment", issue_comment_by("carol", comment_id=77, number=7, **org))  # "outside", confirmed
+    world.deliver("issues", issue_opened(action="closed", **{"issue.state": "closed"}))
+    world.hub.installation_permissions[1] = {"metadata": "read"}  # a refused dispatch: its probe asks Telegram and GitHub
+    world.deliver("issue_comment", issue_comment_by("dave", comment_id=78, number=8, **org))
+    world.hub.installation_permissions[1] = needed_permissions()
+    world.advance(15)
     world.sweep()
     # what no flow above needs: a repository's installation, a long page followed by its Link, a silent message
     client = world.services.github
@@ -391,8 +439,10 @@ def traffic(private_key_pem) -> World:
         client.get_delivery(page.items[0]["id"])
     telegram = world.services.telegram
     telegram.send_message(CHAT_ID, "<b>quiet</b> &amp; threaded", thread_id=7, buttons=[[("A", "a" * 64)]], notify=False)
+    world.telegram.register_query("cb-long")  # a press Telegram knows, answered at once
     telegram.answer_callback("cb-long", "x" * 300)
     telegram.get_me()  # the recovery check's probe
+    telegram.may_post(CHAT_ID)  # whether Telegram would take a refused page again (pager's own health)
     client.probe(CONTROL)
     return world
 
@@ -441,7 +491,7 @@ def test_the_fake_github_answers_only_status_codes_githubs_description_documents
         f"new: {sorted(undocumented - set(KNOWN_UNDOCUMENTED_STATUSES))}; "
         f"gone: {sorted(set(KNOWN_UNDOCUMENTED_STATUSES) - undocumented)}")
     # the refusals the fake models are all there
-    assert {s for statuses in answered.values() for s in statuses} >= {200, 201, 202, 204, 400, 401, 404, 405, 409, 422}
+    assert {s for statuses in answered.values() for s in statuses} >= {200, 201, 202, 204, 400, 401, 403, 404, 405, 409, 422}
 
 
 def test_the_fake_githubs_answers_carry_what_pager_reads_with_the_documented_types(github_exchanges):
@@ -649,9 +699,13 @@ def test_the_limits_the_fake_telegram_enforces_are_the_documented_ones():
     assert pager.telegram.MAX_CALLBACK_DATA == button["max"]
     assert pager.html.MAX_TEXT == text["sendMessage"]["max"]
 
-    chat = FakeTelegram()
+    now = [1_800_000_000.0]
+    chat = FakeTelegram(clock=lambda: now[0])
+    chat.add_chat(CHAT_ID)
+    chat.register_query("1")
 
     def status(text: str, data: str = "d") -> int:
+        now[0] += 60  # a message a minute: the limits of a text here, not a chat's pace
         keyboard = {"inline_keyboard": [[{"text": "b", "callback_data": data}]]}
         params = {"chat_id": CHAT_ID, "text": text, "parse_mode": "HTML", "reply_markup": keyboard}
         return chat.handle("sendMessage", params)[0]
@@ -673,6 +727,8 @@ def test_the_fake_telegram_answers_with_the_documented_envelope_and_result_types
     envelope = TELEGRAM["response"]["fields"]
     found: dict[str, list[str]] = {}
     chat = FakeTelegram()
+    chat.add_chat(CHAT_ID)
+    chat.register_query("1")
     sent = chat.handle("sendMessage", {"chat_id": CHAT_ID, "text": "a"})
     message_id = sent[1]["result"]["message_id"]
     answers = [

@@ -90,12 +90,25 @@ def test_the_list_failing_only_for_minutes_pages_nobody_though_the_recovery_chec
 
 
 def test_a_key_that_cannot_sign_is_named_as_such(sweeps):
+    sweeps.sweep()  # a run that knows the control repository (its id, read once from GitHub)
     client = sweeps.world.services.github
     client._private_key, client._signing_key, client._jwt = "not a key", None, None  # a malformed GITHUB_PRIVATE_KEY
     for _ in range(2):
         sweeps.advance(15)
         assert sweeps.sweep()["outcome"] == "aborted: failure list: ConfigError"
     assert "the app's private key cannot sign a token" in control_message(sweeps)[1]
+
+
+def test_before_any_run_knew_the_control_repository_a_list_not_served_waits_for_the_alarm_and_counts_it(sweeps, capsys):
+    # A first deployment whose key GitHub refuses: the control repository's alarm is kept by the id GitHub
+    # has not told yet, so the entry waits; AlarmNotChanged and the missing SweepCompleted tell by e-mail.
+    client = sweeps.world.services.github
+    client._private_key, client._signing_key, client._jwt = "not a key", None, None
+    for _ in range(2):
+        sweeps.advance(15)
+        summary = sweeps.sweep()
+    assert summary["control"] == "not read: ConfigError" and "the control repository not read yet" in summary["health"]
+    assert sweeps.telegram.chat() == [] and "AlarmNotChanged" in capsys.readouterr().out
 
 
 # -- deliveries refused with 401: the webhook secret differs ---------------------------------------------
@@ -207,20 +220,34 @@ def test_the_checks_carry_the_refused_deliveries_out_a_page_a_minute_and_a_secon
 # -- refusals the handlers met ----------------------------------------------------------------------------
 
 
-def test_a_signal_github_refused_opens_an_entry_with_the_last_reason_and_it_closes_after_a_quiet_day(sweeps):
+def test_a_signal_github_refused_is_kept_and_delivered_again_once_the_installation_takes_such_calls(sweeps):
     world = sweeps.world
-    world.hub.fail(r"^POST /repos/maintainer/pager/dispatches$", 403, body={"message": "Resource not accessible by integration"})
+    needed = dict(world.hub.installation_permissions[1])
+    # The owner has not accepted Contents: write yet: GitHub refuses the draft's dispatch with 403.
+    world.hub.installation_permissions[1] = {**needed, "contents": "read"}
     status, answer = world.deliver("issue_comment", comment(1), guid="refused-draft")
-    assert status == 200 and answer["outcome"] == "refused"
+    assert status == 424 and answer["outcome"] == "refused"  # a 4xx: GitHub keeps it among its failures
+    assert world.hub.dispatches == [] and world.attempts("refused-draft")[-1]["status_code"] == 424
+    for _ in range(2):  # while the installation lacks the permission, the refused signal is kept, with no ↻
+        sweeps.advance(15)
+        sweeps.sweep()
+        _, text, buttons = control_message(sweeps)
+        assert "1 signal refused by GitHub or Telegram since" in text and "kept" in text and buttons == []
+        assert "Resource not accessible by integration (issue_comment.created of Codertocat/Hello-World, " \
+               "delivery refused-draft)" in text
+
+    world.hub.installation_permissions[1] = needed  # the owner accepts the new permissions
     sweeps.advance(15)
     sweeps.sweep()
-    _, text, _ = control_message(sweeps)
-    assert "1 signal refused by GitHub or Telegram since" in text
-    assert "Resource not accessible by integration (issue_comment.created of Codertocat/Hello-World, delivery refused-draft)" in text
+    message_id, text, buttons = control_message(sweeps)
+    assert "GitHub and Telegram take such calls again" in text
+    assert buttons == [("↻ Deliver the refused pages again", "refused:pages")]
+    assert press(sweeps, "refused:pages", message_id).startswith("↻ the refused signals since")
+    while sweeps.check()["outcome"] != "nothing waits":  # the check carries the job out a page a minute
+        sweeps.advance(1)
+    assert [a["status_code"] for a in world.attempts("refused-draft")] == [424, 200]
+    assert [d["event_type"] for d in world.hub.dispatches] == ["pager-draft"]  # what was refused, done once
     sweeps.advance(15)
-    sweeps.sweep()  # no new refusal: counted once
-    assert "1 signal refused" in control_message(sweeps)[1]
-    sweeps.advance(24 * 60)
     sweeps.sweep()
     assert "all clear" in control_message(sweeps)[1]
 
@@ -239,18 +266,19 @@ def test_refusals_written_between_runs_are_each_counted_once_the_entry_is_open(s
     assert "5 signals refused" in control_message(sweeps)[1]
 
 
-def test_an_entry_closed_after_a_quiet_day_stays_closed_and_the_chat_is_not_paged_again(sweeps):
+def test_refused_signals_github_no_longer_keeps_close_their_entry_and_the_chat_is_not_paged_again(sweeps):
     world = sweeps.world
-    world.hub.fail(r"^POST /repos/maintainer/pager/dispatches$", 403, body={"message": "not allowed"})
+    world.hub.fail(r"^POST /repos/maintainer/pager/dispatches$", 403, count=10**6, body={"message": "not allowed"})
     world.deliver("issue_comment", comment(1))
     sweeps.advance(15)
     sweeps.sweep()
-    sweeps.advance(24 * 60 + 1)
+    assert "1 signal refused" in control_message(sweeps)[1]
+    sweeps.advance(3 * 24 * 60 + 1)  # GitHub keeps a delivery three days: nothing can deliver it again now
     for _ in range(8):
         sweeps.sweep()
         assert "refused" not in control_message(sweeps)[1]
         sweeps.advance(15)
-    assert len(sweeps.telegram.sent) == 2  # the draft's message and the alarm, once
+    assert len(sweeps.telegram.sent) == 2  # the comment's message and the alarm, once
 
 
 def test_a_telegram_403_on_the_alarm_is_logged_counted_and_stops_no_redelivery(make_sweeps, capsys, log_lines):
@@ -384,12 +412,12 @@ def test_pagers_own_entries_offer_no_fix_and_come_first():
         "pager:secret": {"title": "3 deliveries refused", "url": "", "rank": 0, "at": 2, "button": "refused"},
         "delivery:g": {"title": "issues.opened of o/r: all attempts failed", "url": "", "rank": 1, "at": 3, "delivery_id": 5},
     }
-    text, buttons = render(REPO, entries, "ref")
+    text, buttons = render(REPO, entries, 186853002)
     assert text.index("3 deliveries refused") < text.index("ci: failure") < text.index("issues.opened")
-    assert buttons == [[("🛠 Start fix", "fix:ref")], [("↻ Deliver the refused again", "refused:again")],
+    assert buttons == [[("🛠 Start fix", "fix:186853002")], [("↻ Deliver the refused again", "refused:again")],
                        [("↻ issues.opened of o/r", "again:5")]]
     only_own = {k: v for k, v in entries.items() if k != "workflow:1"}
-    assert render(REPO, only_own, "ref")[1][0] == [("↻ Deliver the refused again", "refused:again")]
+    assert render(REPO, only_own, 186853002)[1][0] == [("↻ Deliver the refused again", "refused:again")]
 
 
 def test_a_refused_delivery_github_failed_to_take_again_is_picked_again_not_dropped(sweeps):

@@ -12,10 +12,10 @@ import pytest
 
 from pager.signals import contribution
 from pager.signals.contribution import Contribution, decide_closing, decide_opening
-from pager.signals.steps import Dispatch, EditMessage, SendMessage
+from pager.signals.steps import Dispatch, EditMessage, Posted, SendMessage
 from pager_world.cases import issue_closed, issue_comment_by, issue_opened, outside
 from pager_world.matrix import Scenario, delivering, failure_matrix
-from pager_world.world import CONTROL, REPO
+from pager_world.world import CHAT_ID, CONTROL, REPO, REPO_ID
 
 
 
@@ -145,7 +145,7 @@ def test_a_closing_edit_of_a_deleted_message_sends_it_anew(world):
     world.deliver("issues", issue_closed())
     [(message_id, (text, _))] = world.chat.view().items()
     assert message_id != first and text.endswith("✅ closed")
-    assert world.store.dump()[f"contribution#{REPO}#issue#1"]["message_id"] == message_id
+    assert world.store.dump()[f"contribution#{REPO_ID}#issue#1"]["message_id"] == message_id
 
 
 # -- late --------------------------------------------------------------------------------------------
@@ -206,7 +206,7 @@ def test_a_failure_at_any_call_answers_500_and_the_delivery_again_ends_as_undist
 
 def _c(**changes) -> Contribution:
     values = dict(
-        repository=REPO, kind="issue", thing="issue", noun="issue", verb="opened", number=7, title="T",
+        repository=REPO, repository_id=REPO_ID, kind="issue", thing="issue", noun="issue", verb="opened", number=7, title="T",
         url="https://github.com/x/y/issues/7", author="alice", body="B", order="2026-01-01T00:00:00Z", outside=True,
     )
     values.update(changes)
@@ -217,8 +217,8 @@ def test_deciding_an_opening_sends_then_asks_for_the_draft_then_has_nothing_left
     decide = decide_opening(_c(), CONTROL)
     step = decide({}, 0.0)
     assert isinstance(step.effect, SendMessage)
-    data = step.then(55)
-    assert data["message_id"] == 55 and data["state"] == "open"
+    data = step.then(Posted(CHAT_ID, 55))
+    assert data["message_id"] == 55 and data["chat"] == CHAT_ID and data["state"] == "open"
     step = decide(data, 0.0)
     assert isinstance(step.effect, Dispatch) and step.effect.client_payload["message_id"] == 55
     data = step.then(None)
@@ -235,13 +235,13 @@ def test_deciding_a_closing_older_than_the_record_changes_nothing():
 def test_deciding_a_closing_of_a_shown_contribution_edits_it():
     step = decide_closing("answered", "2026-02-01T00:00:00Z", True)({"state": "open", "order": "2026-01-01T00:00:00Z", "message_id": 3, "text": "t"}, 0.0)
     assert step.effect == EditMessage(3, "t\n✅ answered")
-    assert step.then(3)["state"] == "answered"
+    assert step.then(Posted(CHAT_ID, 3))["state"] == "answered"
 
 
-def test_the_record_key_is_about_the_thing_and_its_comment_never_the_delivery():
-    assert _c().key == f"contribution#{REPO}#issue#7"
-    assert _c(comment="c9", comment_id=9).key == f"contribution#{REPO}#issue#7#c9"
-    assert contribution.thing_key(REPO, "discussion", 4) == f"contribution#{REPO}#discussion#4"
+def test_the_record_key_is_about_the_thing_and_its_comment_never_the_delivery_nor_the_repositorys_name():
+    assert _c().key == f"contribution#{REPO_ID}#issue#7"
+    assert _c(comment="c9", comment_id=9).key == f"contribution#{REPO_ID}#issue#7#c9"
+    assert contribution.thing_key(REPO_ID, "discussion", 4) == f"contribution#{REPO_ID}#discussion#4"
 
 
 # -- claims and the one residual risk ---------------------------------------------------------------
@@ -251,7 +251,7 @@ def test_a_claim_whose_holder_died_is_taken_over_once_its_lease_has_passed(world
     from pager.signals import records
 
     monkeypatch.setattr(records, "BUSY_POLLS", 1)
-    key = f"contribution#{REPO}#issue#1"
+    key = f"contribution#{REPO_ID}#issue#1"
     stored = world.store.inner.load(key)
     world.store.inner.save(stored, {records.PENDING: {"effect": "SendMessage", "until": world.now + 30}})
     assert world.deliver("issues", issue_opened())[0] == 500  # someone is acting: come again later
@@ -300,7 +300,7 @@ def test_the_busy_wait_for_another_delivery_stops_at_the_handlers_deadline(world
     from pager.errors import DeadlineExceeded
     from pager.signals import records
 
-    key = f"contribution#{REPO}#issue#1"
+    key = f"contribution#{REPO_ID}#issue#1"
     world.store.inner.save(world.store.inner.load(key), {records.PENDING: {"effect": "SendMessage", "until": world.now + 30}})
     ticks = iter(range(100))
     with deadline.within(2.5, clock=lambda: float(next(ticks))):

@@ -14,12 +14,13 @@ import pytest
 
 from pager.signals import release
 from pager.signals.release import ReleasePull, decide_pull
+from pager.signals.steps import Posted
 from pager_world.cases import HEAD, NEWER, live_pull, merged, pressing, published, pull, pull_review_approved, pushed_unseen, ready, suite_passed
 from pager_world.matrix import Scenario, delivering, failure_matrix
 from pager_world.payloads import payload
-from pager_world.world import REPO
+from pager_world.world import CHAT_ID, EXAMPLE_REPO, REPO, REPO_ID
 
-KEY = f"release#{REPO}#2"
+KEY = f"release#{REPO_ID}#2"
 
 
 
@@ -203,7 +204,7 @@ def test_a_merged_release_is_recorded_and_edited_once(world):
     assert len(world.chat.edits) == 2  # Merge offered, then merged
     record = world.store.dump()[KEY]
     assert record["merged"] == {"commit": "c" * 40, "at": "2026-12-01T12:00:00Z"}
-    assert world.store.dump()[f"release-latest#{REPO}"] == {"number": 2, "at": "2026-12-01T12:00:00Z"}
+    assert world.store.dump()[f"release-latest#{REPO_ID}"] == {"number": 2, "at": "2026-12-01T12:00:00Z"}
 
 
 def test_a_release_merged_through_the_button_is_not_recorded_again_by_its_webhook(world):
@@ -342,21 +343,21 @@ def _p(**changes) -> ReleasePull:
 
 def test_deciding_a_payload_older_than_the_record_changes_nothing():
     data = {"order": "2026-12-01T11:00:00Z", "head": NEWER, "state": "open", "ready": True, "message_id": 1}
-    step = decide_pull(REPO, _p())(data, 0.0)
+    step = decide_pull(EXAMPLE_REPO, _p())(data, 0.0)
     assert step.effect is None and step.data is None
 
 
 def test_deciding_a_new_head_drops_ready():
     data = {"order": "2026-12-01T09:00:00Z", "head": NEWER, "state": "open", "ready": True, "message_id": 1,
             "text": "x", "buttons": None, "number": 2, "title": "t", "url": "u", "ref": "r"}
-    step = decide_pull(REPO, _p())(data, 0.0)
-    assert step.then(1)["ready"] is False and step.effect.buttons is None
+    step = decide_pull(EXAMPLE_REPO, _p())(data, 0.0)
+    assert step.then(Posted(CHAT_ID, 1))["ready"] is False and step.effect.buttons is None
 
 
 def test_merge_callback_data_fits_64_bytes_for_the_longest_names():
     long_name = "o" * 39 + "/" + "r" * 100
     _, buttons = release.render(long_name, {"number": 99999999, "state": "open", "ready": True, "title": "t", "url": "u"},
-                                release.short_ref(long_name))
+                                2**63 - 1)  # GitHub's ids are 64-bit
     assert len(buttons[0][0][1].encode()) <= 64
 
 
@@ -394,14 +395,14 @@ def test_releases_waiting_for_merge_are_read_again_the_longest_unchecked_first(w
 
 def test_an_outsiders_approval_whose_draft_is_refused_still_offers_merge(world):
     # pull_request_review.submitted runs the contribution's handler, then the release's: a refusal in
-    # the first (the draft's dispatch) is answered 200 as a refusal, and the second still acts.
+    # the first (the draft's dispatch) is answered 424 as a refusal, and the second still acts.
     live_pull(world)
     world.deliver("pull_request", pull("opened"))
     body = pull_review_approved(**{"review.user.login": "alice", "review.author_association": "NONE",
                                    "review.body": "LGTM", "review.user.type": "User", "sender.login": "alice"})
     world.hub.fail(r"^POST /repos/.*/dispatches$", 422, body={"message": "Validation Failed"})
     status, answer = world.deliver("pull_request_review", body)
-    assert status == 200 and answer["outcome"] == "refused" and "#2: Merge offered" in answer["done"]
+    assert status == 424 and answer["outcome"] == "refused" and "#2: Merge offered" in answer["done"]
     [release_buttons] = [buttons for text, buttons in world.chat.view().values() if text.startswith("📦")]
     assert release_buttons == (("🔀 Merge",),)  # and the review itself was shown to the maintainer
 

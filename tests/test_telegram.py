@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pager import deadline
-from pager.errors import DeadlineExceeded, MessageNotFound, TelegramRefused, TelegramUnavailable
+from pager.errors import ChatMigrated, DeadlineExceeded, MessageNotFound, TelegramRefused, TelegramUnavailable
 from pager.html import cut, escape, link
 from pager.telegram import Telegram
 
@@ -476,10 +476,10 @@ def test_the_length_telegram_counts_is_the_text_between_the_tags_entities_decode
     assert visible_length(text) == utf16_length(visible(text))
 
 
-def test_a_group_upgraded_to_a_supergroup_says_which_chat_id_to_set(mock, telegram):
+def test_a_group_upgraded_to_a_supergroup_says_which_chat_to_write_to(mock, telegram):
     mock.post(f"{BOT}/sendMessage", status=400, json={
         "ok": False, "error_code": 400, "description": "Bad Request: group chat was upgraded to a supergroup chat",
         "parameters": {"migrate_to_chat_id": -1001234567890}})
-    with pytest.raises(TelegramRefused, match="set TELEGRAM_CHAT_ID to it") as caught:
+    with pytest.raises(ChatMigrated, match="the supergroup -1001234567890") as caught:
         telegram.send_message(-42, "hello")
-    assert "-1001234567890" in str(caught.value)
+    assert caught.value.to_chat == "-1001234567890" and isinstance(caught.value, TelegramRefused)

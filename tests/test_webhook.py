@@ -20,8 +20,10 @@ import pytest
 from moto import mock_aws
 
 from pager import bootstrap
+from pager.admin.manifest import needed_permissions
 from pager.dynamo import create_table
 from pager.routing import verify_signature
+from pager_world.clock import Clock
 from pager_world.github import FakeGitHub
 from pager_world.http import session_for
 from pager_world.telegram import FakeTelegram
@@ -59,7 +61,9 @@ def deployment(env):
         create_table(client, env["PAGER_TABLE"])
         github = FakeGitHub(clock=time.time, api_url=TEST_ENV["GITHUB_API_URL"])  # the clients' clock
         github.installations[TEST_ENV["CONTROL_REPOSITORY"]] = 1
-        telegram = FakeTelegram()
+        github.installation_permissions[1] = needed_permissions()  # what the README has the maintainer accept
+        telegram = FakeTelegram(clock=Clock(time.time()))  # its own clock: the tests space their messages
+        telegram.add_chat(TEST_ENV["TELEGRAM_CHAT_ID"], "group")  # the maintainer's chat, the bot in it
         session = session_for({TEST_ENV["GITHUB_API_URL"]: github, TEST_ENV["TELEGRAM_API_URL"]: telegram})
         bootstrap.use(bootstrap.build_services(env, dynamodb=client, session=session, sleep=lambda s: None))
         try:
@@ -108,6 +112,7 @@ def test_the_fixtures_are_there():
 @pytest.mark.parametrize("path", PAYLOADS, ids=lambda p: f"{p.parent.name}/{p.name.removesuffix('.payload.json')}")
 def test_every_example_payload_is_answered_without_a_500_while_github_and_telegram_are_healthy(one_world, path):
     payload = json.loads(path.read_text())
+    one_world[1].clock.advance(60)  # one delivery a minute: the payloads here, not the chat's pace
     status, body = call(github_event(path.parent.name, payload, guid=f"guid-{path.parent.name}-{path.name}"))
     assert status == 200, body
 
@@ -214,12 +219,12 @@ def test_a_handler_past_its_deadline_answers_500_and_starts_no_new_step(world, m
     assert telegram.requests == [] and github.requests == []
 
 
-def test_a_refusal_no_retry_can_fix_is_answered_200_but_logged_as_an_error(world, log_lines):
+def test_a_refusal_no_retry_can_fix_is_answered_424_and_logged_as_an_error(world, log_lines):
     github, telegram = world
     github.fail(r"/dispatches$", 404, count=5, body={"message": "Not Found"})
     payload = load_payload("issues", "opened")
     payload["issue"]["author_association"] = "NONE"
     status, body = call(github_event("issues", payload, guid="guid-refused"))
-    assert status == 200 and body["outcome"] == "refused"
+    assert status == 424 and body["outcome"] == "refused"
     (line,) = [r for r in log_lines() if r["message"] == "delivery" and r["guid"] == "guid-refused"]
     assert line["level"] == "ERROR" and line["outcome"] == "refused upstream" and "404" in line["reason"]

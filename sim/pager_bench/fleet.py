@@ -36,6 +36,7 @@ DAY = 86_400.0
 QUARTER = 900.0
 WEEK_START = datetime(2026, 11, 9, tzinfo=timezone.utc).timestamp()  # a Monday, 00:00 UTC
 CONTROL_REPOSITORY = "fleet/pager"
+CONTROL_ID = 69_999  # its id (the fleet's repositories have 70000 and up)
 OWNER = "fleet"
 RELEASE_BRANCH = "release-please--branches--main"
 
@@ -126,10 +127,10 @@ def thing(event: Event) -> tuple[Any, ...]:
 
     workflow_run         the workflow and the branch (the alarm's `workflow:<id>` of the default branch)
     check_suite          the app and the branch (the alarm's `suite:<app>`); a release's suite: its head
-                         sha, that is its release pull request (`release#<repo>#<number>`)
+                         sha, that is its release pull request (`release#<repository id>#<number>`)
     check_run            the check run's name and the branch (workflow_job the same: the job's name)
     code_scanning_alert  the alert's number
-    issues, pull_request, discussion   the number (`contribution#<repo>#<thing>#<number>`, `release#...`)
+    issues, pull_request, discussion   the number (`contribution#<repository id>#<thing>#<number>`, `release#...`)
     comments and reviews the comment's or review's id: each one a thing of its own
     release              the tag
 

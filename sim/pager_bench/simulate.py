@@ -34,6 +34,7 @@ from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Iterator
 
+from pager.admin.manifest import needed_permissions
 from pager.services import Services
 from pager.settings import Settings
 from pager.sweep.plan import STATE_KEY
@@ -107,10 +108,18 @@ def bench_settings(pem: str) -> Settings:
 
 def install_on_fleet(github: FakeGitHub, trace: fleet.Trace, settings: Settings) -> None:
     """The app as GitHub has it: installed on the fleet and the control repository (the payloads name
-    installation 1), its endpoints taking only its own JWT."""
+    installation 1) with the permissions pager's manifest asks for, its endpoints taking only its own JWT."""
     for name in [fleet.CONTROL_REPOSITORY] + [repo.full_name for repo in trace.repos]:
         github.installations[name] = 1
+    github.repositories[fleet.CONTROL_REPOSITORY] = fleet.CONTROL_ID
+    github.repositories.update({repo.full_name: repo.id for repo in trace.repos})
+    github.installation_permissions[1] = needed_permissions()
     github.app_id = settings.github_app_id
+
+
+def join_chat(telegram: FakeTelegram, settings: Settings) -> None:
+    """The bot is in the maintainer's chat: a supergroup (its id says so)."""
+    telegram.add_chat(settings.telegram_chat_id, "supergroup", title="fleet alarms")
 
 
 def make_services(settings: Settings, store: Any, session: Any, clock: Clock) -> Services:
@@ -170,12 +179,12 @@ def register_signals() -> list[str]:
     return subscribed_events()
 
 
-def open_delivery_entries(store: Any, repository: str, now: float) -> set[str]:
+def open_delivery_entries(store: Any, repository_id: int, now: float) -> set[str]:
     """The guids of the `delivery:` entries open now in a repository's alarm, as its items keep them
     (read past the counting store: a look, not a round trip of the pager's)."""
     from pager.signals.alarm import DELIVERY_PREFIX, alarm_key, open_entries
 
-    entries = open_entries(store.inner.items(alarm_key(repository)), now)
+    entries = open_entries(store.inner.items(alarm_key(repository_id)), now)
     return {key[len(DELIVERY_PREFIX):] for key in entries if key.startswith(DELIVERY_PREFIX)}
 
 
@@ -238,7 +247,7 @@ class Replay:
         self.sweep = sweep_function(design)
         self.clock = Clock(trace.start)
         self.faults = Faults(record=False)
-        self.telegram = FakeTelegram(faults=self.faults, keep_requests=False)
+        self.telegram = FakeTelegram(faults=self.faults, keep_requests=False, clock=self.clock)
         self.github = FakeGitHub(clock=self.clock, faults=self.faults, api_url=GITHUB_API, keep_requests=False)
         self.store = bill.MeteredStore(self.faults)
         self.sweep_keys: Counter[str] = Counter()  # writes of the sweeps' own records, by key
@@ -249,6 +258,7 @@ class Replay:
             self.github.pulls[key] = copy.deepcopy(pull)
         self.settings = bench_settings(pem)
         install_on_fleet(self.github, trace, self.settings)
+        join_chat(self.telegram, self.settings)
         self.in_fakes = 0.0  # CPU seconds spent inside the fake GitHub and Telegram
         session = session_for({GITHUB_API: self._timed(self.github), TELEGRAM_API: self._timed(self.telegram)})
         self.webhook_services = make_services(self.settings, self.store, session, self.clock)
@@ -390,7 +400,7 @@ class Replay:
 
     def _ran(self, at: float, summary: dict[str, Any], calls: int, writes: int, kind: str) -> None:
         """After a sweep run: note it, look at the alarm, and let GitHub carry out the redeliveries."""
-        self.alarmed |= open_delivery_entries(self.store, self.settings.control_repository, self.clock())
+        self.alarmed |= open_delivery_entries(self.store, fleet.CONTROL_ID, self.clock())
         self.runs.append({"at": at, "calls": calls, "writes": writes, "kind": kind,
                           "redeliveries": summary.get("redeliveries", 0), "gaps": len(summary.get("reach_gaps") or ()),
                           "outcome": str(summary.get("outcome", "")), "recovery": str(summary.get("recovery", "")),
@@ -430,7 +440,7 @@ class Replay:
 
     def _result(self, after: set[tuple[str, int]]) -> dict[str, Any]:
         trace, settings = self.trace, self.settings
-        open_at_end = open_delivery_entries(self.store, settings.control_repository, self.clock())
+        open_at_end = open_delivery_entries(self.store, fleet.CONTROL_ID, self.clock())
         result = measure(trace, self.github.log, self.store, self.runs, self.alarmed | open_at_end, changed=self.changed,
                          sweep_keys=self.sweep_keys, budget=settings.sweep_call_budget, checks=self.checks,
                          recovery_writes=self.recovery_writes, max_attempts=settings.sweep_max_attempts)

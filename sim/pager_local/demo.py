@@ -19,6 +19,7 @@ from typing import Any
 
 import requests
 
+from pager.admin.manifest import needed_permissions
 from pager_world import payloads as p
 from pager_world.clock import Clock
 from pager_world.events import LambdaContext, scheduled_event, sign
@@ -48,10 +49,13 @@ class Demo:
     def __init__(self, out=sys.stdout) -> None:
         self.out = out
         self.clock = Clock(START)
-        self.telegram = FakeTelegram()
+        self.telegram = FakeTelegram(clock=self.clock)
+        self.telegram.add_chat(CHAT_ID, "supergroup", title="acme alarms")  # the maintainer's chat, the bot in it
         self.github = FakeGitHub(clock=self.clock, endpoint=self._post_webhook)
         self.github.app_id = "1"
         self.github.installations.update({"acme/app": 1, "acme/lib": 1, CONTROL: 1})  # where the app is installed
+        self.github.repositories.update({"acme/app": 101, "acme/lib": 102, CONTROL: 100})
+        self.github.installation_permissions[1] = needed_permissions()  # as the README has the maintainer accept
         self.pager = PagerServer()
         self.github_server = FakeServer(self.github)
         self.telegram_server = FakeServer(self.telegram)
@@ -119,8 +123,10 @@ class Demo:
 
     def press(self, label: str) -> None:
         message = next(m for m in reversed(self.telegram.chat()) if any(b["text"] == label for row in m.buttons for b in row))
+        query_id = f"cb-{int(self.clock.now)}"
+        self.telegram.register_query(query_id)  # Telegram knows the press it sends
         update = {"update_id": int(self.clock.now), "callback_query": {
-            "id": f"cb-{int(self.clock.now)}", "from": {"id": MAINTAINER_ID, "is_bot": False, "first_name": "Maintainer"},
+            "id": query_id, "from": {"id": MAINTAINER_ID, "is_bot": False, "first_name": "Maintainer"},
             "message": {"message_id": message.message_id, "chat": {"id": int(message.chat_id)}, "text": message.text},
             "chat_instance": "1", "data": self.telegram.button_data(message.message_id, label)}}
         answer = self.http.post(f"{self.pager.url}/telegram", json=update, timeout=10,

@@ -5,7 +5,7 @@ in order and says whether it must fail. Names are what a person would recognise:
 
     github     "POST /repos/o/r/dispatches", "GET /app/hook/deliveries", ...
     telegram   "sendMessage", "editMessageText", "answerCallbackQuery", ...
-    store      "load alarm#o/r", "save contribution#o/r#issue#1", ...
+    store      "load alarm#186853002", "save contribution#186853002#issue#1", ...
 
 A rule matches calls of one service (by a regular expression on the name, or by the call's place in
 the log) and answers the next `count` of them with a `Fault`: an HTTP status with the body and
@@ -63,15 +63,19 @@ def telegram_flood(retry_after: int) -> Fault:
     return Fault(429, telegram_error(429, f"Too Many Requests: retry after {retry_after}", retry_after=retry_after))
 
 
-def github_error(status: int, message: str = "") -> Fault:
+def github_error(status: int, message: str = "", *, errors: list[dict[str, Any]] | None = None) -> Fault:
     """GitHub's error answer: a JSON object with `message` and, for a refusal, `documentation_url`
     (docs.github.com, REST API troubleshooting; the OpenAPI description's basic-error and
-    validation-error)."""
+    validation-error, whose `errors` list what failed: each with `code`, and `resource`, `field`,
+    `value` where they apply)."""
     default = {401: "Bad credentials", 403: "Forbidden", 404: "Not Found", 422: "Validation Failed"}
     text = message or default.get(status) or ("Server Error" if status >= 500 else "Error")
     if status >= 500:
         return Fault(status, {"message": text})
-    return Fault(status, {"message": text, "documentation_url": "https://docs.github.com/rest"})
+    body: dict[str, Any] = {"message": text, "documentation_url": "https://docs.github.com/rest"}
+    if errors is not None:
+        body["errors"] = [dict(error) for error in errors]
+    return Fault(status, body)
 
 
 KINDS: dict[str, Fault] = {

@@ -25,7 +25,27 @@ Every request goes through the world's `Faults` first. As strict as GitHub, each
   `client_payload` at most 10 top-level properties, a body over 64 KB: 422;
 - "Pulls: Merge a pull request", with `mergeable_state`: clean, unstable and has_hooks merge; behind
   merges unless the base branch requires up-to-date heads; blocked and dirty 405; a `sha` that is not
-  the head 409; a merge method the repository does not allow 405;
+  the head 409; a merge method the repository does not allow 405; a pull request closed without being
+  merged 405 "Pull Request is not mergeable"; a `merge_method` other than merge, squash or rebase (the
+  request body's enum in the OpenAPI description) 422 "Validation Failed" with `errors` as the
+  description's validation-error has them;
+- "Permissions required for GitHub Apps" (the app's permissions data behind it, github/docs
+  src/github-apps/data, and each endpoint's "Fine-grained access tokens for ..." section): an
+  installation token reaches an endpoint only with the permission it needs, else 403 "Resource not
+  accessible by integration". Create a repository dispatch event: Contents write; Merge a pull
+  request: Contents write; Get a pull request: Pull requests read or Contents read (either set
+  suffices: the endpoint is listed under both); Get a code scanning alert: Code scanning alerts
+  (`security_events`) read; Check if a user is a repository collaborator: Metadata read. List
+  repositories accessible to the app installation needs none ("The fine-grained token does not
+  require any permissions"). Write includes read. The installation's permissions are what its owner
+  accepted (`installation_permissions[installation]`), else the app's;
+- "Collaborators: Check if a user is a repository collaborator" (installation token): 204 without a
+  body when the login is a collaborator of the repository, 404 without one otherwise. For an
+  organization's repository GitHub counts outside collaborators, members with direct access, through
+  teams, through the organization's base permissions, and its owners: `collaborators` holds, per
+  repository, every login with access, however granted; logins compare case-insensitively, as GitHub
+  logins do. The current docs name the fine-grained "Metadata" repository permission (read); older
+  docs also named the organization's "Members" permission: the fake follows the current docs;
 - "Webhooks: List deliveries for an app webhook": newest first, `per_page` up to 100, `status`
   success (200-399) or failure (400-599), `cursor` from the Link header, 400/422 for a bad one.
 
@@ -68,9 +88,22 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from pager.values import iso
 
 from .faults import Faults, github_error
+from .payloads import example
 from .http import HttpRequest, HttpResponse
 
 RETENTION = 3 * 86_400.0  # GitHub lists a delivery for three days
+MERGE_METHODS = ("merge", "squash", "rebase")  # "Merge a pull request": merge_method's enum
+ACCESS = {"read": 1, "write": 2, "admin": 3}
+# What an installation token needs per endpoint ("Permissions required for GitHub Apps"): (method, path,
+# the permission sets any one of which suffices). An endpoint not listed needs none.
+PERMISSIONS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
+    ("POST", r"/repos/[^/]+/[^/]+/dispatches", (("contents", "write"),)),
+    ("PUT", r"/repos/[^/]+/[^/]+/pulls/\d+/merge", (("contents", "write"),)),
+    ("GET", r"/repos/[^/]+/[^/]+/pulls/\d+", (("pull_requests", "read"), ("contents", "read"))),
+    ("GET", r"/repos/[^/]+/[^/]+/code-scanning/alerts/\d+", (("security_events", "read"),)),
+    ("GET", r"/repos/[^/]+/[^/]+/collaborators/[^/]+", (("metadata", "read"),)),
+    ("GET", r"/repos/[^/]+/[^/]+", (("metadata", "read"),)),
+)
 MANIFEST_CODE_LIFETIME = 3600.0  # "Registering a GitHub App from a manifest": the code works within an hour
 
 Endpoint = Callable[[str, str, dict[str, Any], bool], int]  # (guid, event, payload, redelivery) -> status
@@ -116,6 +149,9 @@ class FakeGitHub:
         self.manifest_codes: dict[str, tuple[dict[str, Any], float]] = {}  # code -> (conversion answer, expires at)
         self.conversions: list[dict[str, Any]] = []  # every conversion answered (the credentials handed out)
         self.installation_permissions: dict[int, dict[str, str]] = {}  # installation -> what its owner accepted
+        self.collaborators: dict[str, set[str]] = {}  # repository -> every login with access, however granted
+        self.repositories: dict[str, int] = {}  # repository (as GitHub calls it now) -> its id
+        self.renamed: dict[str, str] = {}  # a repository's earlier name -> its name now
         self.suspended: set[int] = set()  # installations suspended by their owner
         self._app_ids = itertools.count(900_001)
         self._ids = itertools.count(1_000_000)
@@ -135,8 +171,25 @@ class FakeGitHub:
             for repository, current in list(self.installations.items()):
                 if current == installation:
                     self.installations[repository] = new
+            if installation in self.installation_permissions:  # the owner accepts the same permissions again
+                self.installation_permissions[new] = dict(self.installation_permissions[installation])
             self.tokens = {token: held for token, held in self.tokens.items() if held[0] != installation}
             return new
+
+    def rename(self, old: str, new: str) -> None:
+        """A repository renamed or transferred: the same id under a new name, which every repository route
+        takes from now on; "Get a repository" under the old name answers 301 to the new one ("Get a
+        repository": "If a repository is transferred or renamed, the API returns a 301"; GitHub's Location
+        names /repositories/{id}, which is the same repository)."""
+        with self._lock:
+            for table in (self.repositories, self.installations, self.collaborators, self.merge_methods):
+                if old in table:
+                    table[new] = table.pop(old)
+            for key in [k for k in self.pulls if k[0] == old]:
+                self.pulls[(new, key[1])] = self.pulls.pop(key)
+            for key in [k for k in self.alerts if k[0] == old]:
+                self.alerts[(new, key[1])] = self.alerts.pop(key)
+            self.renamed[old] = new
 
     def fail(self, pattern: str | None, status: int, count: int = 1, body: Any = None,
              headers: dict[str, str] | None = None) -> Any:
@@ -231,7 +284,7 @@ class FakeGitHub:
 
     def handle(self, request: HttpRequest) -> HttpResponse:
         path = request.path
-        refused = self._refuse_credentials(request)
+        refused = self._refuse_credentials(request) or self._refuse_permission(request)
         if refused is not None:
             return refused
         return self._route(request, path, request.method)
@@ -241,8 +294,7 @@ class FakeGitHub:
     def _refuse_credentials(self, request: HttpRequest) -> HttpResponse | None:
         """GitHub's 401/404 for a credential the endpoint does not take (see the module docstring)."""
         path = request.path
-        auth = request.headers.get("Authorization") or request.headers.get("authorization") or ""
-        credential = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
+        credential = _bearer(request)
         if re.fullmatch(r"/app-manifests/[^/]+/conversions", path):
             return None  # "Create a GitHub App from a manifest" takes no credential: the code is one
         if path == "/app" or path.startswith("/app/") or re.fullmatch(r"/repos/[^/]+/[^/]+/installation", path):
@@ -250,14 +302,30 @@ class FakeGitHub:
         if path.startswith("/installation/"):
             installation, expires = self.tokens.get(credential, (None, 0.0))
             return None if installation is not None and expires > self.clock() else _error(401, "Bad credentials")
-        found = re.match(r"/repos/([^/]+/[^/]+)/", path)
+        found = re.match(r"/repos/([^/]+/[^/]+)(/|$)", path)
         if found:
             installation, expires = self.tokens.get(credential, (None, 0.0))
             if installation is None or expires <= self.clock():
                 return _error(401, "Bad credentials")
-            if self.installations.get(found.group(1)) != installation:
+            repository = self.renamed.get(found.group(1), found.group(1))
+            if self.installations.get(repository) != installation:
                 return _error(404)  # the installation cannot see that repository
         return None
+
+    def _refuse_permission(self, request: HttpRequest) -> HttpResponse | None:
+        """GitHub's 403 for an installation token without the permission the endpoint needs (see the
+        module docstring); None when it has one of the endpoint's permission sets, or needs none."""
+        needs = next((sets for method, pattern, sets in PERMISSIONS
+                      if method == request.method and re.fullmatch(pattern, request.path)), None)
+        if needs is None:
+            return None
+        installation, _ = self.tokens.get(_bearer(request), (None, 0.0))
+        if installation is None:
+            return None  # not an installation token: the credentials' refusal applies
+        held = self.installation_permissions.get(installation, self._app()["permissions"])
+        if any(ACCESS.get(str(held.get(name)), 0) >= ACCESS[access] for name, access in needs):
+            return None
+        return _error(403, "Resource not accessible by integration")
 
     def _valid_jwt(self, token: str) -> bool:
         parts = token.split(".")
@@ -311,7 +379,35 @@ class FakeGitHub:
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)", path)) and method == "GET":
             pull = self.pulls.get((m.group(1), int(m.group(2))))
             return HttpResponse(200, dict(pull)) if pull else _error(404)
+        if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/collaborators/([^/]+)", path)) and method == "GET":
+            return self._collaborator(m.group(1), m.group(2))
+        if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)", path)) and method == "GET":
+            return self._repository(m.group(1))
         return _error(404)
+
+    def _repository(self, repository: str) -> HttpResponse:
+        """"Get a repository": the full repository (the examples' repository object, which carries all of
+        it but `has_discussions`, `network_count` and `subscribers_count`), under its name now."""
+        if repository in self.renamed:
+            return HttpResponse(301, {"message": "Moved Permanently", "url": f"{self.api_url}/repos/{self.renamed[repository]}",
+                                      "documentation_url": "https://docs.github.com/rest"},
+                                {"Location": f"{self.api_url}/repos/{self.renamed[repository]}"})
+        repository_id = self.repositories.get(repository)
+        if repository_id is None:
+            return _error(404)
+        owner, name = repository.split("/")
+        body = example("issues", "opened")["repository"]
+        body.update(id=repository_id, node_id=f"R_{repository_id}", name=name, full_name=repository,
+                    html_url=f"https://github.com/{repository}", url=f"{self.api_url}/repos/{repository}",
+                    owner={**body["owner"], **_account(owner, body["owner"]["type"])},
+                    has_discussions=False, network_count=0, subscribers_count=0)
+        return HttpResponse(200, body)
+
+    def _collaborator(self, repository: str, login: str) -> HttpResponse:
+        """204 for a login with access to the repository, 404 for any other; neither has a body."""
+        with self._lock:
+            logins = {name.lower() for name in self.collaborators.get(repository, set())}
+        return HttpResponse(204) if login.lower() in logins else HttpResponse(404)
 
     def _route_app(self, request: HttpRequest, path: str, method: str) -> HttpResponse | None:
         """The routes of the app itself (its registration, settings and installation); None for another."""
@@ -398,6 +494,12 @@ class FakeGitHub:
         return HttpResponse(202, {})
 
     def _merge(self, repository: str, number: int, body: dict[str, Any]) -> HttpResponse:
+        method = body.get("merge_method", "merge")
+        if method not in MERGE_METHODS:
+            fault = github_error(422, "Validation Failed", errors=[
+                {"resource": "PullRequest", "field": "merge_method", "code": "invalid", "value": str(method),
+                 "message": f"merge_method must be one of {', '.join(MERGE_METHODS)}"}])
+            return HttpResponse(fault.status, fault.body)
         with self._lock:
             pull = self.pulls.get((repository, number))
             if pull is None:
@@ -405,12 +507,11 @@ class FakeGitHub:
             if self.merge_refusal is not None:
                 status, message = self.merge_refusal
                 return _error(status, message)
-            if pull.get("merged"):
+            if pull.get("merged") or pull.get("state") == "closed":
                 return _error(405, "Pull Request is not mergeable")
             if body.get("sha") and body["sha"] != pull["head"]["sha"]:
                 return _error(409, "Head branch was modified. Review and try the merge again.")
-            method = body.get("merge_method", "merge")
-            if method not in self.merge_methods.get(repository, {"merge", "squash", "rebase"}):
+            if method not in self.merge_methods.get(repository, set(MERGE_METHODS)):
                 return _error(405, f"{method.capitalize()} merges are not allowed on this repository.")
             state = pull.get("mergeable_state", "clean")
             if state in ("blocked", "dirty", "draft") or (state == "behind" and repository in self.up_to_date_required):
@@ -553,8 +654,7 @@ class FakeGitHub:
         }
 
     def _installation_repositories(self, request: HttpRequest) -> HttpResponse:
-        auth = request.headers.get("Authorization") or request.headers.get("authorization") or ""
-        installation, _ = self.tokens[auth.removeprefix("Bearer ").strip()]
+        installation, _ = self.tokens[_bearer(request)]
         query = request.query
         try:
             per_page, page = min(int(query.get("per_page", 30)), 100), max(int(query.get("page", 1)), 1)
@@ -571,6 +671,12 @@ class FakeGitHub:
             headers["Link"] = f'<{self.api_url}/installation/repositories?{params}>; rel="next"'
         body = {"total_count": len(names), "repository_selection": "selected", "repositories": repositories}
         return HttpResponse(200, body, headers)
+
+
+def _bearer(request: HttpRequest) -> str:
+    """The credential of an `Authorization: Bearer ...` header ("" without one)."""
+    auth = request.headers.get("Authorization") or request.headers.get("authorization") or ""
+    return auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
 
 
 def _error(status: int, message: str = "") -> HttpResponse:

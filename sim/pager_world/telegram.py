@@ -1,4 +1,4 @@
-"""Telegram as pager sees it: the Bot API methods it calls, and one chat as the maintainer sees it.
+"""Telegram as pager sees it: the Bot API methods it calls, and the chats the bot is in as people see them.
 
 As strict as the real Bot API (core.telegram.org/bots/api), rule by rule:
 
@@ -9,16 +9,58 @@ As strict as the real Bot API (core.telegram.org/bots/api), rule by rule:
   `<`, `>` and `&` that is not part of a tag or an entity must be escaped; the named entities are
   only &lt; &gt; &amp; &quot;, numerical ones all. Anything else, or a tag left open, is 400
   "Bad Request: can't parse entities: ...";
+- within HTML, TDLib's own parser (td/telegram/MessageEntity.cpp, `parse_html`, which the Bot API
+  server calls for parse_mode HTML): a `<span>` whose class is not "tg-spoiler" is `Tag "span" must
+  have class "tg-spoiler" at byte offset N`; a `<tg-emoji>` around some text whose `emoji-id` is not a
+  non-zero integer is "Invalid custom emoji identifier specified" (both answered as 400 "Bad Request:
+  can't parse entities: ...");
 - a text is 1 to 4096 characters after entities parsing (sendMessage: "text"): 400 "message is too
   long" / "message text is empty";
 - `callback_data` of a button is 1 to 64 bytes (InlineKeyboardButton): 400 "BUTTON_DATA_INVALID";
 - an edit to identical text and buttons is 400 "message is not modified"; an edit of a message that
   is gone is 400 "message to edit not found"; an edit without `reply_markup` removes the inline
   keyboard (undocumented, confirmed by client libraries: see API-NOTES);
-- a bot removed from the chat gets 403 "Forbidden: bot was kicked from the supergroup chat";
+- a bot removed from the chat gets 403 "Forbidden: bot was kicked from the group chat" (the
+  supergroup chat, the channel chat; in a private chat "Forbidden: bot was blocked by the user");
 - answerCallbackQuery's `text` is 0 to 200 characters: longer is 400 "Bad Request: MESSAGE_TOO_LONG"
   (the limit is the method's; the description is what Telegram answers, as client libraries report);
-- a sent or edited message comes back as a Message: message_id, date, chat {id, type}, text.
+- a sent or edited message comes back as a Message: message_id, date, chat (id, type, title or
+  first_name, username, is_forum), text.
+
+The chats, as the Bot API server (tdlib/telegram-bot-api, telegram-bot-api/Client.cpp) checks them:
+
+- known chats only (`add_chat`; a chat someone writes in, `receive`, is known from then on):
+  sendMessage, editMessageText and getChatMember naming a chat the bot does not know answer 400
+  "Bad Request: chat not found" (`check_chat`, and `TdOnCheckChatCallback` when TDLib's getChat
+  fails); no chat_id at all is 400 "Bad Request: chat_id is empty". "@name" resolves by a public
+  username, compared case-insensitively, and only to a channel or a supergroup (`TdOnCheckChatCallback`
+  allows no other kind of chat by username);
+- threads (`check_message_topic`): in a forum supergroup a `message_thread_id` that is not one of its
+  topics is 400 "Bad Request: message thread not found", and so is the General topic (id 1: a message
+  for General carries no thread id); in a group, a supergroup that is not a forum or a channel the
+  thread id is ignored (the message is in no thread); a private chat is checked like a forum (TDLib's
+  getForumTopic), against the topics it was given;
+- an edit names the chat its message is in (`check_message`): a message of another chat, like one
+  deleted, is 400 "Bad Request: message to edit not found";
+- answerCallbackQuery answers only a press Telegram knows (`register_query`, which the World does for
+  every press) and not older than 15 minutes (API-NOTES: "query is too old" after about 15 minutes; the
+  Bot API says only to answer at once); else 400 "Bad Request: query is too old and response timeout
+  expired or query ID is invalid" (Client.cpp maps TDLib's QUERY_ID_INVALID to it);
+- flood control (on unless `flood=False`; the Bot FAQ, "My bot is hitting limits, how do I avoid
+  this?": about one message a second in a chat, short bursts tolerated, and no more than 20 messages a
+  minute in a group). Modelled per chat, on the fake's `clock`: at most 3 messages in any 3 seconds,
+  and in a group or supergroup at most 20 in any 60 seconds; sendMessage and editMessageText both
+  count (API-NOTES: edits count too), a refused call does not. Past either, 429 "Too Many Requests:
+  retry after N" with `parameters.retry_after` N, the whole seconds (rounded up) until the windows
+  admit one more (Query.cpp, `set_retry_after_error`);
+- a basic group upgraded to a supergroup (`migrate`): the supergroup is a new chat with a new id
+  ("-100" and ten digits) and the same title, known from then on; every call naming the old id
+  (sendMessage, editMessageText, getChatMember) answers 400 "Bad Request: group chat was upgraded to a
+  supergroup chat" with `parameters.migrate_to_chat_id`, the new id as an integer (Client.cpp,
+  `check_chat_access`; API-NOTES). There the server answers it to the calls that need to write to the
+  chat (sendMessage, and getChatMember of another user); an edit and getChatMember of the bot itself
+  pass that check and what Telegram then answers is not documented: the fake refuses them the same way.
+  Messages sent before stay in the old chat: an edit naming the new chat does not find them.
 
 The methods `pager setup` and `pager doctor` call ("Getting updates", "Available methods"):
 
@@ -41,10 +83,13 @@ from __future__ import annotations
 import html
 import itertools
 import json
+import math
 import re
 import threading
-from dataclasses import dataclass
-from typing import Any
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
 
 from .faults import Faults, telegram_error
 from .http import HttpRequest, HttpResponse
@@ -54,18 +99,45 @@ TAGS = frozenset({"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "s
 MAX_TEXT = 4096
 MAX_CALLBACK_DATA = 64
 MAX_CALLBACK_TEXT = 200
+QUERY_LIFETIME = 15 * 60.0  # seconds a callback query can still be answered (API-NOTES)
+GENERAL_TOPIC = 1  # a forum's General topic: messages for it carry no thread id (Client.h, GENERAL_FORUM_TOPIC_ID)
+# Flood control, per chat: (messages, seconds) windows; a group's own limit on top (the Bot FAQ).
+CHAT_WINDOWS = ((3, 3.0),)
+GROUP_WINDOWS = ((3, 3.0), (20, 60.0))
+CHAT_KINDS = ("private", "group", "supergroup", "channel")
 _TAG = re.compile(r"""<(/?)([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[a-zA-Z][a-zA-Z-]*(?:\s*=\s*(?:"[^"<>]*"|'[^'<>]*'|[^\s"'<>=`]+))?)*)\s*>""")
+_ATTRIBUTE = re.compile(r"""([a-zA-Z][a-zA-Z-]*)(?:\s*=\s*("[^"<>]*"|'[^'<>]*'|[^\s"'<>=`]+))?""")
 _ENTITY = re.compile(r"&(?:lt|gt|amp|quot|#[0-9]{1,7}|#x[0-9a-fA-F]{1,6});")
+INT64 = 2 ** 63
 
 
 class CantParse(ValueError):
     """What Telegram says of HTML it refuses."""
 
 
+def _attributes(text: str) -> dict[str, str]:
+    """A start tag's attributes as TDLib reads them: a quoted value as written, a bare one in lower case."""
+    found = {}
+    for attribute in _ATTRIBUTE.finditer(text):
+        name, raw = attribute.group(1), attribute.group(2)
+        if raw is None:
+            found[name] = ""
+        elif raw[0] in "\"'":
+            found[name] = html.unescape(raw[1:-1])
+        else:
+            found[name] = raw.lower()
+    return found
+
+
+def _custom_emoji_id(value: str) -> bool:
+    """Whether TDLib takes an emoji-id: a non-zero 64-bit integer."""
+    return re.fullmatch(r"-?[0-9]+", value) is not None and int(value) != 0 and -INT64 <= int(value) < INT64
+
+
 def parse_html(text: str) -> str:
     """The text a message shows once Telegram parsed its HTML; CantParse as Telegram words it."""
     shown: list[str] = []
-    open_tags: list[str] = []
+    open_tags: list[tuple[str, dict[str, str], int]] = []  # (name, attributes, characters shown before it)
     i = 0
     while i < len(text):
         char = text[i]
@@ -76,13 +148,18 @@ def parse_html(text: str) -> str:
                 raise CantParse(f"Unsupported start tag at byte offset {offset}")
             closing, name = tag.group(1), tag.group(2).lower()
             if closing:
-                if not open_tags or open_tags[-1] != name:
+                if not open_tags or open_tags[-1][0] != name:
                     raise CantParse(f"Unexpected end tag at byte offset {offset}")
-                open_tags.pop()
+                _, attributes, start = open_tags.pop()
+                if name == "tg-emoji" and len(shown) > start and not _custom_emoji_id(attributes.get("emoji-id", "")):
+                    raise CantParse("Invalid custom emoji identifier specified")
             elif name not in TAGS:
                 raise CantParse(f'Unsupported start tag "{name}" at byte offset {offset}')
             else:
-                open_tags.append(name)
+                attributes = _attributes(tag.group(3))
+                if name == "span" and attributes.get("class") != "tg-spoiler":
+                    raise CantParse(f'Tag "span" must have class "tg-spoiler" at byte offset {offset}')
+                open_tags.append((name, attributes, len(shown)))
             i = tag.end()
         elif char == "&":
             entity = _ENTITY.match(text, i)
@@ -96,7 +173,7 @@ def parse_html(text: str) -> str:
             shown.append(char)
             i += 1
     if open_tags:
-        raise CantParse(f'Can\'t find end tag corresponding to start tag "{open_tags[-1]}"')
+        raise CantParse(f'Can\'t find end tag corresponding to start tag "{open_tags[-1][0]}"')
     return "".join(shown)
 
 
@@ -116,6 +193,8 @@ RESTRICTED_RIGHTS = ("can_send_messages", "can_send_audios", "can_send_documents
 
 NOT_MODIFIED = ("Bad Request: message is not modified: specified new message content and reply markup are exactly "
                 "the same as a current content and reply markup of the message")
+QUERY_INVALID = "Bad Request: query is too old and response timeout expired or query ID is invalid"
+UPGRADED = "Bad Request: group chat was upgraded to a supergroup chat"
 
 
 @dataclass
@@ -132,17 +211,61 @@ class Message:
         return tuple(tuple(b["text"] for b in row) for row in self.buttons) or None
 
 
-class FakeTelegram:
-    """The Bot API methods pager calls, keeping one chat's messages as a person would see them."""
+@dataclass
+class Chat:
+    """A chat the bot is in, as Telegram knows it."""
 
-    def __init__(self, *, faults: Faults | None = None, keep_requests: bool = True) -> None:
+    chat_id: str  # the number, as a string ("-1001")
+    kind: str  # "private", "group", "supergroup" or "channel"
+    title: str = ""
+    username: str | None = None  # a public chat's @name, without the @
+    forum: bool = False
+    topics: set[int] = field(default_factory=set)  # a forum's topics (their message_thread_id)
+    migrated_to: str | None = None  # a basic group upgraded: the supergroup it became
+
+    def as_chat(self) -> dict[str, Any]:
+        """The Chat object of a Message."""
+        chat: dict[str, Any] = {"id": int(self.chat_id), "type": self.kind}
+        chat["first_name" if self.kind == "private" else "title"] = self.title
+        if self.username:
+            chat["username"] = self.username
+        if self.forum:
+            chat["is_forum"] = True
+        return chat
+
+
+class _Refused(Exception):
+    """A call Telegram refuses: its status and error object."""
+
+    def __init__(self, status: int, description: str, **parameters: Any) -> None:
+        super().__init__(description)
+        self.answer = (status, telegram_error(status, description, **parameters))
+
+
+def _chat_number(chat_id: int | str) -> str:
+    """A chat's id as pager's settings write it ("-1001"), from an int or a string."""
+    text = str(chat_id).strip()
+    if not re.fullmatch(r"-?[0-9]+", text):
+        raise ValueError(f"a chat id is a number, not {chat_id!r}")
+    return str(int(text))
+
+
+class FakeTelegram:
+    """The Bot API methods pager calls, keeping the known chats' messages as people would see them."""
+
+    def __init__(self, *, faults: Faults | None = None, keep_requests: bool = True,
+                 clock: Callable[[], float] = time.time, flood: bool = True) -> None:
         self.faults = faults or Faults()
         self.keep_requests = keep_requests
+        self.clock = clock  # epoch seconds: flood control and the age of callback queries
+        self.flood = flood  # flood control (the module docstring); off only where a test says why
         self.requests: list[HttpRequest] = []
+        self.chats: dict[str, Chat] = {}  # chat id -> the chat, every chat the bot knows
         self.messages: dict[int, Message] = {}
         self.sent: list[int] = []  # message ids, in the order they were sent
         self.edits: list[int] = []  # message ids, once per edit
         self.answers: list[tuple[str, str | None]] = []  # (callback query id, text) per answerCallbackQuery
+        self.queries: dict[str, float] = {}  # callback query id -> when the button was pressed
         self.webhook: dict[str, Any] = {}
         self.kicked = False  # the bot was removed from the chat
         self.refused: list[tuple[str, str]] = []  # (method, description) of every call answered 4xx
@@ -154,9 +277,45 @@ class FakeTelegram:
         self.webhook_error: tuple[int, str] | None = None  # (last_error_date, last_error_message)
         self.pending_update_count = 0  # updates waiting for the webhook
         self.members: dict[int, dict[str, Any]] = {}  # user id -> the ChatMember fields to answer (status, rights)
+        self._posted: dict[str, deque[float]] = {}  # chat id -> when its recent messages were sent or edited
         self._update_ids = itertools.count(500)
         self._ids = itertools.count(100)
+        self._supergroups = itertools.count(1_000_000_001)
         self._lock = threading.RLock()
+
+    # -- the chats the bot is in
+
+    def add_chat(self, chat_id: int | str, kind: str = "group", *, username: str | None = None, forum: bool = False,
+                 topics: Iterable[int] = (), title: str | None = None) -> Chat:
+        """The bot is in this chat from now on (a forum's `topics` are its message thread ids)."""
+        if kind not in CHAT_KINDS:
+            raise ValueError(f"a chat is one of {CHAT_KINDS}, not {kind!r}")
+        if (forum or topics) and kind not in ("supergroup", "private"):
+            raise ValueError("only a supergroup (or a bot's private chat) has topics")
+        number = _chat_number(chat_id)
+        chat = Chat(number, kind, title if title is not None else f"Chat {number}",
+                    username.removeprefix("@") if username else None, forum, {int(t) for t in topics})
+        with self._lock:
+            self.chats[number] = chat
+        return chat
+
+    def migrate(self, chat_id: int | str) -> str:
+        """The basic group becomes a supergroup: its new id ("-100" and ten digits), known from now on."""
+        with self._lock:
+            group = self.chats.get(_chat_number(chat_id))
+            if group is None or group.kind != "group" or group.migrated_to is not None:
+                raise ValueError(f"{chat_id} is no basic group the bot is in")
+            new = f"-100{next(self._supergroups):010d}"
+            while new in self.chats:
+                new = f"-100{next(self._supergroups):010d}"
+            self.add_chat(new, "supergroup", title=group.title)
+            group.migrated_to = new
+            return new
+
+    def register_query(self, query_id: str, at: float | None = None) -> None:
+        """Someone pressed a button: Telegram knows the callback query `query_id` from `at` (default: now)."""
+        with self._lock:
+            self.queries[str(query_id)] = self.clock() if at is None else float(at)
 
     # -- faults
 
@@ -192,25 +351,21 @@ class FakeTelegram:
 
     def handle(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self._lock:
-            if method in ("sendMessage", "editMessageText"):
-                refused = self._refusal(params)
-                if refused is not None:
-                    return refused
-            if method == "sendMessage":
-                return self._send(params)
-            if method == "editMessageText":
-                return self._edit(params)
-            if method == "answerCallbackQuery":
-                if len(str(params.get("text") or "")) > MAX_CALLBACK_TEXT:
-                    return 400, telegram_error(400, "Bad Request: MESSAGE_TOO_LONG")
-                self.answers.append((str(params.get("callback_query_id")), params.get("text")))
-                return _ok(True)
-            if method == "setWebhook":
-                self.webhook = dict(params)
-                self.webhook_error = None  # a webhook set anew has no failed delivery yet
-                return _ok(True)
-            if method in ("getMe", "getWebhookInfo", "getUpdates", "deleteWebhook", "getChatMember"):
-                return self._setup_method(method, params)
+            try:
+                if method == "sendMessage":
+                    return self._send(params)
+                if method == "editMessageText":
+                    return self._edit(params)
+                if method == "answerCallbackQuery":
+                    return self._answer(params)
+                if method == "setWebhook":
+                    self.webhook = dict(params)
+                    self.webhook_error = None  # a webhook set anew has no failed delivery yet
+                    return _ok(True)
+                if method in ("getMe", "getWebhookInfo", "getUpdates", "deleteWebhook", "getChatMember"):
+                    return self._setup_method(method, params)
+            except _Refused as refused:
+                return refused.answer
         return 404, telegram_error(404, "Not Found")
 
     def _setup_method(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -237,8 +392,7 @@ class FakeTelegram:
             return _ok([dict(u) for u in self.updates[:limit]])
         if "chat_id" not in params or not isinstance(params.get("user_id"), int):
             return 400, telegram_error(400, "Bad Request: chat_id and user_id are required")
-        if self.kicked:
-            return 403, telegram_error(403, "Forbidden: bot was kicked from the supergroup chat")
+        self._chat(params["chat_id"])
         return _ok(self._member(params["user_id"]))
 
     def _webhook_info(self) -> dict[str, Any]:
@@ -275,7 +429,16 @@ class FakeTelegram:
 
     def receive(self, text: str, *, chat: dict[str, Any], user: dict[str, Any] | None = None,
                 thread_id: int | None = None) -> dict[str, Any]:
-        """Someone writes in a chat the bot is in: the Update getUpdates answers (a channel's as `channel_post`)."""
+        """Someone writes in a chat the bot is in: the Update getUpdates answers (a channel's as
+        `channel_post`). The bot knows the chat from then on (and the forum's topic written in)."""
+        with self._lock:
+            known = self.chats.get(_chat_number(chat["id"]))
+            if known is None:
+                known = self.add_chat(chat["id"], chat.get("type", "group"), username=chat.get("username"),
+                                      forum=bool(chat.get("is_forum")),
+                                      title=chat.get("title") or chat.get("first_name"))
+            if thread_id is not None and known.forum:
+                known.topics.add(thread_id)
         message_id = next(self._ids)
         message: dict[str, Any] = {"message_id": message_id, "date": 1796200000 + message_id, "chat": dict(chat), "text": text}
         if user is not None:
@@ -288,47 +451,141 @@ class FakeTelegram:
             self.updates.append(update)
         return update
 
-    def _refusal(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
-        """Telegram's refusal of a message's text or buttons, if any (the rules in the module docstring)."""
-        if self.kicked:
-            return 403, telegram_error(403, "Forbidden: bot was kicked from the supergroup chat")
+    # -- the rules (the module docstring), each in one place
+
+    def _check_text(self, params: dict[str, Any]) -> None:
+        """Telegram's refusal of a message's text or buttons, if any (checked before the chat, as the
+        Bot API server reads the text first)."""
         text = params.get("text")
         if not isinstance(text, str):
-            return 400, telegram_error(400, "Bad Request: message text is empty")
+            raise _Refused(400, "Bad Request: message text is empty")
         if params.get("parse_mode") == "HTML":
             try:
                 text = parse_html(text)
             except CantParse as exc:
-                return 400, telegram_error(400, f"Bad Request: can't parse entities: {exc}")
+                raise _Refused(400, f"Bad Request: can't parse entities: {exc}") from None
         if not text.strip():
-            return 400, telegram_error(400, "Bad Request: message text is empty")
+            raise _Refused(400, "Bad Request: message text is empty")
         if shown_length(text) > MAX_TEXT:
-            return 400, telegram_error(400, "Bad Request: message is too long")
+            raise _Refused(400, "Bad Request: message is too long")
         for row in _keyboard(params):
             for button in row:
                 data = button.get("callback_data")
                 if not button.get("text") or not isinstance(data, str) or not 1 <= len(data.encode()) <= MAX_CALLBACK_DATA:
-                    return 400, telegram_error(400, "Bad Request: BUTTON_DATA_INVALID")
-        return None
+                    raise _Refused(400, "Bad Request: BUTTON_DATA_INVALID")
+
+    def _chat(self, chat_id: Any) -> Chat:
+        """The chat a call names: known, not upgraded, the bot still in it."""
+        text = "" if chat_id is None else str(chat_id).strip()
+        if not text:
+            raise _Refused(400, "Bad Request: chat_id is empty")
+        chat: Chat | None
+        if text.startswith("@"):
+            name = text[1:].lower()
+            chat = next((c for c in self.chats.values() if c.username and c.username.lower() == name
+                         and c.kind in ("channel", "supergroup")), None)
+        else:
+            chat = self.chats.get(str(int(text))) if re.fullmatch(r"-?[0-9]+", text) else None
+        if chat is None:
+            raise _Refused(400, "Bad Request: chat not found")
+        if chat.migrated_to is not None:
+            raise _Refused(400, UPGRADED, migrate_to_chat_id=int(chat.migrated_to))
+        if self.kicked:
+            if chat.kind == "private":
+                raise _Refused(403, "Forbidden: bot was blocked by the user")
+            where = {"group": "group", "supergroup": "supergroup", "channel": "channel"}[chat.kind]
+            raise _Refused(403, f"Forbidden: bot was kicked from the {where} chat")
+        return chat
+
+    def _thread(self, chat: Chat, thread_id: Any) -> int | None:
+        """The topic a message goes to: checked in a forum (and a private chat), ignored elsewhere."""
+        if not thread_id:
+            return None
+        if not (chat.forum and chat.kind == "supergroup") and chat.kind != "private":
+            return None
+        general = chat.kind == "supergroup" and thread_id == GENERAL_TOPIC
+        if not isinstance(thread_id, int) or general or thread_id not in chat.topics:
+            raise _Refused(400, "Bad Request: message thread not found")
+        return thread_id
+
+    def _flood_wait(self, chat: Chat) -> int | None:
+        """Seconds until the chat's windows admit one more message, or None when they do now."""
+        if not self.flood:
+            return None
+        now = self.clock()
+        posted = self._posted.get(chat.chat_id, deque())
+        wait = 0.0
+        for most, seconds in GROUP_WINDOWS if chat.kind in ("group", "supergroup") else CHAT_WINDOWS:
+            inside = [t for t in posted if now - t < seconds]
+            if len(inside) >= most:
+                wait = max(wait, inside[len(inside) - most] + seconds - now)
+        return max(1, math.ceil(wait)) if wait > 0 else None
+
+    def _flood(self, chat: Chat) -> None:
+        """Refuse a message past the chat's flood limit (nothing is counted)."""
+        wait = self._flood_wait(chat)
+        if wait is not None:
+            raise _Refused(429, f"Too Many Requests: retry after {wait}", retry_after=wait)
+
+    def _count(self, chat: Chat) -> None:
+        """A message sent or edited in the chat counts towards its limits."""
+        posted = self._posted.setdefault(chat.chat_id, deque())
+        now = self.clock()
+        posted.append(now)
+        longest = max(seconds for _, seconds in GROUP_WINDOWS)
+        while posted and now - posted[0] >= longest:
+            posted.popleft()
+
+    # -- the methods
 
     def _send(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        message = Message(next(self._ids), str(params["chat_id"]), params["text"], _keyboard(params),
-                          params.get("message_thread_id"), not params.get("disable_notification", False))
+        self._check_text(params)
+        chat = self._chat(params.get("chat_id"))
+        thread = self._thread(chat, params.get("message_thread_id"))
+        self._flood(chat)
+        message = Message(next(self._ids), chat.chat_id, params["text"], _keyboard(params), thread,
+                          not params.get("disable_notification", False))
         self.messages[message.message_id] = message
         self.sent.append(message.message_id)
-        return _ok(_message(message))
+        self._count(chat)
+        return _ok(self._message(message))
 
     def _edit(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        message = self.messages.get(int(params.get("message_id", 0)))
-        if message is None:
-            return 400, telegram_error(400, "Bad Request: message to edit not found")
+        self._check_text(params)
+        chat = self._chat(params.get("chat_id"))
+        try:
+            message = self.messages.get(int(params.get("message_id", 0)))
+        except (TypeError, ValueError):
+            message = None
+        if message is None or message.chat_id != chat.chat_id:
+            raise _Refused(400, "Bad Request: message to edit not found")
         text, buttons = params.get("text", message.text), _keyboard(params)
         if text == message.text and buttons == message.buttons:
-            return 400, telegram_error(400, NOT_MODIFIED)
+            raise _Refused(400, NOT_MODIFIED)
+        self._flood(chat)
         message.text, message.buttons = text, buttons
         message.edits += 1
         self.edits.append(message.message_id)
-        return _ok(_message(message))
+        self._count(chat)
+        return _ok(self._message(message))
+
+    def _answer(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if len(str(params.get("text") or "")) > MAX_CALLBACK_TEXT:
+            raise _Refused(400, "Bad Request: MESSAGE_TOO_LONG")
+        query_id = str(params.get("callback_query_id"))
+        pressed = self.queries.get(query_id)
+        if pressed is None or self.clock() - pressed > QUERY_LIFETIME:
+            raise _Refused(400, QUERY_INVALID)
+        self.answers.append((query_id, params.get("text")))
+        return _ok(True)
+
+    def _message(self, message: Message) -> dict[str, Any]:
+        """A Message as Telegram answers it: the chat as the bot knows it."""
+        answer: dict[str, Any] = {"message_id": message.message_id, "date": 1796200000 + message.message_id,
+                                  "text": message.text, "chat": self.chats[message.chat_id].as_chat()}
+        if message.thread_id is not None:
+            answer.update(message_thread_id=message.thread_id, is_topic_message=True)
+        return answer
 
     # -- looking at the chat
 
@@ -366,15 +623,6 @@ def _keyboard(params: dict[str, Any]) -> list[list[dict[str, str]]]:
     if isinstance(markup, str):
         markup = json.loads(markup)
     return [[dict(b) for b in row] for row in markup.get("inline_keyboard", [])]
-
-
-def _message(message: Message) -> dict[str, Any]:
-    """A Message as Telegram answers it: the chat as its number (a @name resolved) and its type."""
-    chat = message.chat_id
-    number = int(chat) if chat.lstrip("-").isdigit() else -1000000000000 - sum(map(ord, chat))
-    kind = "private" if number > 0 else "supergroup" if str(number).startswith("-100") else "group"
-    return {"message_id": message.message_id, "date": 1796200000 + message.message_id, "text": message.text,
-            "chat": {"id": number, "type": kind}}
 
 
 def _ok(result: Any) -> tuple[int, dict[str, Any]]:

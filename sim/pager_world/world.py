@@ -11,6 +11,11 @@ the app's deliveries list; the sweep reads that list through the real GitHub cli
 redelivery it asks for goes through the handler again. The clients are the real ones, on a session
 whose transport hands their requests to the fakes. One virtual clock; one fault model (`faults`).
 
+The world is a maintainer's who followed the README: the app's installation holds exactly the
+permissions pager's manifest asks for (`pager.admin.manifest.needed_permissions()`), the bot is in the
+chat CHAT_ID (a basic group), and Telegram knows every press from the moment it is made (`press_update`
+registers its callback query on the world's clock). Telegram's flood control runs on that clock too.
+
 `answer`, when set, scripts the endpoint instead of the handler: `(guid, redelivery) -> status`, 0 for
 an answer that did not come in time (the sweep's scenarios). `concurrently` runs deliveries or presses
 at the same moment, in threads, holding every call to GitHub and Telegram until each of them has
@@ -25,7 +30,9 @@ import itertools
 import threading
 from typing import Any, Callable
 
+from pager.admin.manifest import needed_permissions
 from pager.github import GitHub
+from pager.routing import Repository
 from pager.services import Services
 from pager.settings import Settings
 from pager.signals import records
@@ -51,6 +58,10 @@ CHAT_ID = "-1001"
 ALLOWED_USER = 42
 CONTROL = "maintainer/pager"
 REPO = "Codertocat/Hello-World"  # the repository of GitHub's examples
+REPO_ID = 186853002  # its id, as the examples carry it
+CONTROL_ID = 900_000_001  # the control repository's id
+EXAMPLE_REPO = Repository(REPO_ID, REPO)
+CONTROL_REPO = Repository(CONTROL_ID, CONTROL)
 START = 1_800_000_000.0  # the virtual clock's start (2027-01-15)
 RACE_WAIT = 2.0  # real seconds a racing delivery waits at most for the table to change (a safety net)
 
@@ -99,11 +110,15 @@ class World:
         self.clock = Clock(start)
         self.faults = Faults()
         self.store = store(self.faults) if store is not None else FaultyStore(self.faults)
-        self.telegram = self.chat = FakeTelegram(faults=self.faults)
+        self.telegram = self.chat = FakeTelegram(faults=self.faults, clock=self.clock)
+        self.chat.add_chat(CHAT_ID, "group", title="pager")  # the maintainer's chat: a basic group the bot is in
         self.github = self.hub = FakeGitHub(clock=self.clock, faults=self.faults, endpoint=self._endpoint, api_url=GITHUB_API)
         self.settings = settings_for(private_key, **settings_overrides)
         self.github.app_id = self.settings.github_app_id
         self.github.installations.update({REPO: INSTALLATION, self.settings.control_repository: INSTALLATION})
+        self.github.repositories.update({REPO: REPO_ID, self.settings.control_repository: CONTROL_ID})
+        # The maintainer followed the README: the installation holds what pager's manifest asks for.
+        self.github.installation_permissions[INSTALLATION] = needed_permissions()
         self.session = session_for({GITHUB_API: self.github, TELEGRAM_API: self.telegram})
         self.sleeps: list[float] = []
         self.services = Services(
@@ -192,13 +207,18 @@ class World:
 
     def press_update(self, data: str, *, message_id: int, user: int = ALLOWED_USER, chat: str = CHAT_ID,
                      callback_id: str | None = None) -> dict[str, Any]:
-        """A callback_query update as Telegram sends it for a press on a button."""
+        """A callback_query update as Telegram sends it for a press on a button; Telegram knows the
+        query from now on (answerCallbackQuery answers it for 15 minutes)."""
+        query_id = callback_id or f"cb-{next(self._callbacks)}"
+        self.chat.register_query(query_id, self.now)
+        known = self.chat.chats.get(chat)
         return {
             "update_id": next(self._updates),
             "callback_query": {
-                "id": callback_id or f"cb-{next(self._callbacks)}",
+                "id": query_id,
                 "from": {"id": user, "is_bot": False, "first_name": "Maintainer"},
-                "message": {"message_id": message_id, "chat": {"id": int(chat), "type": "supergroup"}, "date": int(self.now)},
+                "message": {"message_id": message_id, "chat": {"id": int(chat), "type": known.kind if known else "supergroup"},
+                            "date": int(self.now)},
                 "chat_instance": "1",
                 "data": data,
             },

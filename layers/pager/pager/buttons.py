@@ -1,15 +1,16 @@
 """The Telegram endpoint's logic once the secret token was checked (SPEC §6): button presses.
 
     callback_query from an allowed user in the configured chat
-        fix:<ref>           🛠 Start fix of the repository's alarm (pager.signals.alarm.start_fix)
-        merge:<ref>:<n>     🔀 Merge of a release pull request (pager.signals.release.merge_press)
+        fix:<id>            🛠 Start fix of the alarm of the repository with that id (pager.signals.alarm.start_fix)
+        merge:<id>:<n>      🔀 Merge of a release pull request (pager.signals.release.merge_press)
         again:<id>          ↻ a failed delivery once more (pager.sweep.presses.deliver_again)
         refused:again       ↻ the deliveries refused with 401 (pager.sweep.presses.deliver_refused_again)
+        refused:pages       ↻ the signals GitHub or Telegram refused (the same, for those answered 424)
     callback_query from anyone else, or in another chat   answered "not allowed", nothing happens
     any other update                                       ignored
 
-`<ref>` is a short hash of the repository (callback data is at most 64 bytes); the index record
-`ref#<ref>` written before the first button of that repository names it.
+`<id>` is the repository's id (at most 19 digits: the data fits Telegram's 64 bytes for any name); the
+alarm's and the release's records name the repository as GitHub called it last.
 
 Every press is answered (answerCallbackQuery) in the same request, with what happened or why it
 failed, and `handle_update` returns normally even when the action failed, so the endpoint answers 200
@@ -30,7 +31,6 @@ from typing import Any, Mapping
 from .errors import PagerError, TelegramRefused, Transient, Uncertain
 from .services import Services
 from .signals import alarm, release
-from .signals.common import ref_key
 from .signals.records import Held, settle
 from .signals.steps import Press, Step
 from .values import field, text
@@ -43,7 +43,7 @@ PRESS_TTL_SECONDS = 24 * 3600  # Telegram gives up on a press after about 150 s;
 
 
 NUMBER = re.compile(r"[0-9]{1,10}")
-REF = re.compile(r"[0-9a-f]{16}")
+ID = re.compile(r"[0-9]{1,19}")  # a repository's id (GitHub's are 64-bit)
 PLAIN_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
 
 
@@ -102,10 +102,15 @@ def _perform(services: Services, effect: Any) -> str:
 
 def allowed(query: Mapping[str, Any], services: Services) -> bool:
     """Only the allowed users, and only in the configured chat: by its id, or, for a channel given as
-    `@name`, by the name Telegram sends beside the id (`message.chat.username`)."""
+    `@name`, by the name Telegram sends beside the id (`message.chat.username`); or in the supergroup
+    Telegram moved the configured group to (pager.chat)."""
     settings = services.settings
     user = field(query, "from", "id")
-    return isinstance(user, int) and user in settings.telegram_allowed_users and in_chat(query, settings.telegram_chat_id)
+    if not isinstance(user, int) or user not in settings.telegram_allowed_users:
+        return False
+    chat_id = field(query, "message", "chat", "id")
+    return in_chat(query, settings.telegram_chat_id) or (
+        isinstance(chat_id, int) and services.chat.is_current(chat_id, services.store))
 
 
 def in_chat(query: Mapping[str, Any], configured: str) -> bool:
@@ -119,27 +124,26 @@ def in_chat(query: Mapping[str, Any], configured: str) -> bool:
 def act(data: str, services: Services) -> str:
     """Carry out a button's action; the answer to show. Raises PagerError when it failed."""
     if data.startswith(alarm.FIX_PREFIX):
-        repository = _repository(data[len(alarm.FIX_PREFIX):], services)
-        return alarm.start_fix(services, repository) if repository else "this alarm is no longer known"
+        repository_id = data[len(alarm.FIX_PREFIX):]
+        if not ID.fullmatch(repository_id):  # ASCII digits only: int() takes others
+            return "this alarm is no longer known"
+        return alarm.start_fix(services, int(repository_id))
     if data.startswith(release.MERGE_PREFIX):
-        ref, _, number = data[len(release.MERGE_PREFIX):].partition(":")
+        repository_id, _, number = data[len(release.MERGE_PREFIX):].partition(":")
         if not NUMBER.fullmatch(number):  # ASCII digits only: int() takes others, and fails on thousands
             return "this button is not known"
-        repository = _repository(ref, services)
-        if not repository:
+        if not ID.fullmatch(repository_id):
             return "this release is no longer known"
-        return release.merge_press(services, repository, int(number))
-    if data.startswith(alarm.AGAIN_PREFIX) or data == alarm.REFUSED_AGAIN:
-        from .sweep import presses
+        return release.merge_press(services, int(repository_id), int(number))
+    if data.startswith(alarm.AGAIN_PREFIX) or data in (alarm.REFUSED_AGAIN, alarm.PAGES_AGAIN):
+        from .sweep import health, presses
 
         if data == alarm.REFUSED_AGAIN:
-            return presses.deliver_refused_again(services)
+            return presses.deliver_refused_again(services, health.SECRET_REFUSED)
+        if data == alarm.PAGES_AGAIN:
+            return presses.deliver_refused_again(services, health.PAGE_REFUSED)
         return presses.deliver_again(services, data[len(alarm.AGAIN_PREFIX):])
     return "this button is not known"
-
-
-def _repository(ref: str, services: Services) -> str:
-    return text(services.store.load(ref_key(ref)).data.get("repository")) if REF.fullmatch(ref) else ""
 
 
 def _answer(services: Services, callback_id: str, answer: str, outcome: str) -> str:

@@ -14,7 +14,8 @@
     ├── Permanent                a refusal that no retry can fix (logged, not a 500)
     │   ├── GitHubRefused        GitHub answered another 4xx (status kept)
     │   └── TelegramRefused      Telegram answered another 4xx (description kept)
-    │       └── MessageNotFound  "message to edit not found": send a new message instead
+    │       ├── MessageNotFound  "message to edit not found": send a new message instead
+    │       └── ChatMigrated     the group became a supergroup (`to_chat`): write there instead
     └── Conflict                 a conditional write lost its race: someone else wrote first
 
 `Transient` versus `Permanent` is a type, never a string match; wrap with `raise ... from exc`.
@@ -98,3 +99,11 @@ class MessageNotFound(TelegramRefused):
 
 class Conflict(PagerError):
     """A conditional write lost its race."""
+
+
+class ChatMigrated(TelegramRefused):
+    """The group was upgraded to a supergroup: a new chat id, which every later call must use."""
+
+    def __init__(self, message: str, *, status: int, description: str = "", to_chat: str):
+        super().__init__(message, status=status, description=description)
+        self.to_chat = to_chat

@@ -9,6 +9,7 @@ Authentication:
   and reused until about a minute before it expires; a 401 on a JWT call drops it;
 - installation tokens (POST /app/installations/{id}/access_tokens) are cached until 5 minutes before
   their `expires_at`; nothing assumes their length or format; a 401 drops the cached one;
+- whether someone is a collaborator of a repository is kept for an hour per repository and login;
 - the installation of a repository (GET /repos/{repo}/installation) is cached per repository; one
   GitHub no longer knows (404 for its token: the app was uninstalled and installed again), whether
   cached or given by a payload or a record, is looked up anew and the call made once more.
@@ -26,7 +27,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import jwt
 import requests
@@ -48,6 +49,8 @@ SECONDARY_LIMIT_WAIT = 60.0  # GitHub: without a header, wait at least a minute 
 API_VERSION = "2022-11-28"
 USER_AGENT = "pager"
 REASON_LIMIT = 300  # characters of GitHub's message kept in an exception
+COLLABORATOR_SECONDS = 3600.0  # how long an answer of "Check if a user is a repository collaborator" is kept
+COLLABORATORS_KEPT = 1000  # answers kept at most (the oldest goes first)
 
 
 class InstallationGone(GitHubRefused):
@@ -96,6 +99,7 @@ class GitHub:
         self._jwt: _Token | None = None
         self._tokens: dict[int, _Token] = {}
         self._installations: dict[str, int] = {}
+        self._collaborators: dict[tuple[str, str], tuple[bool, float]] = {}  # (repo, login) -> (answer, until)
         self.calls = 0
 
     def __repr__(self) -> str:
@@ -159,6 +163,11 @@ class GitHub:
         self._installations[key] = installation_id
         return installation_id
 
+    def installation(self, repo: str) -> dict[str, Any]:
+        """The app's installation on a repository, whole ("Apps: Get a repository installation", JWT): its
+        permissions as its owner accepted them, whether it is suspended."""
+        return self._object("GET", f"/repos/{repo}/installation", "github installation of repository", auth="jwt")
+
     def probe(self, repo: str) -> None:
         """Whether GitHub answers the app on the repositories' API: its installation on `repo`, read anew
         (a read on the API the handlers use; raises as any call does)."""
@@ -216,6 +225,36 @@ class GitHub:
         """A pull request as GitHub shows it now."""
         return _an_object(self._on_repository(repo, installation_id, "GET", f"/repos/{repo}/pulls/{int(number)}",
                                               step="github read pull request"), "github read pull request")
+
+    def repository(self, repo: str) -> dict:
+        """A repository as GitHub has it now ("Get a repository": its `id`, and its `full_name` after a
+        rename or a transfer, which GitHub follows; Metadata: read, which every app has)."""
+        return _an_object(self._on_repository(repo, None, "GET", f"/repos/{repo}", step="github read repository"),
+                          "github read repository")
+
+    def is_collaborator(self, repo: str, login: str, *, installation_id: int | None = None) -> bool:
+        """Whether GitHub counts `login` a collaborator of the repository ("Check if a user is a repository
+        collaborator": 204 yes, 404 no; for a repository of an organization it counts members with access
+        through teams and the base permissions, and owners). Metadata: read, which every app has. The
+        answer is kept for COLLABORATOR_SECONDS per repository and login."""
+        key = (repo.lower(), login.lower())
+        cached = self._collaborators.get(key)
+        now = self._clock()
+        if cached is not None and now < cached[1]:
+            return cached[0]
+        username = quote(login, safe="")
+        try:
+            self._on_repository(repo, installation_id, "GET", f"/repos/{repo}/collaborators/{username}",
+                                step="github check collaborator", expect_body=False)
+            answer = True
+        except GitHubRefused as exc:
+            if exc.status != 404 or isinstance(exc, InstallationGone):
+                raise
+            answer = False
+        if len(self._collaborators) >= COLLABORATORS_KEPT:
+            self._collaborators.pop(next(iter(self._collaborators)))
+        self._collaborators[key] = (answer, now + COLLABORATOR_SECONDS)
+        return answer
 
     def get_code_scanning_alert(self, repo: str, number: int, *, installation_id: int | None = None) -> dict:
         """A code scanning alert as GitHub shows it now (Code scanning alerts: read)."""

@@ -8,31 +8,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import Conflict, GitHubRefused, MessageNotFound
+from .errors import ChatMigrated, GitHubRefused, MessageNotFound
 from .services import Services
-from .signals.steps import Dispatch, EditMessage, Effect, MergePull, MergeResult, Remember, SendMessage
+from .signals.steps import Dispatch, EditMessage, Effect, MergePull, MergeResult, Posted, Redeliver, SendMessage
 
 
 def perform(services: Services, effect: Effect) -> Any:
     """Carry out one effect; the result is what the step's `then` records."""
-    settings = services.settings
     if isinstance(effect, SendMessage):
-        return services.telegram.send_message(
-            settings.telegram_chat_id,
-            effect.text,
-            thread_id=settings.telegram_thread_id,
-            buttons=effect.buttons,
-            notify=effect.notify,
-        )
+        return _send(services, effect.text, effect.buttons, effect.notify)
     if isinstance(effect, EditMessage):
+        chat = effect.chat or services.chat.configured
+        if not services.chat.is_current(chat, services.store):
+            # In a chat pager no longer writes to: its id may be another message's here. Shown anew.
+            return _send(services, effect.text, effect.buttons)
         try:
-            services.telegram.edit_message(settings.telegram_chat_id, effect.message_id, effect.text, buttons=effect.buttons)
-            return effect.message_id
+            services.telegram.edit_message(chat, effect.message_id, effect.text, buttons=effect.buttons)
+            return Posted(chat, effect.message_id)
         except MessageNotFound:
             # Deleted in the chat: the text is still worth showing (SPEC §5, Messages).
-            return services.telegram.send_message(
-                settings.telegram_chat_id, effect.text, thread_id=settings.telegram_thread_id, buttons=effect.buttons
-            )
+            return _send(services, effect.text, effect.buttons)
+        except ChatMigrated as moved:
+            services.chat.moved(services.store, chat, moved.to_chat, services.now())
+            return _send(services, effect.text, effect.buttons)
     if isinstance(effect, Dispatch):
         services.github.dispatch(effect.repository, effect.event_type, effect.client_payload)
         return None
@@ -48,12 +46,20 @@ def perform(services: Services, effect: Effect) -> Any:
         except GitHubRefused as exc:
             return MergeResult(merged=False, status=exc.status, reason=exc.reason or f"refused ({exc.status})")
         return MergeResult(merged=True, sha=str(answer.get("sha") or ""))
-    if isinstance(effect, Remember):
-        record = services.store.load(effect.key)
-        if not record.exists:
-            try:
-                services.store.save(record, effect.data)
-            except Conflict:
-                pass  # written by another delivery at the same moment, with the same content
+    if isinstance(effect, Redeliver):
+        services.github.redeliver(effect.delivery_id)
         return None
     raise TypeError(f"not an effect pager performs here: {type(effect).__name__}")
+
+
+def _send(services: Services, text: str, buttons: Any, notify: bool = True) -> Posted:
+    """A new message in the chat pager writes to; when Telegram says the group became a supergroup, in
+    that one, at once, and remembered for every later message (pager.chat)."""
+    chat = services.chat.send_to
+    send = services.telegram.send_message
+    thread = services.settings.telegram_thread_id
+    try:
+        return Posted(chat, send(chat, text, thread_id=thread, buttons=buttons, notify=notify))
+    except ChatMigrated as moved:
+        services.chat.moved(services.store, chat, moved.to_chat, services.now())
+        return Posted(moved.to_chat, send(moved.to_chat, text, thread_id=thread, buttons=buttons, notify=notify))

@@ -20,6 +20,15 @@ from .errors import BadRequest, BadSignature
 from .values import field, integer, text
 
 @dataclass(frozen=True)
+class Repository:
+    """A repository as pager keys its records: by its id, which a rename or a transfer keeps. The name is
+    what GitHub calls it now: messages show it, calls use it."""
+
+    id: int
+    name: str
+
+
+@dataclass(frozen=True)
 class Delivery:
     """A verified webhook delivery: the event's guid, kind, action and parsed payload."""
 
@@ -64,6 +73,12 @@ class Delivery:
     @property
     def repository_id(self) -> int | None:
         return integer(field(self.payload, "repository", "id")) or None
+
+    @property
+    def repo(self) -> Repository | None:
+        """The repository the event is about (None: a payload without one, or without its id)."""
+        repository_id = self.repository_id
+        return Repository(repository_id, self.repository) if repository_id and self.repository else None
 
     @property
     def installation_id(self) -> int | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
+from .chat import Chat
 from .settings import Settings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -67,6 +68,7 @@ class Services:
         self.store = store
         self.github = github
         self.telegram = telegram
+        self.chat = Chat(settings.telegram_chat_id)  # where messages go (a group Telegram moved: its supergroup)
         self.clock = clock  # epoch seconds; the simulator passes a virtual one
         self.sleep = sleep  # a short wait inside a step; tests pass a fake
 

@@ -7,7 +7,8 @@ Every method is a POST of JSON to `{api_url}/bot{token}/{method}` through the in
 Answers (`{"ok": false, "error_code", "description", "parameters"}` on failure) map onto `pager.errors`:
 - 429 with `retry_after` of at most 3 s: wait (the injected `sleep`) and try once more; a longer
   wait, a second 429, 5xx, a timeout, a connection error -> TelegramUnavailable;
-- "message to edit not found" -> MessageNotFound; any other 4xx -> TelegramRefused;
+- "message to edit not found" -> MessageNotFound; a group upgraded to a supergroup (400 with
+  `parameters.migrate_to_chat_id`) -> ChatMigrated with the new chat's id; any other 4xx -> TelegramRefused;
 - an edit that Telegram calls "message is not modified" has succeeded.
 
 The bot token is part of every URL, and requests' own exceptions quote the URL: they are never
@@ -22,7 +23,7 @@ from typing import Any, Callable
 import requests
 
 from . import deadline
-from .errors import MessageNotFound, TelegramRefused, TelegramUnavailable
+from .errors import ChatMigrated, MessageNotFound, TelegramRefused, TelegramUnavailable
 from .transport import may_have_arrived
 from .html import ELLIPSIS, cut
 
@@ -119,6 +120,15 @@ class Telegram:
         """The bot as Telegram knows it (getMe): the cheapest call that tells Telegram answers."""
         return self._object("getMe", {})
 
+    def chat_member(self, chat_id: int | str, user_id: int) -> dict[str, Any]:
+        """A member of a chat as Telegram knows it (getChatMember): the bot's own, whether it may post."""
+        return self._object("getChatMember", {"chat_id": chat_id, "user_id": user_id})
+
+    def may_post(self, chat_id: int | str) -> bool:
+        """Whether the bot may post in the chat now (its own ChatMember; the bot's id is its token's first part)."""
+        bot = self._token.split(":", 1)[0]
+        return bot.isdigit() and may_post(self.chat_member(chat_id, int(bot)))
+
     def _object(self, method: str, payload: dict[str, Any]) -> dict[str, Any]:
         """A method whose result is an object (anything else is an answer pager cannot use)."""
         result = self._call(method, payload)
@@ -188,14 +198,25 @@ class Telegram:
             )
         if not 400 <= code < 500:
             raise TelegramUnavailable(f"{step}: Telegram answered {code}: {description}", status=code)
-        error = MessageNotFound if NOT_FOUND in description.lower() else TelegramRefused
         migrated = parameters.get("migrate_to_chat_id")
-        hint = f"; the group is now the supergroup {migrated}: set TELEGRAM_CHAT_ID to it" if migrated else ""
-        raise error(f"{step}: Telegram refused ({code}): {description}{hint}", status=code, description=description)
+        if isinstance(migrated, (int, str)) and not isinstance(migrated, bool) and str(migrated).lstrip("-").isdigit():
+            raise ChatMigrated(f"{step}: the group is now the supergroup {migrated}", status=code, description=description,
+                               to_chat=str(migrated))
+        error = MessageNotFound if NOT_FOUND in description.lower() else TelegramRefused
+        raise error(f"{step}: Telegram refused ({code}): {description}", status=code, description=description)
 
     def _scrub(self, text: str) -> str:
         """Telegram's words, with the token taken out should they ever quote it."""
         return text.replace(self._token, "<token>") if self._token else text
+
+
+def may_post(member: dict[str, Any]) -> bool:
+    """Whether a ChatMember may post messages: a member or the creator, an administrator unless a channel's
+    without "Post messages", a restricted member allowed to send (the Bot API's ChatMember types)."""
+    status = member.get("status")
+    return (status in ("creator", "member")
+            or (status == "administrator" and member.get("can_post_messages", True) is not False)
+            or (status == "restricted" and member.get("can_send_messages") is True))
 
 
 def _keyboard(buttons: Buttons) -> dict[str, Any]:

@@ -3,8 +3,9 @@
 What an answer means to the sweep (SPEC §4): a 4xx is never delivered again, a 500 is. So a request
 the pager refuses (bad signature, no GitHub headers, not JSON) gets its 4xx with a reason; a step
 that failed but can succeed later (Transient: Telegram, GitHub or DynamoDB unavailable, the deadline
-passed) answers 500 naming the step; a refusal that no retry can fix (Permanent) is logged and
-answered 200; an unexpected error answers 500 with its traceback in the log, never a silent 200.
+passed) answers 500 naming the step; a refusal that no retry can fix (Permanent) is logged as an error,
+recorded (pager.refusals) and answered 424, so that GitHub keeps the delivery among its failures for ↻
+once the cause is fixed; an unexpected error answers 500 with its traceback in the log, never a silent 200.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 from typing import Any, Callable, Mapping
 
 from . import deadline
+from . import refusals as refused
 from .errors import BadRequest, Permanent, Transient
 from .observe import count, logger
 from .routing import Delivery, json_object, raw_body
@@ -70,33 +72,20 @@ def handle_github(
         logger.exception("handler crashed", extra={"guid": line["guid"]})
         return _answer(500, {"error": f"internal error: {type(exc).__name__}"}, line, "crashed", started, monotonic, error=type(exc).__name__)
     if refusals:
-        # A refusal that no retry can fix: another delivery would be refused the same way. Answered
-        # 200, but logged as an error, counted and recorded for the alarm (pager's own health): a bot
-        # removed from the chat, or a permission the app lacks, refuses every signal alike.
+        # A refusal that no retry can fix now: another delivery would be refused the same way (a bot
+        # removed from the chat, a permission the app lacks refuse every signal alike). Logged as an
+        # error, counted, recorded for the alarm (pager's own health), and answered 424: GitHub keeps the
+        # delivery among its failures, never delivered again by itself, for ↻ once the cause is fixed.
         count("DeliveriesRefusedUpstream")
         reason = "; ".join(str(exc) for exc in refusals)
-        _record_refusal(services, delivery, reason)
+        event = f"{delivery.event}.{delivery.action}" if delivery.action else delivery.event
+        refused.record(services.store, guid=delivery.guid, event=event, repository=delivery.repository,
+                       refusals=refusals, now=services.now())
         body = {"outcome": "refused", "reason": reason, **({"done": "; ".join(outcomes)} if outcomes else {})}
-        return _answer(200, body, line, "refused upstream", started, monotonic, level="error", reason=reason,
+        return _answer(refused.ANSWER, body, line, "refused upstream", started, monotonic, level="error", reason=reason,
                        error=type(refusals[0]).__name__)
     outcome = "; ".join(outcomes)
     return _answer(200, {"outcome": outcome}, line, outcome, started, monotonic)
-
-
-def _record_refusal(services: Services, delivery: Delivery, reason: str) -> None:
-    """Write the refusal for the sweep, which shows pager's own health in the control repository's alarm
-    (a failed write is only logged: the error line above still tells)."""
-    from .errors import Conflict, StoreUnavailable
-    from .store import Record
-    from .sweep.health import REFUSALS_KEY, REFUSALS_TTL_SECONDS, refusal
-
-    now = services.now()
-    event = f"{delivery.event}.{delivery.action}" if delivery.action else delivery.event
-    name, data = refusal(guid=delivery.guid, event=event, repository=delivery.repository, reason=reason, now=now)
-    try:
-        services.store.save(Record(REFUSALS_KEY, item=name), data, expires_at=int(now + REFUSALS_TTL_SECONDS))
-    except (Conflict, StoreUnavailable) as failure:
-        logger.warning("refusal not recorded", extra={"guid": delivery.guid, "error": type(failure).__name__})
 
 
 def handle_telegram(event: Mapping[str, Any], services: Services, *, monotonic: Callable[[], float] = time.monotonic) -> Answer:

@@ -6,13 +6,12 @@ show a credential) the calls only the operator's commands make:
 GitHub (docs.github.com, REST API)
 - "Apps: Get the authenticated app" (JWT): the app's events and permissions;
 - "Webhooks: Get a webhook configuration for an app" (JWT): its url, content type, whether it has a secret;
-- "Apps: Get a repository installation" (JWT): the whole installation, not only its id;
 - "Installations: List repositories accessible to the app installation" (installation token);
 - "Apps: Create a GitHub App from a manifest": the conversion of the manifest flow's code, with no
   credential at all (the code is one: single use, within an hour).
 
 Telegram (core.telegram.org/bots/api): getMe, getWebhookInfo, setWebhook, deleteWebhook, getUpdates,
-getChatMember.
+and the product's getChatMember.
 """
 
 from __future__ import annotations
@@ -35,9 +34,6 @@ class AppGitHub(GitHub):
 
     def hook_config(self) -> dict[str, Any]:
         return self._object("GET", "/app/hook/config", "github get webhook config", auth="jwt")
-
-    def repository_installation(self, repo: str) -> dict[str, Any]:
-        return self._object("GET", f"/repos/{repo}/installation", "github installation of repository", auth="jwt")
 
     def installation_repositories(self, installation_id: int) -> dict[str, Any]:
         """One repository's page, for `total_count` (how many repositories the installation reaches)."""
@@ -88,6 +84,4 @@ class BotTelegram(Telegram):
             raise TelegramUnavailable("telegram getUpdates: answer is not a list")
         return [update for update in result if isinstance(update, dict)]
 
-    def chat_member(self, chat_id: int | str, user_id: int) -> dict[str, Any]:
-        return self._object("getChatMember", {"chat_id": chat_id, "user_id": user_id})
 

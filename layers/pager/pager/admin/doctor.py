@@ -15,7 +15,7 @@ check fails.
     deliveries     the last day: how many failed, how many were refused with 401, which kept failing
     bot            Telegram accepts the token (getMe)
     telegram       its webhook at the stack's /telegram, button presses allowed, no recent error
-    chat           the bot may post in the chat (getChatMember)
+    chat           the bot may post in the chat (getChatMember); a group Telegram made a supergroup is named
     table          the table exists, with its TTL
 """
 
@@ -27,8 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pager.errors import ConfigError, PagerError
+from pager.errors import ChatMigrated, ConfigError, PagerError
 from pager.settings import SECRET_NAMES, Settings
+from pager.telegram import may_post as bot_may_post
 from pager.store import TABLE_TTL
 from pager.values import parse_iso
 
@@ -120,7 +121,7 @@ def gather_github(facts: Facts, client: Any) -> None:
         return
     facts.read("hook", client.hook_config)
     control = facts.values.get("CONTROL_REPOSITORY", "")
-    if control and facts.read("installation", lambda: client.repository_installation(control)) is not None:
+    if control and facts.read("installation", lambda: client.installation(control)) is not None:
         facts.read("repositories", lambda: client.installation_repositories(facts.found["installation"]["id"]))
     facts.read("deliveries", lambda: recent_deliveries(client, facts.now - DAY))
 
@@ -149,7 +150,13 @@ def gather_telegram(facts: Facts, client: Any) -> None:
     facts.read("webhook_info", client.webhook_info)
     chat = facts.values.get("TELEGRAM_CHAT_ID", "")
     if chat and not is_placeholder(chat):
-        facts.read("member", lambda: client.chat_member(chat, int(bot["id"])))
+        try:
+            facts.found["member"] = client.chat_member(chat, int(bot["id"]))
+        except ChatMigrated as moved:  # the group became a supergroup: look there, and say so
+            facts.found["moved"] = moved.to_chat
+            facts.read("member", lambda: client.chat_member(moved.to_chat, int(bot["id"])))
+        except PagerError as exc:
+            facts.errors["member"], facts.statuses["member"] = str(exc), getattr(exc, "status", None)
 
 
 def gather_table(facts: Facts, client: Any, table: str) -> None:
@@ -442,9 +449,12 @@ def check_chat(facts: Facts) -> Check:
     if member is None:
         return Check(False, f"chat: the bot cannot see the chat {chat}: {facts.errors['member']}", fix)
     status = member.get("status")
-    may_post = (status in ("creator", "member")
-                or (status == "administrator" and member.get("can_post_messages", True) is not False)
-                or (status == "restricted" and member.get("can_send_messages") is True))
+    may_post = bot_may_post(member)
+    moved = facts.get("moved")
+    if moved:
+        line = (f"chat: Telegram made the group {chat} the supergroup {moved}; pager follows it, "
+                f"{'and the bot may post there' if may_post else f'but the bot may not post there (it is {status})'}")
+        return Check(False, line, f"set TELEGRAM_CHAT_ID (the TelegramChatId parameter) to {moved} and deploy again")
     if not may_post:
         return Check(False, f"chat: the bot may not post in the chat {chat} (it is {status})", fix)
     return Check(True, f"chat: the bot may post in the chat {chat} ({status})")

@@ -537,7 +537,7 @@ def app_left(state: State, tools: Tools) -> list[str]:
     except PagerError as exc:
         lines.append(f"check the app's webhook on {pages.settings} ({exc})")
     try:
-        installation = client.repository_installation(control)
+        installation = client.installation(control)
     except PagerError:
         lines.append(f"install the app: {pages.install} → Only select repositories → every repository of the "
                      f"fleet and {control}")

@@ -5,7 +5,8 @@ Entries, each keyed, with a title, a link and an order key:
     workflow:<workflow_id>     workflow_run.completed on the default branch: failure, timed_out,
                                startup_failure open it, success closes it (order: run number, attempt)
     suite:<app slug>           check_suite.completed on the default branch of an app other than
-                               GitHub Actions: failure or timed_out opens, success closes (order: updated_at)
+                               GitHub Actions: failure or timed_out opens, success closes (order: the
+                               commit's, then the run's: `suite_order`)
     code-scanning:<number>     code_scanning_alert created, appeared_in_branch (on the default branch),
                                reopened, reopened_by_user open it; fixed (on the default branch),
                                closed_by_user close it; updated_assignment changes nothing
@@ -15,12 +16,12 @@ Entries, each keyed, with a title, a link and an order key:
                                alarm (pager.sweep.health): the list not served, deliveries refused
                                with 401, signals GitHub or Telegram refused
 
-Records, all under the key `alarm#<repo>`:
+Records, all under the key `alarm#<repository id>` (the id survives a rename or a transfer: a pass
+under the new name closes the failure shown under the old one, and the message shows the new name):
 
-    the head (the record itself)   message {id, text, buttons, open}: the message shown, open until it
-                                   says all clear; fix: the pager-fix dispatch of this alarm, once
-                                   🛠 Start fix was pressed; ref: the repository's short reference in
-                                   callback data (an index record `ref#<ref>`)
+    the head (the record itself)   message {id, chat, text, buttons, open}: the message shown, open until it
+                                   says all clear; repository: its name when it was last shown; fix:
+                                   the pager-fix dispatch of this alarm, once 🛠 Start fix was pressed
     one item per entry             `entry:<key>` = {state: open or closed, title, url, order, rank, at}
 
 A delivery first settles its entry's item (no other delivery of the repository writes it, unless it
@@ -50,15 +51,15 @@ import json
 from dataclasses import dataclass, field as dataclass_field
 from typing import Any, Iterable, Mapping
 
-from ..errors import GitHubRefused
+from ..errors import GitHubRefused, GitHubUnavailable
 from ..html import MAX_TEXT, escape, link, visible_length
-from ..routing import Delivery
+from ..routing import Delivery, Repository
 from ..services import Services
 from ..store import Record
 from ..values import field, integer, iso, newest, order_of_time, parse_iso, text
-from .common import buttons_json, default_branch, ref_key, repo_link, repo_url, short_ref
+from .common import buttons_json, default_branch, repo_link, repo_url
 from .records import settle
-from .steps import Dispatch, EditMessage, Remember, SendMessage, Step
+from .steps import Dispatch, EditMessage, Posted, Redeliver, SendMessage, Step
 
 FIX_EVENT = "pager-fix"
 DELIVERY_PREFIX = "delivery:"
@@ -66,6 +67,7 @@ FIX_PREFIX = "fix:"
 OWN_PREFIX = "pager:"
 AGAIN_PREFIX = "again:"  # ↻ Deliver again of a failed delivery: again:<delivery id>
 REFUSED_AGAIN = "refused:again"  # ↻ of the deliveries refused with 401
+PAGES_AGAIN = "refused:pages"  # ↻ of the signals GitHub or Telegram refused (answered 424)
 AGAIN_BUTTONS = 3  # failed deliveries offered ↻ in one message, the most important first
 ENTRY_ITEM = "entry:"
 CLOSED_MEMORY_SECONDS = 3 * 24 * 3600  # GitHub lists a delivery (and so may redeliver it) for 3 days
@@ -87,8 +89,8 @@ SEVERITY_RANK = {"critical": 2, "high": 3, "error": 3, "medium": 4, "warning": 4
 RANK_OTHER = 6
 
 
-def alarm_key(repository: str) -> str:
-    return f"alarm#{repository}"
+def alarm_key(repository_id: int) -> str:
+    return f"alarm#{int(repository_id)}"
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,7 @@ def read_check_suite(payload: Mapping[str, Any]) -> Change | str:
     if not branch or field(suite, "head_branch") != branch:
         return "ignored: not the default branch"
     key = f"suite:{slug}"
-    order = order_of_time(field(suite, "updated_at"))
+    order = suite_order(suite)
     conclusion = text(field(suite, "conclusion"))
     if conclusion in FAILING_SUITE:
         repository = text(field(payload, "repository", "full_name"))
@@ -147,6 +149,17 @@ def read_check_suite(payload: Mapping[str, Any]) -> Change | str:
     if conclusion == "success":
         return Change(closed={key: order})
     return f"ignored: conclusion {conclusion or 'none'}"
+
+
+def suite_order(suite: Any) -> str:
+    """A check suite's order key: its commit's first, then its run's. GitHub creates one suite per app and
+    head commit when the commit is pushed, and a rerun (rerequest) keeps the suite, its `created_at`
+    included, and moves its `updated_at`. So `created_at` orders the commits of one app's suites on the
+    default branch as they were pushed, and `updated_at` the runs of one commit: a late success of an
+    older commit's suite no longer closes a newer commit's failure, and a rerun on the same commit
+    still does. Neither costs a call: both come with the payload."""
+    created, updated = order_of_time(field(suite, "created_at")), order_of_time(field(suite, "updated_at"))
+    return f"{created or updated}|{updated}"
 
 
 def read_code_scanning_alert(payload: Mapping[str, Any]) -> Change | str:
@@ -207,6 +220,8 @@ def decide_entry(wanted: Mapping[str, Any] | None, close_order: str | None, unor
                 return Step("stale")
             new = {"state": "open", **wanted, "order": newest(order, wanted["order"]) if unordered else wanted["order"],
                    "at": known["at"] if state == "open" else now}
+            if state == "open" and known.get("again") and known.get("delivery_id") == wanted.get("delivery_id"):
+                new["again"] = known["again"]  # ↻ asked for the attempt the entry still shows
             if state == "open" and all(known.get(k) == v for k, v in new.items() if k != "at") and set(known) == set(new):
                 return Step("repeated")
             return Step("opened" if state != "open" else "updated", data=new)
@@ -276,7 +291,8 @@ def _more(repository: str, hidden: list[str], entries: Mapping[str, Mapping[str,
     return f"… and {len(hidden)} more: " + ", ".join(parts)
 
 
-def render(repository: str, entries: Mapping[str, Mapping[str, Any]], ref: str, limit: int = MAX_TEXT) -> tuple[str, list | None]:
+def render(repository: str, entries: Mapping[str, Mapping[str, Any]], repository_id: int,
+           limit: int = MAX_TEXT) -> tuple[str, list | None]:
     """The alarm's text and buttons: the most important entries that fit, then how many more."""
     lines = [f"🚨 {repo_link(repository)}"]
     used = visible_length(lines[0])
@@ -292,13 +308,16 @@ def render(repository: str, entries: Mapping[str, Mapping[str, Any]], ref: str, 
         shown += 1
     if shown < len(ordered):
         lines.append(_more(repository, ordered[shown:], entries))
-    return "\n".join(lines), _buttons(entries, ordered[:shown], ref) or None
+    return "\n".join(lines), _buttons(entries, ordered[:shown], repository_id) or None
 
 
-def _buttons(entries: Mapping[str, Mapping[str, Any]], shown: list[str], ref: str) -> list[list[tuple[str, str]]]:
-    rows = [[("🛠 Start fix", FIX_PREFIX + ref)]] if offers_fix(entries) else []
-    if any(entries[k].get("button") == "refused" for k in shown if k.startswith(OWN_PREFIX)):
+def _buttons(entries: Mapping[str, Mapping[str, Any]], shown: list[str], repository_id: int) -> list[list[tuple[str, str]]]:
+    rows = [[("🛠 Start fix", f"{FIX_PREFIX}{int(repository_id)}")]] if offers_fix(entries) else []
+    own = {entries[k].get("button") for k in shown if k.startswith(OWN_PREFIX)}
+    if "refused" in own:
         rows.append([("↻ Deliver the refused again", REFUSED_AGAIN)])
+    if "pages" in own:
+        rows.append([("↻ Deliver the refused pages again", PAGES_AGAIN)])
     again = [k for k in shown if k.startswith(DELIVERY_PREFIX) and isinstance(entries[k].get("delivery_id"), int)]
     for key in again[:AGAIN_BUTTONS]:
         what = str(entries[key].get("title") or key).split(":", 1)[0][:48]
@@ -310,30 +329,34 @@ def render_clear(repository: str) -> str:
     return f"✅ {repo_link(repository)}: all clear"
 
 
-def decide_render(repository: str, entries: Mapping[str, Mapping[str, Any]]):
+def at(posted: Posted) -> dict[str, Any]:
+    """Where the alarm's message is, as its head keeps it."""
+    return {"id": posted.message_id, "chat": posted.chat}
+
+
+def decide_render(repo: Repository, entries: Mapping[str, Mapping[str, Any]]):
     """Make the head's message show `entries` (the open ones, as stored): send, edit, all clear, or nothing."""
+    repository = repo.name
 
     def decide(data: dict[str, Any], now: float) -> Step:
         message = data.get("message") or {}
         showing = bool(message.get("open"))
+        data = {**data, "repository": repository}  # the name a 🛠 press finds: as GitHub called it last
         if entries:
-            if offers_fix(entries) and not data.get("ref"):
-                ref = short_ref(repository)
-                return Step("", effect=Remember(ref_key(ref), {"repository": repository}), then=lambda _: {**data, "ref": ref})
-            body, buttons = render(repository, entries, data.get("ref") or short_ref(repository))
+            body, buttons = render(repository, entries, repo.id)
             shown = {"text": body, "buttons": buttons_json(buttons), "open": True}
             if not showing:
                 fresh = {k: v for k, v in data.items() if k != "fix"}
-                return Step("alarm opened", effect=SendMessage(body, buttons), then=lambda mid: {**fresh, "message": {"id": mid, **shown}})
+                return Step("alarm opened", effect=SendMessage(body, buttons), then=lambda sent: {**fresh, "message": {**at(sent), **shown}})
             if body != message.get("text") or buttons_json(buttons) != message.get("buttons"):
-                return Step("alarm updated", effect=EditMessage(message["id"], body, buttons),
-                            then=lambda mid: {**data, "message": {"id": mid, **shown}})
+                return Step("alarm updated", effect=EditMessage(message["id"], body, buttons, chat=message.get("chat")),
+                            then=lambda sent: {**data, "message": {**at(sent), **shown}})
             return Step("alarm unchanged")
         if showing:
             clear = render_clear(repository)
             rest = {k: v for k, v in data.items() if k != "fix"}
-            return Step("all clear", effect=EditMessage(message["id"], clear),
-                        then=lambda mid: {**rest, "message": {"id": mid, "text": clear, "buttons": None, "open": False}})
+            return Step("all clear", effect=EditMessage(message["id"], clear, chat=message.get("chat")),
+                        then=lambda sent: {**rest, "message": {**at(sent), "text": clear, "buttons": None, "open": False}})
         return Step("alarm unchanged")
 
     return decide
@@ -357,11 +380,14 @@ def fix_payload(repository: str, data: Mapping[str, Any], entries: Mapping[str, 
         shown = shown[:-1]
 
 
-def decide_fix(repository: str, control_repository: str, entries: Mapping[str, Mapping[str, Any]]):
-    """🛠 Start fix: dispatch pager-fix once per alarm; a second press says so."""
+def decide_fix(control_repository: str, entries: Mapping[str, Mapping[str, Any]]):
+    """🛠 Start fix: dispatch pager-fix once per alarm (for the repository its head names); a second press says so."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
-        if not entries or not field(data, "message", "open"):
+        repository = text(data.get("repository"))
+        if not data.get("message"):
+            return Step("this alarm is no longer known")
+        if not entries or not field(data, "message", "open") or not repository:
             return Step("✅ all clear: nothing to fix")
         if not offers_fix(entries):
             return Step("only failed deliveries: see the app's Advanced page")
@@ -376,17 +402,37 @@ def decide_fix(repository: str, control_repository: str, entries: Mapping[str, M
     return decide
 
 
+# -- ↻ Deliver again -------------------------------------------------------------------------------------
+
+
+def decide_again(delivery_id: int):
+    """↻ on a failed delivery's entry: ask GitHub for one more attempt, once per attempt the entry shows.
+    A press while that ask is recorded says so and asks nothing: ten presses, at once or one after
+    another, ask once. The sweep's next change of the entry (the attempt asked for failed too: a newer
+    `delivery_id`) makes room for another press; a pass closes the entry."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        if data.get("state") != "open" or data.get("delivery_id") != delivery_id:
+            return Step("this delivery is no longer in the alarm")
+        if data.get("again") == delivery_id:
+            return Step("↻ already asked for: the next sweep shows whether it passed")
+        return Step("↻ GitHub delivers it again; the next sweep shows whether it passed",
+                    effect=Redeliver(delivery_id), then=lambda _: {**data, "again": delivery_id})
+
+    return decide
+
+
 # -- the shell ----------------------------------------------------------------------------------------
 
 
-def entries_now(services: Services, repository: str) -> dict[str, dict[str, Any]]:
+def entries_now(services: Services, repository_id: int) -> dict[str, dict[str, Any]]:
     """The open entries of a repository's alarm, as its items hold them (one query)."""
-    return open_entries(services.store.items(alarm_key(repository)), services.now())
+    return open_entries(services.store.items(alarm_key(repository_id)), services.now())
 
 
-def record(services: Services, repository: str, change: Change) -> list[str]:
+def record(services: Services, repository_id: int, change: Change) -> list[str]:
     """Settle each entry of a change (the table only); what became of each."""
-    key = alarm_key(repository)
+    key = alarm_key(repository_id)
     fates = []
     for entry, wanted in change.opened.items():
         decide = decide_entry(wanted, None, entry in change.unordered)
@@ -397,25 +443,25 @@ def record(services: Services, repository: str, change: Change) -> list[str]:
     return fates
 
 
-def render_now(services: Services, repository: str) -> str:
+def render_now(services: Services, repo: Repository) -> str:
     """Make the message show the open entries as stored (at most one Telegram call)."""
-    return settle(services, alarm_key(repository), gather=lambda: decide_render(repository, entries_now(services, repository))).outcome
+    return settle(services, alarm_key(repo.id), gather=lambda: decide_render(repo, entries_now(services, repo.id))).outcome
 
 
-def apply(services: Services, repository: str, change: Change) -> tuple[str, bool]:
+def apply(services: Services, repo: Repository, change: Change) -> tuple[str, bool]:
     """Settle each entry of a change, then render the message if what it shows may have changed.
     Returns the outcome and whether an entry opened or closed."""
-    fates = record(services, repository, change)
+    fates = record(services, repo.id, change)
     changed = any(fate in ("opened", "closed") for fate in fates)
     if not VISIBLE.intersection(fates):
         return "alarm unchanged", changed
-    return render_now(services, repository), changed
+    return render_now(services, repo), changed
 
 
-def delivery_entries(services: Services, repository: str) -> dict[str, float]:
+def delivery_entries(services: Services, repository_id: int) -> dict[str, float]:
     """The sweep's `delivery:<guid>` entries open in a repository's alarm: guid -> the time of the
     event's newest failed attempt (what GitHub's three days of retention count from)."""
-    return delivery_times(entries_now(services, repository))
+    return delivery_times(entries_now(services, repository_id))
 
 
 def delivery_times(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
@@ -427,7 +473,8 @@ def delivery_times(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, float]
     }
 
 
-def record_entries(services: Services, repository: str, *, opened: Mapping[str, Mapping[str, Any]], closed: Iterable[str]) -> bool:
+def record_entries(services: Services, repository_id: int, *, opened: Mapping[str, Mapping[str, Any]],
+                   closed: Iterable[str]) -> bool:
     """Open, update and close the sweep's entries of a repository's alarm (`delivery:` and `pager:`),
     in the table only (no call to Telegram: `render_now` shows them). True when an entry opened or
     closed. Safe twice."""
@@ -440,29 +487,66 @@ def record_entries(services: Services, repository: str, *, opened: Mapping[str, 
         },
         closed={key: None for key in closed},
     )
-    return any(fate in ("opened", "closed") for fate in record(services, repository, change))
+    return any(fate in ("opened", "closed") for fate in record(services, repository_id, change))
 
 
-def update_alarm(services: Services, repository: str, *, opened: Mapping[str, dict], closed: Iterable[str]) -> bool:
+def update_alarm(services: Services, repo: Repository, *, opened: Mapping[str, dict], closed: Iterable[str]) -> bool:
     """Open and close the sweep's `delivery:<guid>` entries, then render the message from what is
     stored (also with nothing to open or close: a render that failed before). True when an entry
     opened or closed. Raises Transient on failure; the next call applies the same change again."""
-    changed = record_entries(services, repository, opened=opened, closed=closed)
-    render_now(services, repository)
+    changed = record_entries(services, repo.id, opened=opened, closed=closed)
+    render_now(services, repo)
     return changed
 
 
-def start_fix(services: Services, repository: str) -> str:
+def control(services: Services, known: Mapping[str, Any] | None = None) -> Repository:
+    """The control repository, whose alarm holds the sweep's entries: by its id, which a delivery of the
+    control repository's own workflows keys its alarm by too. `known` is what the sweep's state keeps of
+    it ({name, id, full_name}, pager.sweep.plan.State.control); while it names CONTROL_REPOSITORY it is
+    used as is, else GitHub is asked ("Get a repository": the id, and the name GitHub calls it now;
+    two calls with the installation's token, once)."""
+    name = services.settings.control_repository
+    known = known or {}
+    if text(known.get("name")).lower() == name.lower() and integer(known.get("id")):
+        return Repository(integer(known["id"]), text(known.get("full_name")) or name)
+    found = services.github.repository(name)
+    repository_id = integer(found.get("id"))
+    if not repository_id:
+        raise GitHubUnavailable("github read repository: answer without an id")
+    return Repository(repository_id, text(found.get("full_name")) or name)
+
+
+def control_data(services: Services, repo: Repository) -> dict[str, Any]:
+    """What the sweep's state keeps of the control repository (`control`'s `known`)."""
+    return {"name": services.settings.control_repository, "id": repo.id, "full_name": repo.name}
+
+
+def start_fix(services: Services, repository_id: int) -> str:
     """The 🛠 Start fix press: the answer to show the person."""
     control = services.settings.control_repository
-    decide = lambda: decide_fix(repository, control, entries_now(services, repository))  # noqa: E731
-    return settle(services, alarm_key(repository), gather=decide, wait=False).outcome
+    decide = lambda: decide_fix(control, entries_now(services, repository_id))  # noqa: E731
+    return settle(services, alarm_key(repository_id), gather=decide, wait=False).outcome
+
+
+def deliver_again(services: Services, repository_id: int, delivery_id: int) -> str:
+    """The ↻ press on a failed delivery's entry: the answer to show the person. Claimed on the entry's
+    own record, like 🛠 on the alarm's and 🔀 on the release's."""
+    entries = entries_now(services, repository_id)
+    key = next((k for k, entry in entries.items() if k.startswith(DELIVERY_PREFIX) and entry.get("delivery_id") == delivery_id),
+               None)
+    if key is None:
+        return "this delivery is no longer in the alarm"
+    settled = settle(services, alarm_key(repository_id), decide_again(delivery_id), item=entry_item(key), wait=False)
+    return settled.performed[0] if settled.performed else settled.idle
 
 
 def _apply(delivery: Delivery, services: Services, change: Change | str) -> str:
     if isinstance(change, str):
         return change
-    return apply(services, delivery.repository, change)[0]
+    repo = delivery.repo
+    if repo is None:
+        return "ignored: no repository id"
+    return apply(services, repo, change)[0]
 
 
 def workflow_run(delivery: Delivery, services: Services) -> str:

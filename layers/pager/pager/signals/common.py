@@ -6,7 +6,6 @@ All of it is pure: payload and settings in, values out.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, Mapping
 
 from ..html import escape, link
@@ -15,7 +14,6 @@ from ..values import field, text
 
 INSIDE = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 EXCERPT = 300  # characters of a contribution's text shown in its message
-REF_PREFIX = "ref#"  # index records: short reference (in callback data) -> repository
 
 
 def is_bot(user: Any) -> bool:
@@ -26,8 +24,16 @@ def is_bot(user: Any) -> bool:
 
 
 def is_outside(association: Any, *users: Any) -> bool:
-    """Someone from outside: not OWNER, MEMBER or COLLABORATOR, and none of `users` a bot."""
+    """Someone from outside as the payload says: not OWNER, MEMBER or COLLABORATOR, and none of `users` a bot."""
     return text(association).upper() not in INSIDE and not any(is_bot(user) for user in users)
+
+
+def needs_confirming(association: Any, payload: Any) -> bool:
+    """Whether "outside" must be confirmed with GitHub before a page. GitHub computes `author_association`
+    without a viewer: in a repository owned by an organization, a private member (membership is private
+    by default) or someone with access through a team arrives as CONTRIBUTOR, NONE or FIRST_TIME_*; and
+    an absent association (discussions may omit it) says nothing at all."""
+    return not text(association) or field(payload, "repository", "owner", "type") == "Organization"
 
 
 def repo_url(repository: str, payload: Any = None) -> str:
@@ -63,15 +69,6 @@ def is_release_pull(pull: Any, payload: Any, settings: Settings) -> bool:
     if isinstance(head_side, Mapping) and "repo" in head_side:  # null: the fork was deleted
         return text(field(head_side, "repo", "full_name")).lower() == text(field(payload, "repository", "full_name")).lower()
     return True  # a pull request that does not say where its head lives (a partial payload)
-
-
-def short_ref(repository: str) -> str:
-    """A short, stable stand-in for a repository name in callback data (which fits 64 bytes)."""
-    return hashlib.sha256(repository.lower().encode()).hexdigest()[:16]
-
-
-def ref_key(ref: str) -> str:
-    return REF_PREFIX + ref
 
 
 def buttons_json(buttons: Any) -> Any:

@@ -7,12 +7,21 @@ outside sends one message and then asks the control repository for a draft reply
 (`repository_dispatch` `pager-draft`). A closing event (`discussion.answered`, `issues.closed`,
 `pull_request.closed`) edits the message of the thing it closes.
 
-One record per thing, `contribution#<repo>#<issue|pull|discussion>#<number>[#<comment>]`:
+One record per thing, `contribution#<repository id>#<issue|pull|discussion>#<number>[#<comment>]` (the id
+survives a rename or a transfer):
 
     state       open, closed, merged or answered
     order       the order key (updated_at) of the newest payload applied
-    message_id  the message shown, once sent; text: its text (an edit appends the verdict)
+    message_id  the message shown, once sent, and its chat; text: its text (an edit appends the verdict)
     drafted     the pager-draft dispatch was made
+
+Who is outside: the payload's `author_association` is not OWNER, MEMBER or COLLABORATOR and no bot
+wrote it; in a repository owned by an organization, or when the payload has no association, GitHub is
+asked first ("Check if a user is a repository collaborator": 204 a colleague, 404 someone from
+outside; one call, cached for a while per repository and login by the client), since the payload's
+association is computed without a viewer and calls a private member of the organization CONTRIBUTOR.
+GitHub failing there answers 500 (the delivery comes again); a colleague is never paged, an outsider
+never dropped.
 
 Twice: a message recorded is not sent again, a draft recorded is not asked again, a verdict recorded
 is not edited again. Late: a closing event that came before the opening one (a late redelivery)
@@ -28,7 +37,7 @@ from ..html import escape, link
 from ..routing import Delivery
 from ..services import Services
 from ..values import field, integer, newest, order_of_time, text
-from .common import excerpt, is_outside, is_release_pull
+from .common import excerpt, is_outside, is_release_pull, needs_confirming
 from .records import settle
 from .steps import Dispatch, EditMessage, SendMessage, Step
 
@@ -51,7 +60,9 @@ class Contribution:
     author: str
     body: str
     order: str
-    outside: bool
+    outside: bool  # as the payload says: its association, and no bot
+    confirm: bool = False  # "outside" needs GitHub's word (`needs_confirming`) before a page
+    repository_id: int = 0  # what the record is keyed by: a rename or a transfer keeps it
     comment: str = ""  # the key's part for a comment or review, e.g. c123
     comment_id: int | None = None
     node_id: str = ""  # GraphQL id of what the drafter answers: the comment or review, or the opening itself
@@ -59,16 +70,17 @@ class Contribution:
 
     @property
     def key(self) -> str:
-        return thing_key(self.repository, self.thing, self.number) + (f"#{self.comment}" if self.comment else "")
+        return thing_key(self.repository_id, self.thing, self.number) + (f"#{self.comment}" if self.comment else "")
 
 
-def thing_key(repository: str, thing: str, number: int) -> str:
-    return f"contribution#{repository}#{thing}#{number}"
+def thing_key(repository_id: int, thing: str, number: int) -> str:
+    return f"contribution#{int(repository_id)}#{thing}#{number}"
 
 
 def read_contribution(event: str, payload: dict[str, Any], repository: str) -> Contribution | None:
     """The contribution an opening event or comment is about; None for one pager does not show."""
     sender = payload.get("sender")
+    repository_id = integer(field(payload, "repository", "id"))
 
     def opened(thing: str, noun: str, obj: Any) -> Contribution:
         user = field(obj, "user")
@@ -85,6 +97,8 @@ def read_contribution(event: str, payload: dict[str, Any], repository: str) -> C
             body=text(field(obj, "body")),
             order=order_of_time(field(obj, "updated_at")) or order_of_time(field(obj, "created_at")),
             outside=is_outside(field(obj, "author_association"), user, sender),
+            confirm=needs_confirming(field(obj, "author_association"), payload),
+            repository_id=repository_id,
             node_id=text(field(obj, "node_id")),
             subject_node_id=text(field(obj, "node_id")),
         )
@@ -105,6 +119,8 @@ def read_contribution(event: str, payload: dict[str, Any], repository: str) -> C
             body=text(field(comment, "body")),
             order=order_of_time(field(comment, at)),
             outside=is_outside(field(comment, "author_association"), user, sender),
+            confirm=needs_confirming(field(comment, "author_association"), payload),
+            repository_id=repository_id,
             comment=f"{tag}{comment_id}",
             comment_id=comment_id if isinstance(comment_id, int) else None,
             node_id=text(field(comment, "node_id")),
@@ -178,7 +194,7 @@ def decide_opening(c: Contribution, control_repository: str):
                     **data,
                     "state": "open",
                     "order": newest(data.get("order"), c.order),
-                    "message_id": sent,
+                    **sent.fields(),
                     "text": message,
                 },
             )
@@ -207,12 +223,12 @@ def decide_closing(verdict: str, order: str, author_outside: bool):
             edited = f"{data.get('text', '')}\n✅ {verdict}"
             return Step(
                 f"edited: {verdict}",
-                effect=EditMessage(message_id, edited),
+                effect=EditMessage(message_id, edited, chat=data.get("chat")),
                 then=lambda shown: {
                     **data,
                     "state": verdict,
                     "order": newest(data.get("order"), order),
-                    "message_id": shown,
+                    **shown.fields(),
                     "text": edited,
                 },
             )
@@ -230,10 +246,13 @@ def opened(delivery: Delivery, services: Services) -> str:
     if delivery.event == "pull_request" and is_release_pull(payload.get("pull_request"), payload, services.settings):
         return "ignored: release pull request"
     c = read_contribution(delivery.event, payload, delivery.repository)
-    if c is None or not c.number or not delivery.repository:
+    if c is None or not c.number or not delivery.repository or not c.repository_id:
         return "ignored: nothing to answer"
     if not c.outside:
         return "ignored: maintainer or bot"
+    if c.confirm and c.author and services.github.is_collaborator(
+            delivery.repository, c.author, installation_id=delivery.installation_id):
+        return "ignored: a colleague (GitHub counts them a collaborator)"
     decide = decide_opening(c, services.settings.control_repository)
     return settle(services, c.key, decide, ttl_seconds=TTL_SECONDS).outcome
 
@@ -251,9 +270,9 @@ def closed(delivery: Delivery, services: Services) -> str:
     else:
         thing, obj, verdict = "discussion", payload.get("discussion"), "answered"
     number = integer(field(obj, "number"))
-    if not number or not delivery.repository:
+    if not number or delivery.repo is None:
         return "ignored: nothing it closes"
     order = order_of_time(field(obj, "updated_at"))
     author_outside = is_outside(field(obj, "author_association"), field(obj, "user"))
-    key = thing_key(delivery.repository, thing, number)
+    key = thing_key(delivery.repo.id, thing, number)
     return settle(services, key, decide_closing(verdict, order, author_outside), ttl_seconds=TTL_SECONDS).outcome

@@ -167,7 +167,7 @@ def _carry_out(
         assert step.then is not None, "a step with an effect says what to record after it"
         data = step.then(result)
         description = step.describe(result)
-        if description:  # an index write says nothing worth telling
+        if description:  # a step may have nothing worth telling
             performed.append(description)
         now = services.now()
         step = decide(data, now)

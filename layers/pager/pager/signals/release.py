@@ -21,7 +21,7 @@ default branch as its base.
                                                          request of the tag's version (its own, even while
                                                          its merge has not reached pager yet)
 
-One record per pull request, `release#<repo>#<number>`:
+One record per pull request, `release#<repository id>#<number>` (the id survives a rename or a transfer):
 
     order            updated_at of the newest pull_request payload applied (with its head: "head sha
                      with time"); an older payload changes nothing, so a stale synchronize never
@@ -30,15 +30,16 @@ One record per pull request, `release#<repo>#<number>`:
     state            open, closed or merged; ready: Merge is offered; refusal: GitHub's last reason
     merged           {commit, at}, once; tags: [{tag, url}] added by release.published (shown once merged)
     versions         the versions its title and body name ("release 1.2.0", "## pkg@1.2.3")
-    message_id, text, buttons   what the chat shows; ref: the repository's short reference
+    message_id, chat, text, buttons   what the chat shows (the message and its chat)
+    repository       its name as GitHub called it last (what a 🔀 press merges, what the message shows)
 
-and the indexes: `release-waiting` with an item `<repo>#<n>` per release pull request that is open
+and the indexes: `release-waiting` with an item `<repository id>#<n>` per release pull request that is open
 and not offered Merge yet ({waiting, checked}), which the sweep reads again every run (`check_waiting`:
 a release opened with GITHUB_TOKEN, or in a repository without CI, gets no check suite at all);
-`release-version#<repo>#<version>` = {number, order}, the release pull request of a
-version, which release.published looks up by its tag; `release-tag#<repo>#<version>` = {tag, url},
+`release-version#<repository id>#<version>` = {number, order}, the release pull request of a
+version, which release.published looks up by its tag; `release-tag#<repository id>#<version>` = {tag, url},
 a tag published before any release pull request of its version was known, taken up when one is;
-`release-latest#<repo>` = {number, at}, the release pull request merged last, which a tag without a
+`release-latest#<repository id>` = {number, at}, the release pull request merged last, which a tag without a
 version tags. The check suite needs no index from head to pull request: a suite of a branch of the
 repository itself lists its pull requests (`check_suite.pull_requests`).
 """
@@ -51,32 +52,32 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import GitHubUnavailable
 from ..html import escape, link
-from ..routing import Delivery
+from ..routing import Delivery, Repository
 from ..services import Services
 from ..values import field, integer, iso, newest, order_of_time, text
-from .common import buttons_json, default_branch, is_release_pull, ref_key, repo_link, short_ref
+from .common import buttons_json, default_branch, is_release_pull, repo_link
 from .records import settle
-from .steps import EditMessage, MergePull, MergeResult, Remember, SendMessage, Step
+from .steps import EditMessage, MergePull, MergeResult, Posted, SendMessage, Step
 
 MERGE_PREFIX = "merge:"
 TTL_SECONDS = 180 * 24 * 3600
 PASSING = frozenset({"success", "neutral", "skipped"})
 
 
-def release_key(repository: str, number: int) -> str:
-    return f"release#{repository}#{number}"
+def release_key(repository_id: int, number: int) -> str:
+    return f"release#{int(repository_id)}#{number}"
 
 
-def latest_key(repository: str) -> str:
-    return f"release-latest#{repository}"
+def latest_key(repository_id: int) -> str:
+    return f"release-latest#{int(repository_id)}"
 
 
-def version_key(repository: str, version: str) -> str:
-    return f"release-version#{repository}#{version}"
+def version_key(repository_id: int, version: str) -> str:
+    return f"release-version#{int(repository_id)}#{version}"
 
 
-def tag_key(repository: str, version: str) -> str:
-    return f"release-tag#{repository}#{version}"
+def tag_key(repository_id: int, version: str) -> str:
+    return f"release-tag#{int(repository_id)}#{version}"
 
 
 VERSION = re.compile(r"(?<![0-9A-Za-z.])v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z][0-9A-Za-z.-]*)?)(?!\.?\d)")
@@ -139,7 +140,7 @@ def offers_merge(data: Mapping[str, Any]) -> bool:
     return data.get("state") == "open" and bool(data.get("ready"))
 
 
-def render(repository: str, data: Mapping[str, Any], ref: str) -> tuple[str, list | None]:
+def render(repository: str, data: Mapping[str, Any], repository_id: int) -> tuple[str, list | None]:
     number = data.get("number", 0)
     lines = [f"📦 {repo_link(repository)}: {escape(data.get('title', ''))} ({link(data.get('url', ''), f'#{number}')})"]
     state = data.get("state")
@@ -155,34 +156,34 @@ def render(repository: str, data: Mapping[str, Any], ref: str) -> tuple[str, lis
         lines.append("🟢 checks passed, ready to merge")
     elif data.get("refusal"):
         lines.append(f"⚠️ merge refused: {escape(data['refusal'])}")
-    buttons = [[("🔀 Merge", f"{MERGE_PREFIX}{ref}:{number}")]] if offers_merge(data) else None
+    buttons = [[("🔀 Merge", f"{MERGE_PREFIX}{int(repository_id)}:{number}")]] if offers_merge(data) else None
     return "\n".join(lines), buttons
 
 
-def converge(repository: str, data: dict[str, Any], new: dict[str, Any], done: str, idle: str) -> Step:
-    """The step that records `new` and makes the chat show it: send, edit, or only save."""
-    if offers_merge(new) and not data.get("ref"):
-        ref = short_ref(repository)
-        return Step("", effect=Remember(ref_key(ref), {"repository": repository}), then=lambda _: {**data, "ref": ref})
-    body, buttons = render(repository, new, data.get("ref") or short_ref(repository))
+def converge(repo: Repository, data: dict[str, Any], new: dict[str, Any], done: str, idle: str) -> Step:
+    """The step that records `new` and makes the chat show it: send, edit, or only save. The record keeps
+    the repository's name as GitHub called it last (a 🔀 press finds it there)."""
+    if new.get("repository") != repo.name:
+        new = {**new, "repository": repo.name}
+    body, buttons = render(repo.name, new, repo.id)
     message_id = data.get("message_id")
 
-    def shown(mid: int) -> dict[str, Any]:
-        return {**new, "message_id": mid, "text": body, "buttons": buttons_json(buttons)}
+    def shown(posted: Posted) -> dict[str, Any]:
+        return {**new, **posted.fields(), "text": body, "buttons": buttons_json(buttons)}
 
     if message_id is None:
         if new.get("state") != "open":
             return Step(done if new != data else idle, data=new if new != data else None)  # never shown, over already
         return Step(done, effect=SendMessage(body, buttons), then=shown)
     if body != data.get("text") or buttons_json(buttons) != data.get("buttons"):
-        return Step(done, effect=EditMessage(message_id, body, buttons), then=shown)
+        return Step(done, effect=EditMessage(message_id, body, buttons, chat=data.get("chat")), then=shown)
     return Step(done if new != data else idle, data=new if new != data else None)
 
 
 # -- decisions ----------------------------------------------------------------------------------------
 
 
-def decide_pull(repository: str, p: ReleasePull, tags: Iterable[Mapping[str, str]] = ()):
+def decide_pull(repo: Repository, p: ReleasePull, tags: Iterable[Mapping[str, str]] = ()):
     """opened, reopened, synchronize, edited: show it; a new head takes Merge away; older changes nothing.
     `tags` were published for its versions before it was known, and wait for its merge."""
 
@@ -190,9 +191,9 @@ def decide_pull(repository: str, p: ReleasePull, tags: Iterable[Mapping[str, str
         if data.get("order") and p.order < data["order"]:
             return Step("stale: older than the recorded head")
         if data.get("state") == "merged":
-            return converge(repository, data, with_tags(data, tags), "release updated", "already merged")
+            return converge(repo, data, with_tags(data, tags), "release updated", "already merged")
         done = "release shown" if data.get("message_id") is None else "release updated"
-        return converge(repository, data, with_tags(applied(data, p), tags), done, "already shown")
+        return converge(repo, data, with_tags(applied(data, p), tags), done, "already shown")
 
     return decide
 
@@ -223,7 +224,7 @@ def applied(data: dict[str, Any], p: ReleasePull) -> dict[str, Any]:
     return new
 
 
-def decide_ready(repository: str, sha: str | None, live: Mapping[str, Any], live_is_release: bool, installation_id: int | None):
+def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], live_is_release: bool, installation_id: int | None):
     """`live` is the pull request as GitHub has it now, read after a check suite passed on `sha` (or,
     with `sha` None, after a review): offer Merge if it is open, still at that head and GitHub calls
     it clean.
@@ -242,31 +243,31 @@ def decide_ready(repository: str, sha: str | None, live: Mapping[str, Any], live
                 return Step("not the recorded head")
             new = applied(data, p)
         if new.get("ready"):
-            return converge(repository, data, new, "release updated", "Merge already offered")
+            return converge(repo, data, new, "release updated", "Merge already offered")
         if p.state != "open" and p.order and p.order >= data.get("order", ""):
             # Closed or merged as GitHub has it (its closed event failed, or comes late): so recorded,
             # and no longer waiting for Merge; the closed event, if it comes, records the merge.
-            return converge(repository, data, applied(data, p), "closed as GitHub has it", "already closed")
+            return converge(repo, data, applied(data, p), "closed as GitHub has it", "already closed")
         if p.state != "open" or p.head != sha:
             return Step("not ready: the pull request moved on")
         mergeable = text(field(live, "mergeable_state")) or "unknown"
         if mergeable != "clean":
-            return converge(repository, data, new, f"not ready: {mergeable}", f"not ready: {mergeable}")
+            return converge(repo, data, new, f"not ready: {mergeable}", f"not ready: {mergeable}")
         ready = {**new, "ready": True}
         ready.pop("refusal", None)
-        return converge(repository, data, ready, "Merge offered", "Merge already offered")
+        return converge(repo, data, ready, "Merge offered", "Merge already offered")
 
     return decide
 
 
-def decide_closed(repository: str, p: ReleasePull, tags: Iterable[Mapping[str, str]] = ()):
+def decide_closed(repo: Repository, p: ReleasePull, tags: Iterable[Mapping[str, str]] = ()):
     """Closed: merged is recorded once (pull request, merge commit, time); otherwise closed. `tags`
     were published for its versions before it was known."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
         data_tags = with_tags(data, tags)
         if data.get("state") == "merged":
-            return converge(repository, data, data_tags, "release updated", "merge already recorded")
+            return converge(repo, data, data_tags, "release updated", "merge already recorded")
         # Never shown yet (its opened comes late, or failed): recorded all the same, so that the late
         # opened is stale and shows nothing.
         base = {**data_tags, "number": p.number, "title": p.title or data.get("title", ""), "url": p.url or data.get("url", "")}
@@ -282,11 +283,11 @@ def decide_closed(repository: str, p: ReleasePull, tags: Iterable[Mapping[str, s
                 "merged": {"commit": p.merge_commit, "at": p.merged_at},
             }
             new.pop("refusal", None)
-            return converge(repository, data, new, "merge recorded", "merge already recorded")
+            return converge(repo, data, new, "merge recorded", "merge already recorded")
         if data.get("order") and p.order < data["order"]:
             return Step("stale: older than the recorded head")
         new = {**base, "state": "closed", "ready": False, "order": p.order}
-        return converge(repository, data, new, "closed recorded", "already closed")
+        return converge(repo, data, new, "closed recorded", "already closed")
 
     return decide
 
@@ -302,7 +303,7 @@ def decide_latest(number: int, merged_at: str):
     return decide
 
 
-def decide_tag(repository: str, tag: str, url: str):
+def decide_tag(repo: Repository, tag: str, url: str):
     """release.published: add the tag to its release pull request's record; the message shows it once
     the merge is recorded (at once, if it is)."""
 
@@ -311,9 +312,9 @@ def decide_tag(repository: str, tag: str, url: str):
             return Step("ignored: the release pull request is not known")
         new = with_tags(data, [{"tag": tag, "url": url}])
         if new is data:
-            return converge(repository, data, data, "release updated", "tag already shown")
+            return converge(repo, data, data, "release updated", "tag already shown")
         done = "tag added" if data.get("state") == "merged" else "tag kept until the merge is recorded"
-        return converge(repository, data, new, done, "tag already shown")
+        return converge(repo, data, new, done, "tag already shown")
 
     return decide
 
@@ -338,7 +339,7 @@ def decide_waiting_tag(tag: str, url: str):
     return decide
 
 
-def decide_merge(repository: str, number: int, method: str):
+def decide_merge(repo: Repository, number: int, method: str):
     """🔀 Merge pressed: merge the recorded head once; a refusal takes Merge away."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
@@ -346,11 +347,11 @@ def decide_merge(repository: str, number: int, method: str):
             return Step("this release pull request is not known")
         state = data.get("state")
         if state == "merged":
-            return converge(repository, data, data, "release updated", "✅ already merged")
+            return converge(repo, data, data, "release updated", "✅ already merged")
         if state != "open":
-            return converge(repository, data, data, "release updated", "the pull request is closed")
+            return converge(repo, data, data, "release updated", "the pull request is closed")
         if not data.get("ready"):
-            return converge(repository, data, data, "release updated", "🔀 Merge is not offered now")
+            return converge(repo, data, data, "release updated", "🔀 Merge is not offered now")
 
         def then(result: MergeResult) -> dict[str, Any]:
             if result.merged:
@@ -362,7 +363,7 @@ def decide_merge(repository: str, number: int, method: str):
         def describe(result: MergeResult) -> str:
             return "🔀 merged" if result.merged else f"GitHub refused the merge: {result.reason}"
 
-        effect = MergePull(repository, number, sha=data["head"], method=method, installation_id=data.get("installation_id"))
+        effect = MergePull(repo.name, number, sha=data["head"], method=method, installation_id=data.get("installation_id"))
         return Step(describe, effect=effect, then=then)
 
     return decide
@@ -379,20 +380,21 @@ def _waiting(data: Mapping[str, Any]) -> bool:
     return data.get("state") == "open" and not data.get("ready")
 
 
-def settle_release(services: Services, repository: str, number: int, decide: Any, **kwargs: Any) -> Any:
+def settle_release(services: Services, repo: Repository, number: int, decide: Any, **kwargs: Any) -> Any:
     """Settle a release pull request's record, and keep the index of those waiting for Merge in step."""
-    settled = settle(services, release_key(repository, number), decide, ttl_seconds=TTL_SECONDS, **kwargs)
+    settled = settle(services, release_key(repo.id, number), decide, ttl_seconds=TTL_SECONDS, **kwargs)
     if settled.after:  # (written only when it changes; also after a delivery that failed in between)
         waiting = _waiting(settled.after)
         installation = settled.after.get("installation_id")
-        settle(services, WAITING_KEY, decide_waiting(repository, number, waiting, installation), item=f"{repository}#{number}",
+        settle(services, WAITING_KEY, decide_waiting(repo, number, waiting, installation), item=f"{repo.id}#{number}",
                ttl_seconds=None if waiting else 7 * 24 * 3600)
     return settled
 
 
-def decide_waiting(repository: str, number: int, waiting: bool, installation_id: Any):
+def decide_waiting(repo: Repository, number: int, waiting: bool, installation_id: Any):
     def decide(data: dict[str, Any], now: float) -> Step:
-        new = {**data, "repository": repository, "number": number, "waiting": waiting, "installation_id": installation_id}
+        new = {**data, "repository": repo.name, "repository_id": repo.id, "number": number, "waiting": waiting,
+               "installation_id": installation_id}
         return Step("", data=new if new != data else None)
 
     return decide
@@ -407,13 +409,14 @@ def check_waiting(services: Services, *, limit: int = RELEASES_CHECKED) -> list[
                      key=lambda r: float(r.data.get("checked", 0)))[:limit]
     outcomes = []
     for record in waiting:
-        repository, number = text(record.data.get("repository")), integer(record.data.get("number"))
+        repo = Repository(integer(record.data.get("repository_id")), text(record.data.get("repository")))
+        number = integer(record.data.get("number"))
         installation = record.data.get("installation_id")
         installation = installation if isinstance(installation, int) else None
         try:
-            live = gather_pull(services, repository, number, installation)
-            decide = decide_ready(repository, None, live, True, installation)
-            outcomes.append(f"{repository}#{number}: " + settle_release(services, repository, number, decide).outcome)
+            live = gather_pull(services, repo.name, number, installation)
+            decide = decide_ready(repo, None, live, True, installation)
+            outcomes.append(f"{repo.name}#{number}: " + settle_release(services, repo, number, decide).outcome)
         finally:
             checked = decide_checked(now)
             settle(services, WAITING_KEY, checked, item=record.item)
@@ -427,50 +430,54 @@ def decide_checked(now: float):
     return decide
 
 
-def merge_press(services: Services, repository: str, number: int) -> str:
-    """The 🔀 Merge press: the answer to show the person."""
-    decide = decide_merge(repository, number, services.settings.release_merge_method)
-    settled = settle_release(services, repository, number, decide, wait=False)
+def merge_press(services: Services, repository_id: int, number: int) -> str:
+    """The 🔀 Merge press: the answer to show the person (the record names the repository)."""
+    repository = text(services.store.load(release_key(repository_id, number)).data.get("repository"))
+    if not repository:
+        return "this release is no longer known"
+    repo = Repository(repository_id, repository)
+    decide = decide_merge(repo, number, services.settings.release_merge_method)
+    settled = settle_release(services, repo, number, decide, wait=False)
     return settled.performed[0] if settled.performed else settled.idle
 
 
-def gather_waiting_tags(services: Services, repository: str, p: ReleasePull) -> list[Mapping[str, str]]:
+def gather_waiting_tags(services: Services, repo: Repository, p: ReleasePull) -> list[Mapping[str, str]]:
     """Tags published for the pull request's versions before any release pull request of them was known."""
-    found = [services.store.load(tag_key(repository, version)).data for version in p.versions]
+    found = [services.store.load(tag_key(repo.id, version)).data for version in p.versions]
     return [tag for tag in found if tag.get("tag")]
 
 
-def index_versions(services: Services, repository: str, p: ReleasePull) -> None:
+def index_versions(services: Services, repo: Repository, p: ReleasePull) -> None:
     """Remember which release pull request each of its versions belongs to (for release.published)."""
     for version in p.versions:
-        settle(services, version_key(repository, version), decide_index(p.number, p.order), ttl_seconds=TTL_SECONDS)
+        settle(services, version_key(repo.id, version), decide_index(p.number, p.order), ttl_seconds=TTL_SECONDS)
 
 
 def pull_request(delivery: Delivery, services: Services) -> str:
     """pull_request opened, reopened, synchronize, edited of a release pull request: show it."""
     payload = delivery.payload
-    if not is_release_pull(payload.get("pull_request"), payload, services.settings):
+    repo = delivery.repo
+    if repo is None or not is_release_pull(payload.get("pull_request"), payload, services.settings):
         return "ignored: not a release pull request"
     p = read_pull(payload)
-    repository = delivery.repository
-    tags = gather_waiting_tags(services, repository, p)
-    outcome = settle_release(services, repository, p.number, decide_pull(repository, p, tags)).outcome
-    index_versions(services, repository, p)
+    tags = gather_waiting_tags(services, repo, p)
+    outcome = settle_release(services, repo, p.number, decide_pull(repo, p, tags)).outcome
+    index_versions(services, repo, p)
     return outcome
 
 
 def closed(delivery: Delivery, services: Services) -> str:
     """pull_request.closed of a release pull request: the merge recorded once, or closed."""
     payload = delivery.payload
-    if not is_release_pull(payload.get("pull_request"), payload, services.settings):
+    repo = delivery.repo
+    if repo is None or not is_release_pull(payload.get("pull_request"), payload, services.settings):
         return "ignored: not a release pull request"
     p = read_pull(payload)
-    repository = delivery.repository
-    tags = gather_waiting_tags(services, repository, p)
-    outcome = settle_release(services, repository, p.number, decide_closed(repository, p, tags)).outcome
-    index_versions(services, repository, p)
+    tags = gather_waiting_tags(services, repo, p)
+    outcome = settle_release(services, repo, p.number, decide_closed(repo, p, tags)).outcome
+    index_versions(services, repo, p)
     if p.merged:
-        settle(services, latest_key(repository), decide_latest(p.number, p.merged_at))
+        settle(services, latest_key(repo.id), decide_latest(p.number, p.merged_at))
     return outcome
 
 
@@ -479,17 +486,15 @@ def reviewed(delivery: Delivery, services: Services) -> str:
     Read it as GitHub has it (gather), then decide whether it is ready for 🔀 Merge."""
     payload = delivery.payload
     pull = payload.get("pull_request")
-    if not is_release_pull(pull, payload, services.settings):
+    repo = delivery.repo
+    if repo is None or not is_release_pull(pull, payload, services.settings):
         return "ignored: not a release pull request"
-    repository = delivery.repository
     number = integer(field(pull, "number"))
     if not number:
         return "ignored: no pull request number"
-    live = gather_pull(services, repository, number, delivery.installation_id)
-    decide = decide_ready(repository, None, live, is_release_pull(live, payload, services.settings), delivery.installation_id)
-    return f"#{number}: " + settle_release(services, repository, number, decide).outcome
-
-
+    live = gather_pull(services, repo.name, number, delivery.installation_id)
+    decide = decide_ready(repo, None, live, is_release_pull(live, payload, services.settings), delivery.installation_id)
+    return f"#{number}: " + settle_release(services, repo, number, decide).outcome
 @dataclass(frozen=True)
 class SuitePassed:
     """A check suite that passed on a release branch, and the pull requests it lists into the default branch."""
@@ -521,13 +526,15 @@ def check_suite(delivery: Delivery, services: Services) -> str:
     suite = read_suite(delivery.payload, services.settings.release_branch_prefixes)
     if isinstance(suite, str):
         return suite
-    repository = delivery.repository
+    repo = delivery.repo
+    if repo is None:
+        return "ignored: no repository id"
     outcomes = []
     for number in suite.numbers:
-        live = gather_pull(services, repository, number, suite.installation_id)
+        live = gather_pull(services, repo.name, number, suite.installation_id)
         is_release = is_release_pull(live, delivery.payload, services.settings)
-        decide = decide_ready(repository, suite.sha, live, is_release, suite.installation_id)
-        outcomes.append(f"#{number}: " + settle_release(services, repository, number, decide).outcome)
+        decide = decide_ready(repo, suite.sha, live, is_release, suite.installation_id)
+        outcomes.append(f"#{number}: " + settle_release(services, repo, number, decide).outcome)
     return "; ".join(outcomes) or "ignored: no release pull request"
 
 
@@ -552,22 +559,22 @@ def published(delivery: Delivery, services: Services) -> str:
     tag without a version goes to the release pull request merged last."""
     release = delivery.payload.get("release")
     tag = text(field(release, "tag_name"))
-    if not tag:
+    repo = delivery.repo
+    if not tag or repo is None:
         return "ignored: no tag"
-    repository = delivery.repository
     url = text(field(release, "html_url"))
     versions = versions_of(tag, text(field(release, "name")))
     if versions:
         for version in versions:
-            number = integer(services.store.load(version_key(repository, version)).data.get("number"))
+            number = integer(services.store.load(version_key(repo.id, version)).data.get("number"))
             if number:
-                return settle_release(services, repository, number, decide_tag(repository, tag, url)).outcome
+                return settle_release(services, repo, number, decide_tag(repo, tag, url)).outcome
         # No release pull request of this version is known yet (its events failed, or come late).
-        return settle(services, tag_key(repository, versions[0]), decide_waiting_tag(tag, url), ttl_seconds=TTL_SECONDS).outcome
-    latest = services.store.load(latest_key(repository)).data
+        return settle(services, tag_key(repo.id, versions[0]), decide_waiting_tag(tag, url), ttl_seconds=TTL_SECONDS).outcome
+    latest = services.store.load(latest_key(repo.id)).data
     if not latest.get("number"):
         return "ignored: no merged release pull request"
     published_at = order_of_time(field(release, "published_at"))
     if published_at and published_at < latest.get("at", ""):
         return "ignored: published before the last release merge"
-    return settle_release(services, repository, latest["number"], decide_tag(repository, tag, url)).outcome
+    return settle_release(services, repo, latest["number"], decide_tag(repo, tag, url)).outcome

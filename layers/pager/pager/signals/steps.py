@@ -22,11 +22,25 @@ class SendMessage:
 
 @dataclass(frozen=True)
 class EditMessage:
-    """Edit a message; when Telegram no longer has it, send the text as a new message."""
+    """Edit a message; when Telegram no longer has it, or it is in a chat pager no longer writes to (a
+    group Telegram moved to a supergroup), send the text as a new message."""
 
     message_id: int
     text: str
     buttons: Buttons | None = None
+    chat: str | None = None  # the chat the message is in (None: a record older than this field: the configured chat)
+
+
+@dataclass(frozen=True)
+class Posted:
+    """What a send or an edit results in: the message's chat and its id there (ids count per chat)."""
+
+    chat: str
+    message_id: int
+
+    def fields(self) -> dict[str, Any]:
+        """How a record keeps it (a contribution's, a release's)."""
+        return {"message_id": self.message_id, "chat": self.chat}
 
 
 @dataclass(frozen=True)
@@ -46,11 +60,10 @@ class MergePull:
 
 
 @dataclass(frozen=True)
-class Remember:
-    """Write an index record once (put if absent); its content never changes."""
+class Redeliver:
+    """Ask GitHub to deliver one attempt of the app's webhook again (↻)."""
 
-    key: str
-    data: dict[str, Any]
+    delivery_id: int
 
 
 @dataclass(frozen=True)
@@ -60,7 +73,7 @@ class Press:
     data: str
 
 
-Effect = Union[SendMessage, EditMessage, Dispatch, MergePull, Remember, Press]
+Effect = Union[SendMessage, EditMessage, Dispatch, MergePull, Redeliver, Press]
 
 
 @dataclass(frozen=True)

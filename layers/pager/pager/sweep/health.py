@@ -13,10 +13,18 @@ Entries (items of the control repository's alarm, like the `delivery:` ones):
                     secret was fixed), the entry offers ↻, which delivers the refused ones of the last
                     three days again (`Job`, over as many runs as it takes); it closes when that is done,
                     or when GitHub has forgotten the last of them (three days).
-    pager:refused   signals GitHub or Telegram refused in a handler (a dispatch or a merge refused, a
-                    message refused, a bot removed from the chat): each refusal is an item under
-                    `REFUSALS_KEY` written by the webhook; the entry counts them, names the last reason,
-                    and closes after a day without one.
+    pager:chat      Telegram made the configured group a supergroup (pager.chat): pager writes there, and
+                    says so until TELEGRAM_CHAT_ID names the new chat.
+    pager:refused   signals GitHub or Telegram refused in a handler (a message refused, a bot removed from
+                    the chat, a dispatch refused for a permission the app lacks): the webhook answered
+                    them 424 and wrote an item each (pager.refusals); the entry counts them and names the
+                    last reason. The pages are kept: GitHub lists the deliveries among its failures for
+                    three days. While the entry is open, each run asks the services that refused whether
+                    they would take such a call now (`probe`: Telegram, whether the bot may post in the
+                    chat; GitHub, whether the installation holds the permissions pager needs); once they
+                    would, the entry offers ↻, which delivers the refused ones again (`Job`, as for the
+                    401s), and their pages reach the chat. It closes when that is done, or when GitHub
+                    has forgotten the last of them (three days).
 
 Everything here is pure (data in, decision out); `run.py` reads, writes and calls.
 """
@@ -26,6 +34,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Iterable, Mapping
 
+from .. import refusals as refused
 from ..values import iso
 from .plan import GITHUB_RETENTION, Attempt
 
@@ -33,14 +42,14 @@ OWN_PREFIX = "pager:"
 LIST = OWN_PREFIX + "list"
 SECRET = OWN_PREFIX + "secret"
 REFUSED = OWN_PREFIX + "refused"
+CHAT = OWN_PREFIX + "chat"
 
 UNSERVED_RUNS = 2  # runs in a row without the deliveries list before the alarm says so
 UNSERVED_SECONDS = 840  # ... and this long: the recovery check's runs come more often than the schedule's
-REFUSALS_KEY = "refusals"  # items `<time>#<guid>`: a signal a handler met a refusal for
-REFUSALS_TTL_SECONDS = 3 * 24 * 3600
-REFUSALS_QUIET_SECONDS = 24 * 3600  # the refused entry closes after a day without a refusal
+REFUSALS_FIRST_READ_SECONDS = 24 * 3600  # a first run reads the refusals of the last day
 REFUSALS_OVERLAP_SECONDS = 60  # refusals are read again this far back (a write seen late), counted once
 SECRET_REFUSED = 401
+PAGE_REFUSED = refused.ANSWER  # the webhook's answer to a signal GitHub or Telegram refused
 JOB_KEY = "sweep#refused-again"
 
 
@@ -61,6 +70,9 @@ class Health:
     refusals_first: float | None = None
     refusals_last: float | None = None
     refusals_reason: str = ""
+    refusals_services: tuple[str, ...] = ()  # the services that refused since the entry opened
+    refusals_repository: str = ""  # the repository of the last GitHub refusal (what the probe reads)
+    refusals_work: bool = False  # the probe found the services taking such calls again, after the last refusal
     refusals_seen: tuple[str, ...] = ()  # the refusal items counted that the next run reads again (the overlap)
     refusals_read_to: float | None = None  # the time of the run that read the refusals last
 
@@ -72,8 +84,9 @@ class Health:
         if not isinstance(data, Mapping):
             return NO_HEALTH
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        if "refusals_seen" in known:
-            known["refusals_seen"] = tuple(str(n) for n in known["refusals_seen"])
+        for name in ("refusals_seen", "refusals_services"):
+            if name in known:
+                known[name] = tuple(str(n) for n in known[name])
         return cls(**known)
 
 
@@ -82,10 +95,11 @@ NO_HEALTH = Health()
 
 @dataclass(frozen=True)
 class Job:
-    """↻ on the secret entry: deliver again the deliveries refused with 401 since `since`, walking the
-    failure list from the newest page to the oldest, a few per run. `url` is the page to read (None: the
-    first), `below` the id under which deliveries are still to look at, `recent` the guids asked for on
-    the way (an event refused twice is asked for once)."""
+    """↻ on the secret entry or the refused entry: deliver again the deliveries answered `status` (401: the
+    signature did not match; 424: a signal GitHub or Telegram refused) since `since`, walking the failure
+    list from the newest page to the oldest, a few per run. `url` is the page to read (None: the first),
+    `below` the id under which deliveries are still to look at, `recent` the guids asked for on the way
+    (an event refused twice is asked for once). One job at a time."""
 
     since: float
     asked_at: float
@@ -94,6 +108,7 @@ class Job:
     done: int = 0
     finished: bool = False
     recent: tuple[str, ...] = ()
+    status: int = SECRET_REFUSED
 
     def to_data(self) -> dict[str, Any]:
         return {**asdict(self), "recent": list(self.recent)}
@@ -103,7 +118,8 @@ class Job:
         if not isinstance(data, Mapping) or "since" not in data:
             return None
         return cls(float(data["since"]), float(data.get("asked_at", data["since"])), data.get("url"), data.get("below"),
-                   int(data.get("done", 0)), bool(data.get("finished")), tuple(data.get("recent", ())))
+                   int(data.get("done", 0)), bool(data.get("finished")), tuple(data.get("recent", ())),
+                   int(data.get("status", SECRET_REFUSED)))
 
 
 RECENT_GUIDS = 300
@@ -122,7 +138,7 @@ def advance(job: Job, items: Iterable[Attempt], next_url: str | None, room: int,
             continue
         if attempt.at < job.since:
             return tuple(picked), replace(job, below=attempt.id, done=job.done + len(picked), finished=True, recent=())
-        if attempt.status_code == SECRET_REFUSED and attempt.guid not in recent and attempt.guid not in asked:
+        if attempt.status_code == job.status and attempt.guid not in recent and attempt.guid not in asked:
             if len(picked) == room:
                 return tuple(picked), replace(job, below=below, done=job.done + len(picked), recent=tuple(recent[-RECENT_GUIDS:]))
             picked.append(attempt)
@@ -134,24 +150,27 @@ def advance(job: Job, items: Iterable[Attempt], next_url: str | None, room: int,
     return tuple(picked), replace(job, url=next_url, below=below, done=done, recent=tuple(recent[-RECENT_GUIDS:]))
 
 
-def start_job(job: Job | None, now: float, health: Health) -> tuple[str, Job | None]:
-    """The ↻ press on the secret entry: the answer, and the job to store (None: nothing to store)."""
+def start_job(job: Job | None, now: float, health: Health, status: int = SECRET_REFUSED) -> tuple[str, Job | None]:
+    """The ↻ press on the secret entry (status 401) or the refused entry (424): the answer, and the job to
+    store (None: nothing to store)."""
     if job is not None and not job.finished:
+        if job.status != status:
+            return "↻ other refused deliveries are being delivered again: press again once they are", None
         return f"↻ already delivering them again: {job.done} so far", None
-    if not health.secret_count:
-        return "no delivery refused with 401 to deliver again", None
-    if not health.secret_works:
-        return "⚠️ GitHub's deliveries are still refused with 401: fix the webhook secret first", None
+    if status == SECRET_REFUSED:
+        count, first, works = health.secret_count, health.secret_first, health.secret_works
+        what, not_yet = "deliveries refused with 401", "⚠️ GitHub's deliveries are still refused with 401: fix the webhook secret first"
+    else:
+        count, first, works = health.refusals_count, health.refusals_first, health.refusals_work
+        what, not_yet = "refused signals", "⚠️ GitHub or Telegram would still refuse them: fix the cause first (pager doctor)"
+    if not count:
+        return f"no {what} to deliver again", None
+    if not works:
+        return not_yet, None
     # Not again what an earlier ↻ delivered again: only what was refused since it began.
-    since = max(now - GITHUB_RETENTION, health.secret_first or now, job.asked_at if job is not None else 0.0)
-    return f"↻ the deliveries refused with 401 since {iso(since)} are delivered again over the next minutes", Job(since, now)
-
-
-def refusal(*, guid: str, event: str, repository: str, reason: str, now: float) -> tuple[str, dict[str, Any]]:
-    """The item a handler's refusal is written as under `REFUSALS_KEY`: its name (time first, so that
-    a run reads only the new ones) and its data."""
-    return f"{iso(now)}#{guid or 'no-guid'}"[:200], {"at": now, "guid": guid, "event": event, "repository": repository,
-                                                     "reason": reason[:300]}
+    earlier = job.asked_at if job is not None and job.status == status else 0.0
+    since = max(now - GITHUB_RETENTION, first or now, earlier)
+    return f"↻ the {what} since {iso(since)} are delivered again over the next minutes", Job(since, now, status=status)
 
 
 # -- what the state learns from a run ---------------------------------------------------------------------
@@ -172,13 +191,15 @@ def served(
     refusals: Iterable[tuple[str, Mapping[str, Any]]],
     job: Job | None,
     now: float,
+    works: bool = False,
 ) -> Health:
     """The health after a run that read the lists: the 401s and passes it saw, the refusals written
-    since the run before (`refusals`: item name and data, as read from `REFUSALS_KEY`), and what is
-    healthy again."""
+    since the run before (`refusals`: item name and data, as read from pager.refusals' items), whether
+    the probe found the services that refused taking such calls again (`works`), and what is healthy
+    again."""
     health = replace(health, unserved=0, unserved_since=None, unserved_answer="", unserved_cause="")
     health = _secret(health, list(failures), list(outcomes), job, now)
-    return _refusals(health, list(refusals), now)
+    return _refusals(health, list(refusals), job, works, now)
 
 
 def _secret(health: Health, failures: list[Attempt], outcomes: list[Attempt], job: Job | None, now: float) -> Health:
@@ -203,9 +224,16 @@ def _secret(health: Health, failures: list[Attempt], outcomes: list[Attempt], jo
     return health
 
 
-def _refusals(health: Health, refusals: list[tuple[str, Mapping[str, Any]]], now: float) -> Health:
-    if health.refusals_count and (health.refusals_last or 0) < now - REFUSALS_QUIET_SECONDS:
-        health = replace(health, refusals_count=0, refusals_first=None, refusals_last=None, refusals_reason="")
+def _refusals(health: Health, refusals: list[tuple[str, Mapping[str, Any]]], job: Job | None, works: bool,
+              now: float) -> Health:
+    if health.refusals_count and (
+        (job is not None and job.status == PAGE_REFUSED and job.finished and job.asked_at >= (health.refusals_last or 0))
+        or (health.refusals_last or 0) < now - GITHUB_RETENTION
+    ):
+        health = replace(health, refusals_count=0, refusals_first=None, refusals_last=None, refusals_reason="",
+                         refusals_services=(), refusals_repository="", refusals_work=False)
+    if health.refusals_count and works:
+        health = replace(health, refusals_work=True)
     new = [(name, data) for name, data in sorted(refusals) if name not in health.refusals_seen]
     overlap = iso(now - REFUSALS_OVERLAP_SECONDS)  # the next run reads after this name again
     seen = tuple(sorted({n for n in (*health.refusals_seen, *(name for name, _ in refusals)) if n > overlap}))
@@ -213,12 +241,17 @@ def _refusals(health: Health, refusals: list[tuple[str, Mapping[str, Any]]], now
     if not new:
         return health
     times = [_time(data, now) for _, data in new]
+    services = {str(s) for _, data in new for s in str(data.get("service") or "telegram github").split()}
+    github = [str(data.get("repository") or "") for _, data in new if "github" in str(data.get("service") or "github")]
     return replace(
         health,
         refusals_count=health.refusals_count + len(new),
         refusals_first=health.refusals_first if health.refusals_count else min(times),
         refusals_last=max(max(times), health.refusals_last or 0),
         refusals_reason=_refusal_line(new[-1][1]),
+        refusals_services=tuple(sorted(services | set(health.refusals_services if health.refusals_count else ()))),
+        refusals_repository=next((r for r in reversed(github) if r), health.refusals_repository),
+        refusals_work=False,  # refused again since the probe said otherwise
     )
 
 
@@ -226,7 +259,7 @@ def refusals_after(health: Health, now: float) -> str:
     """The item name the run reads the refusals after: from the run that read them last (a little
     before it: a write seen late is not missed, and counted once), or the last day on a first run."""
     if health.refusals_read_to is None:
-        return iso(now - REFUSALS_QUIET_SECONDS)
+        return iso(now - REFUSALS_FIRST_READ_SECONDS)
     return iso(health.refusals_read_to - REFUSALS_OVERLAP_SECONDS)
 
 
@@ -256,9 +289,15 @@ MEANING = {
 }
 
 
-def wanted(health: Health, job: Job | None, *, now: float, url: str) -> dict[str, dict[str, Any] | None]:
-    """The `pager:` entries the alarm should show (None: closed), each {title, url, order[, button]}."""
-    entries: dict[str, dict[str, Any] | None] = {LIST: None, SECRET: None, REFUSED: None}
+def wanted(health: Health, job: Job | None, *, now: float, url: str,
+           moved: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any] | None]:
+    """The `pager:` entries the alarm should show (None: closed), each {title, url, order[, button]}.
+    `moved`: the configured chat's move to a supergroup, as pager.chat records it (None: none)."""
+    entries: dict[str, dict[str, Any] | None] = {LIST: None, SECRET: None, REFUSED: None, CHAT: None}
+    if moved:
+        entries[CHAT] = {"title": f"Telegram made the group {moved['from']} the supergroup {moved['to']}"
+                                  f" ({iso(float(moved.get('at') or now))}): pager writes there now; set TELEGRAM_CHAT_ID "
+                                  f"(the TelegramChatId parameter) to {moved['to']}", "url": "", "order": ""}
     since = health.unserved_since or now
     if health.unserved >= UNSERVED_RUNS and now - since >= UNSERVED_SECONDS:
         meaning = MEANING.get(health.unserved_cause, MEANING[""])
@@ -267,9 +306,7 @@ def wanted(health: Health, job: Job | None, *, now: float, url: str) -> dict[str
     if health.secret_count:
         entries[SECRET] = _secret_entry(health, job, url)
     if health.refusals_count:
-        entries[REFUSED] = {"title": f"{_count(health.refusals_count, 'signal')} refused by GitHub or Telegram since "
-                                     f"{iso(health.refusals_first or now)}, so not shown or not acted on; the last: {health.refusals_reason}",
-                            "url": "", "order": ""}
+        entries[REFUSED] = _refused_entry(health, job, now, url)
     return entries
 
 
@@ -284,6 +321,18 @@ def _secret_entry(health: Health, job: Job | None, url: str) -> dict[str, Any]:
         return {"title": f"{refused} between {first} and {last}: delivering them again, {job.done} so far", "url": url, "order": ""}
     title = f"{refused} between {first} and {last}; the webhook secret works again: ↻ delivers them again"
     return {"title": title, "url": url, "order": "", "button": "refused"}
+
+
+def _refused_entry(health: Health, job: Job | None, now: float, url: str) -> dict[str, Any]:
+    refused = f"{_count(health.refusals_count, 'signal')} refused by GitHub or Telegram since {iso(health.refusals_first or now)}"
+    last = f"the last: {health.refusals_reason}"
+    if not health.refusals_work:
+        return {"title": f"{refused}, kept, not shown or not acted on; {last}; once the cause is fixed (pager doctor), "
+                         "↻ delivers them again (GitHub keeps them three days)", "url": url, "order": ""}
+    if job is not None and job.status == PAGE_REFUSED and not job.finished and job.asked_at >= (health.refusals_last or 0):
+        return {"title": f"{refused}: delivering them again, {job.done} so far", "url": url, "order": ""}
+    return {"title": f"{refused}; GitHub and Telegram take such calls again: ↻ delivers them again; {last}", "url": url,
+            "order": "", "button": "pages"}
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:

@@ -1,11 +1,13 @@
 """The buttons of the control repository's alarm that act on GitHub's deliveries (pager.buttons calls them
 once per press, an allowed user's only):
 
-    again:<delivery id>   ↻ on a failed delivery's entry: GitHub delivers that event once more, now;
-                          a later run sees the attempt pass (the entry closes) or fail (it shows the
-                          new answer)
+    again:<delivery id>   ↻ on a failed delivery's entry: GitHub delivers that event once more, now,
+                          once per attempt the entry shows (`alarm.deliver_again`); a later run sees
+                          the attempt pass (the entry closes) or fail (it shows the new answer)
     refused:again         ↻ on the entry of deliveries refused with 401, once the secret works again:
                           the sweep delivers them again over its next runs (pager.sweep.health.Job)
+    refused:pages         ↻ on the entry of signals GitHub or Telegram refused, once they take such
+                          calls again: the same, for the deliveries answered 424 (pager.refusals)
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import re
 
 from ..services import Services
-from ..signals.alarm import DELIVERY_PREFIX, entries_now
+from ..signals import alarm
 from . import health, recovery
 from .plan import GITHUB_RETENTION, State
 from .run import STATE_KEY
@@ -25,20 +27,17 @@ def deliver_again(services: Services, delivery_id: str) -> str:
     """↻ on a failed delivery: one more attempt, only of a delivery the alarm names."""
     if not DELIVERY_ID.fullmatch(delivery_id):
         return "this button is not known"
-    entries = entries_now(services, services.settings.control_repository)
-    if not any(key.startswith(DELIVERY_PREFIX) and entry.get("delivery_id") == int(delivery_id) for key, entry in entries.items()):
-        return "this delivery is no longer in the alarm"
-    services.github.redeliver(int(delivery_id))
-    return "↻ GitHub delivers it again; the next sweep shows whether it passed"
+    state = State.from_data(services.store.load(STATE_KEY).data)
+    return alarm.deliver_again(services, alarm.control(services, state.control).id, int(delivery_id))
 
 
-def deliver_refused_again(services: Services) -> str:
-    """↻ on the deliveries refused with 401: start the sweep's job, unless one runs or the secret is
-    still refused."""
+def deliver_refused_again(services: Services, status: int = health.SECRET_REFUSED) -> str:
+    """↻ on the deliveries refused with 401 (`status` 401) or on the signals GitHub or Telegram refused (424):
+    start the sweep's job, unless one runs or they would still be refused."""
     now = services.now()
     state = State.from_data(services.store.load(STATE_KEY).data)
     record = services.store.load(health.JOB_KEY)
-    answer, job = health.start_job(health.Job.from_data(record.data), now, health.Health.from_data(state.health))
+    answer, job = health.start_job(health.Job.from_data(record.data), now, health.Health.from_data(state.health), status)
     if job is not None:
         services.store.save(record, job.to_data(), expires_at=int(now + GITHUB_RETENTION))
         recovery.note(services, "any")  # the check runs the sweep each minute until the job is done

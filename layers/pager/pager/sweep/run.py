@@ -39,13 +39,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
-from .. import deadline
+from .. import chat, deadline
+from ..refusals import KEY as REFUSALS_KEY
 from ..errors import ConfigError, Conflict, DeadlineExceeded, PagerError, Permanent, StoreUnavailable
 from ..observe import count, logger
 from ..services import Services
+from ..permissions import missing_permissions, needed_permissions
 from ..settings import Settings
 from ..values import field, text
 from ..signals import acts_on, release
+from ..routing import Repository
+from ..signals import alarm
 from ..signals.alarm import OWN_PREFIX, delivery_times, entries_now, record_entries, render_now
 from . import health as own
 from . import plan as planner
@@ -219,12 +223,14 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     github = services.github
     releases = _check_releases(services, calls, run_id)
     health = own.Health.from_data(state.health)
+    control = _control(services, state, summary, run_id)
     try:
-        shown = entries_now(services, settings.control_repository)
+        shown = entries_now(services, control.id) if control else {}
         entries = delivery_times(shown)
-        refusals = services.store.items(own.REFUSALS_KEY, after=own.refusals_after(health, now))
+        refusals = services.store.items(REFUSALS_KEY, after=own.refusals_after(health, now))
         job_record = services.store.load(own.JOB_KEY)
         job = own.Job.from_data(job_record.data)
+        moved = chat.move_of(services.store.load(chat.KEY).data, settings.telegram_chat_id)
         read = read_and_plan(
             lambda status, url: github.list_deliveries(status=status, per_page=PER_PAGE, url=url),
             state=state,
@@ -246,14 +252,17 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         else:
             later = _later(waiting, summary, now)
             summary.update(health=_not_served(services, record, replace(state, last_event=event_id or state.last_event,
-                                                                        waiting=later or state.waiting),
-                                              health, exc, shown, job, now, run_id))
+                                                                        waiting=later or state.waiting,
+                                                                        control=_known(services, control, state)),
+                                              health, exc, control, shown, job, moved, now, run_id))
         return
 
+    works = _refusers_answer(services, health, refusals, run_id)
     health = own.served(health, failures=read.failures.items, outcomes=read.outcomes.items if read.outcomes else (),
-                        refusals=[(r.item, r.data) for r in refusals], job=job, now=now)
-    plan = _with_own_entries(read.plan, health, job, shown, settings, now)
-    plan = replace(plan, state=replace(plan.state, last_event=event_id or state.last_event))
+                        refusals=[(r.item, r.data) for r in refusals], job=job, now=now, works=works)
+    plan = _with_own_entries(read.plan, health, job, moved, shown, settings, now)
+    plan = replace(plan, state=replace(plan.state, last_event=event_id or state.last_event,
+                                       control=_known(services, control, state)))
     picked, job_after = ([], job) if hold or plan.no_room else _pick_refused(services, job, health, plan, calls, run_id)
     plan = _with_picked(plan, picked, now)
     plan = _settled(plan, waiting, _job_line(job_after, health) == "pending", summary, now)
@@ -271,11 +280,11 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     again, picks_refused, picks_unasked = _ask_again(github, [(a.guid, a.id) for a in picked], run_id, what="refused delivery")
     job_after = _save_job(services, job_record, job, job_after, picks_unasked - picks_refused, run_id)
     plan = replace(plan, opened=_name_repositories(services, plan.opened, calls))
-    alarm, new_state = _change_alarm(services, plan, calls, run_id)
+    alarm_change, new_state = _change_alarm(services, control, plan, calls, run_id)
     new_state = _put_back(new_state, waiting, (unasked - refused) | (picks_unasked - picks_refused), summary)
-    saved, new_state = _save_after(services, committed, new_state, alarm, unasked | picks_unasked, run_id)
+    saved, new_state = _save_after(services, committed, new_state, alarm_change, unasked | picks_unasked, run_id)
 
-    applied = alarm == "applied"
+    applied = alarm_change == "applied"
     summary.update(
         outcome="no room for the every-outcome list" if plan.no_room else "done",
         pages=read.pages,
@@ -286,7 +295,7 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         entries_opened=len(plan.opened) if applied else 0,
         entries_closed=len(plan.closed) if applied else 0,
         entries_open=len(shown) + (len(set(plan.opened) - set(shown)) - len(plan.closed) if applied else 0),
-        alarm=alarm,
+        alarm=alarm_change,
         calls_used=calls.used,
         reach_gaps=[gap.to_log() for gap in plan.gaps],
         decisions=dict(plan.counts),
@@ -299,7 +308,7 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     )
     count("SweepCompleted")
     count("ReachGaps", len(plan.gaps))
-    count("AlarmNotChanged", int(alarm.startswith("waiting: ") and alarm != "waiting: no call left"))
+    count("AlarmNotChanged", int(alarm_change.startswith("waiting: ") and alarm_change != "waiting: no call left"))
 
 
 def _settled(plan: Plan, waiting: recovery.Waiting | None, job_pending: bool, summary: dict[str, Any], now: float) -> Plan:
@@ -401,17 +410,24 @@ def _save_after(services: Services, committed: Any, state: State, alarm: str, un
     return "saved", state
 
 
+def _works(job: own.Job, health: own.Health) -> bool:
+    """Whether what the job delivers again would be taken now."""
+    return health.secret_works if job.status == own.SECRET_REFUSED else health.refusals_work
+
+
 def _job_line(job: own.Job | None, health: own.Health) -> str:
     if job is None or job.finished:
         return "none"
-    return "pending" if health.secret_works else "waiting for the secret"
+    if _works(job, health):
+        return "pending"
+    return "waiting for the secret" if job.status == own.SECRET_REFUSED else "waiting for GitHub or Telegram"
 
 
-def _with_own_entries(plan: Plan, health: own.Health, job: own.Job | None, shown: Mapping[str, Any], settings: Settings,
-                      now: float) -> Plan:
+def _with_own_entries(plan: Plan, health: own.Health, job: own.Job | None, moved: Mapping[str, Any] | None,
+                      shown: Mapping[str, Any], settings: Settings, now: float) -> Plan:
     """The plan with pager's own entries changed as its health says, and the health in its state."""
     mine = {k: v for k, v in shown.items() if k.startswith(OWN_PREFIX)}
-    opened, closed = own.change(own.wanted(health, job, now=now, url=settings.advanced_page), mine)
+    opened, closed = own.change(own.wanted(health, job, now=now, url=settings.advanced_page, moved=moved), mine)
     if plan.no_room:
         opened, closed = {}, ()
     state = replace(plan.state, health=health.to_data(), alarm_due=plan.state.alarm_due or bool(opened or closed))
@@ -419,13 +435,14 @@ def _with_own_entries(plan: Plan, health: own.Health, job: own.Job | None, shown
 
 
 def _not_served(services: Services, record: Any, state: State, health: own.Health, exc: ListNotServed,
-                shown: Mapping[str, Any], job: own.Job | None, now: float, run_id: str) -> str:
+                control: Repository | None, shown: Mapping[str, Any], job: own.Job | None, moved: Mapping[str, Any] | None,
+                now: float, run_id: str) -> str:
     """A run GitHub did not serve a list: count it in the state (a run that finds it saved moments ago
     steps aside, so a duplicate invocation does not count twice), and once it lasts two runs and a
     quarter hour say so in the alarm (Telegram only: GitHub is what fails)."""
     health = own.not_served(health, _cause(exc.error), str(exc.error), now)
     mine = {k: v for k, v in shown.items() if k.startswith(OWN_PREFIX)}
-    opened, closed = own.change(own.wanted(health, job, now=now, url=services.settings.advanced_page), mine)
+    opened, closed = own.change(own.wanted(health, job, now=now, url=services.settings.advanced_page, moved=moved), mine)
     new_state = replace(state, health=health.to_data(), ran_at=now, alarm_due=state.alarm_due or bool(opened or closed))
     try:
         committed = services.store.save(record, new_state.to_data())
@@ -434,9 +451,11 @@ def _not_served(services: Services, record: Any, state: State, health: own.Healt
         return f"not served {health.unserved} runs in a row; state not saved"
     if not (opened or closed or state.alarm_due):
         return f"not served {health.unserved} runs in a row"
-    control = services.settings.control_repository
+    if control is None:
+        count("AlarmNotChanged")
+        return f"not served {health.unserved} runs in a row; the alarm waits: the control repository not read yet"
     try:
-        record_entries(services, control, opened=opened, closed=closed)
+        record_entries(services, control.id, opened=opened, closed=closed)
         render_now(services, control)
         _save_state(services, committed, replace(new_state, alarm_due=False))
     except (PagerError, Conflict) as failure:
@@ -455,16 +474,61 @@ def _cause(error: PagerError) -> str:
 
 
 def _health_line(health: own.Health) -> dict[str, Any]:
-    return {"refused_401": health.secret_count, "secret_works": health.secret_works, "refusals": health.refusals_count}
+    return {"refused_401": health.secret_count, "secret_works": health.secret_works, "refusals": health.refusals_count,
+            "refusers_answer": health.refusals_work}
+
+
+def _control(services: Services, state: State, summary: dict[str, Any], run_id: str) -> Repository | None:
+    """The control repository, whose alarm the run changes: as the state keeps it, else read from GitHub
+    (once). None when GitHub could not say (a first run while GitHub fails, or the app not installed on
+    it): the run still reads and redelivers, and its alarm's change waits for a run that knows it."""
+    try:
+        return alarm.control(services, state.control)
+    except PagerError as exc:
+        summary.update(control=f"not read: {type(exc).__name__}")
+        logger.warning("control repository not read", extra={"run_id": run_id, "error": type(exc).__name__,
+                                                             "reason": str(exc)})
+        return None
+
+
+def _known(services: Services, control: Repository | None, state: State) -> Mapping[str, Any]:
+    """What the state keeps of the control repository."""
+    return alarm.control_data(services, control) if control else state.control
+
+
+def _refusers_answer(services: Services, health: own.Health, refusals: list[Any], run_id: str) -> bool:
+    """Whether the services that refused signals would take such calls now (pager's own health offers ↻
+    then): Telegram, whether the bot may post in the chat (getChatMember); GitHub, whether the app's
+    installation on the repository of the last refusal holds every permission pager needs and is not
+    suspended. A call or two, only while refused signals wait; a failure of either is a no."""
+    if health.refusals_work and not refusals:
+        return True
+    services_refused = set(health.refusals_services) | {s for r in refusals for s in str(r.data.get("service") or "").split()}
+    if not (health.refusals_count or refusals):
+        return False
+    repository = next((str(r.data.get("repository")) for r in reversed(refusals)
+                       if "github" in str(r.data.get("service")) and r.data.get("repository")), health.refusals_repository)
+    try:
+        if "telegram" in services_refused and not services.telegram.may_post(services.chat.send_to):
+            return False
+        if "github" in services_refused:
+            installation = services.github.installation(repository or services.settings.control_repository)
+            held = installation.get("permissions") if isinstance(installation.get("permissions"), dict) else {}
+            if installation.get("suspended_at") or missing_permissions(held, needed_permissions()):
+                return False
+    except PagerError as exc:
+        logger.info("refusers not answering yet", extra={"run_id": run_id, "error": type(exc).__name__})
+        return False
+    return True
 
 
 def _pick_refused(services: Services, job: own.Job | None, health: own.Health, plan: Plan, calls: _Calls,
                   run_id: str) -> tuple[list[planner.Attempt], own.Job | None]:
-    """↻ of the deliveries refused with 401, before the commit: walk the failure list a page at a time
-    for the job's next ones, with the redeliveries and calls the run leaves (never the alarm's call),
-    none another run asked for already (two runs overlap: the commit orders them, the asks tell).
-    Nothing while deliveries are still refused with 401."""
-    if job is None or job.finished or not health.secret_works:
+    """↻ of the deliveries refused with 401 or of the signals refused upstream (424), before the commit:
+    walk the failure list a page at a time for the job's next ones, with the redeliveries and calls the
+    run leaves (never the alarm's call), none another run asked for already (two runs overlap: the commit
+    orders them, the asks tell). Nothing while they would still be refused."""
+    if job is None or job.finished or not _works(job, health):
         return [], job
     planned, asked = len(plan.redeliver), frozenset(g for g, _, _ in plan.state.asked)
     settings, github = services.settings, services.github
@@ -578,16 +642,18 @@ def _ask_again(github: Any, items: list[tuple[str, int]], run_id: str, what: str
     return asked, refused, unasked
 
 
-def _change_alarm(services: Services, plan: Plan, calls: _Calls, run_id: str) -> tuple[str, State]:
+def _change_alarm(services: Services, control: Repository | None, plan: Plan, calls: _Calls,
+                  run_id: str) -> tuple[str, State]:
     """Apply the change of delivery entries last: its records always (the table: no call), its message
     if one call fits; what fails waits for the next run (`alarm_due`)."""
     if plan.no_room:
         return "left as it is", plan.state
     if not plan.alarm_change:
         return "unchanged", plan.applied()
-    control = services.settings.control_repository
+    if control is None:
+        return "waiting: the control repository not read yet", plan.state
     try:
-        record_entries(services, control, opened=plan.opened, closed=plan.closed)
+        record_entries(services, control.id, opened=plan.opened, closed=plan.closed)
         if not planner.alarm_fits(services.settings, calls.used):
             return "waiting: no call left", plan.state
         render_now(services, control)
