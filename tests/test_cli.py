@@ -432,6 +432,18 @@ def test_doctor_against_a_healthy_deployment_exits_0_with_every_check_holding(he
     assert_no_secret(output, secrets_of(world, arn))
 
 
+def test_doctor_names_the_supergroup_telegram_made_of_the_chat(healthy, aws, tmp_path):
+    world, arn = healthy
+    world.chat.add_chat(CHAT["id"], "group", title=CHAT["title"])  # a basic group, which Telegram then upgrades
+    new = world.chat.migrate(CHAT["id"])
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 1
+    line = next(line for line in output.splitlines() if line.startswith("✗ chat"))
+    assert f"Telegram made the group {CHAT['id']} the supergroup {new}" in line and "the bot may post there" in line
+    assert f"fix: set TELEGRAM_CHAT_ID (the TelegramChatId parameter) to {new}" in output
+    assert_no_secret(output, secrets_of(world, arn))
+
+
 def _no_event(world, arn, folder):
     world.hub.app["events"].remove("discussion")
 

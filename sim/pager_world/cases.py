@@ -62,12 +62,17 @@ def run(conclusion: str, *, workflow_id: int = 2823525, number: int = 163, attem
 
 
 def suite(conclusion: str, *, slug: str | None = "octocoders-linter", branch: str = "master",
-          updated_at: str = "2019-05-15T15:21:14Z") -> dict[str, Any]:
+          updated_at: str = "2019-05-15T15:21:14Z", created_at: str = "2019-05-15T15:20:31Z",
+          sha: str | None = None) -> dict[str, Any]:
+    """Another app's check suite: `created_at` when its commit was pushed, `updated_at` when its run ended."""
     body = payload(
         "check_suite",
         "completed",
-        **{"check_suite.conclusion": conclusion, "check_suite.head_branch": branch, "check_suite.updated_at": updated_at},
+        **{"check_suite.conclusion": conclusion, "check_suite.head_branch": branch, "check_suite.updated_at": updated_at,
+           "check_suite.created_at": created_at},
     )
+    if sha is not None:
+        body["check_suite"]["head_sha"] = sha
     if slug is not None:
         body["check_suite"]["app"]["slug"] = slug
     return body

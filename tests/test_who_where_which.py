@@ -1,0 +1,252 @@
+"""Where a payload is not the truth, pager asks: who is outside, which chat, which commit is newer, what a
+repository is called now; and a page refused once is kept. Each case end to end in the fake world, in a
+closed loop: the real handler answers, GitHub's deliveries list records its answers, the sweep reads
+that list and its redeliveries go through the handler again.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pager.chat import Chat
+from pager.sweep import health
+from pager_world.cases import issue_comment_by, issue_opened, live_pull, pull, run, suite, suite_passed
+from pager_world.payloads import payload
+from pager_world.world import CHAT_ID, CONTROL, REPO
+
+ORGANIZATION = {"repository.owner.type": "Organization"}  # the examples' repository, owned by an organization
+NEW_NAME = "octo-org/Hello-Universe"  # the examples' repository after a rename and a transfer
+
+
+@pytest.fixture
+def sweeps(make_sweeps):
+    world = make_sweeps(through_handler=True)
+    world.answer = None  # pager's own handlers answer every delivery
+    return world
+
+
+def comment(login: str, n: int, association: str = "CONTRIBUTOR", **changes) -> dict:
+    """A comment on an issue of the examples' repository, owned by an organization."""
+    return issue_comment_by(login, comment_id=500 + n, number=40 + n,
+                            **{"comment.author_association": association, **ORGANIZATION, **changes})
+
+
+def checks(world) -> list[str]:
+    return [r.path for r in world.hub.requests if "/collaborators/" in r.path]
+
+
+def newest(world):
+    return world.chat.messages[max(world.chat.messages)]
+
+
+# -- who is outside -----------------------------------------------------------------------------------------
+
+
+def test_a_private_member_who_arrives_as_contributor_is_confirmed_a_colleague_and_never_paged(world):
+    world.hub.collaborators[REPO] = {"Carol"}  # a member whose membership is private: GitHub counts her
+    status, answer = world.deliver("issue_comment", comment("carol", 1))
+    assert (status, answer["outcome"]) == (200, "ignored: a colleague (GitHub counts them a collaborator)")
+    assert world.chat.view() == {} and world.hub.dispatches == []
+    status, answer = world.deliver("issue_comment", comment("mallory", 2))  # the same association, from outside
+    assert answer["outcome"] == "sent, draft asked" and [d["event_type"] for d in world.hub.dispatches] == ["pager-draft"]
+    assert checks(world) == [f"/repos/{REPO}/collaborators/carol", f"/repos/{REPO}/collaborators/mallory"]
+
+
+def test_the_answer_is_kept_per_repository_and_login_and_a_users_repository_needs_no_call(world):
+    world.deliver("issue_comment", comment("mallory", 1))
+    world.deliver("issue_comment", comment("mallory", 2))  # the same author again: no second call
+    world.deliver("issue_comment", issue_comment_by("eve", comment_id=9, number=9, **{"comment.author_association": "NONE"}))
+    assert len(checks(world)) == 1 and len(world.chat.sent) == 3  # the examples' owner is a user: the payload is right
+
+
+def test_an_absent_association_is_confirmed_too(world):
+    body = payload("discussion", "created", **{"discussion.user.login": "dana", "sender.login": "dana"})
+    del body["discussion"]["author_association"]
+    world.hub.collaborators[REPO] = {"dana"}
+    assert world.deliver("discussion", body)[1]["outcome"] == "ignored: a colleague (GitHub counts them a collaborator)"
+    assert checks(world) == [f"/repos/{REPO}/collaborators/dana"]
+
+
+def test_github_failing_the_check_answers_500_and_the_sweeps_redelivery_pages_an_outsider_once(sweeps):
+    world = sweeps.world
+    world.hub.fail(r"/collaborators/", 502)
+    status, _ = world.deliver("issue_comment", comment("mallory", 1), guid="unconfirmed")
+    assert status == 500 and world.chat.view() == {}  # neither paged nor dropped
+    sweeps.advance(15)
+    sweeps.sweep()  # the sweep reads the 500 in GitHub's list and asks for it again
+    assert [a["status_code"] for a in world.attempts("unconfirmed")] == [500, 200]
+    assert len(world.chat.sent) == 1 and len(world.hub.dispatches) == 1
+
+
+def test_github_failing_the_check_never_pages_a_colleague(sweeps):
+    world = sweeps.world
+    world.hub.collaborators[REPO] = {"carol"}
+    world.hub.fail(r"/collaborators/", 502)
+    assert world.deliver("issue_comment", comment("carol", 1), guid="colleague")[0] == 500
+    sweeps.advance(15)
+    sweeps.sweep()
+    assert [a["status_code"] for a in world.attempts("colleague")] == [500, 200]
+    assert world.chat.view() == {} and world.hub.dispatches == []
+
+
+# -- which chat -----------------------------------------------------------------------------------------------
+
+
+def test_a_group_made_a_supergroup_gets_the_page_in_the_same_delivery_and_every_later_send_edit_and_press(sweeps):
+    world = sweeps.world
+    world.deliver("workflow_run", run("failure"))  # an alarm shown in the group
+    old = newest(world)
+    new = world.chat.migrate(CHAT_ID)
+    status, answer = world.deliver("issues", issue_opened())
+    assert (status, answer["outcome"]) == (200, "sent, draft asked") and newest(world).chat_id == new
+
+    refused = len(world.chat.refused)
+    world.deliver("issue_comment", issue_comment_by("bob", comment_id=3, number=9))
+    assert newest(world).chat_id == new and len(world.chat.refused) == refused  # straight there: remembered
+
+    world.services.chat = Chat(CHAT_ID)  # another container: it reads the move from the table
+    world.deliver("issues", issue_opened(action="closed", **{"issue.state": "closed", "issue.updated_at": "2019-05-16T10:00:00Z"}))
+    shown = [m for m in world.chat.chat() if "alice opened issue" in m.text]
+    assert len(shown) == 1 and shown[0].text.endswith("✅ closed") and shown[0].edits == 1  # edited where it is
+
+    world.deliver("workflow_run", run("failure", number=164, workflow_id=99, name="lint"))
+    assert old.edits == 0 and newest(world).chat_id == new and "lint" in newest(world).text  # the old one is not edited
+    status, answer = world.update(world.press_update(world.chat.button_data(newest(world).message_id, "🛠"),
+                                                     message_id=newest(world).message_id, chat=new))
+    assert answer["outcome"] == "🛠 fix started"  # a press in the supergroup is the maintainer's
+
+    for _ in range(3):
+        sweeps.advance(15)
+        sweeps.sweep()
+    said = [m for m in world.chat.chat() if "set TELEGRAM_CHAT_ID" in m.text]
+    assert len(said) == 1 and said[0].chat_id == new and f"to {new}" in said[0].text and said[0].edits == 0
+
+
+# -- refused pages come back ----------------------------------------------------------------------------------
+
+
+def test_pages_refused_while_the_bot_was_removed_reach_the_chat_once_it_is_back(sweeps):
+    world = sweeps.world
+    world.chat.kicked = True  # the bot was removed from the group
+    assert world.deliver("issues", issue_opened(), guid="while-kicked")[0] == 424
+    assert world.deliver("workflow_run", run("failure"), guid="alarm-while-kicked")[0] == 424
+    sweeps.advance(15)
+    sweeps.sweep()  # Telegram refuses the control repository's alarm too: nothing shown, nothing lost
+    assert world.chat.chat() == []
+    world.chat.kicked = False  # someone adds the bot back
+    sweeps.advance(15)
+    sweeps.sweep()
+    [control] = [m for m in world.chat.chat() if CONTROL in m.text]
+    assert "2 signals refused" in control.text and "take such calls again" in control.text
+    status, answer = world.update(world.press_update("refused:pages", message_id=control.message_id))
+    assert answer["outcome"].startswith("↻ the refused signals since")
+    while sweeps.check()["outcome"] != "nothing waits":
+        sweeps.advance(1)
+    texts = [m.text for m in world.chat.chat()]
+    assert any("alice opened issue" in t for t in texts) and any(t.startswith("🚨") and REPO in t for t in texts)
+    assert [a["status_code"] for a in world.attempts("while-kicked")] == [424, 200]
+    sweeps.advance(15)
+    sweeps.sweep()
+    assert "refused" not in [m for m in world.chat.chat() if CONTROL in m.text][-1].text
+
+
+def test_refused_pages_are_not_offered_again_while_the_bot_is_still_out(sweeps):
+    world = sweeps.world
+    world.chat.kicked = True
+    world.deliver("issues", issue_opened())
+    for _ in range(3):
+        sweeps.advance(15)
+        summary = sweeps.sweep()
+    assert summary["health"]["refusals"] == 1 and summary["health"]["refusers_answer"] is False
+    answer = health.start_job(None, sweeps.now, health.Health.from_data(sweeps.store.load("sweep#state").data["health"]),
+                              health.PAGE_REFUSED)[0]
+    assert answer.startswith("⚠️ GitHub or Telegram would still refuse them")
+
+
+# -- what a repository is called now --------------------------------------------------------------------------
+
+
+def renamed(**changes) -> dict:
+    """The examples' repository after a rename and a transfer: another owner and name, the same id."""
+    return {"repository.name": "Hello-Universe", "repository.full_name": NEW_NAME,
+            "repository.html_url": f"https://github.com/{NEW_NAME}", "repository.owner.login": "octo-org", **changes}
+
+
+def test_a_pass_under_the_new_name_clears_the_failure_shown_under_the_old_one_also_when_it_comes_late(sweeps):
+    world = sweeps.world
+    world.deliver("workflow_run", run("failure"))
+    [(alarm_id, (text, _))] = world.chat.view().items()
+    assert REPO in text
+    world.hub.rename(REPO, NEW_NAME)
+    world.chat.fail("editMessageText", 502)  # the pass's first delivery fails: the sweep brings it back
+    success = run("success", number=164, **renamed(**{"workflow_run.head_repository.full_name": NEW_NAME}))
+    assert world.deliver("workflow_run", success, guid="renamed-pass")[0] == 500
+    sweeps.advance(15)
+    sweeps.sweep()
+    assert [a["status_code"] for a in world.attempts("renamed-pass")] == [500, 200]
+    assert world.chat.view() == {alarm_id: (f'✅ <a href="https://github.com/{NEW_NAME}">{NEW_NAME}</a>: all clear', None)}
+
+
+def test_a_release_shown_under_the_old_name_is_offered_and_merged_under_the_new_one(world):
+    live_pull(world)
+    world.deliver("pull_request", pull("opened"))
+    world.hub.rename(REPO, NEW_NAME)
+    assert world.deliver("check_suite", {**suite_passed(), **{k: v for k, v in payload("check_suite", "completed",
+                                                                     **renamed()).items() if k == "repository"}})[0] == 200
+    [(message_id, (text, buttons))] = world.chat.view().items()
+    assert NEW_NAME in text and buttons == (("🔀 Merge",),)
+    assert world.press("🔀", message_id)[1]["outcome"] == "🔀 merged"
+    assert [m["repository"] for m in world.hub.merges] == [NEW_NAME]
+
+
+# -- which commit is newer ------------------------------------------------------------------------------------
+
+
+def test_an_older_commits_late_success_does_not_clear_a_newer_commits_failure_and_a_rerun_does(sweeps):
+    world = sweeps.world
+    older = suite("success", created_at="2026-12-01T10:00:00Z", updated_at="2026-12-01T11:10:00Z", sha="a" * 40)
+    newer = suite("failure", created_at="2026-12-01T11:00:00Z", updated_at="2026-12-01T11:05:00Z", sha="b" * 40)
+    world.faults.fail("store", r"^save alarm#", kind="store")  # the older success's first delivery fails
+    assert world.deliver("check_suite", older, guid="older-success")[0] == 500
+    world.deliver("check_suite", newer)
+    sweeps.advance(15)
+    sweeps.sweep()  # it comes back late, after the newer commit's failure
+    assert [a["status_code"] for a in world.attempts("older-success")] == [500, 200]
+    [(text, _)] = world.chat.view().values()
+    assert text.startswith("🚨") and "failure on bbbbbbb" in text
+    rerun = suite("success", created_at="2026-12-01T11:00:00Z", updated_at="2026-12-01T11:30:00Z", sha="b" * 40)
+    world.deliver("check_suite", rerun)  # the newer commit's suite run again, and passing
+    [(text, _)] = world.chat.view().values()
+    assert "all clear" in text
+
+
+# -- ↻ once -----------------------------------------------------------------------------------------------------
+
+
+def test_ten_presses_of_a_failed_deliverys_retry_ask_github_for_one_attempt_until_the_sweep_sees_it(make_sweeps):
+    sweeps = make_sweeps(through_handler=True)
+    sweeps.answer = lambda guid, redelivery: 500
+    guid = sweeps.deliver("issue_comment", "created", 10)
+    for _ in range(3):
+        sweeps.advance(15)
+        sweeps.sweep()
+    [control] = [m for m in sweeps.telegram.chat() if CONTROL in m.text]
+    data = sweeps.telegram.button_data(control.message_id, "↻")
+    asked = len(sweeps.github.redelivery_requests)
+
+    def press(n: int) -> str:
+        return sweeps.world.update(sweeps.world.press_update(data, message_id=control.message_id, callback_id=f"p{n}"))[1]["outcome"]
+
+    answers = sweeps.world.concurrently(*(lambda n=n: press(n) for n in range(5)))
+    answers += [press(n) for n in range(5, 10)]
+    assert len(sweeps.github.redelivery_requests) == asked + 1
+    assert answers.count("↻ GitHub delivers it again; the next sweep shows whether it passed") == 1
+    sweeps.github.deliver_pending()  # GitHub delivers it: it fails again
+    sweeps.advance(15)
+    sweeps.sweep()  # the entry shows the new attempt: ↻ may ask again
+    [control] = [m for m in sweeps.telegram.chat() if CONTROL in m.text]
+    assert press(10) == "this delivery is no longer in the alarm"  # the old button: that attempt is known now
+    data = sweeps.telegram.button_data(control.message_id, "↻")
+    press(11)
+    press(12)
+    assert len(sweeps.github.redelivery_requests) == asked + 2 and len(sweeps.attempts(guid)) == 4
