@@ -231,6 +231,7 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         job_record = services.store.load(own.JOB_KEY)
         job = own.Job.from_data(job_record.data)
         moved = chat.move_of(services.store.load(chat.KEY).data, settings.telegram_chat_id)
+        works = _refusers_answer(services, health, refusals, run_id)  # before the plan: its calls count
         read = read_and_plan(
             lambda status, url: github.list_deliveries(status=status, per_page=PER_PAGE, url=url),
             state=state,
@@ -257,7 +258,6 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
                                               health, exc, control, shown, job, moved, now, run_id))
         return
 
-    works = _refusers_answer(services, health, refusals, run_id)
     health = own.served(health, failures=read.failures.items, outcomes=read.outcomes.items if read.outcomes else (),
                         refusals=[(r.item, r.data) for r in refusals], job=job, now=now, works=works)
     plan = _with_own_entries(read.plan, health, job, moved, shown, settings, now)
