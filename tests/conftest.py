@@ -22,7 +22,7 @@ from pager_world.events import github_event as _github_event
 from pager_world.events import sign as _sign
 from pager_world.events import telegram_event as _telegram_event
 from pager_world.payloads import FIXTURES, example, fixture_files  # noqa: F401  (re-exported for the tests)
-from pager_world.world import BOT_TOKEN, CONTROL, CONTROL_ID, GITHUB_API, TELEGRAM_API, TELEGRAM_SECRET, WEBHOOK_SECRET, World
+from pager_world.world import BOT_TOKEN, CONTROL, GITHUB_API, TELEGRAM_API, TELEGRAM_SECRET, WEBHOOK_SECRET, World
 
 TEST_ENV = {
     "PAGER_TABLE": "pager-test",
@@ -208,7 +208,7 @@ class Sweeps:
 
     def entries(self) -> dict[str, float]:
         """The delivery entries open in the control repository's alarm (guid -> time)."""
-        return delivery_entries(self.services, CONTROL_ID)
+        return delivery_entries(self.services, "control")
 
     def alarm_text(self) -> str:
         shown = [text for text, _ in self.telegram.view().values() if CONTROL in text]

@@ -81,7 +81,6 @@ KNOWN_UNDOCUMENTED_STATUSES = {
     ("apps/get-webhook-delivery", 404): "the fake answers 404 for a delivery id it does not list; the "
                                         "description documents only 200, 400 and 422",
     ("apps/get-authenticated", 401): _BAD_CREDENTIALS,
-    ("repos/get", 401): _BAD_CREDENTIALS,
     ("repos/check-collaborator", 401): _BAD_CREDENTIALS,
     ("repos/create-dispatch-event", 403): _NOT_PERMITTED,
     ("pulls/get", 403): _NOT_PERMITTED,
@@ -366,12 +365,6 @@ def github_exchanges(private_key_pem) -> list[tuple[dict[str, Any], HttpRequest,
         HttpRequest("GET", f"{api}/repos/{REPO}/collaborators/octocat", {}),
         HttpRequest("GET", f"{api}/repos/{limited}/collaborators/octocat", metadata_only),
         HttpRequest("GET", f"{api}/repos/{bare}/collaborators/octocat", nothing),
-        HttpRequest("GET", f"{api}/repos/{CONTROL}", token),
-        HttpRequest("GET", f"{api}/repos/{REPO}", token),
-        HttpRequest("GET", f"{api}/repos/octo-org/moved", token),  # renamed: 301 to its name now
-        HttpRequest("GET", f"{api}/repos/nobody/nothing", token),
-        HttpRequest("GET", f"{api}/repos/{bare}", nothing),
-        HttpRequest("GET", f"{api}/repos/{CONTROL}", {}),
         HttpRequest("GET", f"{api}/repos/{REPO}/code-scanning/alerts/10", token),
         HttpRequest("GET", f"{api}/repos/{REPO}/code-scanning/alerts/11", token),
         HttpRequest("GET", f"{api}/repos/{REPO}/code-scanning/alerts/10", jwt_auth),
@@ -383,9 +376,6 @@ def github_exchanges(private_key_pem) -> list[tuple[dict[str, Any], HttpRequest,
         HttpRequest("GET", f"{api}/installation/repositories?per_page=1", token),
         HttpRequest("GET", f"{api}/installation/repositories", {}),
     ]
-    hub.repositories.update({bare: 4242, "octo-org/moved": 4243})
-    hub.installations["octo-org/moved"] = 1
-    hub.rename("octo-org/moved", "octo-org/moved-now")
     exchanges = []
     for request in requests:
         op = operation_of(request.method, request.path)
@@ -421,7 +411,7 @@ def traffic(private_key_pem) -> World:
         world.github.deliver("issues", issue_opened())
     world.answer = None
     world.advance(15)
-    world.sweep()  # (the first run reads the control repository's id)
+    world.sweep()
     org = {"repository.owner.type": "Organization", "comment.author_association": "CONTRIBUTOR"}
     world.deliver("issue_comment", issue_comment_by("carol", comment_id=77, number=7, **org))  # "outside", confirmed
     world.deliver("issues", issue_opened(action="closed", **{"issue.state": "closed"}))

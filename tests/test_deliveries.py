@@ -46,7 +46,7 @@ from pager_world.cases import (
 from pager_world.faults import Faults
 from pager_world.matrix import Scenario, failure_matrix
 from pager_world.store import DynamoDump, FaultyDynamoClient
-from pager_world.world import CONTROL_REPO, World
+from pager_world.world import CONTROL_ALARM, World
 
 # -- the cases -------------------------------------------------------------------------------------------
 
@@ -141,7 +141,7 @@ CASES = [
          lambda h: h.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"})),
          deliver("code_scanning_alert", alert("closed_by_user", "closed-by-user", **{"alert.number": 10, "alert.dismissed_at": "2021-02-12T00:00:00Z"}))),
     Case("sweep entry", set(), nothing,
-         lambda h: update_alarm(h.services, CONTROL_REPO, opened={"delivery:g1": delivery_entry("g1")}, closed=[])),
+         lambda h: update_alarm(h.services, CONTROL_ALARM, opened={"delivery:g1": delivery_entry("g1")}, closed=[])),
     Case("start fix", set(), alarmed, press("🛠")),
     # releases
     Case("release opened", {("pull_request", "opened")}, nothing, deliver("pull_request", pull("opened"))),

@@ -90,25 +90,12 @@ def test_the_list_failing_only_for_minutes_pages_nobody_though_the_recovery_chec
 
 
 def test_a_key_that_cannot_sign_is_named_as_such(sweeps):
-    sweeps.sweep()  # a run that knows the control repository (its id, read once from GitHub)
     client = sweeps.world.services.github
     client._private_key, client._signing_key, client._jwt = "not a key", None, None  # a malformed GITHUB_PRIVATE_KEY
     for _ in range(2):
         sweeps.advance(15)
         assert sweeps.sweep()["outcome"] == "aborted: failure list: ConfigError"
     assert "the app's private key cannot sign a token" in control_message(sweeps)[1]
-
-
-def test_before_any_run_knew_the_control_repository_a_list_not_served_waits_for_the_alarm_and_counts_it(sweeps, capsys):
-    # A first deployment whose key GitHub refuses: the control repository's alarm is kept by the id GitHub
-    # has not told yet, so the entry waits; AlarmNotChanged and the missing SweepCompleted tell by e-mail.
-    client = sweeps.world.services.github
-    client._private_key, client._signing_key, client._jwt = "not a key", None, None
-    for _ in range(2):
-        sweeps.advance(15)
-        summary = sweeps.sweep()
-    assert summary["control"] == "not read: ConfigError" and "the control repository not read yet" in summary["health"]
-    assert sweeps.telegram.chat() == [] and "AlarmNotChanged" in capsys.readouterr().out
 
 
 # -- deliveries refused with 401: the webhook secret differs ---------------------------------------------

@@ -18,7 +18,7 @@ from pager.signals import alarm
 from pager.signals.alarm import decide_entry, render, update_alarm
 from pager_world.cases import alert, delivery_entry, run, suite
 from pager_world.matrix import Scenario, delivering, failure_matrix
-from pager_world.world import CONTROL, CONTROL_ID, CONTROL_REPO, EXAMPLE_REPO, REPO, REPO_ID
+from pager_world.world import CONTROL, CONTROL_ALARM, EXAMPLE_ALARM, REPO, REPO_ID
 
 KEY = f"alarm#{REPO_ID}"
 
@@ -233,26 +233,26 @@ def test_an_alert_assigned_to_someone_changes_nothing(world):
 
 
 def test_an_alarm_holding_only_delivery_entries_offers_no_start_fix(world):
-    assert update_alarm(world.services, CONTROL_REPO, opened={"delivery:g1": delivery_entry("g1")}, closed=[]) is True
+    assert update_alarm(world.services, CONTROL_ALARM, opened={"delivery:g1": delivery_entry("g1")}, closed=[]) is True
     _, (text, buttons) = only_message(world)
     assert text.startswith(f"🚨 <a href=\"https://github.com/{CONTROL}\">") and "delivery g1" in text
     assert buttons is None
-    assert alarm.start_fix(world.services, CONTROL_ID) == "only failed deliveries: see the app's Advanced page"
+    assert alarm.start_fix(world.services, "control") == "only failed deliveries: see the app's Advanced page"
     assert world.hub.dispatches == []
 
 
 def test_update_alarm_says_whether_the_alarm_changed_and_applies_twice_as_once(world):
-    assert update_alarm(world.services, CONTROL_REPO, opened={"delivery:g1": delivery_entry("g1")}, closed=[]) is True
+    assert update_alarm(world.services, CONTROL_ALARM, opened={"delivery:g1": delivery_entry("g1")}, closed=[]) is True
     effects = world.effects()
-    assert update_alarm(world.services, CONTROL_REPO, opened={"delivery:g1": delivery_entry("g1")}, closed=[]) is False
+    assert update_alarm(world.services, CONTROL_ALARM, opened={"delivery:g1": delivery_entry("g1")}, closed=[]) is False
     assert world.effects() == effects
-    assert update_alarm(world.services, CONTROL_REPO, opened={}, closed=["delivery:g1"]) is True
+    assert update_alarm(world.services, CONTROL_ALARM, opened={}, closed=["delivery:g1"]) is True
     assert "all clear" in only_message(world)[1][0]
-    assert update_alarm(world.services, CONTROL_REPO, opened={}, closed=["delivery:g1"]) is False
+    assert update_alarm(world.services, CONTROL_ALARM, opened={}, closed=["delivery:g1"]) is False
 
 
 def test_a_workflow_entry_beside_delivery_entries_brings_start_fix(world):
-    update_alarm(world.services, EXAMPLE_REPO, opened={"delivery:g1": delivery_entry("g1")}, closed=[])
+    update_alarm(world.services, EXAMPLE_ALARM, opened={"delivery:g1": delivery_entry("g1")}, closed=[])
     world.deliver("workflow_run", run("failure"))
     _, (_, buttons) = only_message(world)
     assert buttons == (("🛠 Start fix",),)
@@ -263,8 +263,8 @@ def test_a_workflow_entry_beside_delivery_entries_brings_start_fix(world):
 
 def test_start_fix_dispatches_pager_fix_once_and_a_second_press_says_so(world):
     world.deliver("workflow_run", run("failure"))
-    assert alarm.start_fix(world.services, REPO_ID) == "🛠 fix started"
-    assert alarm.start_fix(world.services, REPO_ID) == "🛠 a fix was already started"
+    assert alarm.start_fix(world.services, str(REPO_ID)) == "🛠 fix started"
+    assert alarm.start_fix(world.services, str(REPO_ID)) == "🛠 a fix was already started"
     [dispatch] = world.hub.dispatches
     assert dispatch["event_type"] == "pager-fix" and dispatch["repository"] == CONTROL
     assert dispatch["client_payload"] == {
@@ -277,11 +277,11 @@ def test_start_fix_dispatches_pager_fix_once_and_a_second_press_says_so(world):
 
 def test_a_fix_belongs_to_its_alarm_and_the_next_alarm_offers_a_new_one(world):
     world.deliver("workflow_run", run("failure"))
-    alarm.start_fix(world.services, REPO_ID)
+    alarm.start_fix(world.services, str(REPO_ID))
     world.deliver("workflow_run", run("success", number=164))
-    assert alarm.start_fix(world.services, REPO_ID) == "✅ all clear: nothing to fix"
+    assert alarm.start_fix(world.services, str(REPO_ID)) == "✅ all clear: nothing to fix"
     world.deliver("workflow_run", run("failure", number=165))
-    assert alarm.start_fix(world.services, REPO_ID) == "🛠 fix started"
+    assert alarm.start_fix(world.services, str(REPO_ID)) == "🛠 fix started"
     assert len(world.hub.dispatches) == 2
 
 
@@ -369,7 +369,7 @@ def test_the_most_severe_and_newest_alerts_come_first(world):
 def _sweeping(opened, closed):
     def act(h):
         try:
-            update_alarm(h.services, CONTROL_REPO, opened=opened, closed=closed)
+            update_alarm(h.services, CONTROL_ALARM, opened=opened, closed=closed)
         except Transient:
             return 500
         return 200
@@ -404,7 +404,7 @@ def _sweeping(opened, closed):
         Scenario("sweep opens a delivery entry", lambda h: None, _sweeping({"delivery:g1": delivery_entry("g1")}, [])),
         Scenario(
             "sweep closes a delivery entry",
-            lambda h: update_alarm(h.services, CONTROL_REPO, opened={"delivery:g1": delivery_entry("g1")}, closed=[]),
+            lambda h: update_alarm(h.services, CONTROL_ALARM, opened={"delivery:g1": delivery_entry("g1")}, closed=[]),
             _sweeping({}, ["delivery:g1"]),
         ),
     ],
@@ -418,13 +418,13 @@ def test_a_failure_at_any_call_fails_the_step_and_doing_it_again_ends_as_undistu
 def test_a_failure_at_any_call_of_start_fix_dispatches_once_in_the_end(make_world):
     def act(h):
         try:
-            answer = alarm.start_fix(h.services, REPO_ID)
+            answer = alarm.start_fix(h.services, str(REPO_ID))
         except Transient:
             return 500
         return 200 if answer == "🛠 fix started" else 500
 
     def again(h, _status):
-        assert alarm.start_fix(h.services, REPO_ID) in ("🛠 fix started", "🛠 a fix was already started")
+        assert alarm.start_fix(h.services, str(REPO_ID)) in ("🛠 fix started", "🛠 a fix was already started")
         return 200
 
     scenario = Scenario("start fix", lambda h: h.deliver("workflow_run", run("failure")), act, again)

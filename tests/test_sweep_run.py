@@ -17,7 +17,6 @@ from pager.observe import metrics
 from pager.store import MemoryStore
 from pager.sweep import run_sweep
 from pager.sweep.run import STATE_KEY
-from pager_world.world import CONTROL_ID
 
 ADVANCED_PAGE = "https://github.com/settings/apps/pager-test/advanced"
 
@@ -78,7 +77,7 @@ def test_a_third_failure_opens_an_entry_and_a_manual_redelivery_that_passes_clos
     world.advance(15)
     summary = world.sweep()
     assert summary["redeliveries"] == 0 and summary["entries_opened"] == 1
-    entry = world.store.dump()[f"alarm#{CONTROL_ID} [entry:delivery:{guid}]"]
+    entry = world.store.dump()[f"alarm#control [entry:delivery:{guid}]"]
     assert entry["state"] == "open" and entry["url"] == ADVANCED_PAGE
     assert entry["title"].startswith(
         "issue_comment.created of Codertocat/Hello-World: all attempts failed (3 attempts, last: 500)")
@@ -268,9 +267,7 @@ def test_a_run_logs_one_summary_line_and_emits_its_metrics(world, capsys, log_li
     world.sweep()
     metrics.flush_metrics()
     (summary,) = [line for line in log_lines() if line["message"] == "sweep run"]
-    # Two pages and a redelivery; and, on a first run only, the control repository's id (its installation, a
-    # token, "Get a repository").
-    assert summary["service"] == "pager" and summary["redeliveries"] == 1 and summary["calls_used"] == 3 + 3
+    assert summary["service"] == "pager" and summary["redeliveries"] == 1 and summary["calls_used"] == 3
     assert summary["pages"] == {"failures": 1, "all": 1} and summary["reach_gaps"] == []
     assert "entries_opened" in summary and "entries_closed" in summary and "deliveries_seen" in summary
     emf = [line for line in json_lines(capsys.readouterr().out) if "_aws" in line]
@@ -339,7 +336,7 @@ def test_a_run_writes_its_state_once_and_once_more_only_when_the_alarm_changes(w
     assert summary["alarm"] == "applied"
     # The state, the alarm's entry and message, the state again.
     assert saves()[0] == STATE_KEY and saves()[-1] == STATE_KEY and saves().count(STATE_KEY) == 2
-    assert f"alarm#{CONTROL_ID} [entry:delivery:{guid}]" in saves()
+    assert f"alarm#control [entry:delivery:{guid}]" in saves()
     world.advance(15)
     since = len(world.world.faults.log)
     world.sweep()

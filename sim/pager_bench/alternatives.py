@@ -21,12 +21,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from pager.errors import Conflict, PagerError, StoreUnavailable
-from pager.routing import Repository
 from pager.services import Services
 from pager.signals import SUPERSEDED
+from pager.signals.alarm import CONTROL, Alarm
 from pager.values import parse_iso
 
-from . import fleet
 
 SCRIPT_STATE_KEY = "script#last-run"
 FIRST_RUN_LOOKBACK = 24 * 3600  # the script's default when it has never run
@@ -145,7 +144,7 @@ def first_design_sweep(services: Services, *, now: float, run_id: str,
         entries = {key: {"title": f"delivery {guid} failed {MAX_ATTEMPTS} times", "url": settings.advanced_page,
                          "order": key} for key, guid in opened.items()}
         try:
-            control = Repository(fleet.CONTROL_ID, settings.control_repository)
+            control = Alarm(CONTROL, settings.control_repository)
             alarm = "applied" if change(services, control, opened=entries, closed=closed) else "unchanged"
         except PagerError as exc:
             alarm = f"waiting: {type(exc).__name__}"

@@ -36,7 +36,6 @@ DAY = 86_400.0
 QUARTER = 900.0
 WEEK_START = datetime(2026, 11, 9, tzinfo=timezone.utc).timestamp()  # a Monday, 00:00 UTC
 CONTROL_REPOSITORY = "fleet/pager"
-CONTROL_ID = 69_999  # its id (the fleet's repositories have 70000 and up)
 OWNER = "fleet"
 RELEASE_BRANCH = "release-please--branches--main"
 

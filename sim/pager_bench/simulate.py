@@ -34,8 +34,9 @@ from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Iterator
 
-from pager.admin.manifest import needed_permissions
+from pager.permissions import needed_permissions
 from pager.services import Services
+from pager.signals.alarm import CONTROL
 from pager.settings import Settings
 from pager.sweep.plan import STATE_KEY
 from pager_local.local import load_handler
@@ -111,8 +112,6 @@ def install_on_fleet(github: FakeGitHub, trace: fleet.Trace, settings: Settings)
     installation 1) with the permissions pager's manifest asks for, its endpoints taking only its own JWT."""
     for name in [fleet.CONTROL_REPOSITORY] + [repo.full_name for repo in trace.repos]:
         github.installations[name] = 1
-    github.repositories[fleet.CONTROL_REPOSITORY] = fleet.CONTROL_ID
-    github.repositories.update({repo.full_name: repo.id for repo in trace.repos})
     github.installation_permissions[1] = needed_permissions()
     github.app_id = settings.github_app_id
 
@@ -179,12 +178,12 @@ def register_signals() -> list[str]:
     return subscribed_events()
 
 
-def open_delivery_entries(store: Any, repository_id: int, now: float) -> set[str]:
+def open_delivery_entries(store: Any, ref: str, now: float) -> set[str]:
     """The guids of the `delivery:` entries open now in a repository's alarm, as its items keep them
     (read past the counting store: a look, not a round trip of the pager's)."""
     from pager.signals.alarm import DELIVERY_PREFIX, alarm_key, open_entries
 
-    entries = open_entries(store.inner.items(alarm_key(repository_id)), now)
+    entries = open_entries(store.inner.items(alarm_key(ref)), now)
     return {key[len(DELIVERY_PREFIX):] for key in entries if key.startswith(DELIVERY_PREFIX)}
 
 
@@ -400,7 +399,7 @@ class Replay:
 
     def _ran(self, at: float, summary: dict[str, Any], calls: int, writes: int, kind: str) -> None:
         """After a sweep run: note it, look at the alarm, and let GitHub carry out the redeliveries."""
-        self.alarmed |= open_delivery_entries(self.store, fleet.CONTROL_ID, self.clock())
+        self.alarmed |= open_delivery_entries(self.store, CONTROL, self.clock())
         self.runs.append({"at": at, "calls": calls, "writes": writes, "kind": kind,
                           "redeliveries": summary.get("redeliveries", 0), "gaps": len(summary.get("reach_gaps") or ()),
                           "outcome": str(summary.get("outcome", "")), "recovery": str(summary.get("recovery", "")),
@@ -440,7 +439,7 @@ class Replay:
 
     def _result(self, after: set[tuple[str, int]]) -> dict[str, Any]:
         trace, settings = self.trace, self.settings
-        open_at_end = open_delivery_entries(self.store, fleet.CONTROL_ID, self.clock())
+        open_at_end = open_delivery_entries(self.store, CONTROL, self.clock())
         result = measure(trace, self.github.log, self.store, self.runs, self.alarmed | open_at_end, changed=self.changed,
                          sweep_keys=self.sweep_keys, budget=settings.sweep_call_budget, checks=self.checks,
                          recovery_writes=self.recovery_writes, max_attempts=settings.sweep_max_attempts)

@@ -19,7 +19,7 @@ from typing import Any
 
 import requests
 
-from pager.admin.manifest import needed_permissions
+from pager.permissions import needed_permissions
 from pager_world import payloads as p
 from pager_world.clock import Clock
 from pager_world.events import LambdaContext, scheduled_event, sign
@@ -54,7 +54,6 @@ class Demo:
         self.github = FakeGitHub(clock=self.clock, endpoint=self._post_webhook)
         self.github.app_id = "1"
         self.github.installations.update({"acme/app": 1, "acme/lib": 1, CONTROL: 1})  # where the app is installed
-        self.github.repositories.update({"acme/app": 101, "acme/lib": 102, CONTROL: 100})
         self.github.installation_permissions[1] = needed_permissions()  # as the README has the maintainer accept
         self.pager = PagerServer()
         self.github_server = FakeServer(self.github)

@@ -88,7 +88,6 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from pager.values import iso
 
 from .faults import Faults, github_error
-from .payloads import example
 from .http import HttpRequest, HttpResponse
 
 RETENTION = 3 * 86_400.0  # GitHub lists a delivery for three days
@@ -102,7 +101,6 @@ PERMISSIONS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
     ("GET", r"/repos/[^/]+/[^/]+/pulls/\d+", (("pull_requests", "read"), ("contents", "read"))),
     ("GET", r"/repos/[^/]+/[^/]+/code-scanning/alerts/\d+", (("security_events", "read"),)),
     ("GET", r"/repos/[^/]+/[^/]+/collaborators/[^/]+", (("metadata", "read"),)),
-    ("GET", r"/repos/[^/]+/[^/]+", (("metadata", "read"),)),
 )
 MANIFEST_CODE_LIFETIME = 3600.0  # "Registering a GitHub App from a manifest": the code works within an hour
 
@@ -150,8 +148,7 @@ class FakeGitHub:
         self.conversions: list[dict[str, Any]] = []  # every conversion answered (the credentials handed out)
         self.installation_permissions: dict[int, dict[str, str]] = {}  # installation -> what its owner accepted
         self.collaborators: dict[str, set[str]] = {}  # repository -> every login with access, however granted
-        self.repositories: dict[str, int] = {}  # repository (as GitHub calls it now) -> its id
-        self.renamed: dict[str, str] = {}  # a repository's earlier name -> its name now
+
         self.suspended: set[int] = set()  # installations suspended by their owner
         self._app_ids = itertools.count(900_001)
         self._ids = itertools.count(1_000_000)
@@ -177,19 +174,18 @@ class FakeGitHub:
             return new
 
     def rename(self, old: str, new: str) -> None:
-        """A repository renamed or transferred: the same id under a new name, which every repository route
-        takes from now on; "Get a repository" under the old name answers 301 to the new one ("Get a
-        repository": "If a repository is transferred or renamed, the API returns a 301"; GitHub's Location
-        names /repositories/{id}, which is the same repository)."""
+        """A repository renamed or transferred: its installation, pull requests, alerts and collaborators
+        under its new name from now on. GitHub redirects a call naming the old name (301, 307: "Get a
+        repository"); the fake answers it 404 instead, since pager calls with the name the latest event
+        carries and must never need the redirect."""
         with self._lock:
-            for table in (self.repositories, self.installations, self.collaborators, self.merge_methods):
+            for table in (self.installations, self.collaborators, self.merge_methods):
                 if old in table:
                     table[new] = table.pop(old)
             for key in [k for k in self.pulls if k[0] == old]:
                 self.pulls[(new, key[1])] = self.pulls.pop(key)
             for key in [k for k in self.alerts if k[0] == old]:
                 self.alerts[(new, key[1])] = self.alerts.pop(key)
-            self.renamed[old] = new
 
     def fail(self, pattern: str | None, status: int, count: int = 1, body: Any = None,
              headers: dict[str, str] | None = None) -> Any:
@@ -307,8 +303,7 @@ class FakeGitHub:
             installation, expires = self.tokens.get(credential, (None, 0.0))
             if installation is None or expires <= self.clock():
                 return _error(401, "Bad credentials")
-            repository = self.renamed.get(found.group(1), found.group(1))
-            if self.installations.get(repository) != installation:
+            if self.installations.get(found.group(1)) != installation:
                 return _error(404)  # the installation cannot see that repository
         return None
 
@@ -381,27 +376,7 @@ class FakeGitHub:
             return HttpResponse(200, dict(pull)) if pull else _error(404)
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/collaborators/([^/]+)", path)) and method == "GET":
             return self._collaborator(m.group(1), m.group(2))
-        if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)", path)) and method == "GET":
-            return self._repository(m.group(1))
         return _error(404)
-
-    def _repository(self, repository: str) -> HttpResponse:
-        """"Get a repository": the full repository (the examples' repository object, which carries all of
-        it but `has_discussions`, `network_count` and `subscribers_count`), under its name now."""
-        if repository in self.renamed:
-            return HttpResponse(301, {"message": "Moved Permanently", "url": f"{self.api_url}/repos/{self.renamed[repository]}",
-                                      "documentation_url": "https://docs.github.com/rest"},
-                                {"Location": f"{self.api_url}/repos/{self.renamed[repository]}"})
-        repository_id = self.repositories.get(repository)
-        if repository_id is None:
-            return _error(404)
-        owner, name = repository.split("/")
-        body = example("issues", "opened")["repository"]
-        body.update(id=repository_id, node_id=f"R_{repository_id}", name=name, full_name=repository,
-                    html_url=f"https://github.com/{repository}", url=f"{self.api_url}/repos/{repository}",
-                    owner={**body["owner"], **_account(owner, body["owner"]["type"])},
-                    has_discussions=False, network_count=0, subscribers_count=0)
-        return HttpResponse(200, body)
 
     def _collaborator(self, repository: str, login: str) -> HttpResponse:
         """204 for a login with access to the repository, 404 for any other; neither has a body."""

@@ -30,9 +30,11 @@ import itertools
 import threading
 from typing import Any, Callable
 
-from pager.admin.manifest import needed_permissions
+from pager.permissions import needed_permissions
 from pager.github import GitHub
 from pager.routing import Repository
+from pager.signals.alarm import CONTROL as CONTROL_REF
+from pager.signals.alarm import Alarm
 from pager.services import Services
 from pager.settings import Settings
 from pager.signals import records
@@ -59,9 +61,9 @@ ALLOWED_USER = 42
 CONTROL = "maintainer/pager"
 REPO = "Codertocat/Hello-World"  # the repository of GitHub's examples
 REPO_ID = 186853002  # its id, as the examples carry it
-CONTROL_ID = 900_000_001  # the control repository's id
 EXAMPLE_REPO = Repository(REPO_ID, REPO)
-CONTROL_REPO = Repository(CONTROL_ID, CONTROL)
+EXAMPLE_ALARM = Alarm(str(REPO_ID), REPO)  # its alarm
+CONTROL_ALARM = Alarm(CONTROL_REF, CONTROL)  # the control repository's alarm
 START = 1_800_000_000.0  # the virtual clock's start (2027-01-15)
 RACE_WAIT = 2.0  # real seconds a racing delivery waits at most for the table to change (a safety net)
 
@@ -116,7 +118,6 @@ class World:
         self.settings = settings_for(private_key, **settings_overrides)
         self.github.app_id = self.settings.github_app_id
         self.github.installations.update({REPO: INSTALLATION, self.settings.control_repository: INSTALLATION})
-        self.github.repositories.update({REPO: REPO_ID, self.settings.control_repository: CONTROL_ID})
         # The maintainer followed the README: the installation holds what pager's manifest asks for.
         self.github.installation_permissions[INSTALLATION] = needed_permissions()
         self.session = session_for({GITHUB_API: self.github, TELEGRAM_API: self.telegram})

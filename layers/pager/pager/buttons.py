@@ -1,7 +1,8 @@
 """The Telegram endpoint's logic once the secret token was checked (SPEC §6): button presses.
 
     callback_query from an allowed user in the configured chat
-        fix:<id>            🛠 Start fix of the alarm of the repository with that id (pager.signals.alarm.start_fix)
+        fix:<id>            🛠 Start fix of the alarm of the repository with that id (`fix:control`: the
+                            control repository's; pager.signals.alarm.start_fix)
         merge:<id>:<n>      🔀 Merge of a release pull request (pager.signals.release.merge_press)
         again:<id>          ↻ a failed delivery once more (pager.sweep.presses.deliver_again)
         refused:again       ↻ the deliveries refused with 401 (pager.sweep.presses.deliver_refused_again)
@@ -124,10 +125,10 @@ def in_chat(query: Mapping[str, Any], configured: str) -> bool:
 def act(data: str, services: Services) -> str:
     """Carry out a button's action; the answer to show. Raises PagerError when it failed."""
     if data.startswith(alarm.FIX_PREFIX):
-        repository_id = data[len(alarm.FIX_PREFIX):]
-        if not ID.fullmatch(repository_id):  # ASCII digits only: int() takes others
+        ref = data[len(alarm.FIX_PREFIX):]
+        if not (ID.fullmatch(ref) or ref == alarm.CONTROL):  # ASCII digits only: int() takes others
             return "this alarm is no longer known"
-        return alarm.start_fix(services, int(repository_id))
+        return alarm.start_fix(services, ref)
     if data.startswith(release.MERGE_PREFIX):
         repository_id, _, number = data[len(release.MERGE_PREFIX):].partition(":")
         if not NUMBER.fullmatch(number):  # ASCII digits only: int() takes others, and fails on thousands

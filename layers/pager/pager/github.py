@@ -226,12 +226,6 @@ class GitHub:
         return _an_object(self._on_repository(repo, installation_id, "GET", f"/repos/{repo}/pulls/{int(number)}",
                                               step="github read pull request"), "github read pull request")
 
-    def repository(self, repo: str) -> dict:
-        """A repository as GitHub has it now ("Get a repository": its `id`, and its `full_name` after a
-        rename or a transfer, which GitHub follows; Metadata: read, which every app has)."""
-        return _an_object(self._on_repository(repo, None, "GET", f"/repos/{repo}", step="github read repository"),
-                          "github read repository")
-
     def is_collaborator(self, repo: str, login: str, *, installation_id: int | None = None) -> bool:
         """Whether GitHub counts `login` a collaborator of the repository ("Check if a user is a repository
         collaborator": 204 yes, 404 no; for a repository of an organization it counts members with access

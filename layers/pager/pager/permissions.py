@@ -38,7 +38,7 @@ PERMISSIONS: tuple[Permission, ...] = (
     Permission("discussions", "Discussions", "read", "discussions and their comments"),
     Permission("issues", "Issues", "read", "issues and their comments"),
     Permission("metadata", "Metadata", "read", "required by GitHub for every app; whether an author is a collaborator "
-                                               "(organizations); the control repository's id"),
+                                               "(organizations)"),
     Permission("pull_requests", "Pull requests", "read", "pull request events and reviews; reading release pull requests"),
 )
 
@@ -65,7 +65,6 @@ CALL_PERMISSIONS: dict[tuple[str, str], tuple[str, str]] = {
     ("GET", "/repos/{owner}/{repo}/pulls/{pull_number}"): ("pull_requests", "read"),
     ("GET", "/repos/{owner}/{repo}/code-scanning/alerts/{alert_number}"): ("security_events", "read"),
     ("GET", "/repos/{owner}/{repo}/collaborators/{username}"): ("metadata", "read"),
-    ("GET", "/repos/{owner}/{repo}"): ("metadata", "read"),
     ("GET", "/installation/repositories"): ("metadata", "read"),
 }
 

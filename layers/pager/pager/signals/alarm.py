@@ -17,7 +17,10 @@ Entries, each keyed, with a title, a link and an order key:
                                with 401, signals GitHub or Telegram refused
 
 Records, all under the key `alarm#<repository id>` (the id survives a rename or a transfer: a pass
-under the new name closes the failure shown under the old one, and the message shows the new name):
+under the new name closes the failure shown under the old one, and the message shows the new name);
+the control repository's under `alarm#control`, since the setting CONTROL_REPOSITORY is what names it
+(the sweep, which writes its `delivery:` and `pager:` entries there, knows no id; a delivery of the
+control repository's own workflows, by its name, finds the same alarm):
 
     the head (the record itself)   message {id, chat, text, buttons, open}: the message shown, open until it
                                    says all clear; repository: its name when it was last shown; fix:
@@ -51,7 +54,7 @@ import json
 from dataclasses import dataclass, field as dataclass_field
 from typing import Any, Iterable, Mapping
 
-from ..errors import GitHubRefused, GitHubUnavailable
+from ..errors import GitHubRefused
 from ..html import MAX_TEXT, escape, link, visible_length
 from ..routing import Delivery, Repository
 from ..services import Services
@@ -89,8 +92,30 @@ SEVERITY_RANK = {"critical": 2, "high": 3, "error": 3, "medium": 4, "warning": 4
 RANK_OTHER = 6
 
 
-def alarm_key(repository_id: int) -> str:
-    return f"alarm#{int(repository_id)}"
+CONTROL = "control"  # the control repository's alarm (the `ref` of `Alarm`)
+
+
+@dataclass(frozen=True)
+class Alarm:
+    """Which alarm: `ref` keeps it and names it in a button's data (the repository's id, or CONTROL for
+    the control repository); `name` is the repository as the message shows it."""
+
+    ref: str
+    name: str
+
+
+def alarm_of(repo: Repository, control_repository: str) -> Alarm:
+    """A repository's alarm: kept by its id, the control repository's by the setting that names it."""
+    return Alarm(CONTROL if repo.name.lower() == control_repository.lower() else str(int(repo.id)), repo.name)
+
+
+def control_alarm(services: Services) -> Alarm:
+    """The control repository's alarm, where the sweep shows failed deliveries and pager's own health."""
+    return Alarm(CONTROL, services.settings.control_repository)
+
+
+def alarm_key(ref: str) -> str:
+    return f"alarm#{ref}"
 
 
 @dataclass(frozen=True)
@@ -291,7 +316,7 @@ def _more(repository: str, hidden: list[str], entries: Mapping[str, Mapping[str,
     return f"… and {len(hidden)} more: " + ", ".join(parts)
 
 
-def render(repository: str, entries: Mapping[str, Mapping[str, Any]], repository_id: int,
+def render(repository: str, entries: Mapping[str, Mapping[str, Any]], ref: str,
            limit: int = MAX_TEXT) -> tuple[str, list | None]:
     """The alarm's text and buttons: the most important entries that fit, then how many more."""
     lines = [f"🚨 {repo_link(repository)}"]
@@ -308,11 +333,11 @@ def render(repository: str, entries: Mapping[str, Mapping[str, Any]], repository
         shown += 1
     if shown < len(ordered):
         lines.append(_more(repository, ordered[shown:], entries))
-    return "\n".join(lines), _buttons(entries, ordered[:shown], repository_id) or None
+    return "\n".join(lines), _buttons(entries, ordered[:shown], ref) or None
 
 
-def _buttons(entries: Mapping[str, Mapping[str, Any]], shown: list[str], repository_id: int) -> list[list[tuple[str, str]]]:
-    rows = [[("🛠 Start fix", f"{FIX_PREFIX}{int(repository_id)}")]] if offers_fix(entries) else []
+def _buttons(entries: Mapping[str, Mapping[str, Any]], shown: list[str], ref: str) -> list[list[tuple[str, str]]]:
+    rows = [[("🛠 Start fix", f"{FIX_PREFIX}{ref}")]] if offers_fix(entries) else []
     own = {entries[k].get("button") for k in shown if k.startswith(OWN_PREFIX)}
     if "refused" in own:
         rows.append([("↻ Deliver the refused again", REFUSED_AGAIN)])
@@ -334,16 +359,16 @@ def at(posted: Posted) -> dict[str, Any]:
     return {"id": posted.message_id, "chat": posted.chat}
 
 
-def decide_render(repo: Repository, entries: Mapping[str, Mapping[str, Any]]):
+def decide_render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]]):
     """Make the head's message show `entries` (the open ones, as stored): send, edit, all clear, or nothing."""
-    repository = repo.name
+    repository = alarm.name
 
     def decide(data: dict[str, Any], now: float) -> Step:
         message = data.get("message") or {}
         showing = bool(message.get("open"))
         data = {**data, "repository": repository}  # the name a 🛠 press finds: as GitHub called it last
         if entries:
-            body, buttons = render(repository, entries, repo.id)
+            body, buttons = render(repository, entries, alarm.ref)
             shown = {"text": body, "buttons": buttons_json(buttons), "open": True}
             if not showing:
                 fresh = {k: v for k, v in data.items() if k != "fix"}
@@ -425,14 +450,14 @@ def decide_again(delivery_id: int):
 # -- the shell ----------------------------------------------------------------------------------------
 
 
-def entries_now(services: Services, repository_id: int) -> dict[str, dict[str, Any]]:
-    """The open entries of a repository's alarm, as its items hold them (one query)."""
-    return open_entries(services.store.items(alarm_key(repository_id)), services.now())
+def entries_now(services: Services, ref: str) -> dict[str, dict[str, Any]]:
+    """The open entries of an alarm, as its items hold them (one query)."""
+    return open_entries(services.store.items(alarm_key(ref)), services.now())
 
 
-def record(services: Services, repository_id: int, change: Change) -> list[str]:
+def record(services: Services, ref: str, change: Change) -> list[str]:
     """Settle each entry of a change (the table only); what became of each."""
-    key = alarm_key(repository_id)
+    key = alarm_key(ref)
     fates = []
     for entry, wanted in change.opened.items():
         decide = decide_entry(wanted, None, entry in change.unordered)
@@ -443,25 +468,25 @@ def record(services: Services, repository_id: int, change: Change) -> list[str]:
     return fates
 
 
-def render_now(services: Services, repo: Repository) -> str:
+def render_now(services: Services, alarm: Alarm) -> str:
     """Make the message show the open entries as stored (at most one Telegram call)."""
-    return settle(services, alarm_key(repo.id), gather=lambda: decide_render(repo, entries_now(services, repo.id))).outcome
+    return settle(services, alarm_key(alarm.ref), gather=lambda: decide_render(alarm, entries_now(services, alarm.ref))).outcome
 
 
-def apply(services: Services, repo: Repository, change: Change) -> tuple[str, bool]:
+def apply(services: Services, alarm: Alarm, change: Change) -> tuple[str, bool]:
     """Settle each entry of a change, then render the message if what it shows may have changed.
     Returns the outcome and whether an entry opened or closed."""
-    fates = record(services, repo.id, change)
+    fates = record(services, alarm.ref, change)
     changed = any(fate in ("opened", "closed") for fate in fates)
     if not VISIBLE.intersection(fates):
         return "alarm unchanged", changed
-    return render_now(services, repo), changed
+    return render_now(services, alarm), changed
 
 
-def delivery_entries(services: Services, repository_id: int) -> dict[str, float]:
-    """The sweep's `delivery:<guid>` entries open in a repository's alarm: guid -> the time of the
-    event's newest failed attempt (what GitHub's three days of retention count from)."""
-    return delivery_times(entries_now(services, repository_id))
+def delivery_entries(services: Services, ref: str) -> dict[str, float]:
+    """The sweep's `delivery:<guid>` entries open in an alarm: guid -> the time of the event's newest
+    failed attempt (what GitHub's three days of retention count from)."""
+    return delivery_times(entries_now(services, ref))
 
 
 def delivery_times(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
@@ -473,7 +498,7 @@ def delivery_times(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, float]
     }
 
 
-def record_entries(services: Services, repository_id: int, *, opened: Mapping[str, Mapping[str, Any]],
+def record_entries(services: Services, ref: str, *, opened: Mapping[str, Mapping[str, Any]],
                    closed: Iterable[str]) -> bool:
     """Open, update and close the sweep's entries of a repository's alarm (`delivery:` and `pager:`),
     in the table only (no call to Telegram: `render_now` shows them). True when an entry opened or
@@ -487,56 +512,34 @@ def record_entries(services: Services, repository_id: int, *, opened: Mapping[st
         },
         closed={key: None for key in closed},
     )
-    return any(fate in ("opened", "closed") for fate in record(services, repository_id, change))
+    return any(fate in ("opened", "closed") for fate in record(services, ref, change))
 
 
-def update_alarm(services: Services, repo: Repository, *, opened: Mapping[str, dict], closed: Iterable[str]) -> bool:
+def update_alarm(services: Services, alarm: Alarm, *, opened: Mapping[str, dict], closed: Iterable[str]) -> bool:
     """Open and close the sweep's `delivery:<guid>` entries, then render the message from what is
     stored (also with nothing to open or close: a render that failed before). True when an entry
     opened or closed. Raises Transient on failure; the next call applies the same change again."""
-    changed = record_entries(services, repo.id, opened=opened, closed=closed)
-    render_now(services, repo)
+    changed = record_entries(services, alarm.ref, opened=opened, closed=closed)
+    render_now(services, alarm)
     return changed
 
 
-def control(services: Services, known: Mapping[str, Any] | None = None) -> Repository:
-    """The control repository, whose alarm holds the sweep's entries: by its id, which a delivery of the
-    control repository's own workflows keys its alarm by too. `known` is what the sweep's state keeps of
-    it ({name, id, full_name}, pager.sweep.plan.State.control); while it names CONTROL_REPOSITORY it is
-    used as is, else GitHub is asked ("Get a repository": the id, and the name GitHub calls it now;
-    two calls with the installation's token, once)."""
-    name = services.settings.control_repository
-    known = known or {}
-    if text(known.get("name")).lower() == name.lower() and integer(known.get("id")):
-        return Repository(integer(known["id"]), text(known.get("full_name")) or name)
-    found = services.github.repository(name)
-    repository_id = integer(found.get("id"))
-    if not repository_id:
-        raise GitHubUnavailable("github read repository: answer without an id")
-    return Repository(repository_id, text(found.get("full_name")) or name)
-
-
-def control_data(services: Services, repo: Repository) -> dict[str, Any]:
-    """What the sweep's state keeps of the control repository (`control`'s `known`)."""
-    return {"name": services.settings.control_repository, "id": repo.id, "full_name": repo.name}
-
-
-def start_fix(services: Services, repository_id: int) -> str:
+def start_fix(services: Services, ref: str) -> str:
     """The 🛠 Start fix press: the answer to show the person."""
     control = services.settings.control_repository
-    decide = lambda: decide_fix(control, entries_now(services, repository_id))  # noqa: E731
-    return settle(services, alarm_key(repository_id), gather=decide, wait=False).outcome
+    decide = lambda: decide_fix(control, entries_now(services, ref))  # noqa: E731
+    return settle(services, alarm_key(ref), gather=decide, wait=False).outcome
 
 
-def deliver_again(services: Services, repository_id: int, delivery_id: int) -> str:
+def deliver_again(services: Services, ref: str, delivery_id: int) -> str:
     """The ↻ press on a failed delivery's entry: the answer to show the person. Claimed on the entry's
     own record, like 🛠 on the alarm's and 🔀 on the release's."""
-    entries = entries_now(services, repository_id)
+    entries = entries_now(services, ref)
     key = next((k for k, entry in entries.items() if k.startswith(DELIVERY_PREFIX) and entry.get("delivery_id") == delivery_id),
                None)
     if key is None:
         return "this delivery is no longer in the alarm"
-    settled = settle(services, alarm_key(repository_id), decide_again(delivery_id), item=entry_item(key), wait=False)
+    settled = settle(services, alarm_key(ref), decide_again(delivery_id), item=entry_item(key), wait=False)
     return settled.performed[0] if settled.performed else settled.idle
 
 
@@ -546,7 +549,7 @@ def _apply(delivery: Delivery, services: Services, change: Change | str) -> str:
     repo = delivery.repo
     if repo is None:
         return "ignored: no repository id"
-    return apply(services, repo, change)[0]
+    return apply(services, alarm_of(repo, services.settings.control_repository), change)[0]
 
 
 def workflow_run(delivery: Delivery, services: Services) -> str:

@@ -220,7 +220,6 @@ class State:
     last_event: str | None = None  # the id of the scheduled event whose run saved the state (a duplicate steps aside)
     gap_reached: float | None = None  # the newest time an every-outcome list's reach gap ended (its `reached`)
     waiting: Mapping[str, Any] = field(default_factory=dict)  # what a failed service holds (sweep.recovery), carried as is
-    control: Mapping[str, Any] = field(default_factory=dict)  # the control repository's id (signals.alarm.control), carried as is
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -236,7 +235,6 @@ class State:
             **({"last_event": self.last_event} if self.last_event else {}),
             **({"gap_reached": int(self.gap_reached)} if self.gap_reached is not None else {}),
             **({"waiting": dict(self.waiting)} if self.waiting else {}),
-            **({"control": dict(self.control)} if self.control else {}),
         }
 
     @classmethod
@@ -260,7 +258,6 @@ class State:
             last_event=data.get("last_event"),
             gap_reached=None if data.get("gap_reached") is None else float(data["gap_reached"]),
             waiting=waiting,
-            control=data["control"] if isinstance(data.get("control"), Mapping) else {},
         )
 
     @property
@@ -698,7 +695,6 @@ def next_state(
         asked=_kept_asks(state, asked, now, limits.asked),
         last_event=state.last_event,
         waiting=state.waiting,
-        control=state.control,
     )
 
 

@@ -48,7 +48,6 @@ from ..permissions import missing_permissions, needed_permissions
 from ..settings import Settings
 from ..values import field, text
 from ..signals import acts_on, release
-from ..routing import Repository
 from ..signals import alarm
 from ..signals.alarm import OWN_PREFIX, delivery_times, entries_now, record_entries, render_now
 from . import health as own
@@ -223,9 +222,9 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     github = services.github
     releases = _check_releases(services, calls, run_id)
     health = own.Health.from_data(state.health)
-    control = _control(services, state, summary, run_id)
+    control = alarm.control_alarm(services)
     try:
-        shown = entries_now(services, control.id) if control else {}
+        shown = entries_now(services, control.ref)
         entries = delivery_times(shown)
         refusals = services.store.items(REFUSALS_KEY, after=own.refusals_after(health, now))
         job_record = services.store.load(own.JOB_KEY)
@@ -253,16 +252,14 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         else:
             later = _later(waiting, summary, now)
             summary.update(health=_not_served(services, record, replace(state, last_event=event_id or state.last_event,
-                                                                        waiting=later or state.waiting,
-                                                                        control=_known(services, control, state)),
+                                                                        waiting=later or state.waiting),
                                               health, exc, control, shown, job, moved, now, run_id))
         return
 
     health = own.served(health, failures=read.failures.items, outcomes=read.outcomes.items if read.outcomes else (),
                         refusals=[(r.item, r.data) for r in refusals], job=job, now=now, works=works)
     plan = _with_own_entries(read.plan, health, job, moved, shown, settings, now)
-    plan = replace(plan, state=replace(plan.state, last_event=event_id or state.last_event,
-                                       control=_known(services, control, state)))
+    plan = replace(plan, state=replace(plan.state, last_event=event_id or state.last_event))
     picked, job_after = ([], job) if hold or plan.no_room else _pick_refused(services, job, health, plan, calls, run_id)
     plan = _with_picked(plan, picked, now)
     plan = _settled(plan, waiting, _job_line(job_after, health) == "pending", summary, now)
@@ -435,7 +432,7 @@ def _with_own_entries(plan: Plan, health: own.Health, job: own.Job | None, moved
 
 
 def _not_served(services: Services, record: Any, state: State, health: own.Health, exc: ListNotServed,
-                control: Repository | None, shown: Mapping[str, Any], job: own.Job | None, moved: Mapping[str, Any] | None,
+                control: alarm.Alarm, shown: Mapping[str, Any], job: own.Job | None, moved: Mapping[str, Any] | None,
                 now: float, run_id: str) -> str:
     """A run GitHub did not serve a list: count it in the state (a run that finds it saved moments ago
     steps aside, so a duplicate invocation does not count twice), and once it lasts two runs and a
@@ -451,11 +448,8 @@ def _not_served(services: Services, record: Any, state: State, health: own.Healt
         return f"not served {health.unserved} runs in a row; state not saved"
     if not (opened or closed or state.alarm_due):
         return f"not served {health.unserved} runs in a row"
-    if control is None:
-        count("AlarmNotChanged")
-        return f"not served {health.unserved} runs in a row; the alarm waits: the control repository not read yet"
     try:
-        record_entries(services, control.id, opened=opened, closed=closed)
+        record_entries(services, control.ref, opened=opened, closed=closed)
         render_now(services, control)
         _save_state(services, committed, replace(new_state, alarm_due=False))
     except (PagerError, Conflict) as failure:
@@ -476,24 +470,6 @@ def _cause(error: PagerError) -> str:
 def _health_line(health: own.Health) -> dict[str, Any]:
     return {"refused_401": health.secret_count, "secret_works": health.secret_works, "refusals": health.refusals_count,
             "refusers_answer": health.refusals_work}
-
-
-def _control(services: Services, state: State, summary: dict[str, Any], run_id: str) -> Repository | None:
-    """The control repository, whose alarm the run changes: as the state keeps it, else read from GitHub
-    (once). None when GitHub could not say (a first run while GitHub fails, or the app not installed on
-    it): the run still reads and redelivers, and its alarm's change waits for a run that knows it."""
-    try:
-        return alarm.control(services, state.control)
-    except PagerError as exc:
-        summary.update(control=f"not read: {type(exc).__name__}")
-        logger.warning("control repository not read", extra={"run_id": run_id, "error": type(exc).__name__,
-                                                             "reason": str(exc)})
-        return None
-
-
-def _known(services: Services, control: Repository | None, state: State) -> Mapping[str, Any]:
-    """What the state keeps of the control repository."""
-    return alarm.control_data(services, control) if control else state.control
 
 
 def _refusers_answer(services: Services, health: own.Health, refusals: list[Any], run_id: str) -> bool:
@@ -642,7 +618,7 @@ def _ask_again(github: Any, items: list[tuple[str, int]], run_id: str, what: str
     return asked, refused, unasked
 
 
-def _change_alarm(services: Services, control: Repository | None, plan: Plan, calls: _Calls,
+def _change_alarm(services: Services, control: alarm.Alarm, plan: Plan, calls: _Calls,
                   run_id: str) -> tuple[str, State]:
     """Apply the change of delivery entries last: its records always (the table: no call), its message
     if one call fits; what fails waits for the next run (`alarm_due`)."""
@@ -650,10 +626,8 @@ def _change_alarm(services: Services, control: Repository | None, plan: Plan, ca
         return "left as it is", plan.state
     if not plan.alarm_change:
         return "unchanged", plan.applied()
-    if control is None:
-        return "waiting: the control repository not read yet", plan.state
     try:
-        record_entries(services, control.id, opened=plan.opened, closed=plan.closed)
+        record_entries(services, control.ref, opened=plan.opened, closed=plan.closed)
         if not planner.alarm_fits(services.settings, calls.used):
             return "waiting: no call left", plan.state
         render_now(services, control)
