@@ -46,6 +46,7 @@ def test_an_issue_opened_by_someone_outside_sends_one_message_and_asks_for_one_d
                 "url": f"https://github.com/{REPO}/issues/1",
                 "author": "alice",
                 "message_id": message_id,
+                "chat": CHAT_ID,
             },
         }
     ]

@@ -8,11 +8,19 @@ from __future__ import annotations
 
 import pytest
 
+from pager import refusals
 from pager.chat import Chat
+from pager.errors import GitHubRefused, TelegramRefused
+from pager.permissions import needed_permissions
+from pager.signals import release
+from pager.store import Record
 from pager.sweep import health
+from pager.webhook import handle_github
+from pager_world.events import github_event
+from pager_world.payloads import INSTALLATION
 from pager_world.cases import issue_comment_by, issue_opened, live_pull, pull, run, suite, suite_passed
 from pager_world.payloads import payload
-from pager_world.world import CHAT_ID, CONTROL, REPO
+from pager_world.world import CHAT_ID, CONTROL, REPO, WEBHOOK_SECRET
 
 ORGANIZATION = {"repository.owner.type": "Organization"}  # the examples' repository, owned by an organization
 NEW_NAME = "octo-org/Hello-Universe"  # the examples' repository after a rename and a transfer
@@ -250,3 +258,123 @@ def test_ten_presses_of_a_failed_deliverys_retry_ask_github_for_one_attempt_unti
     press(11)
     press(12)
     assert len(sweeps.github.redelivery_requests) == asked + 2 and len(sweeps.attempts(guid)) == 4
+
+
+# -- edges a review found ---------------------------------------------------------------------------------------
+
+
+def test_a_colleague_is_not_paged_when_the_404_means_the_installation_cannot_see_the_repository(world):
+    world.hub.collaborators[REPO] = {"carol"}
+    world.hub.installations[REPO] = 999  # taken out of the installation the payload names, into another
+    world.hub.installation_permissions[999] = needed_permissions()
+    assert world.deliver("issue_comment", comment("carol", 1))[1]["outcome"].startswith("ignored: a colleague")
+    del world.hub.installations[REPO]  # and then out of the app altogether: refused and kept, not paged
+    world.services.github._collaborators.clear()
+    assert world.deliver("issue_comment", comment("carol", 2))[0] == 424
+    assert world.chat.view() == {} and world.hub.dispatches == []
+
+
+def test_the_first_refused_page_is_delivered_again_whatever_the_clocks_fractions(sweeps):
+    world = sweeps.world
+    sweeps.now += 0.4  # a real clock has fractions; GitHub stamps a delivery to the second, before the handler ran
+    world.chat.kicked = True
+    assert world.deliver("issues", issue_opened(), guid="first-refused")[0] == 424
+    sweeps.advance(15)
+    sweeps.sweep()
+    world.chat.kicked = False
+    sweeps.advance(15)
+    sweeps.sweep()
+    [control] = [m for m in world.chat.chat() if CONTROL in m.text]
+    world.update(world.press_update("refused:pages", message_id=control.message_id))
+    while sweeps.check()["outcome"] != "nothing waits":
+        sweeps.advance(1)
+    assert [a["status_code"] for a in world.attempts("first-refused")] == [424, 200]
+
+
+def test_a_refused_page_whose_first_delivery_left_the_window_is_named_if_its_redelivery_fails(sweeps):
+    world = sweeps.world
+
+    def answer(guid, redelivery):  # pager's handler, but the first delivery of G got no answer in time
+        if guid == "G" and not redelivery:
+            return 0
+        event, body = world.github.payloads[guid]
+        status, out = handle_github(github_event(event, body, guid=guid, secret=WEBHOOK_SECRET), world.services,
+                                    monotonic=world.clock)
+        world.answers[guid] = out
+        return status
+
+    sweeps.answer = answer
+    world.chat.kicked = True
+    world.github.deliver("issues", issue_opened(), guid="G")
+    sweeps.advance(15)
+    sweeps.sweep()  # asked for again: 424, the page kept
+    for _ in range(16):  # four hours: its first delivery leaves what the runs know
+        sweeps.advance(15)
+        sweeps.sweep()
+    world.chat.kicked = False
+    sweeps.advance(15)
+    sweeps.sweep()
+    [control] = [m for m in world.chat.chat() if CONTROL in m.text]
+    world.chat.fail("sendMessage", 502, count=50)  # Telegram fails when the page comes back
+    world.update(world.press_update("refused:pages", message_id=control.message_id))
+    for _ in range(5):
+        sweeps.advance(1)
+        sweeps.check()
+    assert [a["status_code"] for a in world.attempts("G")][-1] == 500
+    world.chat.heal()
+    sweeps.advance(15)
+    sweeps.sweep()
+    assert "G" in sweeps.entries()  # named, with ↻: its earlier attempts are not known, so not asked for blindly
+
+
+def test_the_probe_asks_the_chat_pager_writes_to_and_the_control_repositorys_installation(sweeps):
+    world = sweeps.world
+    world.deliver("workflow_run", run("failure"))
+    world.chat.migrate(CHAT_ID)
+    world.deliver("issues", issue_opened(**{"issue.number": 77}))  # pager follows the move
+    world.hub.installations[CONTROL] = 7  # the control repository on another installation, without Contents
+    world.hub.installation_permissions[7] = {k: v for k, v in needed_permissions().items() if k != "contents"}
+    assert world.deliver("issues", issue_opened(), guid="draft-refused")[0] == 424
+    for _ in range(2):
+        sweeps.advance(15)
+        world.services.chat = Chat(CHAT_ID)  # the sweep's own container, which sent nothing since the move
+        assert sweeps.sweep()["health"]["refusers_answer"] is False  # the control repository's would refuse
+    world.hub.installation_permissions[7] = needed_permissions()
+    sweeps.advance(15)
+    world.services.chat = Chat(CHAT_ID)
+    assert sweeps.sweep()["health"]["refusers_answer"] is True  # Telegram asked in the supergroup
+
+
+def test_the_smallest_budget_accepted_still_redelivers_while_a_refusal_waits(make_sweeps):
+    sweeps = make_sweeps(sweep_call_budget=15)  # the least the settings accept (3 + 1 + 10 + 1)
+    world = sweeps.world
+    world.hub.installation_permissions[INSTALLATION] = {k: v for k, v in needed_permissions().items() if k != "contents"}
+    refusals.record(world.store, guid="kept", event="issues.opened", repository=REPO, now=sweeps.now,
+                    refusals=[TelegramRefused("send: refused", status=400), GitHubRefused("dispatch: refused", status=403)])
+    sweeps.answer = lambda guid, redelivery: 500
+    for n in range(150):
+        sweeps.deliver("issue_comment", "created", 10 + n)
+    asked = 0
+    for _ in range(3):
+        sweeps.advance(15)
+        asked += sweeps.sweep().get("redeliveries", 0)
+    assert asked > 0
+
+
+def test_github_refusing_the_app_from_the_first_run_is_said_in_the_chat(make_sweeps):
+    sweeps = make_sweeps(through_handler=True)
+    sweeps.world.hub.fail(None, 401, count=10_000, body={"message": "A JSON web token could not be decoded"})
+    for _ in range(2):
+        sweeps.advance(15)
+        sweeps.sweep()
+    assert any("not served the deliveries list" in m.text for m in sweeps.world.chat.chat() if CONTROL in m.text)
+
+
+def test_a_waiting_release_written_before_records_were_kept_by_id_is_retired_not_shown(world):
+    live_pull(world, mergeable_state="blocked")
+    world.store.save(Record(release.WAITING_KEY, item=f"{REPO}#2"),  # as an earlier version wrote it
+                     {"repository": REPO, "number": 2, "waiting": True, "installation_id": INSTALLATION})
+    for _ in range(2):
+        release.check_waiting(world.services)
+    assert world.chat.sent == [] and not world.store.load("release#0#2").exists
+    assert world.store.load(release.WAITING_KEY, f"{REPO}#2").data["waiting"] is False

@@ -230,21 +230,34 @@ class GitHub:
         """Whether GitHub counts `login` a collaborator of the repository ("Check if a user is a repository
         collaborator": 204 yes, 404 no; for a repository of an organization it counts members with access
         through teams and the base permissions, and owners). Metadata: read, which every app has. The
-        answer is kept for COLLABORATOR_SECONDS per repository and login."""
+        answer is kept for COLLABORATOR_SECONDS per repository and login.
+
+        GitHub answers 404 too when the installation whose token asked cannot see the repository (it left
+        the installation since the event, or the payload names an installation gone): so a 404 counts as
+        "not a collaborator" only once the repository's installation, read anew, is the one that asked; if
+        another one has it now, it asks again; if none (404), that refusal is raised."""
         key = (repo.lower(), login.lower())
         cached = self._collaborators.get(key)
         now = self._clock()
         if cached is not None and now < cached[1]:
             return cached[0]
         username = quote(login, safe="")
-        try:
-            self._on_repository(repo, installation_id, "GET", f"/repos/{repo}/collaborators/{username}",
-                                step="github check collaborator", expect_body=False)
-            answer = True
-        except GitHubRefused as exc:
-            if exc.status != 404 or isinstance(exc, InstallationGone):
-                raise
+        installation = int(installation_id) if installation_id is not None else self.installation_for(repo)
+        for attempt in (1, 2):
+            try:
+                self._on_repository(repo, installation, "GET", f"/repos/{repo}/collaborators/{username}",
+                                    step="github check collaborator", expect_body=False)
+                answer = True
+                break
+            except GitHubRefused as exc:
+                if exc.status != 404 or isinstance(exc, InstallationGone):
+                    raise
+            self._installations.pop(repo.lower(), None)
+            current = self.installation_for(repo)  # raises GitHubRefused (404) when the app is on it no longer
             answer = False
+            if current == installation or attempt == 2:
+                break
+            installation = current
         if len(self._collaborators) >= COLLABORATORS_KEPT:
             self._collaborators.pop(next(iter(self._collaborators)))
         self._collaborators[key] = (answer, now + COLLABORATOR_SECONDS)

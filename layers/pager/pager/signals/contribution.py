@@ -161,8 +161,8 @@ def render(c: Contribution) -> str:
     return f"{head}\n<i>{body}</i>" if body else head
 
 
-def draft_payload(c: Contribution, message_id: int) -> dict[str, Any]:
-    """What the control repository's pager-draft workflow gets as `client_payload` (9 properties: GitHub
+def draft_payload(c: Contribution, message_id: int, chat: str | None = None) -> dict[str, Any]:
+    """What the control repository's pager-draft workflow gets as `client_payload` (10 properties: GitHub
     takes at most 10; strings cut so that the dispatch stays far from its 64 KB)."""
     return {
         "repository": c.repository,
@@ -174,6 +174,7 @@ def draft_payload(c: Contribution, message_id: int) -> dict[str, Any]:
         "url": c.url[:1000],
         "author": c.author[:200],
         "message_id": message_id,
+        "chat": chat,
     }
 
 
@@ -201,7 +202,7 @@ def decide_opening(c: Contribution, control_repository: str):
         if not data.get("drafted"):
             return Step(
                 "draft asked",
-                effect=Dispatch(control_repository, DRAFT_EVENT, draft_payload(c, message_id)),
+                effect=Dispatch(control_repository, DRAFT_EVENT, draft_payload(c, message_id, data.get("chat"))),
                 then=lambda _: {**data, "drafted": True},
             )
         return Step("already shown")

@@ -410,6 +410,9 @@ def check_waiting(services: Services, *, limit: int = RELEASES_CHECKED) -> list[
     outcomes = []
     for record in waiting:
         repo = Repository(integer(record.data.get("repository_id")), text(record.data.get("repository")))
+        if not repo.id:  # written before records were kept by the repository's id: retired, not read again
+            settle(services, WAITING_KEY, decide_retired(), item=record.item, ttl_seconds=7 * 24 * 3600)
+            continue
         number = integer(record.data.get("number"))
         installation = record.data.get("installation_id")
         installation = installation if isinstance(installation, int) else None
@@ -421,6 +424,13 @@ def check_waiting(services: Services, *, limit: int = RELEASES_CHECKED) -> list[
             checked = decide_checked(now)
             settle(services, WAITING_KEY, checked, item=record.item)
     return outcomes
+
+
+def decide_retired():
+    def decide(data: dict[str, Any], _: float) -> Step:
+        return Step("", data={**data, "waiting": False} if data.get("waiting") else None)
+
+    return decide
 
 
 def decide_checked(now: float):

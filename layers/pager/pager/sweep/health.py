@@ -50,6 +50,7 @@ REFUSALS_FIRST_READ_SECONDS = 24 * 3600  # a first run reads the refusals of the
 REFUSALS_OVERLAP_SECONDS = 60  # refusals are read again this far back (a write seen late), counted once
 SECRET_REFUSED = 401
 PAGE_REFUSED = refused.ANSWER  # the webhook's answer to a signal GitHub or Telegram refused
+REFUSAL_LEAD_SECONDS = 120  # how far before the first refusal written the job looks (GitHub's 10 s, clocks apart)
 JOB_KEY = "sweep#refused-again"
 
 
@@ -158,10 +159,12 @@ def start_job(job: Job | None, now: float, health: Health, status: int = SECRET_
             return "↻ other refused deliveries are being delivered again: press again once they are", None
         return f"↻ already delivering them again: {job.done} so far", None
     if status == SECRET_REFUSED:
-        count, first, works = health.secret_count, health.secret_first, health.secret_works
+        count, first, works = health.secret_count, health.secret_first, health.secret_works  # GitHub's own times
         what, not_yet = "deliveries refused with 401", "⚠️ GitHub's deliveries are still refused with 401: fix the webhook secret first"
     else:
         count, first, works = health.refusals_count, health.refusals_first, health.refusals_work
+        # The handler's clock, after it ran; GitHub stamps a delivery when it sends it, to the second.
+        first = None if first is None else first - REFUSAL_LEAD_SECONDS
         what, not_yet = "refused signals", "⚠️ GitHub or Telegram would still refuse them: fix the cause first (pager doctor)"
     if not count:
         return f"no {what} to deliver again", None

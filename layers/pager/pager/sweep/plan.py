@@ -436,6 +436,11 @@ class Event:
         return self.attempts[-1]
 
     @property
+    def oldest(self) -> Attempt:
+        """Its first delivery, or, when the run does not know it, its oldest attempt it knows."""
+        return self.first or self.attempts[0]
+
+    @property
     def passed(self) -> bool:
         return any(a.outcome == PASSED for a in self.attempts)
 
@@ -499,6 +504,13 @@ def judge(
     first = event.first
     if event.passed:
         return Verdict(event, Reason.PASSED)
+    if first is None and event.guid in followed:
+        # Picked by ↻ from the failure list (pager.sweep.health.Job: a 424 is often not the first
+        # attempt): its earlier attempts are not known, so none is counted on. Never asked for again by
+        # the sweep; named in the alarm once it fails, where ↻ can deliver it again.
+        if (asked or {}).get(event.guid, -1) >= event.newest.id:
+            return Verdict(event, Reason.AWAITING)
+        return Verdict(event, Reason.REFUSED if event.newest.outcome == REFUSED else Reason.EXHAUSTED)
     if first is None or (event.guid not in followed and (first.at < start or first.id < counted_from)):
         return Verdict(event, Reason.UNSEEN)
     if (asked or {}).get(event.guid, -1) >= event.newest.id:
@@ -556,8 +568,8 @@ def choose_redeliveries(candidates: Iterable[Event], *, settings: Settings, call
     """The candidates asked for again, each by its newest attempt: oldest first by first delivery, at
     most `sweep_max_redeliveries` and within the calls the budget leaves."""
     room = max(0, min(settings.sweep_max_redeliveries, settings.sweep_call_budget - calls_used))
-    oldest_first = sorted(candidates, key=lambda e: e.first.id)[:room]
-    return tuple(Redelivery(e.newest.id, e.guid, e.first.event, len(e.attempts)) for e in oldest_first)
+    oldest_first = sorted(candidates, key=lambda e: e.oldest.id)[:room]
+    return tuple(Redelivery(e.newest.id, e.guid, e.oldest.event, len(e.attempts)) for e in oldest_first)
 
 
 # -- (d) follow the failing events -----------------------------------------------------------------------
@@ -574,7 +586,7 @@ def follow(verdicts: Iterable[Verdict], cap: int, entries: Mapping[str, float]) 
     room for are returned, for the alarm to name at once (nothing is dropped silently)."""
     pending = [v.event for v in verdicts
                if v.reason in KEPT or (v.reason in NAMED and v.event.guid not in entries)]
-    waiting = sorted(pending, key=lambda e: e.first.id, reverse=True)
+    waiting = sorted(pending, key=lambda e: e.oldest.id, reverse=True)
     kept: list[Event] = []
     size = 0
     for index, event in enumerate(waiting):
@@ -615,12 +627,13 @@ def reconcile_entries(
     asks GitHub to deliver again."""
     verdicts = list(verdicts)
     passed = {v.event.guid for v in verdicts if v.reason is Reason.PASSED}
-    named = [(v.event, "all attempts failed") for v in verdicts if v.reason is Reason.EXHAUSTED]
+    named = [(v.event, "all attempts failed" if v.event.first else "delivered again with ↻, failed again")
+             for v in verdicts if v.reason is Reason.EXHAUSTED]
     named += [(v.event, "GitHub forgets it soon, still failing") for v in verdicts if v.reason is Reason.FORGOTTEN]
     named += [(e, "too many failed events to follow at once") for e in unfollowed if not any(e is n for n, _ in named)]
     opened = {
         ENTRY_PREFIX + event.guid: _entry(event, _title(event, reason), url)
-        for event, reason in sorted(named, key=lambda item: item[0].first.id)
+        for event, reason in sorted(named, key=lambda item: item[0].oldest.id)
         if event.guid not in entries
     }
     failed_again = sorted((v.event for v in verdicts if v.event.guid in entries and v.event.guid not in passed
@@ -767,7 +780,7 @@ def plan_run(
     )
     kept = replace(kept, gap_reached=gap_after)
     memory_gap = () if kept.horizon is None else (ReachGap(MEMORY, kept.horizon[1], start, 0),)
-    past_window = sum(1 for e in followed if e.first.at < start)
+    past_window = sum(1 for e in followed if e.oldest.at < start)
     return Plan(
         redeliver=redeliver,
         opened=opened,

@@ -230,7 +230,7 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         job_record = services.store.load(own.JOB_KEY)
         job = own.Job.from_data(job_record.data)
         moved = chat.move_of(services.store.load(chat.KEY).data, settings.telegram_chat_id)
-        works = _refusers_answer(services, health, refusals, run_id)  # before the plan: its calls count
+        works = _refusers_answer(services, health, refusals, moved, calls, run_id)  # before the plan: its calls count
         read = read_and_plan(
             lambda status, url: github.list_deliveries(status=status, per_page=PER_PAGE, url=url),
             state=state,
@@ -472,26 +472,40 @@ def _health_line(health: own.Health) -> dict[str, Any]:
             "refusers_answer": health.refusals_work}
 
 
-def _refusers_answer(services: Services, health: own.Health, refusals: list[Any], run_id: str) -> bool:
+PROBE_CALLS = 3  # whether the refusers answer: getChatMember, and two installations read
+
+
+def _refusers_answer(services: Services, health: own.Health, refusals: list[Any], moved: Mapping[str, Any] | None,
+                     calls: _Calls, run_id: str) -> bool:
     """Whether the services that refused signals would take such calls now (pager's own health offers ↻
-    then): Telegram, whether the bot may post in the chat (getChatMember); GitHub, whether the app's
-    installation on the repository of the last refusal holds every permission pager needs and is not
-    suspended. A call or two, only while refused signals wait; a failure of either is a no."""
+    then): Telegram, whether the bot may post in the chat pager writes to (the one Telegram moved it to,
+    if it did); GitHub, whether the app's installations on the control repository (dispatches) and on
+    the repository of the last refusal hold every permission pager needs and are not suspended. A few
+    calls, only while refused signals wait and only when the run's budget leaves them beside a page of
+    each list, the redeliveries and the alarm's change; a failure of either is a no."""
     if health.refusals_work and not refusals:
         return True
-    services_refused = set(health.refusals_services) | {s for r in refusals for s in str(r.data.get("service") or "").split()}
     if not (health.refusals_count or refusals):
         return False
+    settings = services.settings
+    room = settings.sweep_call_budget - calls.used - (settings.sweep_failure_pages + 1 + settings.sweep_max_redeliveries
+                                                       + planner.ALARM_CALLS)
+    if room < PROBE_CALLS:
+        logger.info("refusers not asked: no room in the budget", extra={"run_id": run_id})
+        return False
+    refusing = set(health.refusals_services) | {s for r in refusals for s in str(r.data.get("service") or "").split()}
     repository = next((str(r.data.get("repository")) for r in reversed(refusals)
                        if "github" in str(r.data.get("service")) and r.data.get("repository")), health.refusals_repository)
     try:
-        if "telegram" in services_refused and not services.telegram.may_post(services.chat.send_to):
+        chat_to = str(moved["to"]) if moved else services.chat.send_to
+        if "telegram" in refusing and not services.telegram.may_post(chat_to):
             return False
-        if "github" in services_refused:
-            installation = services.github.installation(repository or services.settings.control_repository)
-            held = installation.get("permissions") if isinstance(installation.get("permissions"), dict) else {}
-            if installation.get("suspended_at") or missing_permissions(held, needed_permissions()):
-                return False
+        if "github" in refusing:
+            for name in dict.fromkeys(r for r in (settings.control_repository, repository) if r):
+                installation = services.github.installation(name)
+                held = installation.get("permissions") if isinstance(installation.get("permissions"), dict) else {}
+                if installation.get("suspended_at") or missing_permissions(held, needed_permissions()):
+                    return False
     except PagerError as exc:
         logger.info("refusers not answering yet", extra={"run_id": run_id, "error": type(exc).__name__})
         return False
