@@ -19,8 +19,8 @@ what the list cannot give it again cheaply. A run knows, by delivery id:
 - the **alarm's entries**: the `delivery:<guid>` entries open in the control repository's alarm, as
   its items hold them (the shell reads them; they are the one truth about what the alarm names).
 
-Outcomes: 200..399 passed; 400..499 refused (the pager refused it and would again: never again);
-500..599 failed; anything else, `0` "timed out" and also a 1xx that GitHub's two filters both leave
+Outcomes: 200..399 passed; 400..499 refused (the pager refused it and would again: never again), but
+429 (too many requests: API Gateway's throttling) failed; 500..599 failed; anything else, `0` "timed out" and also a 1xx that GitHub's two filters both leave
 out, is **no answer**, treated like a failure and remembered because no filter brings it back.
 
 An event counts only while its first delivery is known
@@ -137,11 +137,16 @@ ActsOn = Callable[[str, str | None], bool]  # whether a handler acts on an event
 T = TypeVar("T")
 
 
+TOO_MANY_REQUESTS = 429  # API Gateway's throttling answers it before pager runs: a failure a later attempt fixes
+
+
 def outcome_of(status_code: int) -> str:
-    """How an attempt ended, from its status code (GitHub's filters: success 200..399, failure 400..599)."""
+    """How an attempt ended, from its status code (GitHub's filters: success 200..399, failure 400..599).
+    A 4xx is pager's refusal, which it would repeat, except 429: too many requests (API Gateway's throttle
+    or any other) failed, like a 5xx."""
     if 200 <= status_code <= 399:
         return PASSED
-    if 400 <= status_code <= 499:
+    if 400 <= status_code <= 499 and status_code != TOO_MANY_REQUESTS:
         return REFUSED
     if 500 <= status_code <= 599:
         return FAILED
