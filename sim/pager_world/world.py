@@ -134,6 +134,7 @@ class World:
         self.answer: Callable[[str, bool], int] | None = None
         self.signing_secret = WEBHOOK_SECRET  # the app's webhook secret as GitHub has it (a rotation: another one)
         self.answers: dict[str, dict[str, Any]] = {}  # guid -> the webhook's last answer
+        self.telegram_latency = 0.0  # seconds each Telegram call takes, on the virtual clock
         self._guids = itertools.count(1)
         self._callbacks = itertools.count(1)
         self._updates = itertools.count(1)
@@ -266,6 +267,8 @@ class World:
         return answers
 
     def _observe(self, service: str, name: str) -> None:
+        if service == "telegram" and self.telegram_latency:
+            self.clock.advance(self.telegram_latency)  # the call takes this long (on the one clock every racer reads)
         race, racer = self._race, getattr(self._local, "racer", None)
         if race is None or racer is None:
             return

@@ -61,7 +61,7 @@ from ..services import Services
 from ..store import Record
 from ..values import field, integer, iso, newest, order_of_time, parse_iso, text
 from .common import buttons_json, default_branch, repo_link, repo_url
-from .records import settle
+from .records import Held, settle
 from .steps import Dispatch, EditMessage, Posted, Redeliver, SendMessage, Step
 
 FIX_EVENT = "pager-fix"
@@ -468,19 +468,47 @@ def record(services: Services, ref: str, change: Change) -> list[str]:
     return fates
 
 
-def render_now(services: Services, alarm: Alarm) -> str:
-    """Make the message show the open entries as stored (at most one Telegram call)."""
-    return settle(services, alarm_key(alarm.ref), gather=lambda: decide_render(alarm, entries_now(services, alarm.ref))).outcome
+RENDERS = frozenset({"SendMessage", "EditMessage"})  # the effects of a render, as a claim names them
+RENDERS_AGAIN = 4  # renders one delivery carries out at most for what others stored meanwhile
+
+
+def render_now(services: Services, alarm: Alarm, *, leave_to_render_under_way: bool = False) -> str:
+    """Make the message show the open entries as stored (a Telegram call per render).
+
+    A render reads the entries, then claims the head: an entry another delivery stores meanwhile is not
+    in it. So the delivery that rendered reads the entries again afterwards and renders once more if the
+    message would change (a few times at most; past its deadline it answers 500, and its redelivery
+    renders). With `leave_to_render_under_way`, a delivery whose entry is stored and that finds another
+    delivery rendering answers at once instead of waiting for it: that render's next look shows its
+    entry (it was stored before that render released its claim). A claim of another kind (🛠's
+    dispatch) is waited for, as before."""
+    key = alarm_key(alarm.ref)
+
+    def gather() -> Any:
+        return decide_render(alarm, entries_now(services, alarm.ref))
+
+    shown: list[str] = []
+    for _ in range(RENDERS_AGAIN):
+        try:
+            settled = settle(services, key, gather=gather, wait=not leave_to_render_under_way)
+        except Held as held:
+            if held.effect in RENDERS:
+                return "; ".join(shown) or "shown by the render under way"
+            settled = settle(services, key, gather=gather)
+        if not settled.performed:
+            return "; ".join(shown) or settled.idle
+        shown.append(settled.outcome)
+    return "; ".join(shown)
 
 
 def apply(services: Services, alarm: Alarm, change: Change) -> tuple[str, bool]:
-    """Settle each entry of a change, then render the message if what it shows may have changed.
-    Returns the outcome and whether an entry opened or closed."""
+    """Settle each entry of a change, then render the message if what it shows may have changed (or
+    leave it to a render under way). Returns the outcome and whether an entry opened or closed."""
     fates = record(services, alarm.ref, change)
     changed = any(fate in ("opened", "closed") for fate in fates)
     if not VISIBLE.intersection(fates):
         return "alarm unchanged", changed
-    return render_now(services, alarm), changed
+    return render_now(services, alarm, leave_to_render_under_way=True), changed
 
 
 def delivery_entries(services: Services, ref: str) -> dict[str, float]:

@@ -71,11 +71,12 @@ class Busy(Transient):
 
 
 class Held(Busy):
-    """The record `key` is claimed by another delivery, whose lease still runs."""
+    """The record `key` is claimed by another delivery, whose lease still runs, for `effect` (its name)."""
 
-    def __init__(self, message: str, key: str) -> None:
+    def __init__(self, message: str, key: str, effect: str = "") -> None:
         super().__init__(message)
         self.key = key
+        self.effect = effect
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,7 @@ def _free(services: Services, key: str, wait: bool, item: str = "") -> Record:
         if not _live(claim, services.now()):
             return record
         if not wait or (not deadline.active() and polls >= BUSY_POLLS):
-            raise Held(f"another delivery is acting on {key} ({claim.get('effect', '?')})", key)
+            raise Held(f"another delivery is acting on {key} ({claim.get('effect', '?')})", key, str(claim.get("effect", "")))
         deadline.check(f"waiting for another delivery on {key}")
         polls += 1
         services.sleep(BUSY_WAIT_SECONDS)
