@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from pager.webhook import handle_github
-from pager_world.cases import issue_opened, run
+from pager_world.cases import issue_comment_by, issue_opened, run
 from pager_world.events import github_event
 from pager_world.world import WEBHOOK_SECRET
 
@@ -62,3 +62,48 @@ def test_a_burst_of_a_hundred_failures_on_one_repository_answers_200_for_each_st
     assert alarm.text.count("•") == 100 and len(world.chat.sent) == 1  # one message listing all of them
     sweeps.advance(15)
     assert sweeps.sweep()["redeliveries"] == 0  # nothing left to deliver again
+
+
+def telegram_outage(sweeps, hours: float, every_hours: float) -> list[str]:
+    """Telegram answers 502 to every call for `hours`; someone from outside comments every `every_hours`;
+    the sweep runs every 15 minutes and the recovery check every minute. The comments' guids."""
+    world = sweeps.world
+    outage = world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    guids, n, next_comment, end = [], 0, sweeps.now, sweeps.now + hours * 3600
+    while sweeps.now < end:
+        if sweeps.now >= next_comment:
+            guids.append(f"comment-{n}")
+            world.deliver("issue_comment", issue_comment_by("alice", comment_id=9000 + n, number=200 + n), guid=guids[-1])
+            n, next_comment = n + 1, next_comment + every_hours * 3600
+        sweeps.advance(15)
+        sweeps.sweep()
+    world.faults.rules.remove(outage)  # Telegram is back
+    for _ in range(30):  # half an hour of the every-minute check
+        sweeps.advance(1)
+        sweeps.check()
+    return guids
+
+
+def shown(world, n: int) -> bool:
+    return any(f"issuecomment-{9000 + n}" in m.text for m in world.chat.chat())
+
+
+@pytest.mark.parametrize("hours, every", [(6, 0.5), (84, 6)])
+def test_after_a_long_telegram_outage_what_was_held_comes_back_as_the_pages_themselves(sweeps, hours, every):
+    world = sweeps.world
+    guids = telegram_outage(sweeps, hours, every)
+    kept = [n for n, guid in enumerate(guids) if world.attempts(guid)[0]["delivered_at"] >= _iso(sweeps.now - 70 * 3600)]
+    assert kept and all(shown(world, n) for n in kept)  # every page GitHub still kept reached the chat as a page
+    assert all(len(world.attempts(guids[n])) <= 3 for n in kept)  # no attempt spent while Telegram was down
+    forgotten = [n for n in range(len(guids)) if n not in kept]
+    control = [m.text for m in world.chat.chat() if m.text.startswith("🚨") and "maintainer/pager" in m.text]
+    if forgotten:  # what GitHub no longer keeps is said, never closed silently
+        assert any(f"{len(forgotten)} event{'s' * (len(forgotten) > 1)} GitHub no longer keeps" in t for t in control), control
+    else:
+        assert not any("all attempts failed" in t for t in control)
+
+
+def _iso(epoch: float) -> str:
+    from pager.values import iso
+
+    return iso(epoch)

@@ -656,25 +656,27 @@ def test_past_the_room_to_follow_the_oldest_events_are_handed_back():
 # -- (e) reconcile the entries --------------------------------------------------------------------------
 
 
-def test_entries_close_when_their_event_passed_or_left_githubs_retention_and_otherwise_stay():
+def test_entries_close_when_their_event_passed_or_left_githubs_retention_which_is_said_and_otherwise_stay():
     h = History()
     passed_g = h.guid()
     entries = {passed_g: NOW - 60 * MINUTE, "gone": NOW - planner.GITHUB_RETENTION - 1, "stays": NOW - planner.GITHUB_RETENTION}
     passed = Verdict(Event(passed_g, (h.attempt(passed_g, 200, ago=1, redelivery=True),)), Reason.PASSED)
-    opened, closed = planner.reconcile_entries(entries, [passed], (), now=NOW, url="https://advanced")
-    assert opened == {} and closed == ("delivery:gone", f"delivery:{passed_g}")
+    opened, closed, forgotten = planner.reconcile_entries(entries, [passed], (), now=NOW, url="https://advanced")
+    assert opened == {} and sorted(closed) == sorted(("delivery:gone", f"delivery:{passed_g}"))
+    assert forgotten == ("delivery:gone",)  # GitHub no longer keeps it: counted in the alarm, not closed silently
 
 
 def test_each_event_to_name_opens_one_entry_oldest_first_unless_it_is_open():
     h = History()
     made = [Event(e.guid, (*e.attempts, h.attempt(e.guid, 504, ago=1, redelivery=True))) for e in candidates(h, 3)]
     verdicts = [Verdict(e, Reason.EXHAUSTED) for e in reversed(made)]
-    opened, closed = planner.reconcile_entries({made[1].guid: NOW}, verdicts, (), now=NOW, url="https://advanced")
+    opened, closed, _ = planner.reconcile_entries({made[1].guid: NOW}, verdicts, (), now=NOW, url="https://advanced")
     assert list(opened) == [f"delivery:{made[0].guid}", f"delivery:{made[2].guid}"] and closed == ()
     assert opened[f"delivery:{made[0].guid}"] == {
         "title": f"workflow_run.completed of repository 7: all attempts failed (3 attempts, last: 504), delivery {made[0].guid}",
         "url": "https://advanced", "order": planner.format_time(made[0].newest.at),
-        "delivery_id": made[0].newest.id, "repository_id": 7}
+        "delivery_id": made[0].newest.id, "repository_id": 7, "guid": made[0].guid, "kind": "workflow_run.completed",
+        "reason": "all attempts failed", "attempts": 3, "last": "504"}
 
 
 # -- (f) trim the state ---------------------------------------------------------------------------------
@@ -730,6 +732,6 @@ def test_an_entry_names_the_answer_of_its_newest_attempt_a_refusal_too():
     h = History()
     g = h.guid()
     event = Event(g, (h.attempt(g, 502, ago=40), h.attempt(g, 0, ago=25, redelivery=True), h.attempt(g, 422, ago=10, redelivery=True)))
-    assert "(3 attempts, last: 422)" in planner._title(event, "all attempts failed")
+    assert "(3 attempts, last: 422)" in planner._entry(event, "all attempts failed", "u")["title"]
     timed_out = Event(g, event.attempts[:2])
-    assert "last: no answer" in planner._title(timed_out, "x")
+    assert "last: no answer" in planner._entry(timed_out, "x", "u")["title"]

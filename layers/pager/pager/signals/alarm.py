@@ -526,6 +526,11 @@ def delivery_times(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, float]
     }
 
 
+# What a sweep's entry keeps besides its line: ↻'s attempt, a button, and what it is about (a delivery's
+# kind and repository, which pager's own health counts once GitHub no longer keeps the delivery).
+ENTRY_FIELDS = ("delivery_id", "button", "kind", "repository_id", "repository")
+
+
 def record_entries(services: Services, ref: str, *, opened: Mapping[str, Mapping[str, Any]],
                    closed: Iterable[str]) -> bool:
     """Open, update and close the sweep's entries of a repository's alarm (`delivery:` and `pager:`),
@@ -535,7 +540,7 @@ def record_entries(services: Services, ref: str, *, opened: Mapping[str, Mapping
         opened={
             key: {"title": str(entry.get("title", "")), "url": str(entry.get("url", "")), "order": str(entry.get("order", "")),
                   "rank": RANK_CI if key.startswith(OWN_PREFIX) else RANK_DELIVERY,
-                  **{k: entry[k] for k in ("delivery_id", "button") if entry.get(k) is not None}}
+                  **{k: entry[k] for k in ENTRY_FIELDS if entry.get(k) is not None}}
             for key, entry in opened.items()
         },
         closed={key: None for key in closed},

@@ -13,6 +13,9 @@ Entries (items of the control repository's alarm, like the `delivery:` ones):
                     secret was fixed), the entry offers ↻, which delivers the refused ones of the last
                     three days again (`Job`, over as many runs as it takes); it closes when that is done,
                     or when GitHub has forgotten the last of them (three days).
+    pager:forgotten events that failed and that GitHub no longer keeps (three days) before they could be
+                    delivered: their `delivery:` entries close, and this entry counts them by kind and
+                    repository, with when (never closed silently, SPEC §8). It closes three days after the last.
     pager:chat      Telegram made the configured group a supergroup (pager.chat): pager writes there, and
                     says so until TELEGRAM_CHAT_ID names the new chat.
     pager:refused   signals GitHub or Telegram refused in a handler (a message refused, a bot removed from
@@ -31,11 +34,11 @@ Everything here is pure (data in, decision out); `run.py` reads, writes and call
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from .. import refusals as refused
-from ..values import iso
+from ..values import iso, parse_iso
 from .plan import GITHUB_RETENTION, Attempt
 
 OWN_PREFIX = "pager:"
@@ -43,6 +46,8 @@ LIST = OWN_PREFIX + "list"
 SECRET = OWN_PREFIX + "secret"
 REFUSED = OWN_PREFIX + "refused"
 CHAT = OWN_PREFIX + "chat"
+FORGOTTEN = OWN_PREFIX + "forgotten"
+FORGOTTEN_KINDS = 8  # kinds and repositories the forgotten entry names (the most frequent)
 
 UNSERVED_RUNS = 2  # runs in a row without the deliveries list before the alarm says so
 UNSERVED_SECONDS = 840  # ... and this long: the recovery check's runs come more often than the schedule's
@@ -74,6 +79,11 @@ class Health:
     refusals_services: tuple[str, ...] = ()  # the services that refused since the entry opened
     refusals_repository: str = ""  # the repository of the last GitHub refusal (what the probe reads)
     refusals_work: bool = False  # the probe found the services taking such calls again, after the last refusal
+    forgotten_count: int = 0  # events GitHub no longer keeps, whose entries closed unanswered
+    forgotten_first: float | None = None  # the oldest of their last attempts
+    forgotten_last: float | None = None  # the newest of their last attempts
+    forgotten_noted: float | None = None  # when the last of them was counted
+    forgotten_by: dict[str, int] = field(default_factory=dict)  # "kind of repository" -> how many
     refusals_seen: tuple[str, ...] = ()  # the refusal items counted that the next run reads again (the overlap)
     refusals_read_to: float | None = None  # the time of the run that read the refusals last
 
@@ -195,6 +205,7 @@ def served(
     job: Job | None,
     now: float,
     works: bool = False,
+    forgotten: Iterable[Mapping[str, Any]] = (),
 ) -> Health:
     """The health after a run that read the lists: the 401s and passes it saw, the refusals written
     since the run before (`refusals`: item name and data, as read from pager.refusals' items), whether
@@ -202,7 +213,32 @@ def served(
     again."""
     health = replace(health, unserved=0, unserved_since=None, unserved_answer="", unserved_cause="")
     health = _secret(health, list(failures), list(outcomes), job, now)
+    health = _forgotten(health, list(forgotten), now)
     return _refusals(health, list(refusals), job, works, now)
+
+
+def _forgotten(health: Health, entries: list[Mapping[str, Any]], now: float) -> Health:
+    """Count the `delivery:` entries that close because GitHub no longer keeps their events (`entries`, as
+    the alarm held them), by kind and repository; the count starts anew three days after the last."""
+    if health.forgotten_count and (health.forgotten_noted or 0) < now - GITHUB_RETENTION:
+        health = replace(health, forgotten_count=0, forgotten_first=None, forgotten_last=None, forgotten_noted=None,
+                         forgotten_by={})
+    if not entries:
+        return health
+    times = [t for t in (parse_iso(e.get("order")) for e in entries) if t is not None] or [now]
+    by = dict(health.forgotten_by)
+    for entry in entries:
+        where = entry.get("repository") or (f"repository {entry['repository_id']}" if entry.get("repository_id") else "")
+        what = f"{entry.get('kind') or 'event'} of {where}" if where else str(entry.get("kind") or "event")
+        by[what] = by.get(what, 0) + 1
+    return replace(
+        health,
+        forgotten_count=health.forgotten_count + len(entries),
+        forgotten_first=min([*times, *([health.forgotten_first] if health.forgotten_first else [])]),
+        forgotten_last=max([*times, *([health.forgotten_last] if health.forgotten_last else [])]),
+        forgotten_noted=now,
+        forgotten_by=by,
+    )
 
 
 def _secret(health: Health, failures: list[Attempt], outcomes: list[Attempt], job: Job | None, now: float) -> Health:
@@ -296,7 +332,15 @@ def wanted(health: Health, job: Job | None, *, now: float, url: str,
            moved: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any] | None]:
     """The `pager:` entries the alarm should show (None: closed), each {title, url, order[, button]}.
     `moved`: the configured chat's move to a supergroup, as pager.chat records it (None: none)."""
-    entries: dict[str, dict[str, Any] | None] = {LIST: None, SECRET: None, REFUSED: None, CHAT: None}
+    entries: dict[str, dict[str, Any] | None] = {LIST: None, SECRET: None, REFUSED: None, CHAT: None, FORGOTTEN: None}
+    if health.forgotten_count:
+        kinds = sorted(health.forgotten_by.items(), key=lambda item: (-item[1], item[0]))
+        named = ", ".join(f"{what}: {n}" for what, n in kinds[:FORGOTTEN_KINDS])
+        more = f", and {len(kinds) - FORGOTTEN_KINDS} more kinds" if len(kinds) > FORGOTTEN_KINDS else ""
+        entries[FORGOTTEN] = {"title": f"{_count(health.forgotten_count, 'event')} GitHub no longer keeps, failed "
+                                       f"between {iso(health.forgotten_first or now)} and {iso(health.forgotten_last or now)} "
+                                       f"and never delivered since ({named}{more}): see each repository for what they were",
+                              "url": url, "order": ""}
     if moved:
         entries[CHAT] = {"title": f"Telegram made the group {moved['from']} the supergroup {moved['to']}"
                                   f" ({iso(float(moved.get('at') or now))}): pager writes there now; set TELEGRAM_CHAT_ID "

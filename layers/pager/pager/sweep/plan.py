@@ -355,11 +355,12 @@ class Redelivery:
 @dataclass(frozen=True)
 class Plan:
     redeliver: tuple[Redelivery, ...]
-    opened: Mapping[str, dict[str, Any]]  # alarm entry key -> {"title", "url", "order", "delivery_id", "repository_id"}
+    opened: Mapping[str, dict[str, Any]]  # alarm entry key -> {"title", "url", "order", "delivery_id", "kind", "repository_id", ...}
     closed: tuple[str, ...]  # alarm entry keys
     state: State  # the state to save when the alarm change does not happen (alarm_due set if one was wanted)
     gaps: tuple[ReachGap, ...]
     no_room: bool = False
+    forgotten: tuple[str, ...] = ()  # of those closed, the ones GitHub no longer keeps (none can deliver them now)
     counts: Mapping[str, int] = field(default_factory=dict)
 
     @property
@@ -607,29 +608,34 @@ def follow(verdicts: Iterable[Verdict], cap: int, entries: Mapping[str, float]) 
 OpenEntries = Mapping[str, float]  # guid -> when its entry's newest attempt was (the alarm's delivery entries)
 
 
-def _title(event: Event, reason: str, attempts: bool = True) -> str:
-    about, newest = event.first or event.newest, event.newest
-    kind = f"{about.event}.{about.action}" if about.action else about.event or "event"
-    where = "no repository" if about.repository_id is None else f"repository {about.repository_id}"
-    last = "no answer" if newest.outcome == NO_ANSWER else str(newest.status_code)
-    counted = f"{len(event.attempts)} attempts, " if attempts else ""
-    return f"{kind} of {where}: {reason} ({counted}last: {last}), delivery {event.guid}"
+def delivery_title(entry: Mapping[str, Any]) -> str:
+    """A `delivery:` entry's line, from its fields (the repository's name once the run read it, else its id)."""
+    where = entry.get("repository") or (f"repository {entry['repository_id']}" if entry.get("repository_id") is not None
+                                        else "no repository")
+    counted = f"{entry['attempts']} attempts, " if entry.get("attempts") else ""
+    return f"{entry.get('kind')} of {where}: {entry.get('reason')} ({counted}last: {entry.get('last')}), delivery {entry.get('guid')}"
 
 
-def _entry(event: Event, title: str, url: str) -> dict[str, Any]:
-    about = event.first or event.newest
-    return {"title": title, "url": url, "order": format_time(event.newest.at), "delivery_id": event.newest.id,
-            "repository_id": about.repository_id}
+def _entry(event: Event, reason: str, url: str, attempts: bool = True) -> dict[str, Any]:
+    """A `delivery:` entry: what it is about as fields (the kind, the repository's id, the reason), its
+    title made from them."""
+    about, newest = event.oldest, event.newest
+    entry = {"url": url, "order": format_time(newest.at), "delivery_id": newest.id, "guid": event.guid,
+             "kind": f"{about.event}.{about.action}" if about.action else about.event or "event",
+             "repository_id": about.repository_id, "reason": reason, "attempts": len(event.attempts) if attempts else None,
+             "last": "no answer" if newest.outcome == NO_ANSWER else str(newest.status_code)}
+    return {"title": delivery_title(entry), **entry}
 
 
 def reconcile_entries(
     entries: OpenEntries, verdicts: Iterable[Verdict], unfollowed: Iterable[Event], *, now: float, url: str
-) -> tuple[dict[str, dict[str, Any]], tuple[str, ...]]:
+) -> tuple[dict[str, dict[str, Any]], tuple[str, ...], tuple[str, ...]]:
     """The alarm's change: an entry for each event that used up its attempts, that GitHub is about to
     forget, or that the state had no room to follow, unless open already; an open entry whose event
     failed again since (delivered again by ↻ or by hand) shows the new answer; an open entry closes when
     its event passed or left GitHub's three days. Each entry keeps its newest attempt's id, which ↻
-    asks GitHub to deliver again."""
+    asks GitHub to deliver again. Returns the entries to open, to close, and of those closed, the ones
+    GitHub no longer keeps (pager's own health counts them in the alarm: never closed silently)."""
     verdicts = list(verdicts)
     passed = {v.event.guid for v in verdicts if v.reason is Reason.PASSED}
     named = [(v.event, "all attempts failed" if v.event.first else "delivered again with ↻, failed again")
@@ -637,18 +643,18 @@ def reconcile_entries(
     named += [(v.event, "GitHub forgets it soon, still failing") for v in verdicts if v.reason is Reason.FORGOTTEN]
     named += [(e, "too many failed events to follow at once") for e in unfollowed if not any(e is n for n, _ in named)]
     opened = {
-        ENTRY_PREFIX + event.guid: _entry(event, _title(event, reason), url)
+        ENTRY_PREFIX + event.guid: _entry(event, reason, url)
         for event, reason in sorted(named, key=lambda item: item[0].oldest.id)
         if event.guid not in entries
     }
     failed_again = sorted((v.event for v in verdicts if v.event.guid in entries and v.event.guid not in passed
                            and v.event.newest.at > entries[v.event.guid]), key=lambda e: e.newest.id)
-    opened.update({ENTRY_PREFIX + e.guid: _entry(e, _title(e, "delivered again, failed again", attempts=False), url)
+    opened.update({ENTRY_PREFIX + e.guid: _entry(e, "delivered again, failed again", url, attempts=False)
                    for e in failed_again})
-    closed = tuple(
-        ENTRY_PREFIX + guid for guid, at in sorted(entries.items()) if guid in passed or at < now - GITHUB_RETENTION
-    )
-    return opened, closed
+    forgotten = tuple(ENTRY_PREFIX + guid for guid, at in sorted(entries.items())
+                      if guid not in passed and at < now - GITHUB_RETENTION)
+    closed = tuple(ENTRY_PREFIX + guid for guid in sorted(entries) if guid in passed) + forgotten
+    return opened, closed, forgotten
 
 
 # -- (f) trim the state -----------------------------------------------------------------------------------
@@ -777,7 +783,7 @@ def plan_run(
     candidates = [v.event for v in verdicts if v.reason is Reason.CANDIDATE]
     redeliver = () if hold else choose_redeliveries(candidates, settings=settings, calls_used=calls_used)
     followed, unfollowed = follow(verdicts, limits.followed, entries)
-    opened, closed = reconcile_entries(entries, verdicts, unfollowed, now=now, url=settings.advanced_page)
+    opened, closed, forgotten = reconcile_entries(entries, verdicts, unfollowed, now=now, url=settings.advanced_page)
     kept = next_state(
         state, events=events, followed=followed, read=outcomes.items, start=start, now=now,
         alarm_due=bool(opened or closed or state.alarm_due), acts_on=acts_on, limits=limits,
@@ -790,6 +796,7 @@ def plan_run(
         redeliver=redeliver,
         opened=opened,
         closed=closed,
+        forgotten=forgotten,
         state=kept,
         gaps=gaps + memory_gap,
         counts={**tally(verdicts), "deferred": 0 if hold else len(candidates) - len(redeliver),

@@ -36,7 +36,6 @@ from ..store import Record
 from .plan import STATE_KEY
 
 RETRY_SECONDS = 300  # after a run that could not complete, the check waits this long before the next
-HOLD_LIMIT_SECONDS = 6 * 3600  # past this, a probe that still fails holds nothing: the runs ask as before
 CHECK_EVENT = {"pager": "recovery-check"}  # the input of the every-minute schedule (template.yaml)
 
 SERVICES = ("telegram", "github", "store")
@@ -126,11 +125,10 @@ def note(services: Services, service: str, retry_after: float | None = None) -> 
 
 def probe(services: Services, waiting: Waiting) -> str | None:
     """The first service still failing (one call each), None when all answer. A refusal is no outage:
-    it is left to the alarm (pager's own health), and holds nothing; nor does a probe six hours after
-    the outage began (should the probe's own call fail where the handlers' no longer do, the events
-    still come back, spending their attempts as they did before)."""
-    if services.now() - waiting.since > HOLD_LIMIT_SECONDS:
-        return None
+    it is left to the alarm (pager's own health), and holds nothing. An outage holds the events for as
+    long as it lasts: each one only until GitHub is about to forget it, when the plan names it in the
+    alarm (`Reason.FORGOTTEN`), and what GitHub forgets is counted there (pager.sweep.health); so even a
+    probe that kept failing where the handlers no longer do loses nothing silently."""
     for service in waiting.services:
         try:
             if service == "telegram":

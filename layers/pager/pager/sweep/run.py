@@ -257,7 +257,8 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         return
 
     health = own.served(health, failures=read.failures.items, outcomes=read.outcomes.items if read.outcomes else (),
-                        refusals=[(r.item, r.data) for r in refusals], job=job, now=now, works=works)
+                        refusals=[(r.item, r.data) for r in refusals], job=job, now=now, works=works,
+                        forgotten=[shown[key] for key in read.plan.forgotten if key in shown])
     plan = _with_own_entries(read.plan, health, job, moved, shown, settings, now)
     plan = replace(plan, state=replace(plan.state, last_event=event_id or state.last_event))
     picked, job_after = ([], job) if hold or plan.no_room else _pick_refused(services, job, health, plan, calls, run_id)
@@ -590,16 +591,16 @@ NAMED_REPOSITORIES = 5  # entries a run names the repository of (one call each)
 
 
 def _name_repositories(services: Services, opened: Mapping[str, dict[str, Any]], calls: _Calls) -> dict[str, dict[str, Any]]:
-    """The entries to open, each naming its repository as owner/name (the list gives only its id): read
-    from the delivery's own payload, one call each, for at most NAMED_REPOSITORIES entries and as many
-    as the budget leaves beside the alarm's change; the others keep the id."""
+    """The entries to open, each with its repository's name (the list gives only its id): read from the
+    delivery's own payload, one call each, for at most NAMED_REPOSITORIES entries and as many as the
+    budget leaves beside the alarm's change; the others keep the id."""
     named: dict[str, dict[str, Any]] = {}
     asked = 0
     for key, entry in opened.items():
         entry = dict(entry)
-        delivery_id, repository_id = entry.get("delivery_id"), entry.pop("repository_id", None)
+        delivery_id = entry.get("delivery_id")
         room = services.settings.sweep_call_budget - calls.used - planner.ALARM_CALLS
-        if delivery_id and repository_id is not None and room > 0 and asked < NAMED_REPOSITORIES:
+        if delivery_id and entry.get("repository_id") is not None and room > 0 and asked < NAMED_REPOSITORIES:
             asked += 1
             try:
                 payload = field(services.github.get_delivery(int(delivery_id)), "request", "payload")
@@ -607,7 +608,8 @@ def _name_repositories(services: Services, opened: Mapping[str, dict[str, Any]],
                 payload = None
             name = text(field(payload, "repository", "full_name"))
             if name:
-                entry["title"] = str(entry["title"]).replace(f" of repository {repository_id}:", f" of {name}:", 1)
+                entry["repository"] = name
+                entry["title"] = planner.delivery_title(entry)
         named[key] = entry
     return named
 
