@@ -107,3 +107,30 @@ def _iso(epoch: float) -> str:
     from pager.values import iso
 
     return iso(epoch)
+
+
+def test_deliver_all_again_asks_once_for_each_failed_delivery_paced_within_the_budget(make_sweeps):
+    sweeps = make_sweeps(through_handler=True)
+    sweeps.answer = lambda guid, redelivery: 500  # pager's endpoint fails: twelve events use up their attempts
+    guids = [sweeps.deliver("issue_comment", "created", 10 + n) for n in range(12)]
+    while set(sweeps.entries()) != set(guids):  # ten redeliveries a run: a few runs
+        sweeps.advance(15)
+        sweeps.sweep()
+    [control] = [m for m in sweeps.telegram.chat() if "maintainer/pager" in m.text]
+    assert ["↻ Deliver all again"] in [[b["text"] for b in row] for row in control.buttons]
+    sweeps.answer = lambda guid, redelivery: 200  # fixed
+    asked = len(sweeps.github.redelivery_requests)
+
+    def press() -> str:
+        return sweeps.world.update(sweeps.world.press_update("again:all", message_id=control.message_id))[1]["outcome"]
+
+    assert press() == "↻ the 12 failed deliveries are delivered again over the next minutes"
+    assert press().startswith("↻ already delivering them again")
+    first = sweeps.check()  # the check runs the sweep each minute until every entry was asked for
+    assert first["all_delivered_again"] == 10  # paced: SWEEP_MAX_REDELIVERIES a run
+    while sweeps.check()["outcome"] != "nothing waits":
+        sweeps.advance(1)
+    assert len(sweeps.github.redelivery_requests) == asked + 12  # each once
+    sweeps.advance(15)
+    sweeps.sweep()
+    assert sweeps.entries() == {} and "all clear" in [m.text for m in sweeps.telegram.chat() if "maintainer/pager" in m.text][-1]

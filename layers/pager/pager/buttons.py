@@ -5,6 +5,7 @@
                             control repository's; pager.signals.alarm.start_fix)
         merge:<id>:<n>      🔀 Merge of a release pull request (pager.signals.release.merge_press)
         again:<id>          ↻ a failed delivery once more (pager.sweep.presses.deliver_again)
+        again:all           ↻ all failed deliveries, over the sweep's next runs (pager.sweep.presses.deliver_all_again)
         refused:again       ↻ the deliveries refused with 401 (pager.sweep.presses.deliver_refused_again)
         refused:pages       ↻ the signals GitHub or Telegram refused (the same, for those answered 424)
     callback_query from anyone else, or in another chat   answered "not allowed", nothing happens
@@ -139,6 +140,8 @@ def act(data: str, services: Services) -> str:
     if data.startswith(alarm.AGAIN_PREFIX) or data in (alarm.REFUSED_AGAIN, alarm.PAGES_AGAIN):
         from .sweep import health, presses
 
+        if data == alarm.AGAIN_ALL:
+            return presses.deliver_all_again(services)
         if data == alarm.REFUSED_AGAIN:
             return presses.deliver_refused_again(services, health.SECRET_REFUSED)
         if data == alarm.PAGES_AGAIN:

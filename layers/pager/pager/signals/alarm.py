@@ -54,7 +54,7 @@ import json
 from dataclasses import dataclass, field as dataclass_field
 from typing import Any, Iterable, Mapping
 
-from ..errors import GitHubRefused
+from ..errors import GitHubRefused, PagerError
 from ..html import MAX_TEXT, escape, link, visible_length
 from ..routing import Delivery, Repository
 from ..services import Services
@@ -69,6 +69,7 @@ DELIVERY_PREFIX = "delivery:"
 FIX_PREFIX = "fix:"
 OWN_PREFIX = "pager:"
 AGAIN_PREFIX = "again:"  # ↻ Deliver again of a failed delivery: again:<delivery id>
+AGAIN_ALL = "again:all"  # ↻ all: every failed delivery of the alarm, delivered again by the sweep's next runs
 REFUSED_AGAIN = "refused:again"  # ↻ of the deliveries refused with 401
 PAGES_AGAIN = "refused:pages"  # ↻ of the signals GitHub or Telegram refused (answered 424)
 AGAIN_BUTTONS = 3  # failed deliveries offered ↻ in one message, the most important first
@@ -344,6 +345,8 @@ def _buttons(entries: Mapping[str, Mapping[str, Any]], shown: list[str], ref: st
     if "pages" in own:
         rows.append([("↻ Deliver the refused pages again", PAGES_AGAIN)])
     again = [k for k in shown if k.startswith(DELIVERY_PREFIX) and isinstance(entries[k].get("delivery_id"), int)]
+    if len(to_deliver_again(entries)) > 1:
+        rows.append([("↻ Deliver all again", AGAIN_ALL)])
     for key in again[:AGAIN_BUTTONS]:
         what = str(entries[key].get("title") or key).split(":", 1)[0][:48]
         rows.append([(f"↻ {what}", f"{AGAIN_PREFIX}{entries[key]['delivery_id']}")])
@@ -445,6 +448,15 @@ def decide_again(delivery_id: int):
                     effect=Redeliver(delivery_id), then=lambda _: {**data, "again": delivery_id})
 
     return decide
+
+
+def to_deliver_again(entries: Mapping[str, Mapping[str, Any]], room: int | None = None) -> list[tuple[str, int]]:
+    """The failed deliveries ↻ all still has to ask for (entry key, the attempt): those whose attempt no ↻
+    asked for yet, the oldest first, at most `room`."""
+    left = sorted(((str(e.get("order", "")), key, e["delivery_id"]) for key, e in entries.items()
+                   if key.startswith(DELIVERY_PREFIX) and isinstance(e.get("delivery_id"), int)
+                   and e.get("again") != e["delivery_id"]))
+    return [(key, delivery_id) for _, key, delivery_id in left[:room]]
 
 
 # -- the shell ----------------------------------------------------------------------------------------
@@ -574,6 +586,19 @@ def deliver_again(services: Services, ref: str, delivery_id: int) -> str:
         return "this delivery is no longer in the alarm"
     settled = settle(services, alarm_key(ref), decide_again(delivery_id), item=entry_item(key), wait=False)
     return settled.performed[0] if settled.performed else settled.idle
+
+
+def deliver_again_picked(services: Services, ref: str, picks: Iterable[tuple[str, int]]) -> int:
+    """↻ all's picks of a sweep run, each claimed on its entry like a ↻ press; how many GitHub took. A
+    failure is left to the next run (the entry is picked again)."""
+    took = 0
+    for key, delivery_id in picks:
+        try:
+            settled = settle(services, alarm_key(ref), decide_again(delivery_id), item=entry_item(key), wait=False)
+        except PagerError:
+            continue
+        took += bool(settled.performed)
+    return took
 
 
 def _apply(delivery: Delivery, services: Services, change: Change | str) -> str:

@@ -4,6 +4,8 @@ once per press, an allowed user's only):
     again:<delivery id>   ↻ on a failed delivery's entry: GitHub delivers that event once more, now,
                           once per attempt the entry shows (`alarm.deliver_again`); a later run sees
                           the attempt pass (the entry closes) or fail (it shows the new answer)
+    again:all             ↻ all: every failed delivery of the alarm, delivered again by the sweep's next
+                          runs within their budget, each once per attempt its entry shows
     refused:again         ↻ on the entry of deliveries refused with 401, once the secret works again:
                           the sweep delivers them again over its next runs (pager.sweep.health.Job)
     refused:pages         ↻ on the entry of signals GitHub or Telegram refused, once they take such
@@ -17,8 +19,8 @@ import re
 from ..services import Services
 from ..signals import alarm
 from . import health, recovery
-from .plan import GITHUB_RETENTION, State
-from .run import STATE_KEY
+from .plan import GITHUB_RETENTION, STATE_KEY, State
+
 
 DELIVERY_ID = re.compile(r"[0-9]{1,20}")
 
@@ -41,3 +43,21 @@ def deliver_refused_again(services: Services, status: int = health.SECRET_REFUSE
         services.store.save(record, job.to_data(), expires_at=int(now + GITHUB_RETENTION))
         recovery.note(services, "any")  # the check runs the sweep each minute until the job is done
     return answer
+
+
+ALL_KEY = "sweep#again-all"  # ↻ all pressed: {asked_at}, until the sweep asked for every entry
+
+
+def deliver_all_again(services: Services) -> str:
+    """↻ all: the sweep's next runs deliver again every failed delivery of the control repository's alarm
+    (the recovery check runs them each minute until done)."""
+    left = len(alarm.to_deliver_again(alarm.entries_now(services, alarm.CONTROL)))
+    if not left:
+        return "no failed delivery left to deliver again"
+    record = services.store.load(ALL_KEY)
+    if record.data.get("asked_at"):
+        return f"↻ already delivering them again: {left} left"
+    now = services.now()
+    services.store.save(record, {"asked_at": now}, expires_at=int(now + GITHUB_RETENTION))
+    recovery.note(services, "any")
+    return f"↻ the {left} failed deliveries are delivered again over the next minutes"

@@ -51,6 +51,7 @@ from ..signals import acts_on, release
 from ..signals import alarm
 from ..signals.alarm import OWN_PREFIX, delivery_times, entries_now, record_entries, render_now
 from . import health as own
+from . import presses
 from . import plan as planner
 from . import recovery
 from .plan import STATE_KEY, ActsOn, Limits, ListRead, Plan, Reading, State
@@ -229,6 +230,7 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         refusals = services.store.items(REFUSALS_KEY, after=own.refusals_after(health, now))
         job_record = services.store.load(own.JOB_KEY)
         job = own.Job.from_data(job_record.data)
+        all_record = services.store.load(presses.ALL_KEY)
         moved = chat.move_of(services.store.load(chat.KEY).data, settings.telegram_chat_id)
         works = _refusers_answer(services, health, refusals, moved, calls, run_id)  # before the plan: its calls count
         read = read_and_plan(
@@ -263,7 +265,10 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     plan = replace(plan, state=replace(plan.state, last_event=event_id or state.last_event))
     picked, job_after = ([], job) if hold or plan.no_room else _pick_refused(services, job, health, plan, calls, run_id)
     plan = _with_picked(plan, picked, now)
-    plan = _settled(plan, waiting, _job_line(job_after, health) == "pending", summary, now)
+    room = 0 if hold or plan.no_room or not all_record.data.get("asked_at") else _room(settings, plan, picked, calls)
+    picks_all = alarm.to_deliver_again(shown, room)
+    all_pending = bool(all_record.data.get("asked_at")) and len(picks_all) < len(alarm.to_deliver_again(shown))
+    plan = _settled(plan, waiting, _job_line(job_after, health) == "pending" or all_pending, summary, now)
     _log_reach(plan, calls, settings, run_id)
 
     # Commit before acting: only the run whose conditional write lands carries out its plan.
@@ -277,6 +282,8 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     asked, refused, unasked = _ask_again(github, [(r.guid, r.delivery_id) for r in plan.redeliver], run_id)
     again, picks_refused, picks_unasked = _ask_again(github, [(a.guid, a.id) for a in picked], run_id, what="refused delivery")
     job_after = _save_job(services, job_record, job, job_after, picks_unasked - picks_refused, run_id)
+    all_again = alarm.deliver_again_picked(services, control.ref, picks_all)
+    _finish_all(services, all_record, all_pending or all_again < len(picks_all), run_id)
     plan = replace(plan, opened=_name_repositories(services, plan.opened, calls))
     alarm_change, new_state = _change_alarm(services, control, plan, calls, run_id)
     new_state = _put_back(new_state, waiting, (unasked - refused) | (picks_unasked - picks_refused), summary)
@@ -299,6 +306,7 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
         decisions=dict(plan.counts),
         releases_checked=releases,
         refused_delivered_again=again,
+        all_delivered_again=all_again,
         refused_job=_job_line(job_after, health),
         health=_health_line(health),
         state=saved,
@@ -538,6 +546,24 @@ def _pick_refused(services: Services, job: own.Job | None, health: own.Health, p
         got, job = own.advance(job, items, page.next_url, room, asked)
         picked.extend(got)
     return picked, job
+
+
+def _room(settings: Settings, plan: Plan, picked: list[Any], calls: _Calls) -> int:
+    """Redeliveries ↻ all may ask for in this run: those the plan and the ↻ job of refused deliveries
+    leave of SWEEP_MAX_REDELIVERIES, within the calls the budget leaves beside the alarm's change."""
+    asked = len(plan.redeliver) + len(picked)
+    calls_left = settings.sweep_call_budget - calls.used - asked - planner.ALARM_CALLS
+    return max(0, min(settings.sweep_max_redeliveries - asked, calls_left))
+
+
+def _finish_all(services: Services, record: Any, pending: bool, run_id: str) -> None:
+    """↻ all is done once a run asked for the last of its entries (a failure leaves it to the next run)."""
+    if pending or not record.data.get("asked_at"):
+        return
+    try:
+        services.store.save(record, {}, expires_at=int(services.now()) + 3600)
+    except (Conflict, StoreUnavailable) as exc:
+        logger.warning("↻ all: its end not saved", extra={"run_id": run_id, "error": type(exc).__name__})
 
 
 def _with_picked(plan: Plan, picked: list[planner.Attempt], now: float) -> Plan:
