@@ -134,3 +134,35 @@ def test_deliver_all_again_asks_once_for_each_failed_delivery_paced_within_the_b
     sweeps.advance(15)
     sweeps.sweep()
     assert sweeps.entries() == {} and "all clear" in [m.text for m in sweeps.telegram.chat() if "maintainer/pager" in m.text][-1]
+
+
+def test_pagers_own_outage_is_held_like_a_services_and_caught_up_faster_than_ten_a_quarter_hour(make_sweeps):
+    sweeps = make_sweeps(through_handler=True)
+    up = {"pager": True}
+    sweeps.answer = lambda guid, redelivery: 200 if up["pager"] else 502  # API Gateway's 502: pager's function fails
+    sweeps.deliver("issues", "labeled", 1)  # a delivery pager ignores, passed: the probe of its outage
+    sweeps.advance(15)
+    sweeps.sweep()
+    up["pager"] = False  # a bad deploy: every delivery 502, for three hours
+    events = []
+    for quarter in range(12):
+        for n in range(8):
+            events.append(sweeps.deliver("issue_comment", "created", 100 + 8 * quarter + n))
+            sweeps.deliver("issues", "labeled", 1)
+        sweeps.advance(15)
+        summary = sweeps.sweep()
+    assert summary["recovery"] == "held: pager's own endpoint fails every delivery"
+    named_during = set(sweeps.entries())
+    assert len(named_during) <= 3  # the first run's redeliveries, which told it was down; not 56 as before
+    up["pager"] = True  # fixed
+    sweeps.advance(15)
+    sweeps.sweep()  # the probe passes
+    sweeps.advance(15)
+    sweeps.sweep()  # sees it pass: the check catches up, a run a minute
+    minutes = 0
+    while sweeps.check()["outcome"] != "nothing waits":
+        sweeps.advance(1)
+        minutes += 1
+    back = [g for g in events if sweeps.attempts(g)[-1]["status_code"] == 200]
+    assert len(back) + len(named_during) >= len(events) and minutes <= 15  # 96 events in minutes, not hours
+    assert all(len(sweeps.attempts(g)) <= 3 for g in events)

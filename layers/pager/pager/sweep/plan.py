@@ -225,6 +225,8 @@ class State:
     last_event: str | None = None  # the id of the scheduled event whose run saved the state (a duplicate steps aside)
     gap_reached: float | None = None  # the newest time an every-outcome list's reach gap ended (its `reached`)
     waiting: Mapping[str, Any] = field(default_factory=dict)  # what a failed service holds (sweep.recovery), carried as is
+    own_outage_since: float | None = None  # pager's own endpoint failing every delivery since then (`own_outage`)
+    probe: tuple[int, str] | None = None  # a passed delivery pager ignores: (id, guid) (`probe_delivery`)
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -240,6 +242,8 @@ class State:
             **({"last_event": self.last_event} if self.last_event else {}),
             **({"gap_reached": int(self.gap_reached)} if self.gap_reached is not None else {}),
             **({"waiting": dict(self.waiting)} if self.waiting else {}),
+            **({"own_outage_since": int(self.own_outage_since)} if self.own_outage_since is not None else {}),
+            **({"probe": list(self.probe)} if self.probe else {}),
         }
 
     @classmethod
@@ -263,6 +267,8 @@ class State:
             last_event=data.get("last_event"),
             gap_reached=None if data.get("gap_reached") is None else float(data["gap_reached"]),
             waiting=waiting,
+            own_outage_since=None if data.get("own_outage_since") is None else float(data["own_outage_since"]),
+            probe=None if not data.get("probe") else (int(data["probe"][0]), str(data["probe"][1])),
         )
 
     @property
@@ -361,6 +367,7 @@ class Plan:
     gaps: tuple[ReachGap, ...]
     no_room: bool = False
     forgotten: tuple[str, ...] = ()  # of those closed, the ones GitHub no longer keeps (none can deliver them now)
+    own_recovered: bool = False  # pager's own outage ended in this run: what it held comes back, a run a minute
     counts: Mapping[str, int] = field(default_factory=dict)
 
     @property
@@ -719,6 +726,8 @@ def next_state(
         asked=_kept_asks(state, asked, now, limits.asked),
         last_event=state.last_event,
         waiting=state.waiting,
+        own_outage_since=state.own_outage_since,
+        probe=state.probe,
     )
 
 
@@ -732,6 +741,38 @@ def _kept_asks(state: State, asked: Iterable[Redelivery], now: float, cap: int) 
 def _recent_asks(state: State, now: float) -> dict[str, int]:
     """guid -> the attempt a run asked GitHub to deliver again, in the last ASK_MEMORY_SECONDS."""
     return {guid: ident for guid, at, ident in state.asked if 0 <= now - at < ASK_MEMORY_SECONDS}
+
+
+# -- pager's own outage -----------------------------------------------------------------------------------
+
+OWN_OUTAGE_ASKS = 3  # redeliveries the sweep asked for that failed again, none passing: pager's own endpoint is down
+
+
+def own_outage(events: Iterable[Event], read: Iterable[Attempt], state: State, now: float) -> bool | None:
+    """Whether pager's own endpoint fails every delivery: at least OWN_OUTAGE_ASKS of the redeliveries the
+    runs asked for (the state's asks) came back failed or without an answer, and none passed, and of the
+    deliveries the every-outcome list returned past the cursor none passed or was refused (a delivery
+    pager ignores passes whenever pager answers at all; a 4xx is pager answering). False once any of them
+    passed; None when the run cannot tell (the state then says what it said). A Telegram or GitHub
+    outage leaves the deliveries pager ignores passing: it is no own outage; its probe holds the events."""
+    cursor = state.cursor
+    new = [a for a in read if cursor is None or a.id > cursor[0]]
+    if any(a.outcome in (PASSED, REFUSED) for a in new):
+        return False
+    asked = _recent_asks(state, now)
+    answers = [a for e in events if e.guid in asked for a in e.attempts if a.redelivery and a.id > asked[e.guid]]
+    if any(a.outcome == PASSED for a in answers):
+        return False
+    return True if sum(1 for a in answers if a.outcome in (FAILED, NO_ANSWER)) >= OWN_OUTAGE_ASKS else None
+
+
+def probe_delivery(read: Iterable[Attempt], acts_on: ActsOn, known: tuple[int, str] | None) -> tuple[int, str] | None:
+    """The delivery a run held by pager's own outage asks for again to learn whether pager answers: the
+    newest that passed of an event pager ignores (delivered twice it changes nothing, and spends no
+    failed event's attempt), as the every-outcome pages show one, else the one the state knows."""
+    passed = [a for a in read if a.outcome == PASSED and not acts_on(a.event, a.action)]
+    newest = max(passed, key=lambda a: a.id, default=None)
+    return (newest.id, newest.guid) if newest is not None else known
 
 
 # -- the run's plan ---------------------------------------------------------------------------------------
@@ -761,7 +802,10 @@ def plan_run(
     that the redeliveries of a run and the state's room go to the events that page.
 
     `hold`: a service the handlers need is still failing (pager.sweep.recovery): ask for nothing, so
-    that no attempt is spent while it would fail again; the candidates stay followed."""
+    that no attempt is spent while it would fail again; the candidates stay followed. So does pager's
+    own outage (`own_outage`): while the new deliveries all fail, none passing, the run asks for nothing;
+    the first run that sees one pass again ends it (`Plan.own_recovered`: the recovery check then runs
+    the sweep each minute, catching up ten a minute)."""
     start = window_start(settings, now)
     gaps = tuple(g for g in (_gap(failure_reading, failures), None if outcomes is None else _gap(all_reading, outcomes)) if g)
     if outcomes is None:
@@ -770,6 +814,9 @@ def plan_run(
         return Plan(redeliver=(), opened={}, closed=(), state=replace(_prune(state, start), ran_at=now), gaps=gaps, no_room=True)
 
     events = merge_attempts(state.remembered, state.followed, failures.items, outcomes.items)
+    own = own_outage(events, outcomes.items, state, now)
+    own_since = (state.own_outage_since or now) if own or (own is None and state.own_outage_since) else None
+    probe = probe_delivery(outcomes.items, acts_on, state.probe)
     counted = counted_from(failures, state.horizon)
     failures_from = min((a.id for a in failures.items), default=float("inf")) if failures.cut_short else -1
     gap_ends = [now if g.reached is None else g.reached for g in gaps if g.list == ALL]
@@ -781,7 +828,15 @@ def plan_run(
         for e in events
     ]
     candidates = [v.event for v in verdicts if v.reason is Reason.CANDIDATE]
-    redeliver = () if hold else choose_redeliveries(candidates, settings=settings, calls_used=calls_used)
+    if hold:
+        redeliver: tuple[Redelivery, ...] = ()
+    elif own_since is not None:  # one redelivery, to learn whether pager answers again
+        redeliver = ((Redelivery(probe[0], probe[1], "probe", 1),) if probe is not None
+                     else choose_redeliveries(candidates, settings=replace(settings, sweep_max_redeliveries=1),
+                                              calls_used=calls_used))
+    else:
+        redeliver = choose_redeliveries(candidates, settings=settings, calls_used=calls_used)
+    held = hold or own_since is not None
     followed, unfollowed = follow(verdicts, limits.followed, entries)
     opened, closed, forgotten = reconcile_entries(entries, verdicts, unfollowed, now=now, url=settings.advanced_page)
     kept = next_state(
@@ -789,7 +844,7 @@ def plan_run(
         alarm_due=bool(opened or closed or state.alarm_due), acts_on=acts_on, limits=limits,
         asked=redeliver,
     )
-    kept = replace(kept, gap_reached=gap_after)
+    kept = replace(kept, gap_reached=gap_after, own_outage_since=own_since, probe=probe)
     memory_gap = () if kept.horizon is None else (ReachGap(MEMORY, kept.horizon[1], start, 0),)
     past_window = sum(1 for e in followed if e.oldest.at < start)
     return Plan(
@@ -797,8 +852,9 @@ def plan_run(
         opened=opened,
         closed=closed,
         forgotten=forgotten,
+        own_recovered=state.own_outage_since is not None and own_since is None,
         state=kept,
         gaps=gaps + memory_gap,
-        counts={**tally(verdicts), "deferred": 0 if hold else len(candidates) - len(redeliver),
-                "held": len(candidates) if hold else 0, "followed_past_window": past_window, "unfollowed": len(unfollowed)},
+        counts={**tally(verdicts), "deferred": 0 if held else len(candidates) - len(redeliver),
+                "held": len(candidates) - len([r for r in redeliver if r.event != "probe"]) if held else 0, "followed_past_window": past_window, "unfollowed": len(unfollowed)},
     )

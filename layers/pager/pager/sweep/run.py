@@ -268,6 +268,10 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     room = 0 if hold or plan.no_room or not all_record.data.get("asked_at") else _room(settings, plan, picked, calls)
     picks_all = alarm.to_deliver_again(shown, room)
     all_pending = bool(all_record.data.get("asked_at")) and len(picks_all) < len(alarm.to_deliver_again(shown))
+    if plan.own_recovered:  # what pager's own outage held comes back over runs a minute apart
+        waiting = recovery.merged(waiting, recovery.Waiting((recovery.OWN,), now))
+    if plan.state.own_outage_since is not None:
+        summary.update(recovery="held: pager's own endpoint fails every delivery")
     plan = _settled(plan, waiting, _job_line(job_after, health) == "pending" or all_pending, summary, now)
     _log_reach(plan, calls, settings, run_id)
 
