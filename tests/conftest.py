@@ -178,7 +178,8 @@ class Sweeps:
 
     def check(self) -> dict[str, Any]:
         """One run of the every-minute recovery check; GitHub then carries out what it was asked for."""
-        from pager.sweep.recovery import CHECK_EVENT, check
+        from pager.sweep.recovery import CHECK_EVENT
+        from pager.sweep.run import check
 
         self.runs += 1
         run_id = f"check-{self.runs}"

@@ -11,7 +11,8 @@ from pager.errors import DeadlineExceeded, GitHubUnavailable, StoreUnavailable, 
 from pager.store import MemoryStore
 from pager.sweep import plan, recovery
 from pager.values import parse_iso
-from pager.sweep.recovery import Waiting
+from pager.sweep.run import check
+from pager.waiting import Waiting, note, noted, service_of
 from pager_world.cases import issue_comment_by
 from pager_world.world import CONTROL
 
@@ -153,22 +154,22 @@ def test_a_service_that_answers_the_probe_but_still_fails_the_call_gets_its_atte
 
 
 def test_a_failure_is_noted_once_per_service():
-    first = recovery.noted(None, "telegram", 100.0)
+    first = noted(None, "telegram", 100.0)
     assert first == Waiting(("telegram",), 100.0)
-    assert recovery.noted(first, "telegram", 200.0) is None  # no write
-    assert recovery.noted(first, "github", 200.0) == Waiting(("github", "telegram"), 200.0)  # a new outage: held from now
+    assert noted(first, "telegram", 200.0) is None  # no write
+    assert noted(first, "github", 200.0) == Waiting(("github", "telegram"), 200.0)  # a new outage: held from now
     assert Waiting.from_data(first.to_data()) == first and Waiting.from_data({}) is None
     # a rate limit's wait moves the check's next sweep, written only when it changes the minute
-    limited = recovery.noted(first, "telegram", 200.0, retry_after=300)
+    limited = noted(first, "telegram", 200.0, retry_after=300)
     assert limited == Waiting(("telegram",), 100.0, 500.0)
-    assert recovery.noted(limited, "telegram", 210.0, retry_after=300) is None
+    assert noted(limited, "telegram", 210.0, retry_after=300) is None
 
 
 @pytest.mark.parametrize(("error", "service"), [
     (TelegramUnavailable("x"), "telegram"), (GitHubUnavailable("x"), "github"), (StoreUnavailable("x"), "store"),
     (DeadlineExceeded("x"), "any"), (Uncertain("x"), "any")])
 def test_each_transient_failure_names_its_service(error, service):
-    assert recovery.service_of(error) == service
+    assert service_of(error) == service
 
 
 def test_the_every_minute_schedule_sends_what_the_function_takes_for_a_check():
@@ -254,7 +255,7 @@ def test_a_note_racing_a_run_is_kept_and_the_run_steps_aside(sweeps):
     ran = sweeps.store.load(plan.STATE_KEY).data
 
     def a_delivery_fails(store):
-        recovery.note(sweeps.services, "telegram")  # the services' store is `store`
+        note(sweeps.services, "telegram")  # the services' store is `store`
 
     store = Racing(None)
     store.save(store.load(plan.STATE_KEY), ran)
@@ -279,7 +280,7 @@ def test_a_run_committing_between_a_notes_read_and_write_does_not_lose_the_note(
     store.save(store.load(plan.STATE_KEY), ran)
     sweeps.services.store = store
     store.between = a_run_commits
-    recovery.note(sweeps.services, "github")
+    note(sweeps.services, "github")
     kept = store.load(plan.STATE_KEY).data
     assert kept["waiting"]["services"] == ["github"] and kept["ran_at"] == ran["ran_at"] + 60
 
@@ -341,7 +342,7 @@ def test_a_run_cut_short_by_its_deadline_has_the_check_wait_before_the_next(swee
     sweeps.world.deliver("issue_comment", comment(1))
     sweeps.world.faults.rules.remove(outage)
     sweeps.advance(1)
-    cut = recovery.check(sweeps.services, now=sweeps.now, run_id="slow", seconds=0.0)
+    cut = check(sweeps.services, now=sweeps.now, run_id="slow", seconds=0.0)
     assert cut["outcome"].startswith("aborted") and cut["recovery"] == "waiting: the run did not complete"
     sweeps.advance(1)
     assert sweeps.check()["outcome"] == "waiting: retry later"

@@ -6,7 +6,7 @@ retention, every attempt logged by guid), `FakeTelegram`, and the in-memory tabl
 nothing, holds the outages. GitHub's deliveries call the real `functions/webhook/app.py:lambda_handler`
 with a signed API Gateway event; one virtual clock is shared by the fakes, the services and the sweep.
 The scheduled sweep runs every 900 s, invoked with its event's id as EventBridge invokes it; with the
-design "pager" the recovery check (`pager.sweep.recovery.check`) also runs every 60 s, as its
+design "pager" the recovery check (`pager.sweep.run.check`) also runs every 60 s, as its
 schedule in template.yaml has it ("pager-15" is the same code with only the 15-minute runs). GitHub
 carries out the redeliveries asked for right after each run.
 
@@ -386,8 +386,7 @@ class Replay:
         self._ran(at, summary, calls, writes, "scheduled")
 
     def _check(self, at: float) -> None:
-        from pager.sweep.recovery import check
-        from pager.sweep.run import RUN_SECONDS
+        from pager.sweep.run import RUN_SECONDS, check
 
         run_id = f"{self.design}-check-{len(self.checks) + 1}"
         summary, calls, writes = self._invoke_sweep(

@@ -172,7 +172,7 @@ def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         built = services()
         seconds = _seconds_left(context, ceiling=150.0)
         if (event or {}).get("pager") == "recovery-check":  # the every-minute schedule
-            from .sweep.recovery import check
+            from .sweep.run import check
 
             return check(built, now=built.now(), run_id=run_id, seconds=seconds)
         event_id = (event or {}).get("id")

@@ -21,6 +21,7 @@ from .observe import count, logger
 from .routing import Delivery, json_object, raw_body
 from .services import Services
 from .signals import handlers
+from .waiting import note_failure
 
 # GitHub waits 10 s for an answer; keep a margin for the answer itself.
 DEADLINE_SECONDS = 8.0
@@ -64,8 +65,6 @@ def handle_github(
                 except Permanent as exc:  # refused for good: the other handlers of the event still act
                     refusals.append(exc)
     except Transient as exc:
-        from .sweep.recovery import note_failure
-
         note_failure(services, exc)  # the recovery check sweeps as soon as the service answers again
         return _answer(500, {"error": str(exc)}, line, "failed", started, monotonic, reason=str(exc), error=type(exc).__name__)
     except Exception as exc:  # a bug: answer 500 so the event is not lost, and show the traceback

@@ -153,8 +153,8 @@ def gather_telegram(facts: Facts, client: Any) -> None:
         try:
             facts.found["member"] = client.chat_member(chat, int(bot["id"]))
         except ChatMigrated as moved:  # the group became a supergroup: look there, and say so
-            facts.found["moved"] = moved.to_chat
-            facts.read("member", lambda: client.chat_member(moved.to_chat, int(bot["id"])))
+            new_chat = facts.found["moved"] = moved.to_chat
+            facts.read("member", lambda: client.chat_member(new_chat, int(bot["id"])))
         except PagerError as exc:
             facts.errors["member"], facts.statuses["member"] = str(exc), getattr(exc, "status", None)
 

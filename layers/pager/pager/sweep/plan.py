@@ -110,6 +110,7 @@ from enum import StrEnum
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from ..settings import Settings
+from ..waiting import STATE_KEY  # noqa: F401  (the store key of the `State` item)
 from ..values import iso as format_time
 from ..values import parse_iso
 
@@ -126,7 +127,6 @@ ALARM_CALLS = 1
 CURSOR_OVERLAP_SECONDS = 30  # the every-outcome list reads this far past the cursor (see Reading.reached)
 GITHUB_RETENTION = 3 * 24 * 3600  # GitHub lists deliveries for three days
 RETENTION_MARGIN = 2 * 3600  # an event this close to GitHub's three days is named rather than asked for again
-STATE_KEY = "sweep#state"  # the store key of the `State` item
 STATE_VERSION = 2
 ASK_MEMORY_SECONDS = 3600  # a redelivery asked for and still not listed by then is asked for again
 REDELIVERY_SPACING_SECONDS = 840  # a redelivery that failed is asked for again no sooner (the schedule's 15 min, less a margin)

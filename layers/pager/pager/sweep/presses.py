@@ -18,7 +18,8 @@ import re
 
 from ..services import Services
 from ..signals import alarm
-from . import health, recovery
+from .. import waiting
+from . import health
 from .plan import GITHUB_RETENTION, STATE_KEY, State
 
 
@@ -41,7 +42,7 @@ def deliver_refused_again(services: Services, status: int = health.SECRET_REFUSE
     answer, job = health.start_job(health.Job.from_data(record.data), now, health.Health.from_data(state.health), status)
     if job is not None:
         services.store.save(record, job.to_data(), expires_at=int(now + GITHUB_RETENTION))
-        recovery.note(services, "any")  # the check runs the sweep each minute until the job is done
+        waiting.note(services, "any")  # the check runs the sweep each minute until the job is done
     return answer
 
 
@@ -59,5 +60,5 @@ def deliver_all_again(services: Services) -> str:
         return f"↻ already delivering them again: {left} left"
     now = services.now()
     services.store.save(record, {"asked_at": now}, expires_at=int(now + GITHUB_RETENTION))
-    recovery.note(services, "any")
+    waiting.note(services, "any")
     return f"↻ the {left} failed deliveries are delivered again over the next minutes"

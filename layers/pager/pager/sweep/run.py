@@ -54,6 +54,7 @@ from . import health as own
 from . import presses
 from . import plan as planner
 from . import recovery
+from ..waiting import OWN, Waiting, load, merged
 from .plan import STATE_KEY, ActsOn, Limits, ListRead, Plan, Reading, State
 
 PER_PAGE = 100
@@ -165,7 +166,7 @@ def run_sweep(
     run_id: str,
     seconds: float = RUN_SECONDS,
     event_id: str | None = None,
-    probed: tuple[Any, recovery.Waiting] | None = None,
+    probed: tuple[Any, Waiting] | None = None,
 ) -> dict[str, Any]:
     """One run of the sweep; returns its summary (also logged as the "sweep run" line).
 
@@ -176,16 +177,31 @@ def run_sweep(
         return _run(services, now=now, run_id=run_id, event_id=event_id, probed=probed)
 
 
-def _held(services: Services, state: State, probed: tuple[Any, recovery.Waiting] | None) -> tuple[recovery.Waiting | None, str | None]:
+def check(services: Services, *, now: float, run_id: str, seconds: float) -> dict[str, Any]:
+    """The every-minute check: one read when nothing waits; else probe, and sweep as soon as all answer."""
+    record, waiting = load(services)
+    if waiting is None:
+        return {"run_id": run_id, "outcome": "nothing waits"}
+    if now < waiting.not_before:
+        return {"run_id": run_id, "outcome": "waiting: retry later"}
+    failing = recovery.probe(services, waiting)
+    if failing is not None:
+        summary = {"run_id": run_id, "outcome": f"waiting: {failing} still failing", "since": waiting.since}
+        logger.info("recovery check", extra=summary)
+        return summary
+    return run_sweep(services, now=now, run_id=run_id, seconds=seconds, probed=(record, waiting))
+
+
+def _held(services: Services, state: State, probed: tuple[Any, Waiting] | None) -> tuple[Waiting | None, str | None]:
     """What waits for a failed service, and the service still failing (then the run asks for nothing)."""
     if probed is not None:
         return probed[1], None
-    waiting = recovery.Waiting.from_data(state.waiting)
+    waiting = Waiting.from_data(state.waiting)
     return waiting, None if waiting is None else recovery.probe(services, waiting)
 
 
 def _run(services: Services, *, now: float, run_id: str, event_id: str | None,
-         probed: tuple[Any, recovery.Waiting] | None) -> dict[str, Any]:
+         probed: tuple[Any, Waiting] | None) -> dict[str, Any]:
     settings = services.settings
     calls = _Calls(services)
     summary: dict[str, Any] = {"run_id": run_id, "call_budget": settings.sweep_call_budget}
@@ -216,7 +232,7 @@ def _run(services: Services, *, now: float, run_id: str, event_id: str | None,
 
 
 def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: float, run_id: str, event_id: str | None,
-           record: Any, state: State, waiting: recovery.Waiting | None, hold: bool) -> None:
+           record: Any, state: State, waiting: Waiting | None, hold: bool) -> None:
     """Read, plan, commit and act; what happened goes into `summary`. `waiting`: what a failed service
     held, now answering (the commit clears it once the plan asks for every event it can)."""
     settings = services.settings
@@ -269,7 +285,7 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     picks_all = alarm.to_deliver_again(shown, room)
     all_pending = bool(all_record.data.get("asked_at")) and len(picks_all) < len(alarm.to_deliver_again(shown))
     if plan.own_recovered:  # what pager's own outage held comes back over runs a minute apart
-        waiting = recovery.merged(waiting, recovery.Waiting((recovery.OWN,), now))
+        waiting = merged(waiting, Waiting((OWN,), now))
     if plan.state.own_outage_since is not None:
         summary.update(recovery="held: pager's own endpoint fails every delivery")
     plan = _settled(plan, waiting, _job_line(job_after, health) == "pending" or all_pending, summary, now)
@@ -321,7 +337,7 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     count("AlarmNotChanged", int(alarm_change.startswith("waiting: ") and alarm_change != "waiting: no call left"))
 
 
-def _settled(plan: Plan, waiting: recovery.Waiting | None, job_pending: bool, summary: dict[str, Any], now: float) -> Plan:
+def _settled(plan: Plan, waiting: Waiting | None, job_pending: bool, summary: dict[str, Any], now: float) -> Plan:
     """The plan whose commit clears what waited, when it asks for every event it can (pager.sweep.recovery)."""
     if waiting is None:
         return plan
@@ -330,7 +346,7 @@ def _settled(plan: Plan, waiting: recovery.Waiting | None, job_pending: bool, su
     return replace(plan, state=replace(plan.state, waiting=after.to_data() if after else {}))
 
 
-def _put_back(state: State, waiting: recovery.Waiting | None, failed: set[str], summary: dict[str, Any]) -> State:
+def _put_back(state: State, waiting: Waiting | None, failed: set[str], summary: dict[str, Any]) -> State:
     """What waited, put back when GitHub failed to take a redelivery the plan asked for (a refusal is
     named, not awaited): the check's next run asks for it again."""
     if not failed or waiting is None or state.waiting:
@@ -370,11 +386,11 @@ def _save_state(services: Services, record: Any, state: State) -> Any:
         now = _noted_since(services, record)
         if now is None:
             raise
-    waiting = recovery.merged(recovery.Waiting.from_data(now.data.get("waiting")), recovery.Waiting.from_data(state.waiting))
+    waiting = merged(Waiting.from_data(now.data.get("waiting")), Waiting.from_data(state.waiting))
     return services.store.save(now, replace(state, waiting=waiting.to_data() if waiting else {}).to_data())
 
 
-def _later(waiting: recovery.Waiting | None, summary: dict[str, Any], now: float) -> dict[str, Any] | None:
+def _later(waiting: Waiting | None, summary: dict[str, Any], now: float) -> dict[str, Any] | None:
     """What waits after a run that could not complete: the check waits a little before it runs the sweep
     again (None: nothing waited)."""
     if waiting is None:
@@ -383,7 +399,7 @@ def _later(waiting: recovery.Waiting | None, summary: dict[str, Any], now: float
     return after.to_data() if after else None
 
 
-def _wait_a_little(services: Services, record: Any, waiting: recovery.Waiting | None, summary: dict[str, Any], now: float,
+def _wait_a_little(services: Services, record: Any, waiting: Waiting | None, summary: dict[str, Any], now: float,
                    run_id: str) -> None:
     """A run ended before its commit (its deadline, the table): only what waits is written, so the check
     does not start a run each minute while the last one may still be under way."""

@@ -1,0 +1,111 @@
+"""What waits for a failed service: the note a delivery's 500 leaves for the sweep (the intake's side).
+
+When a handler answers 500 because Telegram or GitHub failed, the webhook notes that something waits
+(`note_failure`: `waiting` in the sweep's state item, `STATE_KEY`, written once per outage, then only
+read); a ↻ press notes "any" so that the recovery check runs the sweep each minute until its job is done.
+The every-minute check (pager.sweep.run.check) reads it, probes the services (pager.sweep.recovery) and
+runs the sweep, whose commit clears it. Light on purpose: the webhook imports it at the top.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Mapping
+
+from .errors import (Conflict, DeadlineExceeded, GitHubUnavailable, StoreUnavailable, TelegramUnavailable, Transient,
+                     Uncertain)
+from .observe import logger
+from .services import Services
+from .store import Record
+
+STATE_KEY = "sweep#state"  # the sweep's state item (pager.sweep.plan.State), where the note is kept
+OWN = "pager"  # pager's own endpoint, back after an outage: nothing to probe, the check sweeps until caught up
+
+
+def service_of(exc: Transient) -> str:
+    """Which service a transient failure was about ("any" when the handler cannot tell)."""
+    if isinstance(exc, TelegramUnavailable):
+        return "telegram"
+    if isinstance(exc, GitHubUnavailable):
+        return "github"
+    if isinstance(exc, StoreUnavailable):
+        return "store"
+    assert isinstance(exc, (DeadlineExceeded, Uncertain, Transient))
+    return "any"
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """Something failed and waits for its service: since when, which services, and not before when
+    the check may run the sweep (after a run that could not complete)."""
+
+    services: tuple[str, ...]
+    since: float
+    not_before: float = 0.0
+
+    def to_data(self) -> dict[str, Any]:
+        return {"services": list(self.services), "since": self.since, "not_before": self.not_before}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> "Waiting | None":
+        services = tuple(s for s in (data or {}).get("services", ()) if isinstance(s, str))
+        if not services:
+            return None
+        return cls(services, float(data.get("since", 0)), float(data.get("not_before", 0)))
+
+
+def noted(waiting: Waiting | None, service: str, now: float, retry_after: float | None = None) -> Waiting | None:
+    """What waits after a failure of `service` (which asked to wait `retry_after` seconds, a rate
+    limit); None when the note already says so (no write)."""
+    not_before = now + retry_after if retry_after else 0.0
+    if waiting is None:
+        return Waiting((service,), now, not_before)
+    later = not_before > waiting.not_before + 60  # a write only for a wait that changes the check's minute
+    if service in waiting.services and not later:
+        return None
+    since = waiting.since if service in waiting.services else now  # a new outage: its hold counts from now
+    return replace(waiting, services=tuple(sorted({*waiting.services, service})), since=since,
+                   not_before=max(waiting.not_before, not_before))
+
+
+def merged(a: Waiting | None, b: Waiting | None) -> Waiting | None:
+    """Two notes of what waits as one: every service of both, held from the later start."""
+    if a is None or b is None:
+        return a or b
+    return Waiting(tuple(sorted({*a.services, *b.services})), max(a.since, b.since), max(a.not_before, b.not_before))
+
+
+def note_failure(services: Services, exc: Transient) -> None:
+    """The webhook's 500: note what is waiting, once per outage (a read, and a write only the first time)."""
+    service = service_of(exc)
+    if service == "store":
+        return  # the table is what failed: writing to it would only wait out boto's retries past GitHub's 10 s
+    retry_after = getattr(exc, "retry_after", None)
+    note(services, service, retry_after if isinstance(retry_after, (int, float)) else None)
+
+
+NOTE_TRIES = 3  # a run's commit or another delivery's note may land between the read and the write
+
+
+def note(services: Services, service: str, retry_after: float | None = None) -> None:
+    """Note that something waits for `service` ("any": nothing to probe, such as the ↻ of deliveries
+    refused with 401, which the check's runs then carry out a page a minute)."""
+    for _ in range(NOTE_TRIES):
+        try:
+            record, waiting = load(services)
+            new = noted(waiting, service, services.now(), retry_after)
+            if new is not None:
+                services.store.save(record, {**record.data, "waiting": new.to_data()})
+            return
+        except Conflict:  # a run committed, or another delivery noted it: read again
+            continue
+        except StoreUnavailable:  # the table is the outage
+            break
+    logger.info("recovery not noted", extra={"service": service})
+
+
+def load(services: Services) -> tuple[Record, Waiting | None]:
+    """The sweep's state item and what waits, as noted in it."""
+    record = services.store.load(STATE_KEY)
+    data = record.data.get("waiting")
+    return record, Waiting.from_data(data) if isinstance(data, Mapping) else None
