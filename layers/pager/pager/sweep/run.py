@@ -1,13 +1,16 @@
-"""The sweep's shell: read both lists, let the planner decide, commit the plan, carry it out.
+"""The sweep's shell: gather, let the one pure plan decide (pager.sweep.cycle), commit it, carry it out.
 
 A run (SPEC §7, the decision as amended):
 1. load the state (`sweep#state`); a duplicate invocation of the scheduled event whose run saved it
    (EventBridge may invoke twice; its `id` tells) steps aside before any call. While something a
    handler failed on still waits for its service (pager.sweep.recovery) and a probe says the service
    still fails, the run asks GitHub for nothing (`hold`);
-2. read the failure list, then, within what the budget leaves, the every-outcome list (one app JWT
-   for every call: the GitHub client signs it once and reuses it), and plan (`read_and_plan`, which
-   the property tests run on a simulated GitHub);
+2. gather: the control repository's alarm, the refusals written since the last run and whether the
+   services that refused would take such calls now, the ↻ job's next page of the failure list, ↻ all,
+   the chat's move; then the failure list and, within what the budget leaves, the every-outcome list
+   (one app JWT for every call: the GitHub client signs it once and reuses it); and plan, all of it at
+   once, with no I/O (`cycle.plan_cycle`; `read_and_plan`, its deliveries' part, the property tests
+   run on a simulated GitHub);
 3. **commit** the plan's state, conditionally on the version read, before
    acting on it: of two overlapping runs only the one whose write lands goes on, so they never both
    redeliver; the other logs and stops (so does a run whose state a failing delivery noted meanwhile).
@@ -49,12 +52,13 @@ from ..settings import Settings
 from ..values import field, text
 from ..signals import acts_on, release
 from ..signals import alarm
-from ..signals.alarm import OWN_PREFIX, delivery_times, entries_now, record_entries, render_now
+from ..signals.alarm import OWN_PREFIX, entries_now, record_entries, render_now
+from . import cycle
 from . import health as own
 from . import presses
 from . import plan as planner
 from . import recovery
-from ..waiting import OWN, Waiting, load, merged
+from ..waiting import Waiting, load, merged
 from .plan import STATE_KEY, ActsOn, Limits, ListRead, Plan, Reading, State
 
 PER_PAGE = 100
@@ -110,6 +114,17 @@ class Planned:
         return {a.id for a in (*self.failures.items, *(self.outcomes.items if self.outcomes else ()))}
 
 
+def read_lists(fetch: FetchPage, *, state: State, settings: Settings, now: float,
+               calls_used: Callable[[], int]) -> tuple[ListRead, Reading, ListRead | None, Reading]:
+    """Read the failure list, then, within what the budget leaves, the every-outcome list (None: no room
+    for a page of it), each with how far it was to be read. Raises `ListNotServed`."""
+    failure_reading = planner.failure_reading(settings, now, calls_used(), state)
+    failures = read_list(fetch, failure_reading)
+    all_reading = planner.all_reading(settings, state, now, calls_used())
+    outcomes = read_list(fetch, all_reading) if all_reading.pages > 0 else None
+    return failures, failure_reading, outcomes, all_reading
+
+
 def read_and_plan(
     fetch: FetchPage,
     *,
@@ -126,10 +141,8 @@ def read_and_plan(
     and plan from what they returned, the state and the alarm's open `delivery:` entries. `calls_used()`
     is the run's calls so far (the clients' own counters: a page may take more than one call). Raises
     `ListNotServed` when GitHub does not serve a list."""
-    failure_reading = planner.failure_reading(settings, now, calls_used(), state)
-    failures = read_list(fetch, failure_reading)
-    all_reading = planner.all_reading(settings, state, now, calls_used())
-    outcomes = read_list(fetch, all_reading) if all_reading.pages > 0 else None
+    failures, failure_reading, outcomes, all_reading = read_lists(fetch, state=state, settings=settings, now=now,
+                                                                  calls_used=calls_used)
     plan = planner.plan_run(
         failures=failures,
         failure_reading=failure_reading,
@@ -242,23 +255,16 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     control = alarm.control_alarm(services)
     try:
         shown = entries_now(services, control.ref)
-        entries = delivery_times(shown)
         refusals = services.store.items(REFUSALS_KEY, after=own.refusals_after(health, now))
         job_record = services.store.load(own.JOB_KEY)
         job = own.Job.from_data(job_record.data)
         all_record = services.store.load(presses.ALL_KEY)
         moved = chat.move_of(services.store.load(chat.KEY).data, settings.telegram_chat_id)
         works = _refusers_answer(services, health, refusals, moved, calls, run_id)  # before the plan: its calls count
-        read = read_and_plan(
-            lambda status, url: github.list_deliveries(status=status, per_page=PER_PAGE, url=url),
-            state=state,
-            entries=entries,
-            settings=settings,
-            now=now,
-            calls_used=lambda: calls.used,
-            acts_on=acts_on,
-            hold=hold,
-        )
+        job_page = None if hold else _job_page(services, job, run_id)
+        fetch = lambda status, url: github.list_deliveries(status=status, per_page=PER_PAGE, url=url)  # noqa: E731
+        failures, failure_reading, outcomes, all_reading = read_lists(fetch, state=state, settings=settings, now=now,
+                                                                      calls_used=lambda: calls.used)
     except StoreUnavailable as exc:
         summary.update(outcome="aborted: the alarm's entries not read", error=str(exc), calls_used=calls.used)
         _wait_a_little(services, record, waiting, summary, now, run_id)
@@ -274,21 +280,15 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
                                               health, exc, control, shown, job, moved, now, run_id))
         return
 
-    health = own.served(health, failures=read.failures.items, outcomes=read.outcomes.items if read.outcomes else (),
-                        refusals=[(r.item, r.data) for r in refusals], job=job, now=now, works=works,
-                        forgotten=[shown[key] for key in read.plan.forgotten if key in shown])
-    plan = _with_own_entries(read.plan, health, job, moved, shown, settings, now)
-    plan = replace(plan, state=replace(plan.state, last_event=event_id or state.last_event))
-    picked, job_after = ([], job) if hold or plan.no_room else _pick_refused(services, job, health, plan, calls, run_id)
-    plan = _with_picked(plan, picked, now)
-    room = 0 if hold or plan.no_room or not all_record.data.get("asked_at") else _room(settings, plan, picked, calls)
-    picks_all = alarm.to_deliver_again(shown, room)
-    all_pending = bool(all_record.data.get("asked_at")) and len(picks_all) < len(alarm.to_deliver_again(shown))
-    if plan.own_recovered:  # what pager's own outage held comes back over runs a minute apart
-        waiting = merged(waiting, Waiting((OWN,), now))
-    if plan.state.own_outage_since is not None:
-        summary.update(recovery="held: pager's own endpoint fails every delivery")
-    plan = _settled(plan, waiting, _job_line(job_after, health) == "pending" or all_pending, summary, now)
+    gathered = cycle.Gathered(
+        state=state, failures=failures, failure_reading=failure_reading, outcomes=outcomes, all_reading=all_reading,
+        shown=shown, refusals=tuple((r.item, r.data) for r in refusals), refusers_answer=works, job=job,
+        job_page=job_page, again_all=bool(all_record.data.get("asked_at")), moved=moved, waiting=waiting, hold=hold,
+        event_id=event_id, calls_used=calls.used)
+    planned = cycle.plan_cycle(gathered, settings=settings, now=now, acts_on=acts_on)
+    plan, health, picked, job_after = planned.plan, planned.health, list(planned.picked), planned.job
+    if planned.recovery:
+        summary.update(recovery=planned.recovery)
     _log_reach(plan, calls, settings, run_id)
 
     # Commit before acting: only the run whose conditional write lands carries out its plan.
@@ -302,8 +302,8 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     asked, refused, unasked = _ask_again(github, [(r.guid, r.delivery_id) for r in plan.redeliver], run_id)
     again, picks_refused, picks_unasked = _ask_again(github, [(a.guid, a.id) for a in picked], run_id, what="refused delivery")
     job_after = _save_job(services, job_record, job, job_after, picks_unasked - picks_refused, run_id)
-    all_again = alarm.deliver_again_picked(services, control.ref, picks_all)
-    _finish_all(services, all_record, all_pending or all_again < len(picks_all), run_id)
+    all_again = alarm.deliver_again_picked(services, control.ref, planned.again_all)
+    _finish_all(services, all_record, planned.again_all_pending or all_again < len(planned.again_all), run_id)
     plan = replace(plan, opened=_name_repositories(services, plan.opened, calls))
     alarm_change, new_state = _change_alarm(services, control, plan, calls, run_id)
     new_state = _put_back(new_state, waiting, (unasked - refused) | (picks_unasked - picks_refused), summary)
@@ -312,8 +312,8 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     applied = alarm_change == "applied"
     summary.update(
         outcome="no room for the every-outcome list" if plan.no_room else "done",
-        pages=read.pages,
-        deliveries_seen=len(read.seen),
+        pages={planner.FAILURES: failures.pages, planner.ALL: 0 if outcomes is None else outcomes.pages},
+        deliveries_seen=len({a.id for a in (*failures.items, *(outcomes.items if outcomes else ()))}),
         redeliveries=asked,
         redeliveries_refused=len(refused),
         redeliveries_failed=len(unasked - refused),
@@ -335,15 +335,6 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     count("SweepCompleted")
     count("ReachGaps", len(plan.gaps))
     count("AlarmNotChanged", int(alarm_change.startswith("waiting: ") and alarm_change != "waiting: no call left"))
-
-
-def _settled(plan: Plan, waiting: Waiting | None, job_pending: bool, summary: dict[str, Any], now: float) -> Plan:
-    """The plan whose commit clears what waited, when it asks for every event it can (pager.sweep.recovery)."""
-    if waiting is None:
-        return plan
-    after, summary["recovery"] = recovery.after_plan(waiting, plan.counts, job_pending=job_pending, complete=not plan.no_room,
-                                                     now=now)
-    return replace(plan, state=replace(plan.state, waiting=after.to_data() if after else {}))
 
 
 def _put_back(state: State, waiting: Waiting | None, failed: set[str], summary: dict[str, Any]) -> State:
@@ -436,28 +427,12 @@ def _save_after(services: Services, committed: Any, state: State, alarm: str, un
     return "saved", state
 
 
-def _works(job: own.Job, health: own.Health) -> bool:
-    """Whether what the job delivers again would be taken now."""
-    return health.secret_works if job.status == own.SECRET_REFUSED else health.refusals_work
-
-
 def _job_line(job: own.Job | None, health: own.Health) -> str:
     if job is None or job.finished:
         return "none"
-    if _works(job, health):
+    if cycle.works(job, health):
         return "pending"
     return "waiting for the secret" if job.status == own.SECRET_REFUSED else "waiting for GitHub or Telegram"
-
-
-def _with_own_entries(plan: Plan, health: own.Health, job: own.Job | None, moved: Mapping[str, Any] | None,
-                      shown: Mapping[str, Any], settings: Settings, now: float) -> Plan:
-    """The plan with pager's own entries changed as its health says, and the health in its state."""
-    mine = {k: v for k, v in shown.items() if k.startswith(OWN_PREFIX)}
-    opened, closed = own.change(own.wanted(health, job, now=now, url=settings.advanced_page, moved=moved), mine)
-    if plan.no_room:
-        opened, closed = {}, ()
-    state = replace(plan.state, health=health.to_data(), alarm_due=plan.state.alarm_due or bool(opened or closed))
-    return replace(plan, opened={**plan.opened, **opened}, closed=plan.closed + closed, state=state)
 
 
 def _not_served(services: Services, record: Any, state: State, health: own.Health, exc: ListNotServed,
@@ -541,39 +516,18 @@ def _refusers_answer(services: Services, health: own.Health, refusals: list[Any]
     return True
 
 
-def _pick_refused(services: Services, job: own.Job | None, health: own.Health, plan: Plan, calls: _Calls,
-                  run_id: str) -> tuple[list[planner.Attempt], own.Job | None]:
-    """↻ of the deliveries refused with 401 or of the signals refused upstream (424), before the commit:
-    walk the failure list a page at a time for the job's next ones, with the redeliveries and calls the
-    run leaves (never the alarm's call), none another run asked for already (two runs overlap: the commit
-    orders them, the asks tell). Nothing while they would still be refused."""
-    if job is None or job.finished or not _works(job, health):
-        return [], job
-    planned, asked = len(plan.redeliver), frozenset(g for g, _, _ in plan.state.asked)
-    settings, github = services.settings, services.github
-    picked: list[planner.Attempt] = []
-    while not job.finished:
-        calls_left = settings.sweep_call_budget - calls.used - planned - len(picked) - planner.ALARM_CALLS - 1  # the page's own
-        room = min(settings.sweep_max_redeliveries - planned - len(picked), calls_left)
-        if room <= 0:
-            break
-        try:
-            page = github.list_deliveries(status="failure", per_page=PER_PAGE, url=job.url)
-        except PagerError as exc:
-            logger.warning("refused deliveries not read", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
-            break
-        items = [a for a in (planner.Attempt.from_github(item) for item in page.items) if a is not None]
-        got, job = own.advance(job, items, page.next_url, room, asked)
-        picked.extend(got)
-    return picked, job
-
-
-def _room(settings: Settings, plan: Plan, picked: list[Any], calls: _Calls) -> int:
-    """Redeliveries ↻ all may ask for in this run: those the plan and the ↻ job of refused deliveries
-    leave of SWEEP_MAX_REDELIVERIES, within the calls the budget leaves beside the alarm's change."""
-    asked = len(plan.redeliver) + len(picked)
-    calls_left = settings.sweep_call_budget - calls.used - asked - planner.ALARM_CALLS
-    return max(0, min(settings.sweep_max_redeliveries - asked, calls_left))
+def _job_page(services: Services, job: own.Job | None, run_id: str) -> cycle.JobPage | None:
+    """The page of the failure list the ↻ job of refused deliveries reads next (one call, only while a
+    job is under way; None when none is, or GitHub did not serve it: the next run reads it again)."""
+    if job is None or job.finished:
+        return None
+    try:
+        page = services.github.list_deliveries(status="failure", per_page=PER_PAGE, url=job.url)
+    except PagerError as exc:
+        logger.warning("refused deliveries not read", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
+        return None
+    return cycle.JobPage(tuple(a for a in (planner.Attempt.from_github(item) for item in page.items) if a is not None),
+                         page.next_url)
 
 
 def _finish_all(services: Services, record: Any, pending: bool, run_id: str) -> None:
@@ -584,18 +538,6 @@ def _finish_all(services: Services, record: Any, pending: bool, run_id: str) -> 
         services.store.save(record, {}, expires_at=int(services.now()) + 3600)
     except (Conflict, StoreUnavailable) as exc:
         logger.warning("↻ all: its end not saved", extra={"run_id": run_id, "error": type(exc).__name__})
-
-
-def _with_picked(plan: Plan, picked: list[planner.Attempt], now: float) -> Plan:
-    """The plan's state following the picked events from now on, like the sweep's own redeliveries: a
-    redelivery of one that fails is asked for again, or named in the alarm, never dropped."""
-    if not picked:
-        return plan
-    asks = {g: (g, at, ident) for g, at, ident in plan.state.asked}
-    asks.update({a.guid: (a.guid, now, a.id) for a in picked})
-    followed = {a.id: a for a in (*plan.state.followed, *picked)}
-    return replace(plan, state=replace(plan.state, followed=tuple(sorted(followed.values(), key=lambda a: a.id)),
-                                       asked=tuple(sorted(asks.values()))))
 
 
 def _save_job(services: Services, record: Any, job: own.Job | None, job_after: own.Job | None, failed: set[str],
