@@ -38,10 +38,10 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from .. import refusals as refused
+from ..signals.alarm import OWN_PREFIX
 from ..values import iso, parse_iso
 from .plan import GITHUB_RETENTION, Attempt
 
-OWN_PREFIX = "pager:"
 LIST = OWN_PREFIX + "list"
 SECRET = OWN_PREFIX + "secret"
 REFUSED = OWN_PREFIX + "refused"

@@ -110,6 +110,7 @@ from enum import StrEnum
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from ..settings import Settings
+from ..signals.alarm import DELIVERY_PREFIX as ENTRY_PREFIX
 from ..waiting import STATE_KEY  # noqa: F401  (the store key of the `State` item)
 from ..values import iso as format_time
 from ..values import parse_iso
@@ -130,7 +131,6 @@ RETENTION_MARGIN = 2 * 3600  # an event this close to GitHub's three days is nam
 STATE_VERSION = 2
 ASK_MEMORY_SECONDS = 3600  # a redelivery asked for and still not listed by then is asked for again
 REDELIVERY_SPACING_SECONDS = 840  # a redelivery that failed is asked for again no sooner (the schedule's 15 min, less a margin)
-ENTRY_PREFIX = "delivery:"
 _NAME_MAX = 40  # event and action names are cut to this, to bound the state's size
 
 ActsOn = Callable[[str, str | None], bool]  # whether a handler acts on an event and action
