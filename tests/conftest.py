@@ -211,6 +211,16 @@ class Sweeps:
         """The delivery entries open in the control repository's alarm (guid -> time)."""
         return delivery_entries(self.services, "control")
 
+    def press_control(self, data: str) -> str:
+        """An allowed user presses a button of the control repository's alarm (its newest message); the answer."""
+        *_, message = [m for m in self.telegram.chat() if CONTROL in m.text]
+        return self.world.update(self.world.press_update(data, message_id=message.message_id))[1]["outcome"]
+
+    def until_nothing_waits(self) -> None:
+        """The every-minute check, a minute apart, until nothing waits."""
+        while self.check()["outcome"] != "nothing waits":
+            self.advance(1)
+
     def alarm_text(self) -> str:
         shown = [text for text, _ in self.telegram.view().values() if CONTROL in text]
         return shown[-1] if shown else ""
@@ -222,6 +232,14 @@ def make_sweeps(private_key_pem):
         return Sweeps(World(private_key_pem, start=START, **settings), through_handler=through_handler)
 
     return make
+
+
+@pytest.fixture
+def sweeps(make_sweeps) -> Sweeps:
+    """A fake world seen from the sweep, through its lambda_handler, with pager's own handlers answering."""
+    world = make_sweeps(through_handler=True)
+    world.answer = None
+    return world
 
 
 def json_lines(out: str) -> list[dict[str, Any]]:

@@ -5,7 +5,6 @@ lambda_handler with pager's real handlers answering GitHub's deliveries.
 
 from __future__ import annotations
 
-import pytest
 from conftest import json_lines
 
 from pager.observe import metrics
@@ -17,13 +16,6 @@ from pager_world.cases import issue_comment_by
 from pager_world.world import ALLOWED_USER, CONTROL, REPO
 
 ADVANCED_PAGE = "https://github.com/settings/apps/pager-test/advanced"
-
-
-@pytest.fixture
-def sweeps(make_sweeps):
-    world = make_sweeps(through_handler=True)
-    world.answer = None  # pager's own handlers answer every delivery
-    return world
 
 
 def control_message(world):

@@ -13,13 +13,6 @@ from pager_world.events import github_event
 from pager_world.world import WEBHOOK_SECRET
 
 
-@pytest.fixture
-def sweeps(make_sweeps):
-    world = make_sweeps(through_handler=True)
-    world.answer = None  # pager's own handlers answer every delivery
-    return world
-
-
 def handler_but(world, first: int):
     """What answers GitHub: `first` for an event's first delivery (as API Gateway, before pager runs), pager's
     own handler for every redelivery."""
@@ -166,3 +159,17 @@ def test_pagers_own_outage_is_held_like_a_services_and_caught_up_faster_than_ten
     back = [g for g in events if sweeps.attempts(g)[-1]["status_code"] == 200]
     assert len(back) + len(named_during) >= len(events) and minutes <= 15  # 96 events in minutes, not hours
     assert all(len(sweeps.attempts(g)) <= 3 for g in events)
+
+
+def test_a_delivery_that_cannot_finish_rendering_what_others_left_to_it_answers_500_and_its_redelivery_does(sweeps,
+                                                                                                            monkeypatch):
+    from pager.signals import alarm
+
+    monkeypatch.setattr(alarm, "RENDERS_AGAIN", 1)  # the entries keep changing past what one delivery renders
+    world = sweeps.world
+    assert world.deliver("workflow_run", run("failure"), guid="renderer")[0] == 500  # not a 200 nobody follows up
+    sweeps.advance(15)
+    sweeps.sweep()
+    assert [a["status_code"] for a in world.attempts("renderer")] == [500, 200]
+    [alarm_message] = world.chat.chat()
+    assert alarm_message.text.startswith("🚨")

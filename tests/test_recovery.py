@@ -17,13 +17,6 @@ from pager_world.cases import issue_comment_by
 from pager_world.world import CONTROL
 
 
-@pytest.fixture
-def sweeps(make_sweeps):
-    world = make_sweeps(through_handler=True)
-    world.answer = None  # pager's own handlers answer every delivery
-    return world
-
-
 def comment(n: int) -> dict:
     return issue_comment_by("alice", comment_id=9000 + n, number=200 + n)
 

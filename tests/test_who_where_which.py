@@ -6,7 +6,6 @@ that list and its redeliveries go through the handler again.
 
 from __future__ import annotations
 
-import pytest
 
 from pager import refusals
 from pager.chat import Chat
@@ -24,13 +23,6 @@ from pager_world.world import CHAT_ID, CONTROL, REPO, WEBHOOK_SECRET
 
 ORGANIZATION = {"repository.owner.type": "Organization"}  # the examples' repository, owned by an organization
 NEW_NAME = "octo-org/Hello-Universe"  # the examples' repository after a rename and a transfer
-
-
-@pytest.fixture
-def sweeps(make_sweeps):
-    world = make_sweeps(through_handler=True)
-    world.answer = None  # pager's own handlers answer every delivery
-    return world
 
 
 def comment(login: str, n: int, association: str = "CONTRIBUTOR", **changes) -> dict:
@@ -130,6 +122,19 @@ def test_a_group_made_a_supergroup_gets_the_page_in_the_same_delivery_and_every_
     assert len(said) == 1 and said[0].chat_id == new and f"to {new}" in said[0].text and said[0].edits == 0
 
 
+def test_a_warm_container_that_read_the_chat_before_the_move_learns_it_from_a_record_naming_the_new_chat(world):
+    warm = world.services.chat
+    assert not warm.is_current("-1009999", world.store)  # it looked once, before any move: none recorded
+    world.deliver("workflow_run", run("failure"))
+    new = world.chat.migrate(CHAT_ID)
+    world.services.chat = Chat(CHAT_ID)  # another container meets the move and records it
+    world.deliver("issues", issue_opened())
+    world.services.chat = warm  # the warm one edits the issue's message, which is in the new chat
+    world.deliver("issues", issue_opened(action="closed", **{"issue.state": "closed", "issue.updated_at": "2019-05-16T10:00:00Z"}))
+    [shown] = [m for m in world.chat.chat() if "alice opened issue" in m.text]
+    assert shown.chat_id == new and shown.edits == 1 and shown.text.endswith("✅ closed")
+
+
 # -- refused pages come back ----------------------------------------------------------------------------------
 
 
@@ -146,10 +151,8 @@ def test_pages_refused_while_the_bot_was_removed_reach_the_chat_once_it_is_back(
     sweeps.sweep()
     [control] = [m for m in world.chat.chat() if CONTROL in m.text]
     assert "2 signals refused" in control.text and "take such calls again" in control.text
-    status, answer = world.update(world.press_update("refused:pages", message_id=control.message_id))
-    assert answer["outcome"].startswith("↻ the refused signals since")
-    while sweeps.check()["outcome"] != "nothing waits":
-        sweeps.advance(1)
+    assert sweeps.press_control("refused:pages").startswith("↻ the refused signals since")
+    sweeps.until_nothing_waits()
     texts = [m.text for m in world.chat.chat()]
     assert any("alice opened issue" in t for t in texts) and any(t.startswith("🚨") and REPO in t for t in texts)
     assert [a["status_code"] for a in world.attempts("while-kicked")] == [424, 200]
@@ -284,10 +287,8 @@ def test_the_first_refused_page_is_delivered_again_whatever_the_clocks_fractions
     world.chat.kicked = False
     sweeps.advance(15)
     sweeps.sweep()
-    [control] = [m for m in world.chat.chat() if CONTROL in m.text]
-    world.update(world.press_update("refused:pages", message_id=control.message_id))
-    while sweeps.check()["outcome"] != "nothing waits":
-        sweeps.advance(1)
+    sweeps.press_control("refused:pages")
+    sweeps.until_nothing_waits()
     assert [a["status_code"] for a in world.attempts("first-refused")] == [424, 200]
 
 
@@ -314,9 +315,8 @@ def test_a_refused_page_whose_first_delivery_left_the_window_is_named_if_its_red
     world.chat.kicked = False
     sweeps.advance(15)
     sweeps.sweep()
-    [control] = [m for m in world.chat.chat() if CONTROL in m.text]
     world.chat.fail("sendMessage", 502, count=50)  # Telegram fails when the page comes back
-    world.update(world.press_update("refused:pages", message_id=control.message_id))
+    sweeps.press_control("refused:pages")
     for _ in range(5):
         sweeps.advance(1)
         sweeps.check()

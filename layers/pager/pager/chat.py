@@ -36,14 +36,13 @@ def moved_to(data: Mapping[str, Any], configured: str) -> str:
 
 class Chat:
     """The chat of one container's services. Sends go to the configured chat until this container learns
-    of a move (from Telegram's answer, or from the table when a record names another chat): so the usual
-    page costs no read. The table is read once, the first time a message or a press names a chat other
-    than the one known."""
+    of a move (from Telegram's answer, or from the table when a record names a chat it does not know):
+    so the usual page costs no read. The table is read only when a message or a press names a chat that
+    is neither the configured one nor the one known."""
 
     def __init__(self, configured: str) -> None:
         self.configured = str(configured)
-        self._current: str | None = None  # None: not learnt yet (the configured chat, unless the table says otherwise)
-        self._read = False
+        self._current: str | None = None  # None: no move learnt (the configured chat, unless the table says otherwise)
 
     @property
     def send_to(self) -> str:
@@ -53,10 +52,7 @@ class Chat:
     def is_current(self, chat: str | int | None, store: Any) -> bool:
         """Whether `chat` (None: the configured chat) is the one pager writes to now."""
         chat = self.configured if chat is None else str(chat)
-        if chat == self.send_to:
-            return True
-        if not self._read:
-            self._read = True
+        if chat != self.send_to and chat != self.configured:  # a chat this container has not heard of: asked
             self._current = moved_to(store.load(KEY).data, self.configured)
         return chat == self.send_to
 
@@ -68,7 +64,6 @@ class Chat:
             return
         try:
             record = store.load(KEY)
-            self._read = True
             if moved_to(record.data, self.configured) != new:
                 store.save(record, {"from": old, "to": new, "at": now})
                 logger.warning("chat moved", extra={"from": old, "to": new})

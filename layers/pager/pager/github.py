@@ -171,7 +171,7 @@ class GitHub:
     def probe(self, repo: str) -> None:
         """Whether GitHub answers the app on the repositories' API: its installation on `repo`, read anew
         (a read on the API the handlers use; raises as any call does)."""
-        self._request("GET", f"/repos/{repo}/installation", step="github probe", auth="jwt")
+        self.installation(repo)
 
     # -- the app's webhook deliveries (JWT) ---------------------------------------------------------
 

@@ -56,12 +56,13 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import GitHubRefused, PagerError
 from ..html import MAX_TEXT, escape, link, visible_length
+from ..observe import logger
 from ..routing import Delivery, Repository
 from ..services import Services
 from ..store import Record
 from ..values import field, integer, iso, newest, order_of_time, parse_iso, text
 from .common import buttons_json, default_branch, repo_link, repo_url
-from .records import Held, settle
+from .records import Busy, Held, settle
 from .steps import Dispatch, EditMessage, Posted, Redeliver, SendMessage, Step
 
 FIX_EVENT = "pager-fix"
@@ -490,9 +491,10 @@ def render_now(services: Services, alarm: Alarm, *, leave_to_render_under_way: b
     A render reads the entries, then claims the head: an entry another delivery stores meanwhile is not
     in it. So the delivery that rendered reads the entries again afterwards and renders once more if the
     message would change (a few times at most; past its deadline it answers 500, and its redelivery
-    renders). With `leave_to_render_under_way`, a delivery whose entry is stored and that finds another
-    delivery rendering answers at once instead of waiting for it: that render's next look shows its
-    entry (it was stored before that render released its claim). A claim of another kind (🛠's
+    renders; so does one whose entries keep changing after RENDERS_AGAIN renders: the others left their
+    entries to it). With `leave_to_render_under_way`, a delivery whose entry is stored and that finds
+    another delivery rendering answers at once instead of waiting for it: that render's next look shows
+    its entry (it was stored before that render released its claim). A claim of another kind (🛠's
     dispatch) is waited for, as before."""
     key = alarm_key(alarm.ref)
 
@@ -510,7 +512,7 @@ def render_now(services: Services, alarm: Alarm, *, leave_to_render_under_way: b
         if not settled.performed:
             return "; ".join(shown) or settled.idle
         shown.append(settled.outcome)
-    return "; ".join(shown)
+    raise Busy(f"{key} kept changing over {RENDERS_AGAIN} renders: its redelivery renders what is left")
 
 
 def apply(services: Services, alarm: Alarm, change: Change) -> tuple[str, bool]:
@@ -595,7 +597,8 @@ def deliver_again_picked(services: Services, ref: str, picks: Iterable[tuple[str
     for key, delivery_id in picks:
         try:
             settled = settle(services, alarm_key(ref), decide_again(delivery_id), item=entry_item(key), wait=False)
-        except PagerError:
+        except PagerError as exc:
+            logger.warning("↻ all: not asked for yet", extra={"entry": key, "error": type(exc).__name__, "reason": str(exc)})
             continue
         took += bool(settled.performed)
     return took

@@ -18,7 +18,8 @@ survives a rename or a transfer):
 Who is outside: the payload's `author_association` is not OWNER, MEMBER or COLLABORATOR and no bot
 wrote it; in a repository owned by an organization, or when the payload has no association, GitHub is
 asked first ("Check if a user is a repository collaborator": 204 a colleague, 404 someone from
-outside; one call, cached for a while per repository and login by the client), since the payload's
+outside, once the repository's installation read anew says the asking one sees it; kept an hour per
+repository and login by the client), since the payload's
 association is computed without a viewer and calls a private member of the organization CONTRIBUTOR.
 GitHub failing there answers 500 (the delivery comes again); a colleague is never paged, an outsider
 never dropped.
