@@ -444,6 +444,21 @@ def test_doctor_names_the_supergroup_telegram_made_of_the_chat(healthy, aws, tmp
     assert_no_secret(output, secrets_of(world, arn))
 
 
+def test_doctor_names_the_move_pager_recorded_when_telegram_does_not_tell_it(healthy, aws, tmp_path):
+    # The Bot API server answers "upgraded" to calls that write; what getChatMember of the bot itself gets
+    # in an upgraded group is undocumented: pager's own record of the move, in its table, tells doctor too.
+    import boto3
+
+    world, arn = healthy
+    table = boto3.client("dynamodb", region_name="us-east-1").list_tables()["TableNames"][0]
+    data = json.dumps({"from": str(CHAT["id"]), "to": "-1009876543210", "at": 1})
+    boto3.client("dynamodb", region_name="us-east-1").put_item(TableName=table, Item={
+        "pk": {"S": "telegram#chat"}, "sk": {"S": "#"}, "version": {"N": "1"}, "data": {"S": data}})
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 1 and f"Telegram made the group {CHAT['id']} the supergroup -1009876543210" in output
+    assert "fix: set TELEGRAM_CHAT_ID (the TelegramChatId parameter) to -1009876543210" in output
+
+
 def _no_event(world, arn, folder):
     world.hub.app["events"].remove("discussion")
 

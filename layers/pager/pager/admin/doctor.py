@@ -21,6 +21,7 @@ check fails.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from collections.abc import Callable
@@ -30,7 +31,9 @@ from typing import Any
 from pager.errors import ChatMigrated, ConfigError, PagerError
 from pager.settings import SECRET_NAMES, Settings
 from pager.telegram import may_post as bot_may_post
-from pager.store import TABLE_TTL
+from pager.chat import KEY as CHAT_KEY
+from pager.chat import move_of
+from pager.store import ROOT_ITEM, TABLE_ITEM, TABLE_KEY, TABLE_TTL
 from pager.values import parse_iso
 
 from .deployment import REQUIRED, Target, is_placeholder
@@ -165,6 +168,12 @@ def gather_table(facts: Facts, client: Any, table: str) -> None:
     try:
         facts.found["table"] = client.describe_table(TableName=table)["Table"]
         facts.found["ttl"] = client.describe_time_to_live(TableName=table).get("TimeToLiveDescription", {})
+        # pager's own record of a move of the chat (pager.chat), which the functions learnt from Telegram
+        stored = client.get_item(TableName=table, Key={TABLE_KEY: {"S": CHAT_KEY}, TABLE_ITEM: {"S": ROOT_ITEM}})
+        move = move_of(json.loads(stored["Item"]["data"]["S"]) if "Item" in stored else {},
+                            facts.values.get("TELEGRAM_CHAT_ID", ""))
+        if move:
+            facts.found.setdefault("moved", str(move["to"]))
     except ClientError as exc:
         facts.errors["table"] = str(exc.response.get("Error", {}).get("Code", "error"))
     except BotoCoreError as exc:
@@ -444,17 +453,19 @@ def check_chat(facts: Facts) -> Check:
     chat = facts.values.get("TELEGRAM_CHAT_ID", "")
     bot = "@" + str((facts.get("bot") or {}).get("username", "the bot"))
     fix = f"add {bot} to the chat {chat} (for a channel: as an administrator that may post messages)"
+    moved = facts.get("moved")  # Telegram's answer, or pager's own record of it
+    if moved:
+        status = (member or {}).get("status")
+        where = ("and the bot may post there" if member and bot_may_post(member)
+                 else f"but the bot may not post there (it is {status})" if member else "")
+        line = f"chat: Telegram made the group {chat} the supergroup {moved}; pager follows it" + (f", {where}" if where else "")
+        return Check(False, line, f"set TELEGRAM_CHAT_ID (the TelegramChatId parameter) to {moved} and deploy again")
     if member is None and "member" not in facts.errors:
         return _skip("chat", "needs the bot and TELEGRAM_CHAT_ID")
     if member is None:
         return Check(False, f"chat: the bot cannot see the chat {chat}: {facts.errors['member']}", fix)
     status = member.get("status")
     may_post = bot_may_post(member)
-    moved = facts.get("moved")
-    if moved:
-        line = (f"chat: Telegram made the group {chat} the supergroup {moved}; pager follows it, "
-                f"{'and the bot may post there' if may_post else f'but the bot may not post there (it is {status})'}")
-        return Check(False, line, f"set TELEGRAM_CHAT_ID (the TelegramChatId parameter) to {moved} and deploy again")
     if not may_post:
         return Check(False, f"chat: the bot may not post in the chat {chat} (it is {status})", fix)
     return Check(True, f"chat: the bot may post in the chat {chat} ({status})")
