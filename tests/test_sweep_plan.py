@@ -253,6 +253,26 @@ def test_an_event_still_failing_as_github_is_about_to_forget_it_is_named_instead
     assert "GitHub forgets it soon" in result.opened[f"delivery:{g}"]["title"]
 
 
+def test_an_event_github_is_about_to_forget_is_named_and_still_asked_for_while_github_keeps_it():
+    h = History()
+    g = h.guid()
+    first = h.attempt(g, 502, ago=10, event="issue_comment", action="created")
+    held = plan(failures=[first], outcomes=[first], settings=make_settings(sweep_max_redeliveries=0)).state
+    forgotten_at = first.at + planner.GITHUB_RETENTION
+    # A service back in the event's last hours: named, and asked for (oldest first, as a candidate is).
+    late = plan(state=held, now=forgotten_at - planner.RETENTION_MARGIN + 10 * MINUTE)
+    assert asked(late) == [g] and list(late.opened) == [f"delivery:{g}"]
+    # Its redelivery failed moments ago: not asked again before the spacing; nor minutes before GitHub forgets it.
+    again = h.attempt(g, 502, ago=-planner.GITHUB_RETENTION / MINUTE + planner.RETENTION_MARGIN / MINUTE - 11,
+                      redelivery=True, event="issue_comment", action="created")
+    resting = plan(failures=[again], outcomes=[again], state=late.state, entries={g: again.at},
+                   now=again.at + 5 * MINUTE)
+    assert asked(resting) == []
+    last_minutes = plan(failures=[again], outcomes=[again], state=late.state, entries={g: again.at},
+                        now=forgotten_at - planner.LAST_CHANCE_MARGIN + MINUTE)
+    assert asked(last_minutes) == []
+
+
 def test_events_beyond_the_room_to_follow_them_are_named_in_the_alarm_at_once():
     h = History()
     events = [h.guid() for _ in range(5)]

@@ -60,7 +60,9 @@ The decision per counted event
     wait, followed, for a later run;
   - otherwise, or when GitHub is about to forget it (its first delivery nears GitHub's three days),
     or when the state has no room left to follow it: a `delivery:<guid>` entry of the control
-    repository's alarm, linked to the app's Advanced page;
+    repository's alarm, linked to the app's Advanced page; one GitHub is about to forget with
+    attempts left is still asked for while GitHub keeps it (`last_chance`), so that a service back
+    in its last hours brings it back as itself;
   - a followed event whose newest known attempt is older than the oldest failure that cut-short
     failure pages reached may have a later attempt beyond them (the redelivery a run asked for, 4xx
     or 5xx): it is followed on and asked for nothing until a run sees past it.
@@ -127,7 +129,8 @@ MEMORY = "memory"  # the remembered deliveries, when trimmed
 ALARM_CALLS = 1
 CURSOR_OVERLAP_SECONDS = 30  # the every-outcome list reads this far past the cursor (see Reading.reached)
 GITHUB_RETENTION = 3 * 24 * 3600  # GitHub lists deliveries for three days
-RETENTION_MARGIN = 2 * 3600  # an event this close to GitHub's three days is named rather than asked for again
+RETENTION_MARGIN = 2 * 3600  # an event this close to GitHub's three days is named (and asked for again, see last_chance)
+LAST_CHANCE_MARGIN = 300  # ... until this close to them
 STATE_VERSION = 2
 ASK_MEMORY_SECONDS = 3600  # a redelivery asked for and still not listed by then is asked for again
 REDELIVERY_SPACING_SECONDS = 840  # a redelivery that failed is asked for again no sooner (the schedule's 15 min, less a margin)
@@ -574,6 +577,15 @@ def tally(verdicts: Iterable[Verdict]) -> dict[str, int]:
     return counts
 
 
+def last_chance(verdict: Verdict, now: float) -> bool:
+    """An event GitHub forgets soon is named in the alarm, and still asked for as a candidate is while
+    GitHub keeps it (a few minutes' margin to GitHub's clock) and its last redelivery is not moments old:
+    when a service comes back in its last hours, it comes back as itself, not as an entry to press."""
+    event = verdict.event
+    return (verdict.reason is Reason.FORGOTTEN and event.oldest.at > now - GITHUB_RETENTION + LAST_CHANCE_MARGIN
+            and not (event.newest.redelivery and now - event.newest.at < REDELIVERY_SPACING_SECONDS))
+
+
 # -- (c) choose the redeliveries --------------------------------------------------------------------------
 
 
@@ -592,13 +604,16 @@ NAMED = frozenset({Reason.EXHAUSTED, Reason.FORGOTTEN})  # what the alarm names
 KEPT = frozenset({Reason.CANDIDATE, Reason.UNSURE, Reason.AWAITING, Reason.RESTING})  # still failing, asked for later
 
 
-def follow(verdicts: Iterable[Verdict], cap: int, entries: Mapping[str, float]) -> tuple[tuple[Event, ...], tuple[Event, ...]]:
+def follow(verdicts: Iterable[Verdict], cap: int, entries: Mapping[str, float],
+           now: float | None = None) -> tuple[tuple[Event, ...], tuple[Event, ...]]:
     """The events the next runs must still count: those still failing and asked for again (or waiting
-    for a run with room), and those to be named whose entry the alarm does not hold yet (the change may
-    not fit this run). The newest are kept when their attempts pass `cap`; the oldest ones there was no
-    room for are returned, for the alarm to name at once (nothing is dropped silently)."""
+    for a run with room, their last chance included when `now` is given), and those to be named whose
+    entry the alarm does not hold yet (the change may not fit this run). The newest are kept when their
+    attempts pass `cap`; the oldest ones there was no room for are returned, for the alarm to name at
+    once (nothing is dropped silently)."""
     pending = [v.event for v in verdicts
-               if v.reason in KEPT or (v.reason in NAMED and v.event.guid not in entries)]
+               if v.reason in KEPT or (v.reason in NAMED and v.event.guid not in entries)
+               or (now is not None and last_chance(v, now))]
     waiting = sorted(pending, key=lambda e: e.oldest.id, reverse=True)
     kept: list[Event] = []
     size = 0
@@ -827,7 +842,7 @@ def plan_run(
               asked=_recent_asks(state, now), gap_after=gap_after)
         for e in events
     ]
-    candidates = [v.event for v in verdicts if v.reason is Reason.CANDIDATE]
+    candidates = [v.event for v in verdicts if v.reason is Reason.CANDIDATE or last_chance(v, now)]
     if hold:
         redeliver: tuple[Redelivery, ...] = ()
     elif own_since is not None:  # one redelivery, to learn whether pager answers again
@@ -837,7 +852,7 @@ def plan_run(
     else:
         redeliver = choose_redeliveries(candidates, settings=settings, calls_used=calls_used)
     held = hold or own_since is not None
-    followed, unfollowed = follow(verdicts, limits.followed, entries)
+    followed, unfollowed = follow(verdicts, limits.followed, entries, now)
     opened, closed, forgotten = reconcile_entries(entries, verdicts, unfollowed, now=now, url=settings.advanced_page)
     kept = next_state(
         state, events=events, followed=followed, read=outcomes.items, start=start, now=now,
