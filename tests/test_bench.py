@@ -21,7 +21,7 @@ from pager.observe import METRICS
 from pager.errors import Conflict
 from pager.signals import SUPERSEDED
 from pager.values import iso
-from pager_bench import alternatives, bill, costs, fleet, measure, prices, report, simulate
+from pager_bench import alternatives, bill, costs, fleet, measure, outages, prices, report, simulate
 from pager_world.clock import Clock
 from pager_world.faults import Faults
 from pager_world.github import RETENTION, FakeGitHub
@@ -430,6 +430,40 @@ def modules(pem):
     return costs.ignored_delivery_modules(pem=pem)
 
 
+@pytest.fixture(scope="module")
+def long_outage(pem):
+    """Telegram down for 75 hours, a page every 6 hours (the first ones GitHub forgets before it returns), with
+    pager and the first design; and a burst of 40 failures on one repository."""
+    scenario = (("75 h, a page every 6 h", 75.0, 6.0),)
+    return (outages.long_outages(["pager", "first"], pem=pem, scenarios=scenario),
+            outages.burst(pem=pem, n=40))
+
+
+def test_after_a_long_telegram_outage_what_github_keeps_comes_back_as_pages_and_what_it_forgot_is_said(long_outage):
+    [(label, by_design)] = long_outage[0].items()
+    pager, first = by_design["pager"], by_design["first"]
+    assert pager["pages"] == first["pages"] == 13
+    # Of the pages GitHub keeps when Telegram returns (its three days less its last minutes), every one a page
+    kept = sum(1 for n in range(13) if 75 * 3600 - (600 + n * 6 * 3600) < 72 * 3600 - 300)
+    assert pager["as_page"] == kept and pager["to_press"] == 0 and pager["lost"] == 0
+    assert pager["forgotten"] == pager["said_forgotten"] == 13 - kept > 0  # the chat counts what GitHub forgot
+    assert pager["back_minutes"] is not None and pager["back_minutes"] <= 30 and pager["attempts_max"] <= 3
+    assert first["to_press"] > 0 and first["as_page"] < kept  # the first design spends the attempts meanwhile
+
+
+def test_a_burst_of_failures_on_one_repository_answers_no_500_and_shows_one_alarm_of_them_all(long_outage):
+    bursting = long_outage[1]
+    assert bursting == {"deliveries": 40, "telegram_seconds": 0.3, "first_500": 0, "messages_sent": 1, "entries_shown": 40}
+
+
+def test_a_replay_counts_first_answers_of_5xx_by_quarter_hour(replays):
+    trace, results = replays
+    first = results["pager"]["first_answers"]
+    assert 0 < first["busiest"] <= len(trace.events) and first["busiest_5xx"] <= first["max_5xx"] <= first["all_5xx"]
+    answered_5xx = sum(n for status, n in results["pager"]["handler_status"].items() if status >= 500)
+    assert 0 < first["all_5xx"] <= answered_5xx  # the tiny trace's outages fail first deliveries; redeliveries too
+
+
 def test_a_tiny_replay_sees_failures_of_every_fault_kind(replays):
     trace, results = replays
     pager = results["pager"]
@@ -576,16 +610,19 @@ def test_the_weekly_bill_has_a_line_per_service_from_listed_prices(replays):
     assert api.usage == pytest.approx(results["pager"]["aws"]["http_api_units"] / weeks)
 
 
-def test_the_report_states_every_target_as_met_or_not_met(replays, subscribed, cost, modules):
+def test_the_report_states_every_target_as_met_or_not_met(replays, subscribed, cost, modules, long_outage):
     trace, results = replays
     traces = {"full": trace, "subscribed": subscribed[0]}
     both = {"full": results, "subscribed": subscribed[1]}
     args = argparse.Namespace(days=trace.days, seed=trace.seed)
-    text = report.report(traces, both, cost, None, modules, args=args, handled=["issues"], elapsed=1.0)
+    text = report.report(traces, both, cost, None, modules, args=args, handled=["issues"], elapsed=1.0,
+                         outages=long_outage[0], burst=long_outage[1])
     section = text.split("## Targets", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if re.search(r"\| (met|\*\*not met\*\*|–) \|$", line)]
     lines = bill.weekly(results["pager"]["aws"])
-    assert len(rows) == len(report.targets(results, cost, None, modules, 50, lines)) == 15
+    assert len(rows) == len(report.targets(results, cost, None, modules, 50, lines)) + 3 == 18
+    assert "## After long outages, and in a burst" in text and "First answers of 5xx in the busiest quarter hour" in text
+    assert "what GitHub no longer keeps is said in the alarm: none lost silently" in section
     assert "lost silently" in text and "Recovery after each fault" in text and "## A lean hot path" in text
     assert "## Custom metrics published" in text and "| metric-hours per week |" in text
     assert "## What users feel" in text and "| **the subscribed events only** (" in text

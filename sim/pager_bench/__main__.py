@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import fleet
 from .costs import ROOT, cold_imports, handler_cost, ignored_delivery_modules
+from .outages import burst, long_outages
 from .report import TRACES, report
 from .simulate import DESIGNS, private_key, register_signals, simulate_designs
 
@@ -67,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, by_design in results.items():
         for design, result in by_design.items():
             _log(_summary(name, design, result))
+    _log("long outages ...")
+    outages = long_outages(designs, pem=pem, seed=args.seed, progress=_log)
+    bursting = burst(pem=pem)
+    _log(f"a burst of {bursting['deliveries']} failures on one repository: {bursting['first_500']} answered 500")
     _log("handler cost ...")
     cost = handler_cost(args.handler_n, pem=pem)
     _log(f"round trips: contribution {cost['contribution']['round_trips']:g}, ignored {cost['ignored']['round_trips']:g}")
@@ -80,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     if "pager" not in designs or "full" not in traces:
         _log("no report: pager's design was not replayed on the full trace")
         return 0
-    text = report(traces, results, cost, imports, modules, args=args, handled=handled, elapsed=time.perf_counter() - began)
+    text = report(traces, results, cost, imports, modules, args=args, handled=handled, outages=outages, burst=bursting,
+                  elapsed=time.perf_counter() - began)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)

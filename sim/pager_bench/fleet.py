@@ -422,6 +422,24 @@ def tiny_trace(*, seed: int = 3, hours: float = 3.0, runs_per_quarter: int = 3, 
     return trace
 
 
+def outage_trace(*, hours: float, every_hours: float, seed: int = 1, start: float = WEEK_START) -> Trace:
+    """One long Telegram outage (502 to every Bot API call from `start` for `hours`) and, while it lasts,
+    someone from outside comments on an issue every `every_hours`, the first ten minutes in: each comment a
+    page that must reach the chat once Telegram is back."""
+    end = start + hours * 3600
+    repos = [Repo(id=70_000, name="service-0")]
+    guids = random.Random(seed * 7919 + 1)
+    events, at = [], start + 600
+    while at < end:
+        n = len(events)
+        fields = dict(login="alice-out", association="NONE", number=101 + n, title=f"issue {101 + n} from alice-out",
+                      updated=at, comment_id=20_000_000 + n)
+        events.append(Event(seq=n, at=at, guid=_uuid(guids), event="issue_comment", action="created", repo=0, fields=fields))
+        at += every_hours * 3600
+    return Trace(seed=seed, start=start, end=end, repos=repos, events=events, faults=[Fault("telegram", start, end)],
+                 pulls={}, background_timeout_rate=0.0)
+
+
 # ------------------------------------------------------------------------------------------ payloads
 
 

@@ -376,6 +376,68 @@ def faults_section(add: Add, trace: fleet.Trace, results: Results) -> None:
     add("")
 
 
+def _pages(r: dict[str, Any]) -> str:
+    return (f"{r['as_page']} / {r['to_press']} / {r['forgotten']} / **{r['lost']}**"
+            + (f"; {r['back_minutes']:.0f} min" if r["back_minutes"] is not None else "; –"))
+
+
+def outages_section(add: Add, outages: dict[str, Results], burst: dict[str, Any] | None, full: Results) -> None:
+    add("## After long outages, and in a burst")
+    add("")
+    if outages:
+        names = [d for d in DESIGNS if d in next(iter(outages.values()))]
+        add("Telegram answers 502 to every call for hours while someone from outside comments every so often, each "
+            "comment a page (`pager_bench.outages`; the same replay as above, for the outage and "
+            f"{DRAIN / 3600:.0f} hours after it). Per design: of the pages, those that reached the chat as the page "
+            "itself / as an entry to press in the control repository's alarm / said as forgotten (counted in the "
+            "alarm's \"N events GitHub no longer keeps\") / **lost silently**; then the minutes from Telegram's "
+            "return to the last page's passing delivery. Below, the most attempts GitHub made of one page and the "
+            "redeliveries the runs asked for.")
+        add("")
+        add("| | " + " | ".join(DESIGNS[d] for d in names) + " |")
+        add("|---|" + "---:|" * len(names))
+        for label, rs in outages.items():
+            pages = next(iter(rs.values()))["pages"]
+            add(f"| {label} ({pages} pages) | " + " | ".join(_pages(rs[d]) for d in names) + " |")
+            add(f"| … attempts of one page, max; redeliveries | "
+                + " | ".join(f"{rs[d]['attempts_max']:,}; {rs[d]['redeliveries']:,}" for d in names) + " |")
+        add("")
+    first = {d: r["first_answers"] for d, r in full.items() if "first_answers" in r}
+    if first:
+        busiest = next(iter(first.values()))
+        add(f"First answers of 5xx in the busiest quarter hour of the full trace ({busiest['busiest']:,} events delivered "
+            "the first time in it; the replay delivers them one at a time): " + "; ".join(
+                f"{DESIGNS[d]} {f['busiest_5xx']:,} (in any quarter hour at most {f['max_5xx']:,}; in the week "
+                f"{f['all_5xx']:,})" for d, f in first.items()) + ".")
+        add("")
+    if burst:
+        add(f"A burst: {burst['deliveries']} workflow runs of one repository fail at the same moment, each delivery "
+            f"handled at once in a thread of its own, Telegram taking {burst['telegram_seconds'] * 1000:.0f} ms a call: "
+            f"{burst['first_500']} answered 500 the first time; the chat got {burst['messages_sent']} message(s), "
+            f"the alarm showing {burst['entries_shown']} entries.")
+        add("")
+
+
+def _outage_targets(outages: dict[str, Results], burst: dict[str, Any] | None) -> list[tuple[str, str, bool | None]]:
+    rows: list[tuple[str, str, bool | None]] = []
+    mine = {label: rs["pager"] for label, rs in outages.items() if "pager" in rs}
+    if mine:
+        pressed = sum(r["to_press"] for r in mine.values())
+        rows.append(("after a Telegram outage of any length, what GitHub still keeps comes back as the pages themselves "
+                     f"(none as an entry to press), within {RECOVERY_LIMIT / 60:.0f} min of Telegram's return",
+                     "; ".join(f"{label}: {r['as_page']} as pages, {r['to_press']} to press, the last "
+                               + ("–" if r["back_minutes"] is None else f"{r['back_minutes']:.0f} min") + " after"
+                               for label, r in mine.items()),
+                     pressed == 0 and all((r["back_minutes"] or 0) <= RECOVERY_LIMIT / 60 for r in mine.values())))
+        rows.append(("what GitHub no longer keeps is said in the alarm: none lost silently",
+                     "; ".join(f"{label}: {r['forgotten']} said, {r['lost']} lost" for label, r in mine.items()),
+                     all(r["lost"] == 0 for r in mine.values())))
+    if burst:
+        rows.append((f"a burst of {burst['deliveries']} failures on one repository: no first answer of 500 for a stored "
+                     "entry", f"{burst['first_500']} of {burst['deliveries']}", burst["first_500"] == 0))
+    return rows
+
+
 def metrics_section(add: Add, published: dict[str, Any] | None) -> None:
     """Custom metrics published per week, measured in the same replay: what the code publishes now, and
     what the code before the cut published (the same deliveries and runs, counted by its rules)."""
@@ -482,12 +544,14 @@ def cost_section(add: Add, results: dict[str, Results], bills: Bills, imports: d
 
 
 def targets_section(add: Add, results: Results, cost: dict[str, Any] | None, imports: dict[str, Any] | None,
-                    modules: dict[str, Any] | None, budget: int, lines: list[bill.Line] | None) -> None:
-    add("## Targets (pager, fast recovery, the full trace)")
+                    modules: dict[str, Any] | None, budget: int, lines: list[bill.Line] | None,
+                    outages: dict[str, Results] | None = None, burst: dict[str, Any] | None = None) -> None:
+    add("## Targets (pager, fast recovery, the full trace; the long outages and the burst)")
     add("")
     add("| target | measured | |")
     add("|---|---|---|")
-    for target, measured, met in targets(results, cost, imports, modules, budget, lines):
+    rows = targets(results, cost, imports, modules, budget, lines) + _outage_targets(outages or {}, burst)
+    for target, measured, met in rows:
         add(f"| {target} | {measured} | {'met' if met else ('–' if met is None else '**not met**')} |")
     add("")
 
@@ -657,10 +721,12 @@ def reading_section(add: Add, trace: fleet.Trace, results: Results) -> None:
 
 def report(traces: dict[str, fleet.Trace], results: dict[str, Results], cost: dict[str, Any] | None,
            imports: dict[str, Any] | None, modules: dict[str, Any] | None = None, *, args: argparse.Namespace,
-           handled: list[str], elapsed: float) -> str:
+           handled: list[str], elapsed: float, outages: dict[str, Results] | None = None,
+           burst: dict[str, Any] | None = None) -> str:
     """docs/benchmarks.md from the replays (by trace, "full" and maybe "subscribed", then design), the
     handler's cost, the cold starts and the modules of an ignored delivery (each of the last three may be
-    None: its section and targets are left out)."""
+    None: its section and targets are left out), the long outages (by scenario, then design) and the
+    burst (`pager_bench.outages`; either may be None: left out)."""
     full = results["full"]
     budget = full["pager"]["call_budget"]
     bills = bills_of(results, imports)
@@ -671,9 +737,11 @@ def report(traces: dict[str, fleet.Trace], results: dict[str, Results], cost: di
     headline_section(add, traces, results, bills)
     comparison_section(add, full, budget)
     faults_section(add, traces["full"], full)
+    if outages or burst:
+        outages_section(add, outages or {}, burst, full)
     metrics_section(add, full["pager"].get("metrics"))
     cost_section(add, results, bills, imports)
-    targets_section(add, full, cost, imports, modules, budget, bills["full"].get("pager"))
+    targets_section(add, full, cost, imports, modules, budget, bills["full"].get("pager"), outages, burst)
     if cost or modules:
         lean(add, cost, modules)
     if cost:

@@ -268,6 +268,8 @@ class Replay:
         self.http_api_units = 0
         self.scheduled_events = 0
         self.handler_status: Counter[int] = Counter()
+        self.first_answers: Counter[int] = Counter()  # quarter hour -> events delivered the first time in it
+        self.first_5xx: Counter[int] = Counter()  # quarter hour -> of them, answered 5xx
         self.earlier: set[tuple[str, int]] = set()  # what the code before the cut published, from the same replay
         self.changed: defaultdict[str, list[bool]] = defaultdict(list)  # guid -> per attempt: did handling it change state
         self.runs: list[dict[str, Any]] = []  # every sweep run: scheduled, or started by the recovery check
@@ -328,6 +330,10 @@ class Replay:
         self.changed[guid].append(effects(self.store, self.telegram, self.github) != before)
         status = int(answer.get("statusCode", 500))
         self.handler_status[status] += 1
+        if attempt == 0:  # an event's first delivery: counted per quarter hour, and its 5xx
+            quarter = int((self.by_guid[guid].at - self.trace.start) // fleet.QUARTER)
+            self.first_answers[quarter] += 1
+            self.first_5xx[quarter] += status >= 500
         hour = int(self.clock() // 3600)
         self.earlier.add(("Deliveries", hour))
         if status >= 400:
@@ -443,6 +449,10 @@ class Replay:
                          sweep_keys=self.sweep_keys, budget=settings.sweep_call_budget, checks=self.checks,
                          recovery_writes=self.recovery_writes, max_attempts=settings.sweep_max_attempts)
         result["counts"]["alarm_open_at_end"] = len(open_at_end)
+        busiest = max(self.first_answers, key=lambda q: (self.first_answers[q], -q), default=0)
+        result["first_answers"] = {"busiest_quarter": busiest, "busiest": self.first_answers[busiest],
+                                   "busiest_5xx": self.first_5xx[busiest], "all_5xx": sum(self.first_5xx.values()),
+                                   "max_5xx": max(self.first_5xx.values(), default=0)}
         span = trace.end + self.drain - trace.start
         if self.design in PAGER_DESIGNS:
             earlier = self.earlier | {(name, hour) for name, hour in after if name == "DeliveriesRefusedUpstream"}
