@@ -399,7 +399,7 @@ def outages_section(add: Add, outages: dict[str, Results], burst: dict[str, Any]
         for label, rs in outages.items():
             pages = next(iter(rs.values()))["pages"]
             add(f"| {label} ({pages} pages) | " + " | ".join(_pages(rs[d]) for d in names) + " |")
-            add(f"| … attempts of one page, max; redeliveries | "
+            add("| … attempts of one page, max; redeliveries | "
                 + " | ".join(f"{rs[d]['attempts_max']:,}; {rs[d]['redeliveries']:,}" for d in names) + " |")
         add("")
     first = {d: r["first_answers"] for d, r in full.items() if "first_answers" in r}
