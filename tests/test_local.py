@@ -42,3 +42,27 @@ def test_a_session_without_proxy_settings_reads_its_ca_bundle_once_and_skips_the
     assert bundled.trust_env is False and bundled.verify == "/etc/ca.pem"
     proxied = configure_session(requests.Session(), {"HTTPS_PROXY": "http://proxy:3128"})
     assert proxied.trust_env is True
+
+
+VALID = {"PAGER_TABLE": "pager-local", "GITHUB_APP_ID": "12345", "GITHUB_APP_SLUG": "pager-test",
+         "GITHUB_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----",
+         "GITHUB_WEBHOOK_SECRET": "s", "TELEGRAM_BOT_TOKEN": "1:t", "TELEGRAM_WEBHOOK_SECRET": "s",
+         "TELEGRAM_CHAT_ID": "-1001", "CONTROL_REPOSITORY": "maintainer/pager"}
+
+
+def test_make_serve_names_every_problem_of_its_settings_at_once():
+    from pager_local.serve import settings_problems
+
+    assert settings_problems(dict(VALID)) == []
+    [missing] = settings_problems({})  # nothing set: all nine required settings named, in one line
+    assert missing.startswith("missing PAGER_TABLE, GITHUB_APP_ID, GITHUB_APP_SLUG, GITHUB_PRIVATE_KEY, ")
+    assert len(missing.split(" (")[0].split(", ")) == 9  # the table, the app's id and slug, four secrets, chat, control
+    wrong = settings_problems(dict(VALID, GITHUB_PRIVATE_KEY="not a key", GITHUB_API_URL="ftp://x",
+                                   CONTROL_REPOSITORY="-bad/repo", TELEGRAM_CHAT_ID="chat", TELEGRAM_ALLOWED_USERS="bob",
+                                   SWEEP_CALL_BUDGET="lots", SWEEP_MAX_ATTEMPTS="99", GITHUB_APP_SLUG="Pager App",
+                                   TELEGRAM_WEBHOOK_SECRET="has spaces", TELEGRAM_BOT_TOKEN="token"))
+    named = " ".join(problem.split(" ")[0] for problem in wrong)
+    for name in ("GITHUB_PRIVATE_KEY", "GITHUB_API_URL", "CONTROL_REPOSITORY", "TELEGRAM_CHAT_ID", "TELEGRAM_ALLOWED_USERS",
+                 "SWEEP_CALL_BUDGET", "SWEEP_MAX_ATTEMPTS", "GITHUB_APP_SLUG", "TELEGRAM_WEBHOOK_SECRET", "TELEGRAM_BOT_TOKEN"):
+        assert name in named, (name, wrong)
+    assert len(wrong) == 10

@@ -42,11 +42,12 @@ def test_secrets_missing_from_the_environment_come_from_the_secret_and_the_envir
 
     def read(secret_id):
         asked.append(secret_id)
-        return {"TELEGRAM_BOT_TOKEN": "from-secret", "GITHUB_PRIVATE_KEY": "pem", "GITHUB_WEBHOOK_SECRET": "ignored"}
+        return {"TELEGRAM_BOT_TOKEN": "1:from-secret", "GITHUB_PRIVATE_KEY": ENV["GITHUB_PRIVATE_KEY"],
+                "GITHUB_WEBHOOK_SECRET": "ignored"}
 
     settings = Settings.from_env(env, read)
     assert asked == ["pager/secrets"]
-    assert settings.telegram_bot_token == "from-secret"
+    assert settings.telegram_bot_token == "1:from-secret"
     assert settings.github_webhook_secret == TEST_ENV["GITHUB_WEBHOOK_SECRET"]
 
 

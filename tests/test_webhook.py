@@ -180,13 +180,19 @@ def test_an_unknown_path_is_a_404(world):
     assert webhook.lambda_handler(event, Context())["statusCode"] == 404
 
 
-def test_a_missing_setting_fails_the_invocation_with_one_log_line_naming_it(monkeypatch, log_lines, pager_env):
+def test_every_settings_problem_fails_the_invocation_with_one_log_line_naming_them_all(monkeypatch, log_lines, pager_env):
     bootstrap.use(None)
     monkeypatch.delenv("TELEGRAM_CHAT_ID")
+    monkeypatch.delenv("GITHUB_APP_SLUG")
+    monkeypatch.setenv("GITHUB_API_URL", "ftp://api.github.com")
+    monkeypatch.setenv("SWEEP_MAX_ATTEMPTS", "0")
     answer = webhook.lambda_handler(github_event("ping", {"zen": "x"}), Context())
-    assert answer["statusCode"] == 500
-    lines = [line for line in log_lines() if "TELEGRAM_CHAT_ID" in json.dumps(line)]
-    assert len(lines) == 1 and "missing required setting" in lines[0]["error"]
+    assert answer["statusCode"] == 500 and "not configured" in answer["body"]
+    [line] = [line for line in log_lines() if line.get("message") == "configuration"]
+    assert line["problems"] == ["missing GITHUB_APP_SLUG, TELEGRAM_CHAT_ID",
+                                "GITHUB_API_URL must be an https URL (plain http only to this machine)",
+                                "SWEEP_MAX_ATTEMPTS must be at least 1 and at most 10"]
+    assert line["error"] == "settings: " + "; ".join(line["problems"])
 
 
 def test_each_delivery_logs_one_structured_line_with_its_guid_and_no_secret(world, log_lines, private_key_pem):

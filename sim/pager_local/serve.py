@@ -68,7 +68,19 @@ def sweep_forever(stop: threading.Event, every: float) -> None:
             print(f"sweep failed: {type(exc).__name__}: {exc}")
 
 
-def main() -> None:
+def settings_problems(environ: dict[str, str]) -> list[str]:
+    """Every problem of the settings as the functions would read them (missing, malformed, out of range)."""
+    from pager.errors import ConfigError
+    from pager.settings import Settings
+
+    try:
+        Settings.from_env(environ)
+    except ConfigError as exc:
+        return exc.problems
+    return []
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8080")))
     parser.add_argument("--env-file", default=".env")
@@ -77,6 +89,14 @@ def main() -> None:
     for key, value in read_dotenv(Path(args.env_file)).items():
         os.environ.setdefault(key, value)
     with table():
+        problems = settings_problems(dict(os.environ))
+        if problems:
+            print(f"pager cannot start: its settings ({args.env_file} and the environment) have "
+                  f"{len(problems)} problem{'s' * (len(problems) > 1)}:")
+            for problem in problems:
+                print(f"  - {problem}")
+            print(f"fix: run `pager setup --local <tunnel URL>`, or edit {args.env_file}; then `pager doctor --local`")
+            return 2
         server = PagerServer(args.port).start()
         print(f"pager listens on {server.url}/github and {server.url}/telegram; sweep every {args.sweep_minutes:g} min")
         stop = threading.Event()
@@ -89,7 +109,8 @@ def main() -> None:
         finally:
             stop.set()
             server.stop()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -157,7 +157,7 @@ def webhook_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     try:
         return app.resolve(event, context)
     except ConfigError as exc:
-        logger.error("configuration", extra={"error": str(exc)})
+        logger.error("configuration", extra={"error": str(exc), "problems": exc.problems})
         return {"statusCode": 500, "headers": {"content-type": "application/json"},
                 "body": json.dumps({"error": "pager is not configured: see its log"})}
     finally:
@@ -179,7 +179,7 @@ def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return run_sweep(built, now=built.now(), run_id=run_id, seconds=seconds,
                          event_id=str(event_id) if event_id else None)
     except ConfigError as exc:
-        logger.error("configuration", extra={"error": str(exc)})
+        logger.error("configuration", extra={"error": str(exc), "problems": exc.problems})
         raise
     except PagerError as exc:  # the table throttled before the run began: the next run reads back as far
         summary = {"run_id": run_id, "outcome": f"aborted: {type(exc).__name__}", "error": str(exc)}

@@ -30,7 +30,11 @@ class PagerError(Exception):
 
 
 class ConfigError(PagerError):
-    """A required setting is missing or malformed."""
+    """Settings missing or malformed: `problems` names each one (never a value)."""
+
+    def __init__(self, message: str, *, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = list(problems) if problems is not None else [message]
 
 
 class BadRequest(PagerError):

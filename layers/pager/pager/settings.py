@@ -2,14 +2,16 @@
 
 A secret set directly in the environment wins over the Secrets Manager secret named by
 `PAGER_SECRET_ID` (local runs and tests). The secret is a JSON object whose keys are the secret
-names below; Powertools Parameters reads and caches it. A missing required setting raises
-`ConfigError` naming it, never showing a value.
+names below; Powertools Parameters reads and caches it. Every missing, malformed or out-of-range
+setting is named in one `ConfigError` (its `problems`), never showing a value.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
+from urllib.parse import urlsplit
 
 from .errors import ConfigError
 
@@ -69,77 +71,137 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], read_secret: SecretReader = read_secret_with_powertools) -> "Settings":
+        """The settings, or one `ConfigError` naming every problem at once (`problems`: missing, malformed,
+        out of range), never a value."""
         secrets: dict[str, str] = {}
         missing = [name for name in SECRET_NAMES if not env.get(name)]
         if missing and env.get("PAGER_SECRET_ID"):
             stored = read_secret(env["PAGER_SECRET_ID"])
             secrets = {name: str(stored[name]) for name in missing if stored.get(name)}
-
-        def required(name: str) -> str:
-            value = env.get(name) or secrets.get(name)
-            if not value:
-                where = " (nor in the secret PAGER_SECRET_ID)" if name in SECRET_NAMES else ""
-                raise ConfigError(f"missing required setting {name}{where}")
-            return value
-
-        def number(name: str, default: int, minimum: int = 0) -> int:
-            raw = env.get(name, "").strip()
-            if not raw:
-                return default
-            try:
-                value = int(raw)
-            except ValueError:
-                raise ConfigError(f"setting {name} must be a whole number") from None
-            if value < minimum:
-                raise ConfigError(f"setting {name} must be at least {minimum}")
-            return value
-
-        def users(raw: str) -> frozenset[int]:
-            try:
-                return frozenset(int(part) for part in raw.split(",") if part.strip())
-            except ValueError:
-                raise ConfigError("setting TELEGRAM_ALLOWED_USERS must be comma-separated user ids") from None
-
-        method = env.get("RELEASE_MERGE_METHOD", "").strip() or "squash"
-        if method not in MERGE_METHODS:
-            raise ConfigError(f"setting RELEASE_MERGE_METHOD must be one of {', '.join(MERGE_METHODS)}")
-        control = required("CONTROL_REPOSITORY")
-        if control.count("/") != 1:
-            raise ConfigError("setting CONTROL_REPOSITORY must be owner/name")
+        read = _Reader({**{k: v for k, v in env.items() if isinstance(v, str)}, **secrets})
         prefixes = env.get("RELEASE_BRANCH_PREFIXES")
-        thread = env.get("TELEGRAM_THREAD_ID", "").strip()
-        return cls(
-            table=required("PAGER_TABLE"),
-            github_app_id=required("GITHUB_APP_ID"),
-            github_app_slug=required("GITHUB_APP_SLUG"),
-            github_app_owner=env.get("GITHUB_APP_OWNER", "").strip(),
-            github_private_key=required("GITHUB_PRIVATE_KEY"),
-            github_webhook_secret=required("GITHUB_WEBHOOK_SECRET"),
-            telegram_bot_token=required("TELEGRAM_BOT_TOKEN"),
-            telegram_webhook_secret=required("TELEGRAM_WEBHOOK_SECRET"),
-            telegram_chat_id=required("TELEGRAM_CHAT_ID"),
-            telegram_thread_id=number("TELEGRAM_THREAD_ID", 0) or None if thread else None,
-            telegram_allowed_users=users(env.get("TELEGRAM_ALLOWED_USERS", "")),
-            control_repository=control,
-            github_api_url=(env.get("GITHUB_API_URL") or "https://api.github.com").rstrip("/"),
-            telegram_api_url=(env.get("TELEGRAM_API_URL") or "https://api.telegram.org").rstrip("/"),
+        values = dict(
+            table=read.required("PAGER_TABLE"),
+            github_app_id=read.required("GITHUB_APP_ID", APP_ID, "an app id (a number)"),
+            github_app_slug=read.required("GITHUB_APP_SLUG", APP_SLUG, "an app's slug (lowercase letters, digits, hyphens)"),
+            github_app_owner=read.optional("GITHUB_APP_OWNER", LOGIN, "an organization's login"),
+            github_private_key=read.required("GITHUB_PRIVATE_KEY", PEM, "a private key in PEM form (-----BEGIN …)"),
+            github_webhook_secret=read.required("GITHUB_WEBHOOK_SECRET"),
+            telegram_bot_token=read.required("TELEGRAM_BOT_TOKEN", BOT_TOKEN, "a bot token (digits:letters)"),
+            telegram_webhook_secret=read.required("TELEGRAM_WEBHOOK_SECRET", SECRET_TOKEN,
+                                                  "A-Z a-z 0-9 _ - only, 1 to 256 of them"),
+            telegram_chat_id=read.required("TELEGRAM_CHAT_ID", CHAT_ID, "a chat id (a number, -100… for a group) or @channelname"),
+            telegram_thread_id=read.number("TELEGRAM_THREAD_ID", 0, 1, None) or None,
+            telegram_allowed_users=read.user_ids("TELEGRAM_ALLOWED_USERS"),
+            control_repository=read.required("CONTROL_REPOSITORY", REPOSITORY, "owner/name of a GitHub repository"),
+            github_api_url=read.url("GITHUB_API_URL", "https://api.github.com"),
+            telegram_api_url=read.url("TELEGRAM_API_URL", "https://api.telegram.org"),
             release_branch_prefixes=tuple(
                 p.strip() for p in (prefixes if prefixes is not None else "release-please--,changeset-release/").split(",") if p.strip()
             ),
-            release_merge_method=method,
-            sweep_call_budget=number("SWEEP_CALL_BUDGET", 50, 1),
-            sweep_max_redeliveries=number("SWEEP_MAX_REDELIVERIES", 10),
-            sweep_max_attempts=number("SWEEP_MAX_ATTEMPTS", 3, 1),
-            sweep_window_minutes=number("SWEEP_WINDOW_MINUTES", 180, 1),
-            sweep_failure_pages=number("SWEEP_FAILURE_PAGES", 3, 1),
-            sweep_all_pages=number("SWEEP_ALL_PAGES", 20, 1),
-        )._checked()
+            release_merge_method=read.choice("RELEASE_MERGE_METHOD", MERGE_METHODS, "squash"),
+            sweep_call_budget=read.number("SWEEP_CALL_BUDGET", 50, 1, MAX_CALL_BUDGET),
+            sweep_max_redeliveries=read.number("SWEEP_MAX_REDELIVERIES", 10, 0, 100),
+            sweep_max_attempts=read.number("SWEEP_MAX_ATTEMPTS", 3, 1, 10),
+            sweep_window_minutes=read.number("SWEEP_WINDOW_MINUTES", 180, 1, 3 * 24 * 60),
+            sweep_failure_pages=read.number("SWEEP_FAILURE_PAGES", 3, 1, 100),
+            sweep_all_pages=read.number("SWEEP_ALL_PAGES", 20, 1, 100),
+        )
+        if not read.all_problems():
+            least = values["sweep_failure_pages"] + 1 + values["sweep_max_redeliveries"] + 1
+            if values["sweep_call_budget"] < least:  # no run would have room to ask for anything
+                read.problems.append(f"SWEEP_CALL_BUDGET must be at least {least} (SWEEP_FAILURE_PAGES, a page of "
+                                     "every outcome, SWEEP_MAX_REDELIVERIES and the alarm's change)")
+        problems = read.all_problems()
+        if problems:
+            raise ConfigError("settings: " + "; ".join(problems), problems=problems)
+        return cls(**values)  # type: ignore[arg-type]
 
-    def _checked(self) -> "Settings":
-        """A budget that cannot fit a page of each list, the redeliveries and the alarm's change would
-        leave every run without room to ask for anything: refused, as a setting that cannot be right."""
-        least = self.sweep_failure_pages + 1 + self.sweep_max_redeliveries + 1
-        if self.sweep_call_budget < least:
-            raise ConfigError(f"setting SWEEP_CALL_BUDGET must be at least {least} (SWEEP_FAILURE_PAGES, a page of "
-                              "every outcome, SWEEP_MAX_REDELIVERIES and the alarm's change)")
-        return self
+
+# The forms a setting must have, from their owners' documentation: GitHub's logins ("may only contain
+# alphanumeric characters or single hyphens, and cannot begin or end with a hyphen", 39 at most) and
+# repository names (ASCII letters, digits, ".", "-" and "_", 100 at most); an app's slug is its name made
+# lowercase with hyphens; the Bot API's setWebhook `secret_token` ("1-256 characters. Only characters A-Z,
+# a-z, 0-9, _ and - are allowed"), its chat ids (an integer, or @channelusername) and bot tokens
+# (`123456:ABC-DEF…`, BotFather).
+LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}")
+REPOSITORY = re.compile(LOGIN.pattern + r"/(?!\.\.?$)[A-Za-z0-9._-]{1,100}")
+APP_ID = re.compile(r"[0-9]+|Iv[0-9A-Za-z.]+")  # the app's id, or its client id (GitHub takes either as a JWT's issuer)
+APP_SLUG = re.compile(r"[a-z0-9][a-z0-9-]*")
+PEM = re.compile(r"\s*-----BEGIN [A-Z ]*PRIVATE KEY-----.*", re.DOTALL)
+BOT_TOKEN = re.compile(r"[0-9]+:[A-Za-z0-9_-]+")
+SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
+CHAT_ID = re.compile(r"-?[0-9]+|@[A-Za-z][A-Za-z0-9_]{3,31}")
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # plain http only to this machine (the local demo's fakes)
+MAX_CALL_BUDGET = 5000  # GitHub's hourly rate limit of an installation
+
+
+class _Reader:
+    """Reads the settings from `env`, noting each problem instead of stopping at the first."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+        self.missing: list[str] = []  # required settings not set
+        self.problems: list[str] = []  # what is set but cannot be right
+
+    def all_problems(self) -> list[str]:
+        """What is missing first, in one line, then each setting that cannot be right."""
+        secrets = [name for name in self.missing if name in SECRET_NAMES]
+        where = f" ({', '.join(secrets)}: nor in the secret PAGER_SECRET_ID)" if secrets else ""
+        return ([f"missing {', '.join(self.missing)}{where}"] if self.missing else []) + self.problems
+
+    def _raw(self, name: str) -> str:
+        return (self.env.get(name) or "").strip()
+
+    def required(self, name: str, form: re.Pattern[str] | None = None, what: str = "") -> str:
+        value = self.env.get(name) or ""
+        if not value.strip():
+            self.missing.append(name)
+        elif form is not None and not form.fullmatch(value if name == "GITHUB_PRIVATE_KEY" else value.strip()):
+            self.problems.append(f"{name} is not {what}")
+        return value if name in SECRET_NAMES else value.strip()
+
+    def optional(self, name: str, form: re.Pattern[str], what: str) -> str:
+        value = self._raw(name)
+        if value and not form.fullmatch(value):
+            self.problems.append(f"{name} is not {what}")
+        return value
+
+    def number(self, name: str, default: int, minimum: int, maximum: int | None) -> int:
+        raw = self._raw(name)
+        if not raw:
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            self.problems.append(f"{name} must be a whole number")
+            return default
+        if value < minimum or (maximum is not None and value > maximum):
+            self.problems.append(f"{name} must be at least {minimum}" + (f" and at most {maximum}" if maximum is not None else ""))
+            return default
+        return value
+
+    def user_ids(self, name: str) -> frozenset[int]:
+        parts = [part.strip() for part in self._raw(name).split(",") if part.strip()]
+        if not all(part.isdigit() for part in parts):
+            self.problems.append(f"{name} must be comma-separated user ids (numbers)")
+            return frozenset()
+        return frozenset(int(part) for part in parts)
+
+    def url(self, name: str, default: str) -> str:
+        value = (self._raw(name) or default).rstrip("/")
+        try:
+            parts = urlsplit(value)
+            host = parts.hostname or ""
+        except ValueError:  # a malformed port or IPv6 address
+            host = ""
+        if not host or not (parts.scheme == "https" or (parts.scheme == "http" and host in LOOPBACK)):
+            self.problems.append(f"{name} must be an https URL (plain http only to this machine)")
+        return value
+
+    def choice(self, name: str, choices: tuple[str, ...], default: str) -> str:
+        value = self._raw(name) or default
+        if value not in choices:
+            self.problems.append(f"{name} must be one of {', '.join(choices)}")
+            return default
+        return value
