@@ -571,6 +571,57 @@ def test_doctor_names_each_misconfiguration_with_its_fix_and_exits_non_zero(heal
     assert_no_secret(output, secrets_of(world, arn))
 
 
+@pytest.mark.parametrize("kind, service, said", [
+    ("github-unreachable", "GitHub", "GitHub could not be asked (no answer)"),
+    ("github-5xx", "GitHub", "GitHub could not be asked (it answered 502)"),
+    ("telegram-unreachable", "Telegram", "Telegram could not be asked (no answer)"),
+    ("telegram-5xx", "Telegram", "Telegram could not be asked (it answered 502)"),
+])
+def test_doctor_tells_a_service_it_could_not_reach_from_one_that_refuses_and_asks_to_replace_nothing(
+        healthy, aws, tmp_path, kind, service, said):
+    world, arn = healthy
+    world.faults.fail(kind.split("-")[0], None, kind=kind, count=10**6)
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 1 and said in output, output
+    assert "refuses" not in output and "generate one" not in output and "@BotFather" not in output
+    fix = output.splitlines()[output.splitlines().index(next(line for line in output.splitlines() if said in line)) + 1]
+    assert "nothing to replace" in fix and "network" in fix, fix
+    assert_no_secret(output, secrets_of(world, arn))
+
+
+def test_doctor_names_every_settings_problem_in_one_pass(healthy, aws, tmp_path):
+    world, arn = healthy
+    parameters = SamConfig(tmp_path / "samconfig.local.toml").parameters()
+    guided_samconfig(tmp_path, {**parameters, "ControlRepository": "pager", "SweepMaxAttempts": "0"})
+    client("secretsmanager").put_secret_value(SecretId=arn, SecretString=json.dumps(
+        {**stored_secret(arn), "TELEGRAM_BOT_TOKEN": "", "TELEGRAM_WEBHOOK_SECRET": "has spaces"}))
+    code, output = doctor(world, tmp_path, aws)
+    [line] = [line for line in output.splitlines() if line.startswith("✗ settings")]
+    for named in ("missing TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET is not", "CONTROL_REPOSITORY is not",
+                  "SWEEP_MAX_ATTEMPTS must be at least 1"):
+        assert named in line, (named, line)
+    assert code == 1 and "has spaces" not in output
+
+
+def test_doctor_without_an_aws_region_reads_the_env_file_and_says_how_to_name_one(healthy, tmp_path):
+    import botocore.exceptions
+
+    world, arn = healthy
+    (tmp_path / "samconfig.local.toml").unlink()
+
+    def no_region(service: str, region: str) -> Any:
+        assert not region
+        raise botocore.exceptions.NoRegionError()
+
+    write_dotenv(tmp_path / ".env", {**stored_secret(arn), "GITHUB_APP_ID": "12345", "GITHUB_APP_SLUG": "pager-test",
+                                     "TELEGRAM_CHAT_ID": str(CHAT["id"]), "CONTROL_REPOSITORY": CONTROL,
+                                     "GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API})
+    code, output = doctor(world, tmp_path, no_region)
+    assert "no AWS region to look for the stack in (pass --region, set AWS_REGION" in output, output
+    assert "✓ settings: complete and well-formed, read from" in output and ".env" in output
+    assert code == 0, output
+
+
 def test_doctor_after_setup_and_make_deploy_exits_0_and_every_call_made_is_documented(fresh, aws, tmp_path):
     world, arn = fresh
     assert run(["setup"], world, tmp_path, aws, Person(world, ["", "", ""], [BOT_TOKEN]))[0] == 0

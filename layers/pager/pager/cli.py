@@ -90,13 +90,19 @@ def locate(args: argparse.Namespace, context: Context) -> Any:
         find_stack,
     )
 
+    from botocore.exceptions import NoRegionError
+
     samconfig = SamConfig(context.cwd / DEPLOY_FILE)
     dotenv = context.cwd / args.env_file
     if args.local is not None:
         return Target("local", dotenv, samconfig, base_url=args.local, read_secret=_secret_reader(context, args.region))
     name = args.stack or samconfig.stack_name() or "pager"
     region = args.region or samconfig.region() or context.environ.get("AWS_REGION") or context.environ.get("AWS_DEFAULT_REGION", "")
-    stack, note = find_stack(context.client("cloudformation", region), name, region)
+    try:
+        stack, note = find_stack(context.client("cloudformation", region), name, region)
+    except NoRegionError:  # no region anywhere: say how to give one, and read .env as `make serve` does
+        stack, note = None, ("no AWS region to look for the stack in (pass --region, set AWS_REGION, or keep "
+                             f"`region` in {DEPLOY_FILE}); reading {args.env_file} instead")
     if stack is None:
         return Target("local", dotenv, samconfig, note=note, read_secret=_secret_reader(context, region))
     secret = StackSecret(context.client("secretsmanager", stack.region), stack.outputs["SecretArn"])

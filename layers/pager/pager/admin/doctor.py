@@ -22,13 +22,12 @@ check fails.
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pager.errors import ChatMigrated, ConfigError, PagerError
+from pager.errors import ChatMigrated, ConfigError, PagerError, Transient
 from pager.settings import SECRET_NAMES, Settings
 from pager.telegram import may_post as bot_may_post
 from pager.chat import KEY as CHAT_KEY
@@ -36,7 +35,7 @@ from pager.chat import move_of
 from pager.store import ROOT_ITEM, TABLE_ITEM, TABLE_KEY, TABLE_TTL
 from pager.values import parse_iso
 
-from .deployment import REQUIRED, Target, is_placeholder
+from .deployment import Target, is_placeholder, known
 from .manifest import (
     AppPages,
     beyond,
@@ -48,10 +47,6 @@ from .manifest import (
 
 DAY = 86_400.0
 DELIVERY_PAGES = 10  # pages of 100 read for the last day; a busier day is counted as far as they reach
-APP_ID = re.compile(r"[0-9]+|Iv[0-9A-Za-z.]+")
-BOT_TOKEN = re.compile(r"[0-9]+:[A-Za-z0-9_-]+")
-SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
-CHAT_ID = re.compile(r"-?[0-9]+|@[A-Za-z0-9_]+")
 
 
 @dataclass(frozen=True)
@@ -70,17 +65,26 @@ class Facts:
     secrets: dict[str, str]
     now: float
     key_ok: bool = False
-    settings_error: str = ""
+    settings_problems: list[str] = field(default_factory=list)
     found: dict[str, Any] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     statuses: dict[str, int | None] = field(default_factory=dict)
+
+    unreachable: set[str] = field(default_factory=set)  # read without the service's own answer: no refusal
 
     def read(self, name: str, read: Callable[[], Any]) -> Any:
         try:
             self.found[name] = read()
         except PagerError as exc:
-            self.errors[name], self.statuses[name] = str(exc), getattr(exc, "status", None)
+            self.failed(name, exc)
         return self.found.get(name)
+
+    def failed(self, name: str, exc: PagerError) -> None:
+        """Why `name` could not be read; a failure a later attempt may fix (no answer, a 5xx, a 429) is not
+        the service refusing: no advice to replace a key or a token follows from it."""
+        self.errors[name], self.statuses[name] = str(exc), getattr(exc, "status", None)
+        if isinstance(exc, Transient):
+            self.unreachable.add(name)
 
     def get(self, name: str) -> Any:
         return self.found.get(name)
@@ -106,10 +110,11 @@ def gather(target: Target, *, environ: dict[str, str], github: Callable[..., Any
     values = {k: v for k, v in found.items() if k not in SECRET_NAMES}
     facts = Facts(target, values, secrets, now)
     facts.key_ok = _key_loads(secrets.get("GITHUB_PRIVATE_KEY", ""))
-    try:
-        Settings.from_env({**values, **secrets, "PAGER_TABLE": values.get("PAGER_TABLE") or "local"}, lambda _: {})
+    table = {} if target.stack is not None else {"PAGER_TABLE": "local"}  # `make serve` makes its own table
+    try:  # read as the functions read them, placeholders as not set: every problem at once
+        Settings.from_env({**table, **known(values), **known(secrets)}, lambda _: {})
     except ConfigError as exc:
-        facts.settings_error = str(exc)
+        facts.settings_problems = exc.problems
     if not is_placeholder(values.get("GITHUB_APP_ID")) and secrets.get("GITHUB_PRIVATE_KEY"):
         gather_github(facts, github(values, secrets))
     if secrets.get("TELEGRAM_BOT_TOKEN"):
@@ -159,7 +164,7 @@ def gather_telegram(facts: Facts, client: Any) -> None:
             new_chat = facts.found["moved"] = moved.to_chat
             facts.read("member", lambda: client.chat_member(new_chat, int(bot["id"])))
         except PagerError as exc:
-            facts.errors["member"], facts.statuses["member"] = str(exc), getattr(exc, "status", None)
+            facts.failed("member", exc)
 
 
 def gather_table(facts: Facts, client: Any, table: str) -> None:
@@ -209,36 +214,36 @@ def _skip(what: str, why: str) -> Check:
     return Check(None, f"{what}: skipped ({why})")
 
 
+def _unreachable(facts: Facts, name: str, what: str) -> Check | None:
+    """The check's line when `name` could not be read for want of the service's answer (no answer at all, a
+    5xx, a 429): a network or service problem, never a reason to replace a key or a token."""
+    if name not in facts.unreachable:
+        return None
+    service, url = (("GitHub", facts.setting("GITHUB_API_URL") or "https://api.github.com") if what != "telegram"
+                    else ("Telegram", facts.setting("TELEGRAM_API_URL") or "https://api.telegram.org"))
+    status = facts.statuses.get(name)
+    why = f"it answered {status}" if status else "no answer"
+    page = "https://www.githubstatus.com" if service == "GitHub" else "https://t.me/BotNews"
+    return Check(False, f"{service} could not be asked ({why}): {facts.errors[name]}",
+                 f"nothing to replace: check this machine's network (DNS, proxy, firewall) and that {url} is reachable "
+                 f"from it, or {service}'s status ({page}); then run `pager doctor` again")
+
+
 def check_settings(facts: Facts) -> Check:
+    """Every problem of the settings in one pass: what is missing, malformed or out of range (pager.settings,
+    as the functions read them), and a private key that does not load as RSA."""
     target = facts.target
-    required = [name for name in REQUIRED if target.stack is not None or name != "PAGER_TABLE"]
-    missing = [name for name in required if is_placeholder(facts.setting(name))]
     where = (f"the secrets in {target.where_secrets()}, the other settings in {target.where_settings()}"
              + (" (then `make deploy`)" if target.stack is not None else ""))
-    if missing:
-        return Check(False, f"settings: missing {', '.join(missing)}", f"run `pager setup`, or set {where}")
-    problems = malformed(facts)
-    if facts.settings_error:
-        problems.insert(0, facts.settings_error)
-    if problems:
-        return Check(False, f"settings: {'; '.join(problems)}", f"correct them: {where}")
-    return Check(True, f"settings: complete and well-formed, read from {target.describe()}")
-
-
-def malformed(facts: Facts) -> list[str]:
-    """What is set but cannot be right (named, never shown)."""
-    problems = []
-    if not APP_ID.fullmatch(facts.setting("GITHUB_APP_ID")):
-        problems.append("GITHUB_APP_ID is not an app id (a number)")
-    if not facts.key_ok:
+    problems = list(facts.settings_problems)
+    pem_named = any("GITHUB_PRIVATE_KEY" in p for p in problems)
+    if not facts.key_ok and not pem_named:
         problems.append("GITHUB_PRIVATE_KEY is not an RSA private key in PEM form")
-    if not BOT_TOKEN.fullmatch(facts.setting("TELEGRAM_BOT_TOKEN")):
-        problems.append("TELEGRAM_BOT_TOKEN is not a bot token (digits:letters)")
-    if not SECRET_TOKEN.fullmatch(facts.setting("TELEGRAM_WEBHOOK_SECRET")):
-        problems.append("TELEGRAM_WEBHOOK_SECRET may hold only A-Z a-z 0-9 _ - (1 to 256)")
-    if not CHAT_ID.fullmatch(facts.setting("TELEGRAM_CHAT_ID")):
-        problems.append("TELEGRAM_CHAT_ID is not a chat id (-100…) or @channelname")
-    return problems
+    if problems:
+        missing = any(p.startswith("missing") for p in problems)
+        fix = (f"run `pager setup`, or set {where}" if missing else f"correct them: {where}")
+        return Check(False, f"settings: {'; '.join(problems)}", fix)
+    return Check(True, f"settings: complete and well-formed, read from {target.describe()}")
 
 
 def check_deployed(facts: Facts) -> Check:
@@ -256,7 +261,7 @@ def check_app(facts: Facts) -> Check:
     if app is None and "app" not in facts.errors:
         return _skip("GitHub App", "needs GITHUB_APP_ID and GITHUB_PRIVATE_KEY")
     if app is None:
-        return Check(False, f"GitHub refuses the app's JWT: {facts.errors['app']}",
+        return _unreachable(facts, "app", "github") or Check(False, f"GitHub refuses the app's JWT: {facts.errors['app']}",
                      f"GITHUB_PRIVATE_KEY must be a key of the app {facts.setting('GITHUB_APP_ID')}: generate one on "
                      f"{facts.pages.settings} (Private keys) and put it into {facts.target.where_secrets()}")
     slug, owner = str(app.get("slug", "")), app.get("owner") or {}
@@ -339,7 +344,8 @@ def check_installation(facts: Facts) -> Check:
         if facts.statuses.get("installation") == 404:
             return Check(False, f"installation: the app is not installed on the control repository {control}",
                          f"{facts.pages.install} → Only select repositories → the fleet and {control}")
-        return Check(False, f"installation: {facts.errors.get('installation')}", "run `pager doctor` again")
+        return (_unreachable(facts, "installation", "github")
+                or Check(False, f"installation: {facts.errors.get('installation')}", "run `pager doctor` again"))
     account = (installation.get("account") or {}).get("login", "")
     settings = installation.get("html_url") or facts.pages.install
     if installation.get("suspended_at"):
@@ -409,7 +415,7 @@ def check_bot(facts: Facts) -> Check:
     if bot is None and "bot" not in facts.errors:
         return _skip("Telegram bot", "needs TELEGRAM_BOT_TOKEN")
     if bot is None:
-        return Check(False, f"Telegram refuses the bot token: {facts.errors['bot']}",
+        return _unreachable(facts, "bot", "telegram") or Check(False, f"Telegram refuses the bot token: {facts.errors['bot']}",
                      f"get the token from @BotFather (/token) and put it into {facts.target.where_secrets()}, or run "
                      "`pager setup`")
     return Check(True, f"Telegram accepts the bot token: @{bot.get('username')}")
@@ -463,7 +469,8 @@ def check_chat(facts: Facts) -> Check:
     if member is None and "member" not in facts.errors:
         return _skip("chat", "needs the bot and TELEGRAM_CHAT_ID")
     if member is None:
-        return Check(False, f"chat: the bot cannot see the chat {chat}: {facts.errors['member']}", fix)
+        return (_unreachable(facts, "member", "telegram")
+                or Check(False, f"chat: the bot cannot see the chat {chat}: {facts.errors['member']}", fix))
     status = member.get("status")
     may_post = bot_may_post(member)
     if not may_post:
