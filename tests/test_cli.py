@@ -63,7 +63,8 @@ API_ID = "abc123"
 GITHUB_HOOK = f"https://{API_ID}.execute-api.{REGION}.amazonaws.com/github"
 TELEGRAM_HOOK = f"https://{API_ID}.execute-api.{REGION}.amazonaws.com/telegram"
 TABLE = "pager-Table-1"
-STACK_SECRET = "s" * 20 + "StackGeneratedToken" + "x" * 25  # what the template's GenerateSecretString makes
+STACK_SECRET = "s" * 20 + "SetupGeneratedToken" + "x" * 25  # the secret token setup generates (Context.token here)
+SECRET_NAME = f"/{STACK}/secrets"  # the stack's SecureString parameter (its output SecretName)
 CHAT = {"id": -1001234, "type": "supergroup", "title": "Fleet", "is_forum": True}
 MAINTAINER = {"id": 42, "is_bot": False, "first_name": "Maintainer", "username": "maint"}
 
@@ -128,22 +129,21 @@ def aws(moto):
 
 
 def deploy(parameters: dict[str, str], *, secret: dict[str, str] | None = None) -> str:
-    """The stack as `make deploy` leaves it: its table (with TTL), its secret, its outputs; the secret's ARN."""
-    secrets_manager = client("secretsmanager")
-    value = secret if secret is not None else {"GITHUB_PRIVATE_KEY": "", "GITHUB_WEBHOOK_SECRET": "",
-                                               "TELEGRAM_BOT_TOKEN": "", "TELEGRAM_WEBHOOK_SECRET": STACK_SECRET}
-    arn = secrets_manager.create_secret(Name="pager-secret", SecretString=json.dumps(value))["ARN"]
+    """The stack as `make deploy` leaves it: its table (with TTL), its outputs, and, when given, the secrets'
+    parameter as setup writes it (the stack creates none: CloudFormation cannot make a SecureString); its name."""
+    if secret is not None:
+        store_secret(SECRET_NAME, secret)
     create_table(client("dynamodb"), TABLE)
     template = {
         "Parameters": {name: {"Type": "String"} for name in parameters},
         "Resources": {"WebhookLogGroup": {"Type": "AWS::Logs::LogGroup", "Properties": {"LogGroupName": "/aws/lambda/pager-webhook"}}},
         "Outputs": {"GitHubWebhookUrl": {"Value": GITHUB_HOOK}, "TelegramWebhookUrl": {"Value": TELEGRAM_HOOK},
-                    "TableName": {"Value": TABLE}, "SecretArn": {"Value": arn}},
+                    "TableName": {"Value": TABLE}, "SecretName": {"Value": SECRET_NAME}},
     }
     client("cloudformation").create_stack(
         StackName=STACK, TemplateBody=json.dumps(template),
         Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()])
-    return arn
+    return SECRET_NAME
 
 
 def redeploy(parameters: dict[str, str]) -> None:
@@ -165,8 +165,15 @@ def guided_samconfig(folder: Path, parameters: dict[str, str]) -> Path:
     return path
 
 
-def stored_secret(arn: str) -> dict[str, str]:
-    return json.loads(client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"])
+def stored_secret(name: str) -> dict[str, str]:
+    try:
+        return json.loads(client("ssm").get_parameter(Name=name, WithDecryption=True)["Parameter"]["Value"])
+    except client("ssm").exceptions.ParameterNotFound:
+        return {}
+
+
+def store_secret(name: str, values: dict[str, str]) -> None:
+    client("ssm").put_parameter(Name=name, Value=json.dumps(values), Type="SecureString", Overwrite=True)
 
 
 # -- the person at the terminal and in the browser -------------------------------------------------------------
@@ -220,17 +227,17 @@ def run(argv: list[str], world: Any, folder: Path, aws: Any, person: Person | No
     context = Context(environ=dict(environ or {}), cwd=folder, stdout=out, input=person.input,
                       secret_input=person.secret, open_browser=person.browse, now=world.clock,
                       sleep=world.clock.sleep, session=session_for({GITHUB_API: world.hub, TELEGRAM_API: world.chat}),
-                      aws=aws)
+                      aws=aws, token=lambda n: STACK_SECRET)
     return main(argv, context), out.getvalue()
 
 
-def secrets_of(world: Any, arn: str | None = None, *extra: str) -> list[str]:
+def secrets_of(world: Any, secret_id: str | None = None, *extra: str) -> list[str]:
     """Every secret a run could know: the key (and its lines), webhook secrets, tokens, client secrets."""
     values = [BOT_TOKEN, WEBHOOK_SECRET, STACK_SECRET, *extra]
     for answer in world.hub.conversions:
         values += [answer["pem"], answer["webhook_secret"], answer["client_secret"]]
-    if arn:
-        values += [v for v in stored_secret(arn).values() if v]
+    if secret_id:
+        values += [v for v in stored_secret(secret_id).values() if v]
     lines = [line for value in values for line in value.splitlines() if len(line) > 20 and "PRIVATE KEY" not in line]
     return sorted(set(values + lines))
 
@@ -251,13 +258,13 @@ def fresh(make_world, private_key_pem, aws, tmp_path):
     world.chat.token = BOT_TOKEN
     world.chat.receive("/start@pager_test_bot", chat=CHAT, user=MAINTAINER, thread_id=7)
     world.chat.handle("setWebhook", {"url": "https://old.example/telegram"})  # from an earlier try: in getUpdates' way
-    arn = deploy(FIRST_PARAMETERS)
+    secret_id = deploy(FIRST_PARAMETERS)
     guided_samconfig(tmp_path, FIRST_PARAMETERS)
-    return world, arn
+    return world, secret_id
 
 
 def test_setup_registers_the_app_from_a_manifest_stores_the_secrets_and_sets_telegrams_webhook(fresh, aws, tmp_path):
-    world, arn = fresh
+    world, secret_id = fresh
     person = Person(world, answers=["", "", ""], secrets=[BOT_TOKEN])
     code, output = run(["setup"], world, tmp_path, aws, person)
     assert code == 0, output
@@ -272,7 +279,7 @@ def test_setup_registers_the_app_from_a_manifest_stores_the_secrets_and_sets_tel
     [conversion] = world.hub.conversions  # the redirect's code converted once
 
     # the secrets are in the stack's secret (the generated secret token kept), nothing else
-    secret = stored_secret(arn)
+    secret = stored_secret(secret_id)
     assert secret == {"GITHUB_PRIVATE_KEY": conversion["pem"], "GITHUB_WEBHOOK_SECRET": conversion["webhook_secret"],
                       "TELEGRAM_BOT_TOKEN": BOT_TOKEN, "TELEGRAM_WEBHOOK_SECRET": STACK_SECRET}
 
@@ -293,33 +300,32 @@ def test_setup_registers_the_app_from_a_manifest_stores_the_secrets_and_sets_tel
 
     # and what is left: installing is done already in this world (the control repository has the app)
     assert "check it all with `pager doctor`" in output
-    assert_no_secret(output, secrets_of(world, arn))
+    assert_no_secret(output, secrets_of(world, secret_id))
 
 
 def test_setup_run_again_finds_everything_done_and_changes_nothing(fresh, aws, tmp_path):
-    world, arn = fresh
+    world, secret_id = fresh
     assert run(["setup"], world, tmp_path, aws, Person(world, ["", "", ""], [BOT_TOKEN]))[0] == 0
     samconfig = (tmp_path / "samconfig.local.toml").read_text()
-    secret, webhook, sent = stored_secret(arn), dict(world.chat.webhook), list(world.chat.sent)
+    secret, webhook, sent = stored_secret(secret_id), dict(world.chat.webhook), list(world.chat.sent)
     world.chat.requests.clear()
     aws.calls.clear()
 
     code, output = run(["setup"], world, tmp_path, aws, Person(world))  # asks nothing: the script is empty
     assert code == 0, output
     assert len(world.hub.apps_registered) == 1 and len(world.hub.conversions) == 1
-    assert stored_secret(arn) == secret and "put_secret_value" not in aws.calls
+    assert stored_secret(secret_id) == secret and "put_parameter" not in aws.calls
     assert (tmp_path / "samconfig.local.toml").read_text() == samconfig
     called = {r.path.rsplit("/", 1)[-1] for r in world.chat.requests}
     assert called <= {"getMe", "getWebhookInfo"}, called  # no deleteWebhook, getUpdates, setWebhook, sendMessage
     assert world.chat.webhook == webhook and world.chat.sent == sent
     assert output.count("✓") >= 8 and "✗" not in output and "→" not in output
-    assert_no_secret(output, secrets_of(world, arn))
+    assert_no_secret(output, secrets_of(world, secret_id))
 
 
 def test_setup_never_registers_a_second_app_when_the_key_of_the_one_set_is_missing(healthy, aws, tmp_path):
-    world, arn = healthy
-    client("secretsmanager").put_secret_value(
-        SecretId=arn, SecretString=json.dumps({**stored_secret(arn), "GITHUB_PRIVATE_KEY": ""}))
+    world, secret_id = healthy
+    store_secret(secret_id, {**stored_secret(secret_id), "GITHUB_PRIVATE_KEY": ""})
 
     code, output = run(["setup"], world, tmp_path, aws, Person(world))
     assert code == 1
@@ -328,14 +334,13 @@ def test_setup_never_registers_a_second_app_when_the_key_of_the_one_set_is_missi
 
 
 def test_setup_never_registers_a_second_app_when_a_key_is_stored_but_its_id_was_lost(fresh, aws, tmp_path, private_key_pem):
-    world, arn = fresh  # as if a run had stopped after storing the key, before writing the app's id
-    client("secretsmanager").put_secret_value(
-        SecretId=arn, SecretString=json.dumps({**stored_secret(arn), "GITHUB_PRIVATE_KEY": private_key_pem}))
+    world, secret_id = fresh  # as if a run had stopped after storing the key, before writing the app's id
+    store_secret(secret_id, {**stored_secret(secret_id), "GITHUB_PRIVATE_KEY": private_key_pem})
 
     code, output = run(["setup"], world, tmp_path, aws, Person(world))
     assert code == 1 and "holds an app's private key, but no GITHUB_APP_ID is set" in output
     assert not world.hub.apps_registered
-    assert_no_secret(output, secrets_of(world, arn))
+    assert_no_secret(output, secrets_of(world, secret_id))
 
 
 def test_setup_for_make_serve_writes_dotenv_for_an_organizations_app(make_world, private_key_pem, aws, tmp_path):
@@ -401,7 +406,7 @@ def healthy(make_world, private_key_pem, aws, tmp_path):
                               redirect_url="http://127.0.0.1:1/back"), app_id=12345, pem=pem, webhook_secret=WEBHOOK_SECRET)
     parameters = {**FIRST_PARAMETERS, "GitHubAppId": "12345", "GitHubAppSlug": app["slug"],
                   "TelegramChatId": str(CHAT["id"]), "TelegramAllowedUsers": "42"}
-    arn = deploy(parameters, secret={"GITHUB_PRIVATE_KEY": pem, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET,
+    secret_id = deploy(parameters, secret={"GITHUB_PRIVATE_KEY": pem, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET,
                                      "TELEGRAM_BOT_TOKEN": BOT_TOKEN, "TELEGRAM_WEBHOOK_SECRET": STACK_SECRET})
     guided_samconfig(tmp_path, parameters)
     world.chat.token = BOT_TOKEN
@@ -410,7 +415,7 @@ def healthy(make_world, private_key_pem, aws, tmp_path):
     for status in (200, 200, 502, 200):
         world.hub.record(world.hub.new_guid(), "issues", "opened", 1, status)
     world.advance(10)
-    return world, arn
+    return world, secret_id
 
 
 def doctor(world: Any, folder: Path, aws: Any, *argv: str) -> tuple[int, str]:
@@ -418,7 +423,7 @@ def doctor(world: Any, folder: Path, aws: Any, *argv: str) -> tuple[int, str]:
 
 
 def test_doctor_against_a_healthy_deployment_exits_0_with_every_check_holding(healthy, aws, tmp_path):
-    world, arn = healthy
+    world, secret_id = healthy
     code, output = doctor(world, tmp_path, aws)
     assert code == 0, output
     assert "✗" not in output and "skipped" not in output
@@ -429,11 +434,11 @@ def test_doctor_against_a_healthy_deployment_exits_0_with_every_check_holding(he
                      "Telegram accepts the bot token: @pager_test_bot", f"Telegram webhook: {TELEGRAM_HOOK}",
                      f"chat: the bot may post in the chat {CHAT['id']}", f"table: {TABLE} is active, with its TTL"):
         assert expected in output, (expected, output)
-    assert_no_secret(output, secrets_of(world, arn))
+    assert_no_secret(output, secrets_of(world, secret_id))
 
 
 def test_doctor_names_the_supergroup_telegram_made_of_the_chat(healthy, aws, tmp_path):
-    world, arn = healthy
+    world, secret_id = healthy
     world.chat.add_chat(CHAT["id"], "group", title=CHAT["title"])  # a basic group, which Telegram then upgrades
     new = world.chat.migrate(CHAT["id"])
     code, output = doctor(world, tmp_path, aws)
@@ -441,7 +446,7 @@ def test_doctor_names_the_supergroup_telegram_made_of_the_chat(healthy, aws, tmp
     line = next(line for line in output.splitlines() if line.startswith("✗ chat"))
     assert f"Telegram made the group {CHAT['id']} the supergroup {new}" in line and "the bot may post there" in line
     assert f"fix: set TELEGRAM_CHAT_ID (the TelegramChatId parameter) to {new}" in output
-    assert_no_secret(output, secrets_of(world, arn))
+    assert_no_secret(output, secrets_of(world, secret_id))
 
 
 def test_doctor_names_the_move_pager_recorded_when_telegram_does_not_tell_it(healthy, aws, tmp_path):
@@ -449,7 +454,7 @@ def test_doctor_names_the_move_pager_recorded_when_telegram_does_not_tell_it(hea
     # in an upgraded group is undocumented: pager's own record of the move, in its table, tells doctor too.
     import boto3
 
-    world, arn = healthy
+    world, secret_id = healthy
     table = boto3.client("dynamodb", region_name="us-east-1").list_tables()["TableNames"][0]
     data = json.dumps({"from": str(CHAT["id"]), "to": "-1009876543210", "at": 1})
     boto3.client("dynamodb", region_name="us-east-1").put_item(TableName=table, Item={
@@ -459,84 +464,82 @@ def test_doctor_names_the_move_pager_recorded_when_telegram_does_not_tell_it(hea
     assert "fix: set TELEGRAM_CHAT_ID (the TelegramChatId parameter) to -1009876543210" in output
 
 
-def _no_event(world, arn, folder):
+def _no_event(world, secret_id, folder):
     world.hub.app["events"].remove("discussion")
 
 
-def _no_permission(world, arn, folder):
+def _no_permission(world, secret_id, folder):
     world.hub.app["permissions"]["contents"] = "read"
 
 
-def _not_installed(world, arn, folder):
+def _not_installed(world, secret_id, folder):
     del world.hub.installations[CONTROL]
 
 
-def _not_accepted(world, arn, folder):
+def _not_accepted(world, secret_id, folder):
     world.hub.installation_permissions[1] = {"metadata": "read", "issues": "read"}
 
 
-def _telegram_error(world, arn, folder):
+def _telegram_error(world, secret_id, folder):
     world.chat.webhook_error = (int(world.now) - 600, "Wrong response from the webhook: 401 Unauthorized")
     world.chat.pending_update_count = 3
 
 
-def _refused_401(world, arn, folder):
+def _refused_401(world, secret_id, folder):
     world.hub.record(world.hub.new_guid(), "issues", "opened", 1, 401)
 
 
-def _kept_failing(world, arn, folder):
+def _kept_failing(world, secret_id, folder):
     guid = world.hub.new_guid()
     for attempt in range(3):
         world.hub.record(guid, "workflow_run", "completed", 1, 502, redelivery=attempt > 0)
 
 
-def _inactive(world, arn, folder):
+def _inactive(world, secret_id, folder):
     world.hub.hook["active"] = False
 
 
-def _elsewhere(world, arn, folder):
+def _elsewhere(world, secret_id, folder):
     world.hub.hook["url"] = "https://old.example/github"
 
 
-def _wrong_key(world, arn, folder):
+def _wrong_key(world, secret_id, folder):
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
 
     other = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
-    client("secretsmanager").put_secret_value(
-        SecretId=arn, SecretString=json.dumps({**stored_secret(arn), "GITHUB_PRIVATE_KEY": other}))
+    store_secret(secret_id, {**stored_secret(secret_id), "GITHUB_PRIVATE_KEY": other})
 
 
-def _token_refused(world, arn, folder):
+def _token_refused(world, secret_id, folder):
     world.chat.token = "654321:another-bot"
 
 
-def _bot_kicked(world, arn, folder):
+def _bot_kicked(world, secret_id, folder):
     world.chat.kicked = True
 
 
-def _not_admin_of_channel(world, arn, folder):
+def _not_admin_of_channel(world, secret_id, folder):
     world.chat.members[world.chat.bot["id"]] = {"status": "administrator", "can_post_messages": False}
 
 
-def _no_telegram_webhook(world, arn, folder):
+def _no_telegram_webhook(world, secret_id, folder):
     world.chat.handle("deleteWebhook", {})
 
 
-def _ttl_off(world, arn, folder):
+def _ttl_off(world, secret_id, folder):
     client("dynamodb").update_time_to_live(
         TableName=TABLE, TimeToLiveSpecification={"Enabled": False, "AttributeName": "ttl"})
 
 
-def _not_deployed(world, arn, folder):
+def _not_deployed(world, secret_id, folder):
     path = folder / "samconfig.local.toml"
     path.write_text(path.read_text().replace('GitHubAppSlug=\\"pager-test\\"', 'GitHubAppSlug=\\"pager-new\\"'))
 
 
-def _missing_setting(world, arn, folder):
-    client("secretsmanager").put_secret_value(
-        SecretId=arn, SecretString=json.dumps({**stored_secret(arn), "TELEGRAM_BOT_TOKEN": ""}))
+def _missing_setting(world, secret_id, folder):
+    store_secret(secret_id, {**stored_secret(secret_id), "TELEGRAM_BOT_TOKEN": ""})
 
 
 @pytest.mark.parametrize("break_it,named", [
@@ -560,15 +563,15 @@ def _missing_setting(world, arn, folder):
     (_missing_setting, "settings: missing TELEGRAM_BOT_TOKEN"),
 ], ids=lambda value: value.__name__.strip("_") if callable(value) else "")
 def test_doctor_names_each_misconfiguration_with_its_fix_and_exits_non_zero(healthy, aws, tmp_path, break_it, named):
-    world, arn = healthy
-    break_it(world, arn, tmp_path)
+    world, secret_id = healthy
+    break_it(world, secret_id, tmp_path)
     code, output = doctor(world, tmp_path, aws)
     assert code == 1, output
     failing = [line for line in output.splitlines() if line.startswith("✗")]
     assert any(named in line for line in failing), (named, output)
     fix = output.splitlines()[output.splitlines().index(next(line for line in failing if named in line)) + 1]
     assert fix.startswith("    fix: ") and len(fix) > 20, fix
-    assert_no_secret(output, secrets_of(world, arn))
+    assert_no_secret(output, secrets_of(world, secret_id))
 
 
 @pytest.mark.parametrize("kind, service, said", [
@@ -579,22 +582,21 @@ def test_doctor_names_each_misconfiguration_with_its_fix_and_exits_non_zero(heal
 ])
 def test_doctor_tells_a_service_it_could_not_reach_from_one_that_refuses_and_asks_to_replace_nothing(
         healthy, aws, tmp_path, kind, service, said):
-    world, arn = healthy
+    world, secret_id = healthy
     world.faults.fail(kind.split("-")[0], None, kind=kind, count=10**6)
     code, output = doctor(world, tmp_path, aws)
     assert code == 1 and said in output, output
     assert "refuses" not in output and "generate one" not in output and "@BotFather" not in output
     fix = output.splitlines()[output.splitlines().index(next(line for line in output.splitlines() if said in line)) + 1]
     assert "nothing to replace" in fix and "network" in fix, fix
-    assert_no_secret(output, secrets_of(world, arn))
+    assert_no_secret(output, secrets_of(world, secret_id))
 
 
 def test_doctor_names_every_settings_problem_in_one_pass(healthy, aws, tmp_path):
-    world, arn = healthy
+    world, secret_id = healthy
     parameters = SamConfig(tmp_path / "samconfig.local.toml").parameters()
     guided_samconfig(tmp_path, {**parameters, "ControlRepository": "pager", "SweepMaxAttempts": "0"})
-    client("secretsmanager").put_secret_value(SecretId=arn, SecretString=json.dumps(
-        {**stored_secret(arn), "TELEGRAM_BOT_TOKEN": "", "TELEGRAM_WEBHOOK_SECRET": "has spaces"}))
+    store_secret(secret_id, {**stored_secret(secret_id), "TELEGRAM_BOT_TOKEN": "", "TELEGRAM_WEBHOOK_SECRET": "has spaces"})
     code, output = doctor(world, tmp_path, aws)
     [line] = [line for line in output.splitlines() if line.startswith("✗ settings")]
     for named in ("missing TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET is not", "CONTROL_REPOSITORY is not",
@@ -606,14 +608,14 @@ def test_doctor_names_every_settings_problem_in_one_pass(healthy, aws, tmp_path)
 def test_doctor_without_an_aws_region_reads_the_env_file_and_says_how_to_name_one(healthy, tmp_path):
     import botocore.exceptions
 
-    world, arn = healthy
+    world, secret_id = healthy
     (tmp_path / "samconfig.local.toml").unlink()
 
     def no_region(service: str, region: str) -> Any:
         assert not region
         raise botocore.exceptions.NoRegionError()
 
-    write_dotenv(tmp_path / ".env", {**stored_secret(arn), "GITHUB_APP_ID": "12345", "GITHUB_APP_SLUG": "pager-test",
+    write_dotenv(tmp_path / ".env", {**stored_secret(secret_id), "GITHUB_APP_ID": "12345", "GITHUB_APP_SLUG": "pager-test",
                                      "TELEGRAM_CHAT_ID": str(CHAT["id"]), "CONTROL_REPOSITORY": CONTROL,
                                      "GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API})
     code, output = doctor(world, tmp_path, no_region)
@@ -623,14 +625,14 @@ def test_doctor_without_an_aws_region_reads_the_env_file_and_says_how_to_name_on
 
 
 def test_doctor_after_setup_and_make_deploy_exits_0_and_every_call_made_is_documented(fresh, aws, tmp_path):
-    world, arn = fresh
+    world, secret_id = fresh
     assert run(["setup"], world, tmp_path, aws, Person(world, ["", "", ""], [BOT_TOKEN]))[0] == 0
     code, output = doctor(world, tmp_path, aws)
     assert code == 1 and "run `make deploy`" in output  # the app's id is not deployed yet
     redeploy(SamConfig(tmp_path / "samconfig.local.toml").parameters())
     code, output = doctor(world, tmp_path, aws)
     assert code == 0, output
-    assert_no_secret(output, secrets_of(world, arn))
+    assert_no_secret(output, secrets_of(world, secret_id))
     assert_documented(world)
 
 
@@ -660,8 +662,8 @@ def assert_documented(world: Any) -> None:
 
 
 def test_doctor_without_a_stack_skips_what_needs_it_with_a_note(healthy, aws, tmp_path):
-    world, arn = healthy
-    values = stored_secret(arn)
+    world, secret_id = healthy
+    values = stored_secret(secret_id)
     write_dotenv(tmp_path / ".env", {**values, "GITHUB_APP_ID": "12345", "GITHUB_APP_SLUG": "pager-test",
                                      "TELEGRAM_CHAT_ID": str(CHAT["id"]), "CONTROL_REPOSITORY": CONTROL,
                                      "GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API})
@@ -670,7 +672,7 @@ def test_doctor_without_a_stack_skips_what_needs_it_with_a_note(healthy, aws, tm
     assert "– table: skipped" in output and "– deployed parameters: skipped" in output
     # the URLs cannot be compared with the stack's: the GitHub webhook must merely end in /github
     assert "✓ webhook: active, JSON, signed" in output and code == 0, output
-    assert_no_secret(output, secrets_of(world, arn))
+    assert_no_secret(output, secrets_of(world, secret_id))
 
 
 def test_the_lambda_functions_never_import_the_command_line():
@@ -738,7 +740,7 @@ def test_the_parameters_setup_writes_are_the_settings_template_yaml_gives_the_fu
                        if isinstance(value, dict) and value.get("Ref") in template["Parameters"]
                        and name != "LOG_LEVEL"}  # Powertools' level, not a setting of pager's
     assert from_parameters == PARAMETER_SETTINGS
-    assert set(template["Outputs"]) >= {"GitHubWebhookUrl", "TelegramWebhookUrl", "TableName", "SecretArn"}
+    assert set(template["Outputs"]) >= {"GitHubWebhookUrl", "TelegramWebhookUrl", "TableName", "SecretName"}
 
 
 def test_the_settings_the_commands_read_are_the_readmes():

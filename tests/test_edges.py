@@ -18,6 +18,7 @@ import pytest
 import requests
 from moto import mock_aws
 
+from pager.errors import ConfigError
 from pager.settings import Settings
 from pager.telegram import Telegram
 from pager.webhook import handle_github, handle_telegram
@@ -119,7 +120,8 @@ def debug_logs():
         root.setLevel(level)
 
 
-def test_reading_the_secret_at_debug_level_logs_no_secret(debug_logs, monkeypatch, private_key_pem):
+@pytest.mark.parametrize("store", ["ssm", "secretsmanager"])
+def test_reading_the_secret_at_debug_level_logs_no_secret(debug_logs, monkeypatch, private_key_pem, store):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
@@ -127,12 +129,20 @@ def test_reading_the_secret_at_debug_level_logs_no_secret(debug_logs, monkeypatc
                "TELEGRAM_BOT_TOKEN": "99:bot-token-4711", "TELEGRAM_WEBHOOK_SECRET": "tg-secret-4711"}
     env = {k: v for k, v in TEST_ENV.items() if k not in secrets}
     with mock_aws():
-        arn = boto3.client("secretsmanager", region_name="us-east-1").create_secret(
-            Name="pager-test", SecretString=json.dumps(secrets))["ARN"]
+        if store == "ssm":  # the stack's: a SecureString parameter
+            secret_id = "/pager/secrets"
+            boto3.client("ssm", region_name="us-east-1").put_parameter(
+                Name=secret_id, Value=json.dumps(secrets), Type="SecureString")
+        else:  # a Secrets Manager secret (a stack of before, or one of the operator's own)
+            secret_id = boto3.client("secretsmanager", region_name="us-east-1").create_secret(
+                Name="pager-test", SecretString=json.dumps(secrets))["ARN"]
         from aws_lambda_powertools.utilities import parameters
 
         parameters.clear_caches()
-        settings = Settings.from_env({**env, "PAGER_SECRET_ID": arn})
+        settings = Settings.from_env({**env, "PAGER_SECRET_ID": secret_id})
+        parameters.clear_caches()
+        with pytest.raises(ConfigError, match="does not exist yet: run `pager setup`"):
+            Settings.from_env({**env, "PAGER_SECRET_ID": "/elsewhere/secrets" if store == "ssm" else "elsewhere"})
     assert settings.telegram_bot_token == "99:bot-token-4711"
     out = debug_logs.getvalue()
     for value in ("hook-secret-4711", "bot-token-4711", "tg-secret-4711", private_key_pem.splitlines()[1]):

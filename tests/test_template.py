@@ -46,6 +46,17 @@ def test_no_secret_is_put_into_a_functions_environment():
     assert not secrets & set(variables) and "PAGER_SECRET_ID" in variables
 
 
+def test_the_functions_may_read_the_secrets_parameter_and_nothing_else_of_parameter_store():
+    name = template()["Globals"]["Function"]["Environment"]["Variables"]["PAGER_SECRET_ID"]
+    assert name == {"Sub": "/${AWS::StackName}/secrets"}
+    for function, props in functions().items():
+        statements = [st for policy in props["Policies"] for st in (policy.get("Statement") or [])]
+        reads = [st for st in statements if "ssm" in str(st["Action"])]
+        assert reads == [{"Effect": "Allow", "Action": "ssm:GetParameter", "Resource": {
+            "Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/${AWS::StackName}/secrets"}}], function
+    assert not any(r["Type"].startswith("AWS::SecretsManager") for r in template()["Resources"].values())
+
+
 def test_a_guided_deploy_saves_its_answers_in_a_file_git_ignores():
     makefile = (ROOT / "Makefile").read_text()
     assert "deploy --config-file $(DEPLOY_CONFIG)" in makefile and "DEPLOY_CONFIG := samconfig.local.toml" in makefile
@@ -87,8 +98,12 @@ def test_every_alarm_goes_to_the_topic_and_the_email_subscription_exists_only_wh
     subscription = resources["AlarmEmailSubscription"]
     assert subscription["Condition"] == "HasAlarmEmail" and subscription["Properties"]["Protocol"] == "email"
     assert template()["Parameters"]["AlarmEmail"]["Default"] == ""
-    assert resources["Dashboard"]["Type"] == "AWS::CloudWatch::Dashboard"
-    body = (ROOT / "template.yaml").read_text().split("\n  Dashboard:\n", 1)[1].split("\nOutputs:", 1)[0]
+    # the dashboard, only when asked for (three are free; a fourth costs $3 a month), shows every alarm
+    dashboard = resources["StackDashboard"]
+    assert dashboard["Type"] == "AWS::CloudWatch::Dashboard" and dashboard["Condition"] == "HasDashboard"
+    assert template()["Parameters"]["Dashboard"]["Default"] == "false"
+    assert template()["Outputs"]["DashboardUrl"]["Condition"] == "HasDashboard"
+    body = (ROOT / "template.yaml").read_text().split("\n  StackDashboard:\n", 1)[1].split("\nOutputs:", 1)[0]
     assert all(f"${{{name}.Arn}}" in body for name in alarms())  # the dashboard shows every alarm
     import json
     import re

@@ -4,8 +4,8 @@
     pager doctor  [--stack NAME] [--region REGION] [--local [URL]] [--env-file PATH]
 
 Both find the deployment the way the functions read their settings: the stack (its outputs, its
-parameters and the parameters `make deploy` is about to apply from samconfig.local.toml, its Secrets
-Manager secret), or, with `--local` or when no stack is found, a `.env` file for `make serve`; the
+parameters and the parameters `make deploy` is about to apply from samconfig.local.toml, its secrets'
+parameter), or, with `--local` or when no stack is found, a `.env` file for `make serve`; the
 environment wins over both. `--local URL` names the tunnel in front of `make serve`.
 
 Everything outside the process is an argument of `main` (`Context`): the environment, the folder, the
@@ -85,7 +85,7 @@ def locate(args: argparse.Namespace, context: Context) -> Any:
     from .admin.deployment import (
         DEPLOY_FILE,
         SamConfig,
-        StackSecret,
+        SecretStore,
         Target,
         find_stack,
     )
@@ -105,15 +105,15 @@ def locate(args: argparse.Namespace, context: Context) -> Any:
                              f"`region` in {DEPLOY_FILE}); reading {args.env_file} instead")
     if stack is None:
         return Target("local", dotenv, samconfig, note=note, read_secret=_secret_reader(context, region))
-    secret = StackSecret(context.client("secretsmanager", stack.region), stack.outputs["SecretArn"])
+    secret = SecretStore(lambda service: context.client(service, stack.region), stack.secret_id)
     return Target("stack", dotenv, samconfig, stack=stack, secret=secret)
 
 
 def _secret_reader(context: Context, region: str) -> Callable[[str], Any]:
     def read(secret_id: str) -> Any:
-        from .admin.deployment import StackSecret
+        from .admin.deployment import SecretStore
 
-        return StackSecret(context.client("secretsmanager", region), secret_id).read()
+        return SecretStore(lambda service: context.client(service, region), secret_id).read()
 
     return read
 

@@ -28,12 +28,24 @@ SecretReader = Callable[[str], Mapping[str, Any]]
 
 
 def read_secret_with_powertools(secret_id: str) -> Mapping[str, Any]:
-    """The secret's JSON object, cached by Powertools for five minutes across warm invocations."""
+    """The secrets' JSON object, cached by Powertools for five minutes across warm invocations: from the
+    Parameter Store SecureString named `secret_id` (a name starting with /, as the stack sets it), or
+    from a Secrets Manager secret (its ARN or name)."""
     from aws_lambda_powertools.utilities import parameters
 
-    value = parameters.get_secret(secret_id, transform="json", max_age=300)
+    try:
+        if secret_id.startswith("/"):
+            value = parameters.get_parameter(secret_id, decrypt=True, transform="json", max_age=300)
+        else:
+            value = parameters.get_secret(secret_id, transform="json", max_age=300)
+    except parameters.exceptions.TransformParameterError:
+        raise ConfigError(f"the secret {secret_id} is not a JSON object") from None
+    except parameters.exceptions.GetParameterError as exc:
+        if "NotFound" in str(exc):  # ParameterNotFound, ResourceNotFoundException: never written
+            raise ConfigError(f"the secret {secret_id} does not exist yet: run `pager setup`") from None
+        raise
     if not isinstance(value, Mapping):
-        raise ConfigError(f"secret {secret_id} is not a JSON object")
+        raise ConfigError(f"the secret {secret_id} is not a JSON object")
     return value
 
 

@@ -3,9 +3,10 @@
 Two targets:
 
 - **the stack** (CloudFormation `describe_stacks`): its outputs (`GitHubWebhookUrl`,
-  `TelegramWebhookUrl`, `TableName`, `SecretArn`) and parameters (the functions' environment, as
-  template.yaml's Globals set it). Secrets go into its Secrets Manager secret (the JSON object is read
-  and merged, never replaced); non-secret values go into `samconfig.local.toml`, where `make deploy`
+  `TelegramWebhookUrl`, `TableName`, `SecretName`) and parameters (the functions' environment, as
+  template.yaml's Globals set it). Secrets go into its SecureString parameter in Parameter Store (the
+  JSON object is read and merged, never replaced; a stack of before, whose output is `SecretArn`, keeps
+  them in Secrets Manager); non-secret values go into `samconfig.local.toml`, where `make deploy`
   reads its parameters: setup never updates the stack itself, it says to run `make deploy`.
 - **local** (`make serve`): everything in a `.env` file (KEY=value lines, written with mode 0600).
 
@@ -30,7 +31,8 @@ from typing import Any
 from pager.errors import ConfigError
 from pager.settings import SECRET_NAMES
 
-OUTPUTS = ("GitHubWebhookUrl", "TelegramWebhookUrl", "TableName", "SecretArn")
+OUTPUTS = ("GitHubWebhookUrl", "TelegramWebhookUrl", "TableName", "SecretName")
+SECRET_OUTPUTS = ("SecretName", "SecretArn")  # the secret: a parameter's name; a Secrets Manager ARN before
 
 # template.yaml's parameters and the setting each one becomes (its Globals and the sweep's environment)
 PARAMETER_SETTINGS: dict[str, str] = {
@@ -89,9 +91,13 @@ class Stack:
         values = {PARAMETER_SETTINGS[k]: v for k, v in self.parameters.items() if k in PARAMETER_SETTINGS}
         if self.outputs.get("TableName"):
             values["PAGER_TABLE"] = self.outputs["TableName"]
-        if self.outputs.get("SecretArn"):
-            values["PAGER_SECRET_ID"] = self.outputs["SecretArn"]
+        if self.secret_id:
+            values["PAGER_SECRET_ID"] = self.secret_id
         return known(values)
+
+    @property
+    def secret_id(self) -> str:
+        return next((self.outputs[key] for key in SECRET_OUTPUTS if self.outputs.get(key)), "")
 
 
 def find_stack(cloudformation: Any, name: str, region: str) -> tuple[Stack | None, str]:
@@ -114,32 +120,44 @@ def find_stack(cloudformation: Any, name: str, region: str) -> tuple[Stack | Non
     outputs = {o["OutputKey"]: o.get("OutputValue", "") for o in stack.get("Outputs") or []}
     parameters = {p["ParameterKey"]: p.get("ParameterValue", "") for p in stack.get("Parameters") or []}
     status = str(stack.get("StackStatus", ""))
-    if not all(outputs.get(key) for key in OUTPUTS):
+    if not all(outputs.get(key) for key in OUTPUTS if key not in SECRET_OUTPUTS) or not any(
+            outputs.get(key) for key in SECRET_OUTPUTS):
         return None, f"the stack {name} has no outputs yet ({status}): wait for `make deploy` to finish"
     return Stack(name, region, outputs, parameters, status), ""
 
 
-class StackSecret:
-    """The stack's Secrets Manager secret: one JSON object holding the four secrets."""
+SECRET_PARAMETER_BYTES = 4096  # a standard parameter's value holds at most 4 KB
 
-    def __init__(self, client: Any, secret_id: str) -> None:
-        self._client = client
+
+class SecretStore:
+    """The secrets' JSON object, read and merged, never replaced: a Parameter Store SecureString (a name
+    starting with /, as the stack's is) or a Secrets Manager secret (its ARN or name)."""
+
+    def __init__(self, client: Callable[[str], Any], secret_id: str) -> None:
+        self._client = client  # service name -> a boto3 client of the stack's region
         self.secret_id = secret_id
 
     def __repr__(self) -> str:
-        return f"StackSecret({self.secret_id!r})"
+        return f"SecretStore({self.secret_id!r})"
+
+    @property
+    def in_parameter_store(self) -> bool:
+        return self.secret_id.startswith("/")
 
     def read(self) -> dict[str, str]:
         from botocore.exceptions import ClientError
 
         try:
-            answer = self._client.get_secret_value(SecretId=self.secret_id)
+            if self.in_parameter_store:
+                text = self._client("ssm").get_parameter(Name=self.secret_id, WithDecryption=True)["Parameter"]["Value"]
+            else:
+                text = self._client("secretsmanager").get_secret_value(SecretId=self.secret_id).get("SecretString")
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
-                return {}
+            if exc.response.get("Error", {}).get("Code") in ("ParameterNotFound", "ResourceNotFoundException"):
+                return {}  # not written yet
             raise
         try:
-            stored = json.loads(answer.get("SecretString") or "{}")
+            stored = json.loads(text or "{}")
         except ValueError:
             stored = None
         if isinstance(stored, dict):
@@ -147,12 +165,20 @@ class StackSecret:
         raise ConfigError(f"the secret {self.secret_id} is not a JSON object")
 
     def write(self, updates: Mapping[str, str]) -> bool:
-        """Merge `updates` into the secret (a new version only when something changes)."""
+        """Merge `updates` into the secret (written only when something changes)."""
         current = self.read()
         merged = {**current, **updates}
         if merged == current:
             return False
-        self._client.put_secret_value(SecretId=self.secret_id, SecretString=json.dumps(merged))
+        value = json.dumps(merged)
+        if self.in_parameter_store:
+            if len(value.encode()) > SECRET_PARAMETER_BYTES:
+                raise ValueError(f"the secrets take {len(value.encode())} bytes, more than the {SECRET_PARAMETER_BYTES} "
+                                 f"a standard parameter holds ({self.secret_id})")
+            self._client("ssm").put_parameter(Name=self.secret_id, Value=value, Type="SecureString", Overwrite=True,
+                                              Tier="Standard", Description="pager's secrets (pager setup)")
+        else:
+            self._client("secretsmanager").put_secret_value(SecretId=self.secret_id, SecretString=value)
         return True
 
 
@@ -314,7 +340,7 @@ class Target:
     dotenv: Path
     samconfig: SamConfig
     stack: Stack | None = None
-    secret: StackSecret | None = None
+    secret: SecretStore | None = None
     base_url: str = ""  # local: the tunnel's URL in front of `make serve`
     note: str = ""  # why no stack was found
     read_secret: Callable[[str], Mapping[str, Any]] | None = field(default=None, repr=False)

@@ -5,7 +5,7 @@
                  and webhook secret stored at once, its id, slug and owner saved for `make deploy`
     secrets      secrets given in the environment, stored where the functions read them
     bot          the bot's token, checked with getMe and stored
-    secret-token Telegram's webhook secret token (the stack generates one; otherwise generated here)
+    secret-token Telegram's webhook secret token (generated here when none is stored)
     chat         the chat, its forum topic and who may press buttons, found with getUpdates
     webhook      Telegram's webhook at the stack's /telegram with the secret token, button presses only
     test-message a message to the chat, when this run changed where the pager writes
