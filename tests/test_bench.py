@@ -21,7 +21,7 @@ from pager.observe import METRICS
 from pager.errors import Conflict
 from pager.signals import SUPERSEDED
 from pager.values import iso
-from pager_bench import alternatives, bill, costs, fleet, measure, outages, prices, report, simulate
+from pager_bench import alternatives, bill, costs, fleet, measure, outages, report, simulate
 from pager_world.clock import Clock
 from pager_world.faults import Faults
 from pager_world.github import RETENTION, FakeGitHub
@@ -392,9 +392,26 @@ def test_environments_start_cold_when_all_are_busy_or_reclaimed_and_read_the_sec
     assert envs.cold_starts == 3  # idle too long: reclaimed
 
 
-def test_the_template_bills_six_alarms_on_seven_metrics_one_dashboard_and_one_secret():
+def test_the_template_bills_six_alarms_on_seven_metrics_and_by_default_no_dashboard_nor_secret(tmp_path):
     t = bill.template_resources()
-    assert (t["alarms"], t["alarm_metrics"], t["dashboards"], t["secrets"], t["memory_mb"]) == (6, 7, 1, 1, 512)
+    assert (t["alarms"], t["alarm_metrics"], t["dashboards"], t["secrets"], t["memory_mb"]) == (6, 7, 0, 0, 512)
+    # asked for, the dashboard is billed: the conditions are read with the parameters' defaults
+    text = (bill.ROOT / "template.yaml").read_text()
+    with_dashboard = text.replace('Default: "false"\n    AllowedValues: ["true", "false"]', 'Default: "true"\n    AllowedValues: ["true", "false"]')
+    assert with_dashboard != text
+    (tmp_path / "template.yaml").write_text(with_dashboard)
+    assert bill.template_resources(tmp_path / "template.yaml")["dashboards"] == 1
+
+
+def test_the_secrets_cost_a_kms_request_per_read_and_nothing_a_month():
+    aws = {"span_seconds": 7 * 86_400, "lambda": {f: {"invocations": 1, "billed_ms": 1, "cold_starts": 0, "secret_reads": 10_000}
+                                                  for f in bill.FUNCTIONS},
+           "http_api_units": 0, "dynamodb": {"read_units": 0, "write_units": 0, "stored_bytes": 0}, "log_bytes": {},
+           "metric_hours": 0, "scheduled_events": 0}
+    lines = {line.service: line for line in bill.weekly(aws)}
+    assert "Secrets Manager" not in lines and lines["Parameter Store"].dollars == 0
+    assert lines["KMS"].usage == 20_000 and lines["KMS"].dollars == pytest.approx(0.06)
+    assert lines["KMS"].always_free and lines["KMS"].after_always_free < 0.06  # 20,000 requests a month are free
 
 
 # ---------------------------------------------------------------------------------- the replays
@@ -598,11 +615,12 @@ def test_the_replay_counts_what_aws_bills(replays):
 def test_the_weekly_bill_has_a_line_per_service_from_listed_prices(replays):
     _, results = replays
     lines = bill.weekly(results["pager"]["aws"])
-    assert {line.service for line in lines} == {"Lambda", "API Gateway", "DynamoDB", "Secrets Manager", "CloudWatch", "EventBridge"}
+    assert {line.service for line in lines} == {"Lambda", "API Gateway", "DynamoDB", "Parameter Store", "KMS", "CloudWatch",
+                                                "EventBridge"}
     assert all(line.dollars >= 0 and line.after_always_free <= line.dollars for line in lines)
     by_item = {line.item: line for line in lines}
-    dashboard = by_item["dashboard"]
-    assert dashboard.dollars == pytest.approx(prices.monthly_to_weekly(prices.DASHBOARD_MONTH)) and dashboard.covered
+    dashboard = by_item["dashboard"]  # not in a default deployment: nothing to pay
+    assert dashboard.dollars == 0 and dashboard.covered
     assert 0 < bill.total_after_always_free(lines) < bill.total(lines)
     assert bill.total(lines) == pytest.approx(sum(line.dollars for line in lines))
     weeks = results["pager"]["aws"]["span_seconds"] / (7 * 86_400)
@@ -619,8 +637,10 @@ def test_the_report_states_every_target_as_met_or_not_met(replays, subscribed, c
                          outages=long_outage[0], burst=long_outage[1])
     section = text.split("## Targets", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if re.search(r"\| (met|\*\*not met\*\*|–) \|$", line)]
-    lines = bill.weekly(results["pager"]["aws"])
-    assert len(rows) == len(report.targets(results, cost, None, modules, 50, lines)) + 3 == 18
+    bills = {"full": bill.weekly(results["pager"]["aws"]), "subscribed": bill.weekly(subscribed[1]["pager"]["aws"])}
+    assert len(rows) == len(report.targets(results, cost, None, modules, 50, bills)) + 3 == 19
+    assert "a default deployment for the busy fleet (the subscribed events only) costs at most $1.50 a month" in section
+    assert "... and $0 within AWS's always-free allowances" in section and "| **a month, list prices**" in text
     assert "## After long outages, and in a burst" in text and "First answers of 5xx in the busiest quarter hour" in text
     assert "what GitHub no longer keeps is said in the alarm: none lost silently" in section
     assert "lost silently" in text and "Recovery after each fault" in text and "## A lean hot path" in text
@@ -631,7 +651,6 @@ def test_the_report_states_every_target_as_met_or_not_met(replays, subscribed, c
     assert "no stale redelivery changed state" in section
     assert "from an outage's end (Telegram 502, GitHub 5xx) to each of its events' passing redelivery" in section
     assert "no event alarmed because its attempts were spent during an outage shorter than 3 hours" in section
-    assert "the busy week's AWS cost at most $0.30" in section
     assert "| stale redeliveries that changed state / in all |" in text
     assert "a contribution takes at most 4 round trips to the table" in section
     assert "an ignored delivery loads none of requests, jwt, cryptography, boto3" in section

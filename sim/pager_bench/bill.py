@@ -4,18 +4,20 @@ Counted in the replay (`pager_bench.simulate`), per Lambda function (`webhook`, 
 - Lambda: every invocation (a delivery through API Gateway; a scheduled run; a recovery check), and
   its billed duration, modelled: the CPU time the handler took here (time inside the fake GitHub and
   Telegram left out) scaled to the share of a vCPU a 512 MB function gets, plus one round trip per call
-  to GitHub, Telegram, the table and Secrets Manager (`ROUND_TRIP`, an assumption, not a measure), plus
+  to GitHub, Telegram, the table and the secrets' store (`ROUND_TRIP`, an assumption, not a measure), plus
   the virtual time the handler waited (a Telegram 429), rounded up to the millisecond; and the cold
   starts of an `Environments` model, priced with the cold start `costs.cold_imports` measures;
 - API Gateway: a request per delivery, metered per 512 KB of its body;
 - DynamoDB: read and write request units of each load, query and write, by the item's size
   (`MeteredStore`), and the table's size at the end (storage and point-in-time recovery);
-- Secrets Manager: the secret, and a GetSecretValue per new execution environment and whenever a warm
-  one reads its settings again (`pager.bootstrap.SETTINGS_REFRESH_SECONDS`; Powertools caches the
-  secret for as long);
+- the secrets: a read per new execution environment and whenever a warm one reads its settings again
+  (`pager.bootstrap.SETTINGS_REFRESH_SECONDS`; Powertools caches the secret for as long). The stack
+  keeps them in a Parameter Store SecureString (no charge for the parameter nor the GetParameter; a KMS
+  request for each decryption); a template with a Secrets Manager secret would pay for it and its calls;
 - CloudWatch Logs: the bytes of every log line and EMF blob the functions wrote (`LogMeter`), kept for
   the template's retention; custom metrics: the (metric, hour) pairs published; alarms, alarm metrics
-  and dashboards: read from template.yaml.
+  and dashboards: read from template.yaml, as a deployment with the parameters' defaults has them (a
+  resource whose condition is false by default, such as the dashboard, is not billed).
 
 `weekly` turns those counts into dollars per week at the list prices of `prices`.
 """
@@ -208,16 +210,32 @@ def template_resources(path: Path = ROOT / "template.yaml") -> dict[str, Any]:
     class Loader(yaml.SafeLoader):
         pass
 
-    def tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+    def tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:  # `!Ref x` -> {"Ref": "x"}
         if isinstance(node, yaml.ScalarNode):
-            return loader.construct_scalar(node)
+            return {suffix: loader.construct_scalar(node)}
         if isinstance(node, yaml.SequenceNode):
-            return loader.construct_sequence(node, deep=True)
-        return loader.construct_mapping(node, deep=True)
+            return {suffix: loader.construct_sequence(node, deep=True)}
+        return {suffix: loader.construct_mapping(node, deep=True)}
 
     Loader.add_multi_constructor("!", tagged)
     template = yaml.load(path.read_text(), Loader=Loader)
-    resources = template.get("Resources", {})
+    defaults = {name: str(p.get("Default", "")) for name, p in (template.get("Parameters") or {}).items()}
+    conditions = template.get("Conditions") or {}
+
+    def holds(expression: Any) -> bool:
+        """A condition of `Equals`, `Not`, `Ref` to a parameter and `Condition`, with the parameters' defaults."""
+        (function, argument), = expression.items()
+        if function == "Not":
+            return not holds(argument[0])
+        if function == "Condition":
+            return holds(conditions[argument])
+        if function == "Equals":
+            left, right = (defaults[v["Ref"]] if isinstance(v, dict) else str(v) for v in argument)
+            return left == right
+        raise ValueError(f"a condition of {function} is not modelled")
+
+    resources = {name: r for name, r in (template.get("Resources") or {}).items()
+                 if "Condition" not in r or holds(conditions[r["Condition"]])}
     by_type = Counter(r.get("Type") for r in resources.values())
     alarm_metrics = 0
     for resource in resources.values():
@@ -293,11 +311,20 @@ def weekly(aws: Mapping[str, Any], *, imports: Mapping[str, Any] | None = None,
         cold = cold_start_seconds(imports, function) or 0.0
         gb_seconds += (lam[function]["billed_ms"] / 1000 + lam[function]["cold_starts"] * cold) * memory_gb
     secret_reads = sum(lam[f]["secret_reads"] for f in FUNCTIONS)
+    month = prices.WEEKS_PER_MONTH
+    if template["secrets"]:  # a Secrets Manager secret: its month and its calls
+        secret = [Line("Secrets Manager", "the secret", template["secrets"] / month, "secret-months", prices.SECRET_MONTH,
+                       "secrets", 1.0),
+                  Line("Secrets Manager", "GetSecretValue calls", secret_reads * per_week, "calls", prices.SECRETS_API_CALL)]
+    else:  # the stack's: a SecureString parameter, each read a KMS decryption
+        secret = [Line("Parameter Store", "the secrets' SecureString (a standard parameter), its GetParameter calls",
+                       secret_reads * per_week, "calls", prices.PARAMETER_API_CALL),
+                  Line("KMS", "Decrypt requests (the SecureString, key aws/ssm)", secret_reads * per_week, "requests",
+                       prices.KMS_REQUEST, "kms_requests", prices.FREE_TIER["kms_requests"][0])]
     db = aws["dynamodb"]
     stored_gb = db["stored_bytes"] / 1e9
     logs_gb = sum(aws["log_bytes"].values()) / 1e9 * per_week
     kept_gb = logs_gb / 7 * template["log_retention_days"]  # in the group at any time, once the retention is full
-    month = prices.WEEKS_PER_MONTH
     return [
         Line("Lambda", "requests (invocations of both functions)", invocations * per_week, "requests",
              prices.LAMBDA_REQUEST, "lambda_requests", prices.FREE_TIER["lambda_requests"][0]),
@@ -310,9 +337,7 @@ def weekly(aws: Mapping[str, Any], *, imports: Mapping[str, Any] | None = None,
              prices.DYNAMODB_READ_UNIT),
         Line("DynamoDB", "storage and point-in-time recovery (the table at the end)", stored_gb / month, "GB-months",
              prices.DYNAMODB_STORAGE_GB_MONTH + prices.DYNAMODB_PITR_GB_MONTH),
-        Line("Secrets Manager", "the secret", template["secrets"] / month, "secret-months", prices.SECRET_MONTH,
-             "secrets", 1.0),
-        Line("Secrets Manager", "GetSecretValue calls", secret_reads * per_week, "calls", prices.SECRETS_API_CALL),
+        *secret,
         Line("CloudWatch", "Logs ingested (every log line and EMF blob)", logs_gb, "GB", prices.LOGS_INGESTED_GB,
              "logs_gb", prices.FREE_TIER["logs_gb"][0]),
         Line("CloudWatch", f"Logs archived ({template['log_retention_days']} days kept)", kept_gb / month, "GB-months",

@@ -8,7 +8,7 @@
 - `ignored_delivery_modules`: the modules a fresh interpreter loads to answer one delivery pager
   ignores through `functions/webhook/app.py:lambda_handler`, and which of the heavy ones are among them;
 - `cold_imports`: the cold start of both functions from the built layer, with and without compiled
-  bytecode: the import, then the first invocation (clients, the secret read from Secrets Manager, the
+  bytecode: the import, then the first invocation (clients, the secrets read from Parameter Store, the
   private key parsed, against moto's server and the fakes on loopback: `cold_world`), then a warm one.
 
 `BEFORE` keeps the figures of the hot path before it was made lean, measured the same way.
@@ -286,7 +286,7 @@ def ignored_delivery_modules(event: str = "star", action: str = "created", *, pe
     """The modules a fresh interpreter (`-I`) has loaded once `functions/webhook/app.py` (imported as
     Lambda imports it) answered one signed delivery of an event pager ignores: how many, and which of
     `HEAVY`. The repository's layers/pager and sim are first on its path; the settings are in its
-    environment, without a secret id (so Secrets Manager is never asked). The event is built here and
+    environment, without a secret id (so the secrets' store is never asked). The event is built here and
     handed over on stdin, so that building it loads nothing there."""
     from pager.signals import acts_on
 
@@ -434,7 +434,7 @@ class _Intervals:
 
 @contextlib.contextmanager
 def _moto(busy: _Intervals) -> Iterator[str]:
-    """moto's server on loopback (DynamoDB and Secrets Manager), its answers timed; yields its URL."""
+    """moto's server on loopback (DynamoDB and Parameter Store), its answers timed; yields its URL."""
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
     from werkzeug.serving import make_server
 
@@ -464,14 +464,14 @@ def _moto(busy: _Intervals) -> Iterator[str]:
         thread.join()
 
 
-SECRET_ID = "pager-bench"
+SECRET_ID = "/pager-bench/secrets"  # the stack's form: a SecureString parameter
 
 
 @contextlib.contextmanager
 def cold_world(pem: str) -> Iterator[tuple[dict[str, str], _Intervals, FakeGitHub]]:
     """What a deployment's first invocation talks to, on loopback: the table and the secret in moto's
     server, GitHub and Telegram as pager_world's fakes. Yields the functions' environment (as the
-    template sets it, the secret's four values only in Secrets Manager), when the fakes were busy, and
+    template sets it, the secrets' four values only in their Parameter Store SecureString), when the fakes were busy, and
     the fake GitHub."""
     import boto3
 
@@ -494,13 +494,13 @@ def cold_world(pem: str) -> Iterator[tuple[dict[str, str], _Intervals, FakeGitHu
         with _moto(busy) as aws:
             keys = {"region_name": "us-east-1", "aws_access_key_id": "bench", "aws_secret_access_key": "bench"}
             create_table(boto3.client("dynamodb", endpoint_url=aws, **keys), settings.table)
-            boto3.client("secretsmanager", endpoint_url=aws, **keys).create_secret(Name=SECRET_ID, SecretString=json.dumps({
+            boto3.client("ssm", endpoint_url=aws, **keys).put_parameter(Name=SECRET_ID, Type="SecureString", Value=json.dumps({
                 "GITHUB_PRIVATE_KEY": pem, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET,
                 "TELEGRAM_BOT_TOKEN": settings.telegram_bot_token, "TELEGRAM_WEBHOOK_SECRET": settings.telegram_webhook_secret}))
             env = {
                 "PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8", "AWS_DEFAULT_REGION": "us-east-1",
                 "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
-                "AWS_ENDPOINT_URL_SECRETS_MANAGER": aws, "PAGER_DYNAMODB_ENDPOINT": aws,
+                "AWS_ENDPOINT_URL_SSM": aws, "PAGER_DYNAMODB_ENDPOINT": aws,
                 "PAGER_TABLE": settings.table, "PAGER_SECRET_ID": SECRET_ID, "GITHUB_APP_ID": settings.github_app_id,
                 "GITHUB_APP_SLUG": settings.github_app_slug, "TELEGRAM_CHAT_ID": settings.telegram_chat_id,
                 "CONTROL_REPOSITORY": settings.control_repository, "GITHUB_API_URL": servers[0].url,
@@ -588,7 +588,7 @@ def _medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def cold_imports(repeats: int = 7, log: Callable[[str], None] = lambda s: None, *, pem: str | None = None) -> dict[str, Any]:
     """A cold start of each function in a fresh interpreter, median of `repeats`: the import of its
-    module, then its first invocation (building the clients, reading the secret from Secrets Manager,
+    module, then its first invocation (building the clients, reading the secrets from Parameter Store,
     parsing the app's private key, the lazy imports, and the event's own work against the table, GitHub
     and Telegram on loopback), then a second, warm invocation of the same kind; from the compiled
     layer, and from a copy without __pycache__ run with -B."""

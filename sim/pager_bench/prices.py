@@ -33,9 +33,17 @@ DYNAMODB_READ_UNIT_BYTES = 4096
 DYNAMODB_STORAGE_GB_MONTH = 0.25  # $ per GB-month of table storage (the first 25 GB a month are free)
 DYNAMODB_PITR_GB_MONTH = 0.20  # $ per GB-month of continuous backups (point-in-time recovery)
 
-# -- AWS Secrets Manager (aws.amazon.com/secrets-manager/pricing/) -----------------------------------
+# -- AWS Secrets Manager (aws.amazon.com/secrets-manager/pricing/), for a template that has a secret ---
 SECRET_MONTH = 0.40  # $ per secret and month, prorated by the hour
 SECRETS_API_CALL = 0.05 / 10_000  # $ per API call (GetSecretValue)
+
+# -- AWS Systems Manager Parameter Store (docs.aws.amazon.com/systems-manager/latest/userguide/
+# parameter-store-advanced-parameters.html): a standard parameter, "no additional charge", and the
+# standard throughput of GetParameter too; a SecureString encrypted with the AWS managed key aws/ssm,
+# whose storage is free, each decryption a KMS request (aws.amazon.com/kms/pricing/) -----------------
+PARAMETER_MONTH = 0.0  # $ per standard parameter and month
+PARAMETER_API_CALL = 0.0  # $ per GetParameter, standard throughput
+KMS_REQUEST = 0.03 / 10_000  # $ per KMS request (a Decrypt of the SecureString)
 
 # -- Amazon CloudWatch (aws.amazon.com/cloudwatch/pricing/) ------------------------------------------
 CUSTOM_METRIC_MONTH = 0.30  # $ per custom metric and month (first 10,000), prorated by the hour it gets data
@@ -56,6 +64,7 @@ FREE_TIER = {
     "http_api_requests": (1_000_000, "requests", False),  # the first 12 months of a new account only
     "dynamodb_storage_gb": (25, "GB", True),
     "secrets": (1, "secret for its first 30 days", False),  # a free trial per secret
+    "kms_requests": (20_000, "requests", True),
     "custom_metrics": (10, "metrics", True),
     "alarm_metrics": (10, "alarm metrics", True),
     "dashboards": (3, "dashboards", True),
@@ -72,8 +81,12 @@ SOURCES = [
     ("DynamoDB", "aws.amazon.com/dynamodb/pricing/on-demand", f"${DYNAMODB_WRITE_UNIT * 1e6:.3f} per million write "
      f"request units, ${DYNAMODB_READ_UNIT * 1e6:.3f} per million read request units, ${DYNAMODB_STORAGE_GB_MONTH:.2f} "
      f"per GB-month stored, ${DYNAMODB_PITR_GB_MONTH:.2f} per GB-month of point-in-time recovery"),
-    ("Secrets Manager", "aws.amazon.com/secrets-manager/pricing", f"${SECRET_MONTH:.2f} per secret-month, "
-     f"${SECRETS_API_CALL * 1e4:.2f} per 10,000 API calls"),
+    ("Parameter Store", "docs.aws.amazon.com/systems-manager/latest/userguide/parameter-store-advanced-parameters.html",
+     "standard parameters and standard throughput: no additional charge"),
+    ("KMS", "aws.amazon.com/kms/pricing", f"${KMS_REQUEST * 1e4:.2f} per 10,000 requests; the AWS managed key "
+     "aws/ssm: no monthly charge"),
+    ("Secrets Manager (the choice not taken)", "aws.amazon.com/secrets-manager/pricing", f"${SECRET_MONTH:.2f} per "
+     f"secret-month, ${SECRETS_API_CALL * 1e4:.2f} per 10,000 API calls"),
     ("CloudWatch", "aws.amazon.com/cloudwatch/pricing", f"${CUSTOM_METRIC_MONTH:.2f} per custom metric-month, "
      f"${ALARM_METRIC_MONTH:.2f} per alarm metric-month (standard resolution), ${DASHBOARD_MONTH:.2f} per "
      f"dashboard-month, ${LOGS_INGESTED_GB:.2f} per GB of logs ingested, ${LOGS_STORED_GB_MONTH:.2f} per GB-month archived"),

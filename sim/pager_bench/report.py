@@ -24,7 +24,7 @@ Bills = dict[str, dict[str, list[bill.Line]]]  # trace -> design -> the weekly b
 
 TRACES = {"full": "the full trace", "subscribed": "the subscribed events only"}
 TO_PASS_MEDIAN, TO_PASS_P95 = 120.0, 240.0  # the targets: from an outage's end to the passing redelivery
-COST_TARGET = 0.30  # $ per week, the busy week
+COST_TARGET_MONTH = 1.50  # $ a month at list prices, a default deployment for the busy fleet
 WRITES_PER_OUTAGE = 2  # the writes an outage may add: the note, and the commit of the run the check starts
 
 
@@ -136,19 +136,30 @@ def _recovery_targets(p: dict[str, Any], budget: int) -> list[tuple[str, str, bo
     ]
 
 
-def _cost_targets(lines: list[bill.Line] | None) -> list[tuple[str, str, bool | None]]:
-    if lines is None:
+def _cost_targets(bills: dict[str, list[bill.Line]] | None) -> list[tuple[str, str, bool | None]]:
+    """The bill of a default deployment (the subscribed events: what the README's app receives; else the full
+    trace) against both targets, a month at list prices and what the always-free allowances leave."""
+    if not bills:
         return []
-    listed, after = bill.total(lines), bill.total_after_always_free(lines)
+    name = "subscribed" if "subscribed" in bills else "full"
+    lines = bills[name]
+    month = prices.WEEKS_PER_MONTH
+    listed, after = bill.total(lines) * month, bill.total_after_always_free(lines) * month
     largest = sorted(lines, key=lambda line: -line.dollars)[:4]
-    watch = sum(line.dollars for line in lines if line.service == "CloudWatch" and line.item.startswith(("alarms", "dashboard")))
-    secret = sum(line.dollars for line in lines if line.service == "Secrets Manager")
-    return [(f"the busy week's AWS cost at most ${COST_TARGET:.2f} (list prices, the free tier left out)",
-             f"{_money(listed)} per week (the largest lines: " + ", ".join(
-                 f"{line.service} {line.item.split(' (')[0]} {_money(line.dollars)}" for line in largest)
-             + f"); {_money(after)} with the account's always-free allowances; without the CloudWatch alarms and "
-               f"dashboard (which came after the target was set) {_money(listed - watch)}, of which the Secrets "
-               f"Manager secret and its calls {_money(secret)}", listed <= COST_TARGET)]
+    left = [line for line in lines if line.after_always_free * month >= 0.005]
+    also = "; ".join(f"{TRACES[n]}: {_money(bill.total(bills[n]) * month)}" for n in bills if n != name)
+    return [
+        (f"a default deployment for the busy fleet ({TRACES[name]}) costs at most ${COST_TARGET_MONTH:.2f} a month at "
+         "list prices, none of the free tier left",
+         f"{_money(listed)} a month (the largest lines: " + ", ".join(
+             f"{line.service} {line.item.split(' (')[0]} {_money(line.dollars * month)}" for line in largest)
+         + ")" + (f"; {also}" if also else ""), listed <= COST_TARGET_MONTH),
+        ("... and $0 within AWS's always-free allowances",
+         f"{_money(after)} a month: " + (", ".join(
+             f"{line.service} {line.item.split(' (')[0]} {_money(line.after_always_free * month)}"
+             + ("" if line.free is None else " (its free tier is a new account's first 12 months only)")
+             for line in left) if left else "nothing left"), after < 0.005),
+    ]
 
 
 def _handler_targets(cost: dict[str, Any] | None, imports: dict[str, Any] | None,
@@ -184,11 +195,12 @@ def _handler_targets(cost: dict[str, Any] | None, imports: dict[str, Any] | None
 
 
 def targets(results: Results, cost: dict[str, Any] | None, imports: dict[str, Any] | None,
-            modules: dict[str, Any] | None, budget: int, lines: list[bill.Line] | None = None) -> list[tuple[str, str, bool | None]]:
+            modules: dict[str, Any] | None, budget: int,
+            bills: dict[str, list[bill.Line]] | None = None) -> list[tuple[str, str, bool | None]]:
     """(target, measured, met) for pager (with fast recovery) on the full trace, its weekly bill
     (`lines`) and its webhook function."""
     p = results["pager"]
-    return (_delivery_targets(p) + _recovery_targets(p, budget) + _cost_targets(lines)
+    return (_delivery_targets(p) + _recovery_targets(p, budget) + _cost_targets(bills)
             + _handler_targets(cost, imports, modules))
 
 
@@ -494,7 +506,7 @@ def _lambda_detail(add: Add, result: dict[str, Any], imports: dict[str, Any] | N
                      f"average (CPU {1000 * f['cpu_seconds'] / n:.2f} ms, waiting on calls {1000 * f['wait_seconds'] / n:.2f} ms), "
                      f"{_count(round(f['cold_starts'] / weeks), 'cold start')} a week"
                      + (f" ({cold * 1000:.0f} ms each)" if cold is not None else " (not priced: no cold start measured)")
-                     + f", {f['secret_reads'] / weeks:,.0f} GetSecretValue calls a week")
+                     + f", {f['secret_reads'] / weeks:,.0f} reads of the secrets a week")
     add("Lambda, per function (pager, fast recovery, the full trace): " + "; ".join(parts) + ".")
     add("")
 
@@ -510,12 +522,12 @@ def cost_section(add: Add, results: dict[str, Results], bills: Bills, imports: d
         "x86, the free tier left out), from the requests counted in the replay of pager with fast recovery: Lambda "
         "invocations of both functions and their billed duration (modelled: the CPU time the handler took here, "
         f"scaled to the share of a vCPU a {bill.template_resources()['memory_mb']} MB function gets, plus a round trip "
-        "per call to GitHub, Telegram, the table and Secrets Manager, rounded up to the millisecond; cold starts from "
+        "per call to GitHub, Telegram, the table and the secrets' parameter, rounded up to the millisecond; cold starts from "
         "a model of Lambda's execution environments, each priced with the cold start measured below), API Gateway "
-        "requests, DynamoDB request units by item size, GetSecretValue calls (a new environment, then every five "
+        "requests, DynamoDB request units by item size, reads of the secrets (a new environment, then every five "
         "minutes), the bytes of every log line and EMF blob, the custom metrics' hours, and what template.yaml bills "
-        "by the month (the secret, the alarms' metrics, the dashboard). Each line: its list price; where a free tier "
-        "applies, what it would cover.")
+        "by the month as a deployment with its parameters' defaults has it (the alarms' metrics; no dashboard unless "
+        "asked for). Each line: its list price; where a free tier applies, what it would cover.")
     add("")
     add("| service | what | a week of the full trace | " + " | ".join(f"$ per week, {TRACES[n]}" for n in names) + " | free tier |")
     add("|---|---|---:|" + "---:|" * len(names) + "---|")
@@ -525,6 +537,16 @@ def cost_section(add: Add, results: dict[str, Results], bills: Bills, imports: d
     add("| **total, list prices** | | | " + " | ".join(f"**{_money(bill.total(bills[n]['pager']))}**" for n in names) + " | |")
     add("| total less what the always-free allowances would cover | | | "
         + " | ".join(_money(bill.total_after_always_free(bills[n]["pager"])) for n in names) + " | if nothing else in the account uses them |")
+    month = prices.WEEKS_PER_MONTH
+    add("| **a month, list prices** (a week × 730 / 168) | | | " + " | ".join(
+        f"**{_money(bill.total(bills[n]['pager']) * month)}**" for n in names) + " | |")
+    add("| a month less what the always-free allowances would cover | | | " + " | ".join(
+        _money(bill.total_after_always_free(bills[n]["pager"]) * month) for n in names) + " | |")
+    add("")
+    add(f"With the dashboard (the parameter Dashboard=true): {_money(prices.DASHBOARD_MONTH)} a month more, unless the "
+        f"account has fewer than {prices.FREE_TIER['dashboards'][0]} dashboards (always free). The secrets: a "
+        "Parameter Store SecureString (no charge; each read a KMS request) rather than a Secrets Manager secret, which "
+        f"would add {_money(prices.SECRET_MONTH)} a month and {_money(prices.SECRETS_API_CALL * 1e4)} per 10,000 reads.")
     add("")
     if "pager-15" in bills["full"]:
         add("Without fast recovery (the 15-minute runs only, no every-minute schedule), at list prices: " + "; ".join(
@@ -544,13 +566,13 @@ def cost_section(add: Add, results: dict[str, Results], bills: Bills, imports: d
 
 
 def targets_section(add: Add, results: Results, cost: dict[str, Any] | None, imports: dict[str, Any] | None,
-                    modules: dict[str, Any] | None, budget: int, lines: list[bill.Line] | None,
+                    modules: dict[str, Any] | None, budget: int, bills: dict[str, list[bill.Line]] | None,
                     outages: dict[str, Results] | None = None, burst: dict[str, Any] | None = None) -> None:
     add("## Targets (pager, fast recovery, the full trace; the long outages and the burst)")
     add("")
     add("| target | measured | |")
     add("|---|---|---|")
-    rows = targets(results, cost, imports, modules, budget, lines) + _outage_targets(outages or {}, burst)
+    rows = targets(results, cost, imports, modules, budget, bills) + _outage_targets(outages or {}, burst)
     for target, measured, met in rows:
         add(f"| {target} | {measured} | {'met' if met else ('–' if met is None else '**not met**')} |")
     add("")
@@ -586,7 +608,7 @@ def lean(add: Add, cost: dict[str, Any] | None, modules: dict[str, Any] | None) 
         add("")
     if modules:
         add(f"Modules: a fresh `{modules['python']}` (`-I`), with the repository's `layers/pager` and `sim` first on its "
-            "path and the settings in its environment (no secret id: Secrets Manager is never asked), imports "
+            "path and the settings in its environment (no secret id: the secrets' store is never asked), imports "
             "`functions/webhook/app.py` as Lambda does and invokes its `lambda_handler` once with a signed API Gateway "
             f"event of {modules['event']}, which pager ignores (answered {modules['outcome']}); then counts "
             "`sys.modules`, the interpreter's own included. The figure of before is the same measure run on the tree "
@@ -632,7 +654,7 @@ def cold_section(add: Add, imports: dict[str, Any]) -> None:
     add(f"A fresh `{imports['python']}` (`-I -S`) imports `app` from the function's folder with the layer and boto3 "
         f"(the runtime's) on its path, then invokes its `lambda_handler` twice; median of {imports['repeats']} runs. "
         f"The first invocation is the first request of a new environment, everything in: building the clients (boto3's "
-        "for Secrets Manager and DynamoDB, the `requests` session), reading the secret from Secrets Manager through "
+        "for Parameter Store and DynamoDB, the `requests` session), reading the secrets' SecureString through "
         "Powertools, parsing the app's private key for the JWT, the lazy imports, and the event's own work: the "
         f"webhook {first.get('webhook', 'its first event')}, the sweep {first.get('sweep', 'its first event')}. Its "
         "services are the real ones, on loopback: the table and the secret in moto's server, GitHub and Telegram as "
@@ -741,7 +763,8 @@ def report(traces: dict[str, fleet.Trace], results: dict[str, Results], cost: di
         outages_section(add, outages or {}, burst, full)
     metrics_section(add, full["pager"].get("metrics"))
     cost_section(add, results, bills, imports)
-    targets_section(add, full, cost, imports, modules, budget, bills["full"].get("pager"), outages, burst)
+    pager_bills = {name: by_design["pager"] for name, by_design in bills.items() if "pager" in by_design}
+    targets_section(add, full, cost, imports, modules, budget, pager_bills, outages, burst)
     if cost or modules:
         lean(add, cost, modules)
     if cost:
