@@ -207,6 +207,9 @@ def test_each_delivery_logs_one_structured_line_with_its_guid_and_no_secret(worl
     assert by_guid["guid-log-1"]["outcome"] == "pong" and by_guid["guid-log-1"]["status"] == 200
     assert by_guid["guid-log-1"]["event"] == "ping" and "duration_ms" in by_guid["guid-log-1"]
     assert by_guid["guid-log-2"]["status"] == 401
+    # Powertools' inject_lambda_context: each line carries the invocation's request id and whether it was cold
+    assert all(r["function_request_id"] == "req-1" and r["function_name"] == "WebhookFunction" for r in records)
+    assert all(isinstance(r["cold_start"], bool) for r in records)
     for secret in (WEBHOOK_SECRET, TELEGRAM_SECRET, BOT_TOKEN, private_key_pem.splitlines()[1]):
         assert secret not in out
 

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterator
 
 from pager_local.local import FakeServer, free_port, load_handler
 from pager_world.clock import Clock
-from pager_world.events import github_event, scheduled_event
+from pager_world.events import LambdaContext, github_event, scheduled_event
 from pager_world.faults import Faults
 from pager_world.github import FakeGitHub
 from pager_world.http import HttpRequest, HttpResponse, session_for
@@ -171,6 +171,7 @@ class _HandlerBench:
         join_chat(telegram, settings)
         self.services = make_services(settings, self.store, session, clock)
         self.lambda_handler = load_handler("webhook")
+        self.context = LambdaContext("pager-webhook", seconds=10**9)
         bootstrap.use(self.services)
         self.bare = session_for({BARE_URL: lambda request: HttpResponse(200, {"ok": True, "result": {}})})
 
@@ -210,7 +211,7 @@ class _HandlerBench:
     def app(self, apigw: dict[str, Any], samples: _Samples) -> None:
         self.timed.inside = 0.0
         t0 = time.perf_counter()
-        self.lambda_handler(apigw, None)
+        self.lambda_handler(apigw, self.context)
         samples.app.append(time.perf_counter() - t0)
         samples.app_faked.append(self.timed.inside)
 
@@ -268,7 +269,14 @@ import json, sys
 sys.path[:0] = {paths!r}
 event = json.loads(sys.stdin.read())
 import app
-answer = app.lambda_handler(event, None)
+class Context:
+    function_name, memory_limit_in_mb, aws_request_id = "pager-webhook", 512, "modules-1"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:pager-webhook"
+
+    def get_remaining_time_in_millis(self):
+        return 15000
+
+answer = app.lambda_handler(event, Context())
 heavy = {heavy!r}
 print({mark!r} + json.dumps({{
     "modules": len(sys.modules),
@@ -523,6 +531,8 @@ events = json.loads(sys.stdin.read())
 
 class Context:
     function_name = {name!r}
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:" + {name!r}
 
     def __init__(self, n):
         self.aws_request_id = "cold-%d" % n

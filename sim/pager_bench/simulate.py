@@ -41,7 +41,7 @@ from pager.settings import Settings
 from pager.sweep.plan import STATE_KEY
 from pager_local.local import load_handler
 from pager_world.clock import Clock
-from pager_world.events import github_event
+from pager_world.events import LambdaContext, github_event
 from pager_world.faults import Faults, Rule
 from pager_world.github import FakeGitHub
 from pager_world.http import HttpRequest, HttpResponse, session_for
@@ -243,6 +243,7 @@ class Replay:
         register_signals()
         self.trace, self.design, self.drain, self.progress = trace, design, drain, progress
         self.lambda_handler = load_handler("webhook")
+        self.context = LambdaContext("pager-webhook", seconds=10**9)  # the virtual clock keeps time, not this
         self.sweep = sweep_function(design)
         self.clock = Clock(trace.start)
         self.faults = Faults(record=False)
@@ -326,7 +327,7 @@ class Replay:
         self.http_api_units += max(1, math.ceil(len(body) / prices.HTTP_API_METERED_BYTES))
         bootstrap.use(self.webhook_services)
         before = effects(self.store, self.telegram, self.github)
-        answer = self._metered("webhook", self.webhook_services, lambda: self.lambda_handler(apigw, None))
+        answer = self._metered("webhook", self.webhook_services, lambda: self.lambda_handler(apigw, self.context))
         self.changed[guid].append(effects(self.store, self.telegram, self.github) != before)
         status = int(answer.get("statusCode", 500))
         self.handler_status[status] += 1

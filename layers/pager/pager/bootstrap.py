@@ -1,7 +1,7 @@
 """The composition root: the one place where settings, clients and the table are put together.
 
 Nothing is built at import. The first invocation of a container reads the settings (environment,
-then the Secrets Manager secret) and builds the services; warm invocations reuse them. Tests, the
+then the secrets' parameter) and builds the services; warm invocations reuse them. Tests, the
 local server and the simulator hand in their own services with `use()`.
 """
 
@@ -14,9 +14,10 @@ import uuid
 from typing import Any, Callable, Mapping
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from .errors import ConfigError, PagerError
-from .observe import flush_metrics, logger
+from .observe import logger, metrics
 from .services import Lazy, Services
 from .settings import Settings
 
@@ -153,18 +154,26 @@ def _seconds_left(context: Any, ceiling: float = 8.0) -> float:
     return max(0.5, min(ceiling, remaining() / 1000 - 1.5))
 
 
-def webhook_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    try:
-        return app.resolve(event, context)
-    except ConfigError as exc:
-        logger.error("configuration", extra={"error": str(exc), "problems": exc.problems})
-        return {"statusCode": 500, "headers": {"content-type": "application/json"},
-                "body": json.dumps({"error": "pager is not configured: see its log"})}
-    finally:
-        flush_metrics()
+@app.exception_handler(ConfigError)
+def _not_configured(exc: ConfigError) -> Response:
+    """Settings missing or malformed: one log line naming every problem, a 500 (GitHub's list shows it,
+    and the sweep asks for the delivery again once the settings are right)."""
+    logger.error("configuration", extra={"error": str(exc), "problems": exc.problems})
+    return Response(status_code=500, content_type="application/json",
+                    body=json.dumps({"error": "pager is not configured: see its log"}))
 
 
-def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+@logger.inject_lambda_context
+@metrics.log_metrics
+def webhook_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Each log line carries the request id and whether it was a cold start; the metrics are flushed
+    when the invocation ends."""
+    return app.resolve(event, context)
+
+
+@logger.inject_lambda_context
+@metrics.log_metrics
+def sweep_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     from .sweep import run_sweep
 
     run_id = getattr(context, "aws_request_id", None) or str((event or {}).get("id") or uuid.uuid4())
@@ -185,5 +194,3 @@ def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         summary = {"run_id": run_id, "outcome": f"aborted: {type(exc).__name__}", "error": str(exc)}
         logger.error("sweep run", extra=summary)
         return summary
-    finally:
-        flush_metrics()

@@ -1,8 +1,9 @@
 """Structured logs and EMF metrics, through Powertools; and the libraries kept from logging secrets.
 
 One logger and one metrics object for the package; both only write to stdout (CloudWatch picks it
-up), so creating them at import does no I/O. Metrics are flushed once per invocation by the entry
-points in `pager.bootstrap`.
+up), so creating them at import does no I/O. The entry points in `pager.bootstrap` are decorated as
+Powertools' users expect: `logger.inject_lambda_context` (the request id and cold start on every line)
+and `metrics.log_metrics` (flushed once per invocation).
 
 Whatever level Lambda or the root logger is set to (LogLevel=DEBUG included), the HTTP and AWS
 libraries are held at WARNING: at DEBUG, botocore logs whole answers (GetSecretValue's among them)
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
@@ -21,7 +23,11 @@ from aws_lambda_powertools.metrics import MetricUnit
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "pager"))
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Pager"), service="pager")
 
-__all__ = ["logger", "metrics", "MetricUnit", "count", "flush_metrics", "quiet_libraries", "METRICS"]
+__all__ = ["logger", "metrics", "MetricUnit", "count", "quiet_libraries", "METRICS"]
+
+# Most invocations publish no metric (only what is not zero is published): Powertools' `log_metrics`
+# would warn of each such flush on stderr, a line with no level that the JSON logs do not filter.
+warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
 
 # Every custom metric pager publishes, and what it is for: each feeds an alarm of the template (the
 # second channel, when Telegram is the problem). CloudWatch bills a custom metric for each hour it gets
@@ -55,9 +61,3 @@ def count(name: str, value: float = 1) -> None:
         raise ValueError(f"not a metric of pager's: {name}")
     if value:
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
-
-
-def flush_metrics() -> None:
-    """Print this invocation's EMF metrics, if it recorded any."""
-    if metrics.provider.metric_set:
-        metrics.flush_metrics()
