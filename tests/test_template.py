@@ -111,3 +111,8 @@ def test_every_alarm_goes_to_the_topic_and_the_email_subscription_exists_only_wh
     document = body.split("- |\n", 1)[1].split("\n        - {}", 1)[0]
     widgets = json.loads(re.sub(r"\$\{[A-Za-z0-9.:]+\}", "x", document))["widgets"]
     assert {w["type"] for w in widgets} == {"alarm", "metric", "log"}
+
+
+def test_tracing_is_a_parameter_off_by_default():
+    assert template()["Parameters"]["Tracing"]["Default"] == "false"
+    assert "Tracing: !If [HasTracing, Active, PassThrough]" in (ROOT / "template.yaml").read_text()
