@@ -1,6 +1,8 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# The demo, the local server and the bench live in sim/, beside the package (not installed with it).
+export PYTHONPATH := $(CURDIR)/sim$(if $(PYTHONPATH),:$(PYTHONPATH))
 
 # SAM CLI: the one on PATH, or else our own copy in .venv-sam (installed from PyPI on first use).
 SAM_VENV := .venv-sam
@@ -50,7 +52,7 @@ doctor: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PY) -m pager_bench $(BENCH_ARGS)
 
-$(VENV)/.installed: pyproject.toml $(wildcard sim/*/__init__.py)
+$(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
@@ -90,6 +92,7 @@ check-layer:
 	test -f $(LAYER)/pager/__pycache__/settings.cpython-313.pyc
 	test -n "$$(find $(LAYER)/cryptography -name '*.cpython-313.pyc' -print -quit)"
 	cd $(LAYER) && $(PYTHON313) -I -S -c 'import sys; sys.path.insert(0, ""); import pager.settings, pager.routing, pager.errors, pager.deadline, requests, jwt, aws_lambda_powertools; from cryptography.hazmat.primitives.asymmetric import rsa; print("layer imports pager from", pager.settings.__cached__)'
+	test ! -e $(LAYER)/pager/admin && test ! -e $(LAYER)/pager/cli.py  # the operator's commands stay out of the layer
 
 # Build output only; the venvs stay (`rm -rf .venv .venv-sam` for a fresh start).
 clean:

@@ -834,3 +834,22 @@ def test_the_fake_github_refuses_a_manifest_without_a_webhook_url_and_a_name_tak
     assert post(form) == 302 and post(form) == 422  # "Name is already in use"
     assert post({**form, "name": "y", "url": ""}) == 422
     assert REPO in hub.installations
+
+
+def test_pager_version_names_the_installed_distribution(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"], Context(stdout=io.StringIO()))
+    assert exited.value.code == 0 and capsys.readouterr().out.strip() == f"pager {version('pager')}"
+
+
+def test_the_distribution_is_the_package_pager_alone():
+    import setuptools
+    import tomllib
+
+    find = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    found = setuptools.find_packages(where=str(ROOT / find["where"][0]), include=find["include"])
+    assert "pager" in found and "pager.admin" in found and "pager.sweep" in found
+    assert all(name == "pager" or name.startswith("pager.") for name in found), found
+    assert len(find["where"]) == 1  # sim/ (the fake world, the demo, the bench) is not shipped

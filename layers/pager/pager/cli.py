@@ -62,8 +62,18 @@ class Context:
             service, config=Config(connect_timeout=5, read_timeout=20, retries={"mode": "standard", "max_attempts": 3}))
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pager")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="pager", description="Set up and check a pager deployment.")
+    top.add_argument("--version", action="version", version=f"pager {_version()}")
     commands = top.add_subparsers(dest="command", required=True)
     for name, text in (("setup", "register the GitHub App, store the secrets, set Telegram's webhook"),
                        ("doctor", "check the live configuration, check by check")):
