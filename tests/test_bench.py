@@ -642,6 +642,7 @@ def test_the_report_states_every_target_as_met_or_not_met(replays, subscribed, c
     assert "a default deployment for the busy fleet (the subscribed events only) costs at most $1.50 a month" in section
     assert "... and $0 within AWS's always-free allowances" in section and "| **a month, list prices**" in text
     assert "## After long outages, and in a burst" in text and "First answers of 5xx in the busiest quarter hour" in text
+    assert text.count("Like for like: every column replays the same events") == 2
     assert "what GitHub no longer keeps is said in the alarm: none lost silently" in section
     assert "lost silently" in text and "Recovery after each fault" in text and "## A lean hot path" in text
     assert "## Custom metrics published" in text and "| metric-hours per week |" in text
@@ -680,3 +681,10 @@ def test_dropped_by_another_thing_counts_only_the_kinds_the_coarse_rule_dropped(
     # the first design's rule applied to signals.SUPERSEDED; a comment is a thing of its own, never overtaken
     assert "workflow_run" in SUPERSEDED and "issue_comment" not in SUPERSEDED
     assert fleet.COMMENTS.isdisjoint(SUPERSEDED)
+
+
+def test_the_same_trace_replayed_again_gives_the_same_counts(replays, pem):
+    trace, results = replays
+    again = simulate.simulate(trace, "pager", pem=pem, drain=DRAIN)
+    assert again["counts"] == results["pager"]["counts"] and again["redeliveries"] == results["pager"]["redeliveries"]
+    assert again["to_pass"] == results["pager"]["to_pass"]

@@ -103,7 +103,10 @@ def _delivery_targets(p: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
                      "(an event superseded by a newer passed one about the same thing counts as done: the newer one "
                      "stands; so does one the pager only ignores)",
                      f"{in_time} delivered + {stood} superseded + {idle} ignored of {failed} ({share:.1%}); "
-                     f"{sum(o['alarmed'] for o in outages)} alarmed", share >= 0.99))
+                     f"{sum(o['alarmed'] for o in outages)} alarmed"
+                     + (f"; met only by counting the superseded and the ignored as done: delivered alone "
+                        f"{in_time / failed:.1%}" if failed and share >= 0.99 and in_time / failed < 0.99 else ""),
+                     share >= 0.99))
     return rows
 
 
@@ -221,6 +224,13 @@ def header(add: Add, args: argparse.Namespace, elapsed: float) -> None:
     add("")
 
 
+LIKE_FOR_LIKE = ("Like for like: every column replays the same events (the same guids, times and faults, the same "
+                 "population), and all but the first run on the same 15-minute schedule; the first adds pager's "
+                 "every-minute recovery check, which no other design has (pager's own 15-minute column is the one to "
+                 "set beside the others). A figure followed by \"(of N)\" is taken over the N events it applies to, "
+                 "which differ by design (those that passed, for a wait).")
+
+
 def trace_section(add: Add, traces: dict[str, fleet.Trace], handled: list[str]) -> None:
     trace = traces["full"]
     quarters = trace.runs_per_quarter
@@ -281,7 +291,7 @@ def headline_section(add: Add, traces: dict[str, fleet.Trace], results: dict[str
     add("Each design on both traces: how long an event that failed in a fault waits, once the fault is over, for "
         "its redelivery to pass; what was named in the alarm only because its attempts were spent while the fault "
         "lasted; what was lost; what a stale redelivery changed; the calls; and, for pager's own code, the stack's "
-        "weekly AWS bill (below).")
+        "weekly AWS bill (below). " + LIKE_FOR_LIKE)
     add("")
     add("| | " + " | ".join(DESIGNS[d] for d in names) + " |")
     add("|---|" + "---:|" * len(names))
@@ -337,6 +347,8 @@ def _comparison_rows(budget: int) -> list[tuple[str, Callable[[dict[str, Any]], 
 def comparison_section(add: Add, results: Results, budget: int) -> None:
     names = [d for d in DESIGNS if d in results]
     add("## The sweeps compared on the same trace (the full trace)")
+    add("")
+    add(LIKE_FOR_LIKE)
     add("")
     add("| | " + " | ".join(DESIGNS[d] for d in names) + " |")
     add("|---|" + "---:|" * len(names))
