@@ -204,7 +204,7 @@ class MeteredStore(FaultyStore):
 @functools.lru_cache(maxsize=4)
 def template_resources(path: Path = ROOT / "template.yaml") -> dict[str, Any]:
     """What template.yaml bills by the month: alarm metrics (a metric-math alarm counts each metric it
-    reads), alarms, dashboards, secrets; and the functions' memory and the logs' retention."""
+    reads), alarms, dashboards, secrets; and each function's memory and the logs' retention."""
     import yaml
 
     class Loader(yaml.SafeLoader):
@@ -242,7 +242,9 @@ def template_resources(path: Path = ROOT / "template.yaml") -> dict[str, Any]:
         if resource.get("Type") == "AWS::CloudWatch::Alarm":
             queries = (resource.get("Properties") or {}).get("Metrics")
             alarm_metrics += sum(1 for q in queries if "MetricStat" in q) if queries else 1
-    memory = int(template.get("Globals", {}).get("Function", {}).get("MemorySize", 128))
+    memory_default = int(template.get("Globals", {}).get("Function", {}).get("MemorySize", 128))
+    memory = {f: int(resources.get(f"{f.capitalize()}Function", {}).get("Properties", {}).get("MemorySize", memory_default))
+              for f in FUNCTIONS}
     retention = int(template.get("Parameters", {}).get("LogRetentionInDays", {}).get("Default", 30))
     return {"alarms": by_type["AWS::CloudWatch::Alarm"], "alarm_metrics": alarm_metrics,
             "dashboards": by_type["AWS::CloudWatch::Dashboard"], "secrets": by_type["AWS::SecretsManager::Secret"],
@@ -303,13 +305,12 @@ def weekly(aws: Mapping[str, Any], *, imports: Mapping[str, Any] | None = None,
     template = template or template_resources()
     weeks = aws["span_seconds"] / (7 * 86_400)
     per_week = 1 / weeks
-    memory_gb = template["memory_mb"] / 1024
     lam = aws["lambda"]
     invocations = sum(lam[f]["invocations"] for f in FUNCTIONS)
     gb_seconds = 0.0
     for function in FUNCTIONS:
         cold = cold_start_seconds(imports, function) or 0.0
-        gb_seconds += (lam[function]["billed_ms"] / 1000 + lam[function]["cold_starts"] * cold) * memory_gb
+        gb_seconds += (lam[function]["billed_ms"] / 1000 + lam[function]["cold_starts"] * cold) * template["memory_mb"][function] / 1024
     secret_reads = sum(lam[f]["secret_reads"] for f in FUNCTIONS)
     month = prices.WEEKS_PER_MONTH
     if template["secrets"]:  # a Secrets Manager secret: its month and its calls
@@ -328,7 +329,8 @@ def weekly(aws: Mapping[str, Any], *, imports: Mapping[str, Any] | None = None,
     return [
         Line("Lambda", "requests (invocations of both functions)", invocations * per_week, "requests",
              prices.LAMBDA_REQUEST, "lambda_requests", prices.FREE_TIER["lambda_requests"][0]),
-        Line("Lambda", f"duration at {template['memory_mb']} MB, cold starts included", gb_seconds * per_week,
+        Line("Lambda", "duration at " + " and ".join(f"{mb} MB ({f})" for f, mb in template["memory_mb"].items())
+             + ", cold starts included", gb_seconds * per_week,
              "GB-seconds", prices.LAMBDA_GB_SECOND, "lambda_gb_seconds", prices.FREE_TIER["lambda_gb_seconds"][0]),
         Line("API Gateway", "HTTP API requests (512 KB each)", aws["http_api_units"] * per_week, "requests",
              prices.HTTP_API_REQUEST, "http_api_requests", prices.FREE_TIER["http_api_requests"][0]),

@@ -533,7 +533,8 @@ def cost_section(add: Add, results: dict[str, Results], bills: Bills, imports: d
     add("What the stack would be billed for the week, at the list prices of `sim/pager_bench/prices.py` (US East, "
         "x86, the free tier left out), from the requests counted in the replay of pager with fast recovery: Lambda "
         "invocations of both functions and their billed duration (modelled: the CPU time the handler took here, "
-        f"scaled to the share of a vCPU a {bill.template_resources()['memory_mb']} MB function gets, plus a round trip "
+        "scaled to the share of a vCPU each function's memory gets (" + ", ".join(
+            f"{f} {mb} MB" for f, mb in bill.template_resources()["memory_mb"].items()) + "), plus a round trip "
         "per call to GitHub, Telegram, the table and the secrets' parameter, rounded up to the millisecond; cold starts from "
         "a model of Lambda's execution environments, each priced with the cold start measured below), API Gateway "
         "requests, DynamoDB request units by item size, reads of the secrets (a new environment, then every five "

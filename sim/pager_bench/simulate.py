@@ -314,7 +314,7 @@ class Replay:
             own = time.process_time() - cpu - (self.in_fakes - fakes)
             calls = {"github": services.github.calls - github, "telegram": services.telegram.calls - telegram,
                      "table": self.store.round_trips - trips}
-            self.lambdas[function].add(at, cpu=own, calls=calls, waited=self.clock() - at, memory_mb=self.memory_mb)
+            self.lambdas[function].add(at, cpu=own, calls=calls, waited=self.clock() - at, memory_mb=self.memory_mb[function])
 
     # -- GitHub's deliveries
 
