@@ -22,10 +22,14 @@ PYTHON313 := $(firstword $(foreach p,\
 	$(if $(shell $(p) -c 'import sys; print(sys.version_info[:2] == (3, 13))' 2>/dev/null | grep -x True),$(p))))
 endif
 
-.PHONY: test demo serve bench lint build deploy check-layer sam clean setup doctor
+.PHONY: test lint-python demo serve bench lint build deploy check-layer sam clean setup doctor
 
 test: $(VENV)/.installed
 	$(PY) -m pytest
+
+# pyflakes, bugbear, pyupgrade and import order (pyproject.toml, [tool.ruff])
+lint-python: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
 
 # The offline demo: the real handlers over loopback HTTP, GitHub, Telegram and DynamoDB local.
 demo: $(VENV)/.installed

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +113,7 @@ def world(make_world) -> World:
 
 # -- the sweep in the fake world -----------------------------------------------------------------------
 
-START = datetime(2026, 11, 12, 8, 0, tzinfo=timezone.utc).timestamp()
+START = datetime(2026, 11, 12, 8, 0, tzinfo=UTC).timestamp()
 ROOT = Path(__file__).resolve().parents[1]
 
 

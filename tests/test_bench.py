@@ -9,6 +9,7 @@ modules, checked on invariants (never on timings).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 from collections import Counter
@@ -16,9 +17,8 @@ from collections import Counter
 import jwt
 import pytest
 
-from pager.observe import METRICS
-
 from pager.errors import Conflict
+from pager.observe import METRICS
 from pager.signals import SUPERSEDED
 from pager.values import iso
 from pager_bench import alternatives, bill, costs, fleet, measure, outages, report, simulate
@@ -112,7 +112,7 @@ def test_the_weeks_faults_include_a_three_hour_telegram_outage_and_none_overlaps
     trace = week
     assert any(f.kind == "telegram" and f.end - f.start == 3 * 3600 for f in trace.faults)
     ordered = sorted(trace.faults, key=lambda f: f.start)
-    assert all(a.end <= b.start for a, b in zip(ordered, ordered[1:]))
+    assert all(a.end <= b.start for a, b in itertools.pairwise(ordered))
     assert all(trace.start <= f.start and f.end <= trace.end for f in trace.faults)
 
 

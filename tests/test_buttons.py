@@ -8,13 +8,10 @@ press of 🛠 Start fix.
 
 from __future__ import annotations
 
-
 from pager.buttons import handle_update
 from pager_world.cases import alarmed, pressing
 from pager_world.matrix import Scenario, failure_matrix
 from pager_world.world import REPO
-
-
 
 
 def fix_data(h) -> tuple[str, int]:

@@ -24,10 +24,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 import boto3
-import pager.github
 import pytest
 import yaml
 from moto import mock_aws
+
+import pager.github
 from pager.admin import manifest as app_manifest
 from pager.admin.deployment import (
     PARAMETER_SETTINGS,
@@ -123,7 +124,9 @@ def aws(moto):
     """AWS as moto plays it, empty for each test; a factory of clients that records the calls made through them."""
     moto.reset()
     calls: list[str] = []
-    factory = lambda service, region: Recorder(client(service), calls)
+    def factory(service: str, region: str) -> Any:
+        return Recorder(client(service), calls)
+
     factory.calls = calls  # type: ignore[attr-defined]
     return factory
 
@@ -845,8 +848,9 @@ def test_pager_version_names_the_installed_distribution(capsys):
 
 
 def test_the_distribution_is_the_package_pager_alone():
-    import setuptools
     import tomllib
+
+    import setuptools
 
     find = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
     found = setuptools.find_packages(where=str(ROOT / find["where"][0]), include=find["include"])

@@ -486,7 +486,7 @@ def test_the_fake_github_answers_only_status_codes_githubs_description_documents
 
 def test_the_fake_githubs_answers_carry_what_pager_reads_with_the_documented_types(github_exchanges):
     found: dict[tuple[str, int], list[str]] = {}
-    for op, request, response in github_exchanges:
+    for op, _request, response in github_exchanges:
         documented = op["responses"].get(str(response.status))
         if documented is None:
             continue  # an undocumented status: the test above
@@ -529,7 +529,7 @@ def test_the_query_and_path_parameters_pagers_github_client_sends_are_documented
             typed: Any = int(value) if info.get("type") == "integer" else value
             assert type_problems(typed, info, name) == [], (op["operationId"], name, value)
         template = op["path"].split("/")
-        for part, value in zip(template, request.path.split("/")):
+        for part, value in zip(template, request.path.split("/"), strict=True):
             if part.startswith("{") and parameters[part[1:-1]].get("type") == "integer":
                 assert value.isdigit(), (op["operationId"], part, value)
 
@@ -596,7 +596,7 @@ def tg_problems(value: Any, expression: str, where: str) -> list[str]:
         tried = [tg_problems(value, a, where) for a in alternatives]
         if any(not t for t in tried):
             return []
-        fitting = [t for a, t in zip(alternatives, tried) if a in TYPES and isinstance(value, dict)]
+        fitting = [t for a, t in zip(alternatives, tried, strict=True) if a in TYPES and isinstance(value, dict)]
         return fitting[0] if fitting else [f"{where}: {value!r} is none of {expression}"]
     if expression.startswith("Array of "):
         if not isinstance(value, list):

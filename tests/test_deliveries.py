@@ -14,8 +14,9 @@ spent: the delivery answers 500, and delivering it again ends exactly as an undi
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import boto3
 import pytest
@@ -26,7 +27,6 @@ from pager.signals import SIGNALS
 from pager.signals.alarm import update_alarm
 from pager_world.cases import (
     NEWER,
-    pull_review_approved,
     alarmed,
     alert,
     delivery_entry,
@@ -38,6 +38,7 @@ from pager_world.cases import (
     pressing,
     published,
     pull,
+    pull_review_approved,
     ready,
     run,
     suite,

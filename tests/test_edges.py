@@ -16,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import boto3
 import pytest
 import requests
+from conftest import TEST_ENV
 from moto import mock_aws
 
 from pager.errors import ConfigError
@@ -25,8 +26,6 @@ from pager.webhook import handle_github, handle_telegram
 from pager_world.cases import alarmed, issue_opened
 from pager_world.events import github_event, telegram_event
 from pager_world.world import BOT_TOKEN, TELEGRAM_SECRET, WEBHOOK_SECRET
-
-from conftest import TEST_ENV
 
 
 def nested(depth: int) -> bytes:

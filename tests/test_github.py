@@ -18,8 +18,8 @@ from cryptography.hazmat.primitives import serialization
 
 from pager import deadline
 from pager.errors import ConfigError, DeadlineExceeded, GitHubRefused, GitHubUnavailable
-from pager.values import iso
 from pager.github import DeliveryPage, GitHub
+from pager.values import iso
 
 API = "https://api.github.test"
 NOW = 1_796_198_400.0

@@ -12,7 +12,8 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pager_world.cases import alert, issue_opened, outside, pull, run, suite
 from pager_world.payloads import fixture_files

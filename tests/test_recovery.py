@@ -10,8 +10,8 @@ import pytest
 from pager.errors import DeadlineExceeded, GitHubUnavailable, StoreUnavailable, TelegramUnavailable, Uncertain
 from pager.store import MemoryStore
 from pager.sweep import plan, recovery
-from pager.values import parse_iso
 from pager.sweep.run import check
+from pager.values import parse_iso
 from pager.waiting import Waiting, note, noted, service_of
 from pager_world.cases import issue_comment_by
 from pager_world.world import CONTROL

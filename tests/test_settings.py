@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from conftest import TEST_ENV
 
 from pager.errors import ConfigError
 from pager.settings import SECRET_NAMES, Settings
-
-from conftest import TEST_ENV
 
 ENV = dict(TEST_ENV, GITHUB_PRIVATE_KEY="-----BEGIN PRIVATE KEY-----\nnot-a-real-key\n-----END PRIVATE KEY-----")
 

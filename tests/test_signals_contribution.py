@@ -7,7 +7,6 @@ a late opening event after the closing one, racing deliveries, and a failure at 
 
 from __future__ import annotations
 
-
 import pytest
 
 from pager.signals import contribution
@@ -16,10 +15,6 @@ from pager.signals.steps import Dispatch, EditMessage, Posted, SendMessage
 from pager_world.cases import issue_closed, issue_comment_by, issue_opened, outside
 from pager_world.matrix import Scenario, delivering, failure_matrix
 from pager_world.world import CHAT_ID, CONTROL, REPO, REPO_ID
-
-
-
-
 
 # -- who is outside ------------------------------------------------------------------------------------
 

@@ -9,13 +9,24 @@ synchronize, racing deliveries, and a failure at every external call.
 
 from __future__ import annotations
 
-
 import pytest
 
 from pager.signals import release
 from pager.signals.release import ReleasePull, decide_pull
 from pager.signals.steps import Posted
-from pager_world.cases import HEAD, NEWER, live_pull, merged, pressing, published, pull, pull_review_approved, pushed_unseen, ready, suite_passed
+from pager_world.cases import (
+    HEAD,
+    NEWER,
+    live_pull,
+    merged,
+    pressing,
+    published,
+    pull,
+    pull_review_approved,
+    pushed_unseen,
+    ready,
+    suite_passed,
+)
 from pager_world.matrix import Scenario, delivering, failure_matrix
 from pager_world.payloads import payload
 from pager_world.world import CHAT_ID, EXAMPLE_REPO, REPO, REPO_ID

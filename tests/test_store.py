@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import boto3
 import pytest
+import yaml
 from botocore.exceptions import ClientError
 from moto import mock_aws
-
-from pathlib import Path
-
-import yaml
 
 from pager.dynamo import DynamoStore, create_table
 from pager.errors import Conflict, StoreUnavailable

@@ -5,7 +5,9 @@ deliveries with its next page, ↻ all waiting over the alarm's failed-delivery 
 
 from __future__ import annotations
 
-from hypothesis import given, settings as hypothesis_settings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from pager.settings import Settings
 from pager.sweep import cycle

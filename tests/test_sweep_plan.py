@@ -12,6 +12,7 @@ from pager.sweep import plan as planner
 from pager.sweep.plan import ALARM_CALLS, Attempt, Event, Limits, ListRead, Reason, State, Verdict
 
 NOW = 1_800_000_000.0
+NO_STATE = State()  # a first run's state (frozen: one instance serves every call)
 MINUTE = 60.0
 
 
@@ -46,7 +47,7 @@ class History:
         return Attempt(next(self._ids), guid, NOW - ago * MINUTE, redelivery, code, event, action, repo)
 
 
-def plan(*, failures=(), outcomes=(), state=State(), entries=None, settings=None, calls_used=None, failures_cut=False,
+def plan(*, failures=(), outcomes=(), state=NO_STATE, entries=None, settings=None, calls_used=None, failures_cut=False,
          outcomes_cut=False, no_room=False, now=NOW, limits=planner.LIMITS, acts_on=None):
     """Plan as the shell would: readings from the settings, the lists as given (newest first)."""
     settings = settings or make_settings()
@@ -702,7 +703,7 @@ def test_each_event_to_name_opens_one_entry_oldest_first_unless_it_is_open():
 # -- (f) trim the state ---------------------------------------------------------------------------------
 
 
-def next_state(state=State(), *, attempts=(), followed=(), read=(), acts_on=always, limits=planner.LIMITS):
+def next_state(state=NO_STATE, *, attempts=(), followed=(), read=(), acts_on=always, limits=planner.LIMITS):
     return planner.next_state(state, events=planner.merge_attempts(attempts), followed=followed, read=read,
                               start=NOW - 180 * MINUTE, now=NOW, alarm_due=False, acts_on=acts_on, limits=limits)
 

@@ -19,15 +19,16 @@ from typing import Any
 
 import hypothesis
 import pytest
-from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+from test_sweep_plan import make_settings
 
 from pager.errors import GitHubUnavailable
 from pager.sweep import plan as planner
 from pager.sweep import read_and_plan
 from pager.sweep.plan import ALARM_CALLS, Limits, State, format_time, outcome_of
 from pager.sweep.run import ListNotServed
-
-from test_sweep_plan import make_settings
 
 START = 1_800_000_000  # epoch seconds of the history's first minute
 MINUTE = 60

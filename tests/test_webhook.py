@@ -9,14 +9,25 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import itertools
-import time
 import importlib.util
+import itertools
 import json
+import time
 from pathlib import Path
 
 import boto3
 import pytest
+from conftest import (
+    BOT_TOKEN,
+    TELEGRAM_SECRET,
+    TEST_ENV,
+    WEBHOOK_SECRET,
+    fixture_files,
+    github_event,
+    load_payload,
+    sign,
+    telegram_event,
+)
 from moto import mock_aws
 
 from pager import bootstrap
@@ -27,8 +38,6 @@ from pager_world.clock import Clock
 from pager_world.github import FakeGitHub
 from pager_world.http import session_for
 from pager_world.telegram import FakeTelegram
-
-from conftest import BOT_TOKEN, TEST_ENV, TELEGRAM_SECRET, WEBHOOK_SECRET, fixture_files, github_event, load_payload, sign, telegram_event
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -6,7 +6,6 @@ that list and its redeliveries go through the handler again.
 
 from __future__ import annotations
 
-
 from pager import refusals
 from pager.chat import Chat
 from pager.errors import GitHubRefused, TelegramRefused
@@ -15,10 +14,9 @@ from pager.signals import release
 from pager.store import Record
 from pager.sweep import health
 from pager.webhook import handle_github
-from pager_world.events import github_event
-from pager_world.payloads import INSTALLATION
 from pager_world.cases import issue_comment_by, issue_opened, live_pull, pull, run, suite, suite_passed
-from pager_world.payloads import payload
+from pager_world.events import github_event
+from pager_world.payloads import INSTALLATION, payload
 from pager_world.world import CHAT_ID, CONTROL, REPO, WEBHOOK_SECRET
 
 ORGANIZATION = {"repository.owner.type": "Organization"}  # the examples' repository, owned by an organization

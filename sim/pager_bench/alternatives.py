@@ -18,14 +18,14 @@ Both count their calls from the clients' counters, as pager's sweep does, and re
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pager.errors import Conflict, PagerError, StoreUnavailable
 from pager.services import Services
 from pager.signals import SUPERSEDED
 from pager.signals.alarm import CONTROL, Alarm
 from pager.values import parse_iso
-
 
 SCRIPT_STATE_KEY = "script#last-run"
 FIRST_RUN_LOOKBACK = 24 * 3600  # the script's default when it has never run

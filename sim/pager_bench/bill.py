@@ -27,9 +27,10 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from pager.store import ROOT_ITEM, encode
 from pager_world.store import FaultyStore

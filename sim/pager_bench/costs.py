@@ -28,9 +28,10 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from pager_local.local import FakeServer, free_port, load_handler
 from pager_world.clock import Clock
@@ -43,8 +44,18 @@ from pager_world.store import FaultyStore
 from pager_world.telegram import FakeTelegram
 
 from . import fleet
-from .simulate import (GITHUB_API, TELEGRAM_API, WEBHOOK_SECRET, bench_settings, install_on_fleet, join_chat, make_services,
-                       private_key, quiet, register_signals)
+from .simulate import (
+    GITHUB_API,
+    TELEGRAM_API,
+    WEBHOOK_SECRET,
+    bench_settings,
+    install_on_fleet,
+    join_chat,
+    make_services,
+    private_key,
+    quiet,
+    register_signals,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -123,8 +134,8 @@ class _Samples:
         f_med = statistics.median(self.floor[warm])
         h_med = statistics.median(self.handler[warm])
         a_med = statistics.median(self.app[warm])
-        own = statistics.median(h - e for h, e in zip(self.handler[warm], self.faked[warm]))
-        app_own = statistics.median(a - e for a, e in zip(self.app[warm], self.app_faked[warm]))
+        own = statistics.median(h - e for h, e in zip(self.handler[warm], self.faked[warm], strict=True))
+        app_own = statistics.median(a - e for a, e in zip(self.app[warm], self.app_faked[warm], strict=True))
         return {
             "body_bytes": statistics.median(len(b) for _, b in bodies),
             "floor_us": f_med * 1e6,

@@ -25,16 +25,17 @@ import functools
 import hashlib
 import json
 import random
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
-from typing import Any, Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any
 
 from pager.values import iso
 from pager_world.payloads import example
 
 DAY = 86_400.0
 QUARTER = 900.0
-WEEK_START = datetime(2026, 11, 9, tzinfo=timezone.utc).timestamp()  # a Monday, 00:00 UTC
+WEEK_START = datetime(2026, 11, 9, tzinfo=UTC).timestamp()  # a Monday, 00:00 UTC
 CONTROL_REPOSITORY = "fleet/pager"
 OWNER = "fleet"
 RELEASE_BRANCH = "release-please--branches--main"
@@ -466,7 +467,7 @@ EXAMPLES: dict[tuple[str, str], tuple[str, str]] = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _template(event: str, action: str) -> dict[str, Any]:
     """GitHub's example for an event of the trace, parsed once: `payload` copies what it changes, never
     changing the template itself."""

@@ -49,8 +49,9 @@ from __future__ import annotations
 import bisect
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from pager.signals import SUPERSEDED, acts_on
 
@@ -175,7 +176,7 @@ def _attempts(fates: Fates, newer: Newer, e: fleet.Event, attempts: list[tuple[f
     acted = acts_on(e.event, e.action)
     c["attempts_changed"] += sum(flags)
     c["attempts"] += len(attempts)
-    for (at, code, redelivery), flag in zip(attempts, flags):
+    for (at, code, redelivery), flag in zip(attempts, flags, strict=True):
         c["redelivered_attempts"] += redelivery
         if redelivery and first < at:
             c["again_after_pass"] += 1  # asked for again though it had passed (a pass the sweep missed)
@@ -314,7 +315,7 @@ def writes_per_outage(rows: list[dict[str, Any]]) -> dict[str, Any]:
     noted = [row for row in rows if row["recovery_writes"]]
     per = [row["recovery_writes"] for row in noted]
     runs = [row["check_run_writes"] for row in noted]
-    both = [a + b for a, b in zip(per, runs)]
+    both = [a + b for a, b in zip(per, runs, strict=True)]
     return {"outages": sum(1 for row in rows if row["kind"] in OUTAGE_KINDS), "noted": len(noted),
             "mean": statistics.fmean(per) if per else 0.0, "max": max(per, default=0),
             "check_run_mean": statistics.fmean(runs) if runs else 0.0, "check_run_max": max(runs, default=0),

@@ -24,7 +24,8 @@ answer 500), and what the chat shows.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pager.signals.alarm import CONTROL
 from pager_world.cases import run

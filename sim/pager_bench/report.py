@@ -8,7 +8,8 @@ import argparse
 import os
 import platform
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pager.observe import METRICS
 from pager.values import iso

@@ -31,13 +31,14 @@ import os
 import time
 import warnings
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from pager.permissions import needed_permissions
 from pager.services import Services
-from pager.signals.alarm import CONTROL
 from pager.settings import Settings
+from pager.signals.alarm import CONTROL
 from pager.sweep.plan import STATE_KEY
 from pager_local.local import load_handler
 from pager_world.clock import Clock
@@ -154,7 +155,7 @@ def quiet(sink: Any = None) -> Iterator[None]:
                 yield
         finally:
             log.propagate = propagate
-            for handler, stream in zip(handlers, streams):
+            for handler, stream in zip(handlers, streams, strict=True):
                 if stream is not None:
                     handler.setStream(stream)
 
@@ -509,7 +510,7 @@ def simulate_designs(traces: dict[str, fleet.Trace], designs: list[str], *, pem:
     try:
         if jobs > 1 and len(work) > 1 and "fork" in multiprocessing.get_all_start_methods():
             with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-                done = dict(zip(work, pool.map(_simulate_one, work)))
+                done = dict(zip(work, pool.map(_simulate_one, work), strict=True))
         else:
             done = {job: _simulate_one(job) for job in work}
     finally:

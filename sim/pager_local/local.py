@@ -14,9 +14,10 @@ import contextlib
 import importlib.util
 import socket
 import threading
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from pager_world.events import LambdaContext, apigw_event
 from pager_world.http import Fake, HttpRequest
@@ -84,7 +85,7 @@ class PagerServer:
         raw = base64.b64decode(data) if result.get("isBase64Encoded") else data.encode()
         return result.get("statusCode", 200), dict(result.get("headers") or {}), raw
 
-    def start(self) -> "PagerServer":
+    def start(self) -> PagerServer:
         self.server = _serve(self.answer, self.port)
         return self
 
@@ -114,7 +115,7 @@ class FakeServer:
         reply = self.fake(HttpRequest(method, self.url + path, headers, body))
         return reply.status, {"content-type": "application/json", **reply.headers}, reply.encoded()
 
-    def start(self) -> "FakeServer":
+    def start(self) -> FakeServer:
         self.server = _serve(self.answer, self.port)
         return self
 

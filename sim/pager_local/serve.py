@@ -16,8 +16,8 @@ import contextlib
 import os
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from pager.admin.deployment import read_dotenv
 from pager.sweep.recovery import CHECK_EVENT

@@ -5,7 +5,8 @@ All in the examples' repository (`REPO`, Codertocat/Hello-World, default branch 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .payloads import payload
 from .world import REPO, World

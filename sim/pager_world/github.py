@@ -82,7 +82,8 @@ import re
 import secrets
 import threading
 from collections import defaultdict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from pager.values import iso

@@ -8,9 +8,10 @@ in pager is patched: the clients send real `requests` calls through their sessio
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.client import RemoteDisconnected
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import requests

@@ -8,8 +8,9 @@ done again, end in exactly the undisturbed state: the same records, chat, dispat
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .faults import FAULTS_BY_SERVICE
 from .world import World

@@ -30,7 +30,7 @@ def fixture_files() -> list[Path]:
     return sorted(FIXTURES.glob("*/*.json"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _text(event: str, name: str) -> str:
     return (FIXTURES / event / name).read_text()
 

@@ -88,8 +88,9 @@ import re
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from .faults import Faults, telegram_error
 from .http import HttpRequest, HttpResponse

@@ -28,16 +28,17 @@ from __future__ import annotations
 import copy
 import itertools
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from pager.permissions import needed_permissions
 from pager.github import GitHub
+from pager.permissions import needed_permissions
 from pager.routing import Repository
-from pager.signals.alarm import CONTROL as CONTROL_REF
-from pager.signals.alarm import Alarm
 from pager.services import Services
 from pager.settings import Settings
 from pager.signals import records
+from pager.signals.alarm import CONTROL as CONTROL_REF
+from pager.signals.alarm import Alarm
 from pager.sweep.plan import STATE_KEY
 from pager.telegram import Telegram
 from pager.webhook import handle_github, handle_telegram
@@ -259,8 +260,8 @@ class World:
         """Deliver the bodies at the same moment (one guid each); the answers. A delivery answered 500
         is delivered again afterwards, as the sweep would, and must then pass."""
         guids = [f"race-{next(self._guids)}" for _ in bodies]
-        answers = self.concurrently(*(lambda g=g, b=b: self.deliver(event, b, guid=g)[0] for g, b in zip(guids, bodies)))
-        for guid, status in zip(guids, answers):
+        answers = self.concurrently(*(lambda g=g, b=b: self.deliver(event, b, guid=g)[0] for g, b in zip(guids, bodies, strict=True)))
+        for guid, status in zip(guids, answers, strict=True):
             if status != 200:
                 assert status == 500, status
                 assert self.deliver_again(guid)[0] == 200

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .errors import PagerError, TelegramRefused, Transient, Uncertain
 from .services import Services

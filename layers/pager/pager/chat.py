@@ -15,7 +15,8 @@ shown anew.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .errors import Conflict, StoreUnavailable
 from .observe import logger

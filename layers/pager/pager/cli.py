@@ -92,6 +92,8 @@ def parser() -> argparse.ArgumentParser:
 
 def locate(args: argparse.Namespace, context: Context) -> Any:
     """The target: the stack found on AWS, or `.env` (asked for with --local, or when there is no stack)."""
+    from botocore.exceptions import NoRegionError
+
     from .admin.deployment import (
         DEPLOY_FILE,
         SamConfig,
@@ -99,8 +101,6 @@ def locate(args: argparse.Namespace, context: Context) -> Any:
         Target,
         find_stack,
     )
-
-    from botocore.exceptions import NoRegionError
 
     samconfig = SamConfig(context.cwd / DEPLOY_FILE)
     dotenv = context.cwd / args.env_file

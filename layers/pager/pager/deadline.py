@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 from .errors import DeadlineExceeded
 

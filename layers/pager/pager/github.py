@@ -25,8 +25,9 @@ No exception message carries the JWT, a token or the private key: messages name 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import quote, urlsplit
 
 import jwt

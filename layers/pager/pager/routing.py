@@ -13,11 +13,13 @@ import hashlib
 import hmac
 import json
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import BadRequest, BadSignature
 from .values import field, integer, text
+
 
 @dataclass(frozen=True)
 class Repository:
@@ -37,7 +39,7 @@ class Delivery:
     payload: dict[str, Any]
 
     @classmethod
-    def from_apigw(cls, event: Mapping[str, Any], *, secret: str) -> "Delivery":
+    def from_apigw(cls, event: Mapping[str, Any], *, secret: str) -> Delivery:
         """Verify and parse an API Gateway HTTP API (payload 2.0) event of POST /github.
 
         Raises BadSignature (401) for a missing or wrong `X-Hub-Signature-256`, BadRequest (400) for

@@ -11,7 +11,8 @@ imports `requests`, `jwt`, `cryptography` or `boto3`.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .chat import Chat
 from .settings import Settings
@@ -51,16 +52,16 @@ class _Part:
 
 
 class Services:
-    store: "Store" = _Part()  # type: ignore[assignment]
-    github: "GitHub" = _Part()  # type: ignore[assignment]
-    telegram: "Telegram" = _Part()  # type: ignore[assignment]
+    store: Store = _Part()  # type: ignore[assignment]
+    github: GitHub = _Part()  # type: ignore[assignment]
+    telegram: Telegram = _Part()  # type: ignore[assignment]
 
     def __init__(
         self,
         settings: Settings,
-        store: "Store | Lazy[Store]",
-        github: "GitHub | Lazy[GitHub]",
-        telegram: "Telegram | Lazy[Telegram]",
+        store: Store | Lazy[Store],
+        github: GitHub | Lazy[GitHub],
+        telegram: Telegram | Lazy[Telegram],
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:

@@ -9,8 +9,9 @@ setting is named in one `ConfigError` (its `problems`), never showing a value.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import ConfigError
@@ -82,7 +83,7 @@ class Settings:
         return f"https://github.com/settings/apps/{self.github_app_slug}/advanced"
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str], read_secret: SecretReader = read_secret_with_powertools) -> "Settings":
+    def from_env(cls, env: Mapping[str, str], read_secret: SecretReader = read_secret_with_powertools) -> Settings:
         """The settings, or one `ConfigError` naming every problem at once (`problems`: missing, malformed,
         out of range), never a value."""
         secrets: dict[str, str] = {}

@@ -18,14 +18,15 @@ chained or quoted. The errors raised here name the method and Telegram's answer,
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import requests
 
 from . import deadline
 from .errors import ChatMigrated, MessageNotFound, TelegramRefused, TelegramUnavailable
-from .transport import may_have_arrived
 from .html import ELLIPSIS, cut
+from .transport import may_have_arrived
 
 CONNECT_TIMEOUT = 3.05
 READ_TIMEOUT = 5.0

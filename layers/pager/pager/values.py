@@ -6,8 +6,9 @@ in the same form, to the second, so that two of them compare as strings in time 
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Any, Mapping
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 
 def field(payload: Any, *path: str) -> Any:
@@ -32,7 +33,7 @@ def integer(value: Any) -> int:
 
 def iso(epoch: float) -> str:
     """Epoch seconds as GitHub writes a time: UTC, to the second."""
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_iso(value: Any) -> float | None:
@@ -44,7 +45,7 @@ def parse_iso(value: Any) -> float | None:
     except ValueError:
         return None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
     return parsed.timestamp()
 
 

@@ -9,11 +9,11 @@ runs the sweep, whose commit clears it. Light on purpose: the webhook imports it
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any
 
-from .errors import (Conflict, DeadlineExceeded, GitHubUnavailable, StoreUnavailable, TelegramUnavailable, Transient,
-                     Uncertain)
+from .errors import Conflict, DeadlineExceeded, GitHubUnavailable, StoreUnavailable, TelegramUnavailable, Transient, Uncertain
 from .observe import logger
 from .services import Services
 from .store import Record
@@ -47,7 +47,7 @@ class Waiting:
         return {"services": list(self.services), "since": self.since, "not_before": self.not_before}
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> "Waiting | None":
+    def from_data(cls, data: Mapping[str, Any]) -> Waiting | None:
         services = tuple(s for s in (data or {}).get("services", ()) if isinstance(s, str))
         if not services:
             return None

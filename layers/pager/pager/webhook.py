@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import hmac
 import time
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from . import deadline
 from . import refusals as refused

@@ -27,12 +27,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pager.errors import ChatMigrated, ConfigError, PagerError, Transient
-from pager.settings import SECRET_NAMES, Settings
-from pager.telegram import may_post as bot_may_post
 from pager.chat import KEY as CHAT_KEY
 from pager.chat import move_of
+from pager.errors import ChatMigrated, ConfigError, PagerError, Transient
+from pager.settings import SECRET_NAMES, Settings
 from pager.store import ROOT_ITEM, TABLE_ITEM, TABLE_KEY, TABLE_TTL
+from pager.telegram import may_post as bot_may_post
 from pager.values import parse_iso
 
 from .deployment import Target, is_placeholder, known

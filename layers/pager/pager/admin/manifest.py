@@ -35,6 +35,7 @@ from pager.permissions import (  # noqa: F401  (the manifest's permissions; doct
     stronger,
 )
 
+
 def title(name: str) -> str:
     """A permission as GitHub's form names it."""
     for permission in PERMISSIONS:

@@ -16,7 +16,7 @@ Every subscribed event is in exactly one of them; tests/test_routing.py fails un
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from ..routing import Delivery
 from ..services import Services

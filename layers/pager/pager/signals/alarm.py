@@ -51,8 +51,10 @@ and an opening applies only while GitHub calls the alert open, a closing only wh
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field as dataclass_field
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
+from typing import Any
 
 from ..errors import GitHubRefused, PagerError
 from ..html import MAX_TEXT, escape, link, visible_length

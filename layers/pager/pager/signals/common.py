@@ -6,7 +6,8 @@ All of it is pure: payload and settings in, values out.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..html import escape, link
 from ..settings import Settings

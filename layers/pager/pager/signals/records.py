@@ -42,8 +42,9 @@ repeated is harmless, and a merge repeated is refused by GitHub because the head
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .. import deadline
 from ..errors import Conflict, StoreUnavailable, Transient, Uncertain

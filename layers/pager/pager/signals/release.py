@@ -47,8 +47,9 @@ repository itself lists its pull requests (`check_suite.pull_requests`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..errors import GitHubUnavailable
 from ..html import escape, link

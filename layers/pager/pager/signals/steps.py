@@ -7,8 +7,9 @@ calls GitHub, Telegram or the table. The effects say what to ask of the outside 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Union
+from typing import Any
 
 Buttons = list[list[tuple[str, str]]]
 
@@ -73,7 +74,7 @@ class Press:
     data: str
 
 
-Effect = Union[SendMessage, EditMessage, Dispatch, MergePull, Redeliver, Press]
+Effect = SendMessage | EditMessage | Dispatch | MergePull | Redeliver | Press
 
 
 @dataclass(frozen=True)

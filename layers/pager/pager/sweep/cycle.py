@@ -18,8 +18,9 @@ The shell then commits `Cycle.plan.state` and carries the plan out.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any
 
 from ..settings import Settings
 from ..signals.alarm import OWN_PREFIX, delivery_times, to_deliver_again

@@ -34,8 +34,9 @@ Everything here is pure (data in, decision out); `run.py` reads, writes and call
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .. import refusals as refused
 from ..signals.alarm import OWN_PREFIX
@@ -91,7 +92,7 @@ class Health:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items() if v != getattr(NO_HEALTH, k)}
 
     @classmethod
-    def from_data(cls, data: Any) -> "Health":
+    def from_data(cls, data: Any) -> Health:
         if not isinstance(data, Mapping):
             return NO_HEALTH
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
@@ -125,7 +126,7 @@ class Job:
         return {**asdict(self), "recent": list(self.recent)}
 
     @classmethod
-    def from_data(cls, data: Any) -> "Job | None":
+    def from_data(cls, data: Any) -> Job | None:
         if not isinstance(data, Mapping) or "since" not in data:
             return None
         return cls(float(data["since"]), float(data.get("asked_at", data["since"])), data.get("url"), data.get("below"),

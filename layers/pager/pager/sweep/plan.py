@@ -107,15 +107,16 @@ The phases
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, TypeVar
 
 from ..settings import Settings
 from ..signals.alarm import DELIVERY_PREFIX as ENTRY_PREFIX
-from ..waiting import STATE_KEY  # noqa: F401  (the store key of the `State` item)
 from ..values import iso as format_time
 from ..values import parse_iso
+from ..waiting import STATE_KEY  # noqa: F401  (the store key of the `State` item)
 
 PASSED = "passed"
 REFUSED = "refused"
@@ -182,7 +183,7 @@ class Attempt:
         return outcome_of(self.status_code)
 
     @classmethod
-    def from_github(cls, item: Mapping[str, Any]) -> "Attempt | None":
+    def from_github(cls, item: Mapping[str, Any]) -> Attempt | None:
         """The attempt of one list item; None for an item without id, guid or time."""
         try:
             ident = int(item["id"])
@@ -208,7 +209,7 @@ class Attempt:
         return [self.id, self.guid, int(self.at), int(self.redelivery), self.status_code, self.event, self.action, self.repository_id]
 
     @classmethod
-    def decode(cls, row: list[Any]) -> "Attempt":
+    def decode(cls, row: list[Any]) -> Attempt:
         ident, guid, at, redelivery, code, event, action, repo = row
         return cls(int(ident), str(guid), float(at), bool(redelivery), int(code), str(event), action, repo)
 
@@ -250,7 +251,7 @@ class State:
         }
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> "State":
+    def from_data(cls, data: Mapping[str, Any]) -> State:
         """The state stored by a run; an empty state (a first run) for nothing or another version,
         keeping what waits (a handler notes it even before the first run)."""
         waiting = data.get("waiting") if isinstance(data.get("waiting"), Mapping) else {}

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import re
 
+from .. import waiting
 from ..services import Services
 from ..signals import alarm
-from .. import waiting
 from . import health
 from .plan import GITHUB_RETENTION, STATE_KEY, State
-
 
 DELIVERY_ID = re.compile(r"[0-9]{1,20}")
 

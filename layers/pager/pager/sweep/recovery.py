@@ -25,8 +25,8 @@ a redelivery that failed is asked for again no sooner than a schedule's interval
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Mapping
 
 from ..errors import PagerError, Transient
 from ..services import Services

@@ -39,26 +39,24 @@ no new call, so a slow GitHub ends the run early but still lets it save the stat
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .. import chat, deadline
-from ..refusals import KEY as REFUSALS_KEY
 from ..errors import ConfigError, Conflict, DeadlineExceeded, PagerError, Permanent, StoreUnavailable
 from ..observe import count, logger
-from ..services import Services
 from ..permissions import missing_permissions, needed_permissions
+from ..refusals import KEY as REFUSALS_KEY
+from ..services import Services
 from ..settings import Settings
-from ..values import field, text
-from ..signals import acts_on, release
-from ..signals import alarm
+from ..signals import acts_on, alarm, release
 from ..signals.alarm import OWN_PREFIX, entries_now, record_entries, render_now
-from . import cycle
-from . import health as own
-from . import presses
-from . import plan as planner
-from . import recovery
+from ..values import field, text
 from ..waiting import Waiting, load, merged
+from . import cycle, presses, recovery
+from . import health as own
+from . import plan as planner
 from .plan import STATE_KEY, ActsOn, Limits, ListRead, Plan, Reading, State
 
 PER_PAGE = 100
