@@ -16,8 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import boto3
 import pytest
 import requests
-from conftest import TEST_ENV
 from moto import mock_aws
+from support import TEST_ENV
 
 from pager.errors import ConfigError
 from pager.settings import Settings

@@ -5,7 +5,7 @@ lambda_handler with pager's real handlers answering GitHub's deliveries.
 
 from __future__ import annotations
 
-from conftest import json_lines
+from support import json_lines
 
 from pager.observe import metrics
 from pager.sweep import health

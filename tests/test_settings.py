@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import TEST_ENV
+from support import TEST_ENV
 
 from pager.errors import ConfigError
 from pager.settings import SECRET_NAMES, Settings

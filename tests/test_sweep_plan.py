@@ -6,30 +6,14 @@ import itertools
 from dataclasses import replace
 
 import pytest
+from support import make_settings
 
-from pager.settings import Settings
 from pager.sweep import plan as planner
 from pager.sweep.plan import ALARM_CALLS, Attempt, Event, Limits, ListRead, Reason, State, Verdict
 
 NOW = 1_800_000_000.0
 NO_STATE = State()  # a first run's state (frozen: one instance serves every call)
 MINUTE = 60.0
-
-
-def make_settings(**overrides) -> Settings:
-    base = dict(
-        table="pager-test",
-        github_app_id="12345",
-        github_app_slug="pager-test",
-        github_private_key="unused",
-        github_webhook_secret="unused",
-        telegram_bot_token="unused",
-        telegram_webhook_secret="unused",
-        telegram_chat_id="-1001",
-        control_repository="maintainer/pager",
-    )
-    base.update(overrides)
-    return Settings(**base)
 
 
 class History:

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
-from test_sweep_plan import make_settings
+from support import make_settings
 
 from pager.errors import GitHubUnavailable
 from pager.sweep import plan as planner

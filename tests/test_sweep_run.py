@@ -11,7 +11,7 @@ functions/sweep/app.py:lambda_handler instead.
 from __future__ import annotations
 
 import pytest
-from conftest import Sweeps, json_lines
+from support import Sweeps, json_lines
 
 from pager.observe import metrics
 from pager.store import MemoryStore

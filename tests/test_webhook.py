@@ -17,18 +17,8 @@ from pathlib import Path
 
 import boto3
 import pytest
-from conftest import (
-    BOT_TOKEN,
-    TELEGRAM_SECRET,
-    TEST_ENV,
-    WEBHOOK_SECRET,
-    fixture_files,
-    github_event,
-    load_payload,
-    sign,
-    telegram_event,
-)
 from moto import mock_aws
+from support import TEST_ENV, github_event, load_payload, sign, telegram_event
 
 from pager import bootstrap
 from pager.admin.manifest import needed_permissions
@@ -37,7 +27,9 @@ from pager.routing import verify_signature
 from pager_world.clock import Clock
 from pager_world.github import FakeGitHub
 from pager_world.http import session_for
+from pager_world.payloads import fixture_files
 from pager_world.telegram import FakeTelegram
+from pager_world.world import BOT_TOKEN, TELEGRAM_SECRET, WEBHOOK_SECRET
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,0 +1,200 @@
+"""What the tests share besides fixtures (those are in conftest.py): the operator settings of a test
+deployment, GitHub's and Telegram's requests signed with the test secrets, the sweep seen in the fake
+world, and small readers. The fake world itself (GitHub, Telegram, the table, payloads, events, the
+failure matrix) is the package `pager_world` (sim/pager_world), shared with the demo and the bench.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pager import bootstrap
+from pager.settings import Settings
+from pager.signals.alarm import delivery_entries
+from pager.sweep import run_sweep
+from pager_world.events import LambdaContext, scheduled_event
+from pager_world.events import github_event as _github_event
+from pager_world.events import sign as _sign
+from pager_world.events import telegram_event as _telegram_event
+from pager_world.payloads import example
+from pager_world.world import BOT_TOKEN, CONTROL, GITHUB_API, TELEGRAM_API, TELEGRAM_SECRET, WEBHOOK_SECRET, World
+
+TEST_ENV = {
+    "PAGER_TABLE": "pager-test",
+    "GITHUB_APP_ID": "12345",
+    "GITHUB_APP_SLUG": "pager-test",
+    "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET,
+    "TELEGRAM_BOT_TOKEN": BOT_TOKEN,
+    "TELEGRAM_WEBHOOK_SECRET": TELEGRAM_SECRET,
+    "TELEGRAM_CHAT_ID": "-1001",
+    "TELEGRAM_ALLOWED_USERS": "42",
+    "CONTROL_REPOSITORY": "maintainer/pager",
+    "GITHUB_API_URL": GITHUB_API,
+    "TELEGRAM_API_URL": TELEGRAM_API,
+}
+
+
+def load_payload(event: str, action: str | None = None) -> dict[str, Any]:
+    """GitHub's example payload for an event and action (a fresh copy each call)."""
+    return example(event, action)
+
+
+def sign(body: bytes, secret: str = WEBHOOK_SECRET) -> str:
+    return _sign(body, secret)
+
+
+def github_event(event: str, payload: dict[str, Any] | bytes, *, secret: str | None = WEBHOOK_SECRET, **kwargs: Any) -> dict[str, Any]:
+    """POST /github as GitHub sends it, signed with the test secret unless told otherwise."""
+    return _github_event(event, payload, secret=secret, **kwargs)
+
+
+def telegram_event(update: dict[str, Any], *, secret: str | None = TELEGRAM_SECRET) -> dict[str, Any]:
+    return _telegram_event(update, secret=secret)
+
+
+def make_settings(**overrides) -> Settings:
+    base = dict(
+        table="pager-test",
+        github_app_id="12345",
+        github_app_slug="pager-test",
+        github_private_key="unused",
+        github_webhook_secret="unused",
+        telegram_bot_token="unused",
+        telegram_webhook_secret="unused",
+        telegram_chat_id="-1001",
+        control_repository="maintainer/pager",
+    )
+    base.update(overrides)
+    return Settings(**base)
+
+
+# -- the sweep in the fake world -----------------------------------------------------------------------
+
+START = datetime(2026, 11, 12, 8, 0, tzinfo=UTC).timestamp()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_sweep_function():
+    spec = importlib.util.spec_from_file_location("sweep_function", ROOT / "functions" / "sweep" / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Sweeps:
+    """A fake world seen from the sweep: events GitHub sends, the runs, what the alarm names."""
+
+    def __init__(self, world: World, *, through_handler: bool = False) -> None:
+        self.world = world
+        self.github, self.telegram, self.services = world.github, world.telegram, world.services
+        self.world.answer = lambda guid, redelivery: 200
+        self.handler = load_sweep_function().lambda_handler if through_handler else None
+        self.runs = 0
+
+    @property
+    def store(self):
+        return self.world.store
+
+    @property
+    def now(self) -> float:
+        return self.world.now
+
+    @now.setter
+    def now(self, value: float) -> None:
+        self.world.now = value
+
+    @property
+    def answer(self):
+        return self.world.answer
+
+    @answer.setter
+    def answer(self, script) -> None:
+        self.world.answer = script  # what the pager answers: (guid, redelivery) -> status, 0 for no answer in time
+
+    def deliver(self, event: str, action: str, repository_id: int) -> str:
+        """GitHub sends one event (its example payload, in that repository) to the pager; its guid."""
+        payload = example(event, action)
+        payload["repository"]["id"] = repository_id
+        return self.github.deliver(event, payload)["guid"]
+
+    def redeliver_by_hand(self, guid: str) -> None:
+        """The maintainer presses Redeliver on the app's Advanced page."""
+        self.world.deliver_again(guid)
+
+    def sweep(self, run_id: str | None = None) -> dict[str, Any]:
+        """One scheduled run; GitHub then carries out the redeliveries it accepted, seconds later."""
+        self.runs += 1
+        run_id = run_id or f"run-{self.runs}"
+        if self.handler is None:
+            summary = run_sweep(self.services, now=self.now, run_id=run_id, event_id=run_id)
+        else:
+            summary = self._invoke(scheduled_event(run_id, self.now), run_id)
+        self.now += 20
+        self.github.deliver_pending()
+        return summary
+
+    def check(self) -> dict[str, Any]:
+        """One run of the every-minute recovery check; GitHub then carries out what it was asked for."""
+        from pager.sweep.recovery import CHECK_EVENT
+        from pager.sweep.run import check
+
+        self.runs += 1
+        run_id = f"check-{self.runs}"
+        if self.handler is None:
+            summary = check(self.services, now=self.now, run_id=run_id, seconds=150.0)
+        else:
+            summary = self._invoke(dict(CHECK_EVENT), run_id)
+        self.now += 20
+        self.github.deliver_pending()
+        return summary
+
+    def _invoke(self, event: dict[str, Any], run_id: str) -> dict[str, Any]:
+        bootstrap.use(self.services)
+        try:
+            return self.handler(event, LambdaContext("SweepFunction", 170, run_id))
+        finally:
+            bootstrap.use(None)
+
+    def advance(self, minutes: float) -> None:
+        self.world.advance(minutes)
+
+    def attempts(self, guid: str) -> list[dict[str, Any]]:
+        return self.world.attempts(guid)
+
+    def requests_since(self, count: int) -> list[Any]:
+        return self.github.requests[count:]
+
+    def entries(self) -> dict[str, float]:
+        """The delivery entries open in the control repository's alarm (guid -> time)."""
+        return delivery_entries(self.services, "control")
+
+    def press_control(self, data: str) -> str:
+        """An allowed user presses a button of the control repository's alarm (its newest message); the answer."""
+        *_, message = [m for m in self.telegram.chat() if CONTROL in m.text]
+        return self.world.update(self.world.press_update(data, message_id=message.message_id))[1]["outcome"]
+
+    def until_nothing_waits(self) -> None:
+        """The every-minute check, a minute apart, until nothing waits."""
+        while self.check()["outcome"] != "nothing waits":
+            self.advance(1)
+
+    def alarm_text(self) -> str:
+        shown = [text for text, _ in self.telegram.view().values() if CONTROL in text]
+        return shown[-1] if shown else ""
+
+
+def json_lines(out: str) -> list[dict[str, Any]]:
+    """The JSON objects printed to stdout (EMF metrics)."""
+    lines = []
+    for line in out.splitlines():
+        try:
+            parsed = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(parsed, dict):
+            lines.append(parsed)
+    return lines
