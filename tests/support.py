@@ -14,7 +14,7 @@ from typing import Any
 
 from pager import bootstrap
 from pager.settings import Settings
-from pager.signals.alarm import delivery_entries
+from pager.signals.alarm import delivery_times, entries_now
 from pager.sweep import run_sweep
 from pager_world.events import LambdaContext, scheduled_event
 from pager_world.events import github_event as _github_event
@@ -170,7 +170,7 @@ class Sweeps:
 
     def entries(self) -> dict[str, float]:
         """The delivery entries open in the control repository's alarm (guid -> time)."""
-        return delivery_entries(self.services, "control")
+        return delivery_times(entries_now(self.services, "control"))
 
     def press_control(self, data: str) -> str:
         """An allowed user presses a button of the control repository's alarm (its newest message); the answer."""

@@ -35,3 +35,15 @@ def test_the_demo_prints_the_chat_and_each_sweeps_summary(demo):
     _, output = demo
     assert output.count("sweep: {") == 5
     assert "the chat" in output and "🛠 Start fix" in output and "🔀 Merge" in output
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_demo_writes_bold_headings_only_to_a_terminal_without_no_color(demo):
+    _, output = demo
+    assert "\033[" not in output  # written into a file (here a buffer): plain text
+    assert Demo(out=Terminal(), environ={}).bold
+    assert not Demo(out=Terminal(), environ={"NO_COLOR": "1"}).bold

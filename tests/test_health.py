@@ -376,7 +376,7 @@ def test_refusals_read_again_in_the_overlap_are_counted_once():
 
 
 def test_the_state_keeps_the_health_through_a_round_trip():
-    h = health.Health(unserved=2, unserved_answer="x", secret_count=3, refusals_seen=("a", "b"))
+    h = health.Health(unserved=2, unserved_cause="x", secret_count=3, refusals_seen=("a", "b"))
     assert health.Health.from_data(h.to_data()) == h
     assert health.Health().to_data() == {} and health.Health.from_data(None) == health.Health()
     job = health.Job(since=1.0, asked_at=2.0, url="u", below=7, done=3, recent=("g",))

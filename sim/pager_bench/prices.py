@@ -41,7 +41,6 @@ SECRETS_API_CALL = 0.05 / 10_000  # $ per API call (GetSecretValue)
 # parameter-store-advanced-parameters.html): a standard parameter, "no additional charge", and the
 # standard throughput of GetParameter too; a SecureString encrypted with the AWS managed key aws/ssm,
 # whose storage is free, each decryption a KMS request (aws.amazon.com/kms/pricing/) -----------------
-PARAMETER_MONTH = 0.0  # $ per standard parameter and month
 PARAMETER_API_CALL = 0.0  # $ per GetParameter, standard throughput
 KMS_REQUEST = 0.03 / 10_000  # $ per KMS request (a Decrypt of the SecureString)
 
@@ -97,8 +96,3 @@ SOURCES = [
 def metric_hours_cost(metric_hours: float) -> float:
     """$ for custom metrics that got data in this many (metric, hour) pairs."""
     return metric_hours * CUSTOM_METRIC_MONTH / HOURS_PER_MONTH
-
-
-def monthly_to_weekly(dollars_per_month: float) -> float:
-    """A monthly price prorated by the hour, for one week."""
-    return dollars_per_month * HOURS_PER_WEEK / HOURS_PER_MONTH

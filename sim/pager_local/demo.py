@@ -46,8 +46,12 @@ def private_key() -> str:
 
 
 class Demo:
-    def __init__(self, out=sys.stdout) -> None:
+    def __init__(self, out=sys.stdout, environ: dict[str, str] | None = None) -> None:
         self.out = out
+        environ = os.environ if environ is None else environ
+        # Bold headings only on a terminal, and never with NO_COLOR set (no-color.org): a file or a pipe
+        # gets plain text.
+        self.bold = bool(getattr(out, "isatty", lambda: False)()) and not environ.get("NO_COLOR")
         self.clock = Clock(START)
         self.telegram = FakeTelegram(clock=self.clock)
         self.telegram.add_chat(CHAT_ID, "supergroup", title="acme alarms")  # the maintainer's chat, the bot in it
@@ -100,7 +104,8 @@ class Demo:
     # -- the story's verbs
 
     def say(self, text: str) -> None:
-        print(f"\n\033[1m{time.strftime('%H:%M', time.gmtime(self.clock.now))}  {text}\033[0m", file=self.out)
+        line = f"{time.strftime('%H:%M', time.gmtime(self.clock.now))}  {text}"
+        print("\n" + (f"\033[1m{line}\033[0m" if self.bold else line), file=self.out)
 
     def deliver(self, event: str, payload: dict[str, Any], note: str = "") -> dict[str, Any]:
         item = self.github.deliver(event, payload)

@@ -4,7 +4,7 @@
 would hand to `functions/webhook/app.py:lambda_handler`, and answers with what the handler returns.
 `FakeServer` serves a fake GitHub or Telegram of `pager_world` over HTTP on loopback.
 `embedded_dynamodb()` starts moto's server in this process, so the same boto3 code path as on AWS
-talks to a table on loopback. `EmulatorServer` serves a GitHub or Telegram emulator over HTTP.
+talks to a table on loopback.
 """
 
 from __future__ import annotations

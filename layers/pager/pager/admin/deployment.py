@@ -59,8 +59,6 @@ SETTING_PARAMETERS = {setting: parameter for parameter, setting in PARAMETER_SET
 # The operator contract (README "Settings"): the names read from the environment.
 SETTING_NAMES = ("PAGER_TABLE", "PAGER_SECRET_ID", *PARAMETER_SETTINGS.values(), *SECRET_NAMES)
 
-REQUIRED = ("PAGER_TABLE", "GITHUB_APP_ID", "GITHUB_APP_SLUG", *SECRET_NAMES, "TELEGRAM_CHAT_ID", "CONTROL_REPOSITORY")
-
 DEPLOY_FILE = "samconfig.local.toml"
 DEPLOY_TABLE = "default.deploy.parameters"
 

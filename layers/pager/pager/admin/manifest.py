@@ -48,13 +48,6 @@ def describe(permissions: dict[str, str]) -> str:
     return ", ".join(f"{title(name)} ({ACCESS_TITLES.get(access, access).lower()})" for name, access in permissions.items())
 
 
-def permissions_table() -> list[str]:
-    """The README's table of permissions, as markdown lines."""
-    lines = ["| permission | access | why |", "|---|---|---|"]
-    lines += [f"| {p.title} | {ACCESS_TITLES[p.access]} | {p.why} |" for p in PERMISSIONS]
-    return lines
-
-
 def web_root(api_url: str) -> str:
     """github.com for api.github.com; a GitHub Enterprise Server's host for its `/api/v3`."""
     parts = urlsplit(api_url.rstrip("/"))

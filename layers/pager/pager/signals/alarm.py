@@ -527,12 +527,6 @@ def apply(services: Services, alarm: Alarm, change: Change) -> tuple[str, bool]:
     return render_now(services, alarm, leave_to_render_under_way=True), changed
 
 
-def delivery_entries(services: Services, ref: str) -> dict[str, float]:
-    """The sweep's `delivery:<guid>` entries open in an alarm: guid -> the time of the event's newest
-    failed attempt (what GitHub's three days of retention count from)."""
-    return delivery_times(entries_now(services, ref))
-
-
 def delivery_times(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
     """Of open entries, the `delivery:<guid>` ones: guid -> the time of the event's newest failed attempt."""
     return {

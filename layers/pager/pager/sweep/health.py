@@ -66,7 +66,6 @@ class Health:
 
     unserved: int = 0  # runs in a row the deliveries list was not served
     unserved_since: float | None = None
-    unserved_answer: str = ""
     unserved_cause: str = ""  # a key of MEANING
     secret_count: int = 0  # deliveries refused with 401, counted since the entry opened
     secret_first: float | None = None
@@ -190,11 +189,11 @@ def start_job(job: Job | None, now: float, health: Health, status: int = SECRET_
 # -- what the state learns from a run ---------------------------------------------------------------------
 
 
-def not_served(health: Health, cause: str, answer: str, now: float) -> Health:
+def not_served(health: Health, cause: str, now: float) -> Health:
     """`cause`: what GitHub's answer means (a key of MEANING: "401", "403", "404", "429", "key", or ""
-    for a 5xx or no answer); `answer` the error, for the log."""
+    for a 5xx or no answer); the error itself goes to the run's log line."""
     return replace(health, unserved=health.unserved + 1, unserved_since=health.unserved_since or now,
-                   unserved_answer=answer[:300], unserved_cause=cause)
+                   unserved_cause=cause)
 
 
 def served(
@@ -212,7 +211,7 @@ def served(
     since the run before (`refusals`: item name and data, as read from pager.refusals' items), whether
     the probe found the services that refused taking such calls again (`works`), and what is healthy
     again."""
-    health = replace(health, unserved=0, unserved_since=None, unserved_answer="", unserved_cause="")
+    health = replace(health, unserved=0, unserved_since=None, unserved_cause="")
     health = _secret(health, list(failures), list(outcomes), job, now)
     health = _forgotten(health, list(forgotten), now)
     return _refusals(health, list(refusals), job, works, now)

@@ -439,7 +439,7 @@ def _not_served(services: Services, record: Any, state: State, health: own.Healt
     """A run GitHub did not serve a list: count it in the state (a run that finds it saved moments ago
     steps aside, so a duplicate invocation does not count twice), and once it lasts two runs and a
     quarter hour say so in the alarm (Telegram only: GitHub is what fails)."""
-    health = own.not_served(health, _cause(exc.error), str(exc.error), now)
+    health = own.not_served(health, _cause(exc.error), now)
     mine = {k: v for k, v in shown.items() if k.startswith(OWN_PREFIX)}
     opened, closed = own.change(own.wanted(health, job, now=now, url=services.settings.advanced_page, moved=moved), mine)
     new_state = replace(state, health=health.to_data(), ran_at=now, alarm_due=state.alarm_due or bool(opened or closed))
