@@ -27,9 +27,10 @@ endif
 test: $(VENV)/.installed
 	$(PY) -m pytest
 
-# pyflakes, bugbear, pyupgrade and import order (pyproject.toml, [tool.ruff])
+# pyflakes, bugbear, pyupgrade and import order (pyproject.toml, [tool.ruff]); the package's type hints (mypy)
 lint-python: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 # The offline demo: the real handlers over loopback HTTP, GitHub, Telegram and DynamoDB local.
 demo: $(VENV)/.installed

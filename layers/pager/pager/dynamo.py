@@ -72,6 +72,7 @@ class DynamoStore:
         }
         if expires_at is not None:
             item[TABLE_TTL] = {"N": str(int(expires_at))}
+        condition: dict[str, Any]
         if record.version == 0:
             condition = {"ConditionExpression": f"attribute_not_exists({TABLE_KEY})"}
         else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from .chat import Chat
 from .settings import Settings
@@ -66,9 +66,10 @@ class Services:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.settings = settings
-        self.store = store
-        self.github = github
-        self.telegram = telegram
+        # A Lazy part stands in for its target (it builds it on first use): typed as the target.
+        self.store = cast("Store", store)
+        self.github = cast("GitHub", github)
+        self.telegram = cast("Telegram", telegram)
         self.chat = Chat(settings.telegram_chat_id)  # where messages go (a group Telegram moved: its supergroup)
         self.clock = clock  # epoch seconds; the simulator passes a virtual one
         self.sleep = sleep  # a short wait inside a step; tests pass a fake

@@ -93,6 +93,9 @@ class Settings:
             secrets = {name: str(stored[name]) for name in missing if stored.get(name)}
         read = _Reader({**{k: v for k, v in env.items() if isinstance(v, str)}, **secrets})
         prefixes = env.get("RELEASE_BRANCH_PREFIXES")
+        budget = read.number("SWEEP_CALL_BUDGET", 50, 1, MAX_CALL_BUDGET)
+        redeliveries = read.number("SWEEP_MAX_REDELIVERIES", 10, 0, 100)
+        pages = read.number("SWEEP_FAILURE_PAGES", 3, 1, 100)
         values = dict(
             table=read.required("PAGER_TABLE"),
             github_app_id=read.required("GITHUB_APP_ID", APP_ID, "an app id (a number)"),
@@ -113,16 +116,16 @@ class Settings:
                 p.strip() for p in (prefixes if prefixes is not None else "release-please--,changeset-release/").split(",") if p.strip()
             ),
             release_merge_method=read.choice("RELEASE_MERGE_METHOD", MERGE_METHODS, "squash"),
-            sweep_call_budget=read.number("SWEEP_CALL_BUDGET", 50, 1, MAX_CALL_BUDGET),
-            sweep_max_redeliveries=read.number("SWEEP_MAX_REDELIVERIES", 10, 0, 100),
+            sweep_call_budget=budget,
+            sweep_max_redeliveries=redeliveries,
             sweep_max_attempts=read.number("SWEEP_MAX_ATTEMPTS", 3, 1, 10),
             sweep_window_minutes=read.number("SWEEP_WINDOW_MINUTES", 180, 1, 3 * 24 * 60),
-            sweep_failure_pages=read.number("SWEEP_FAILURE_PAGES", 3, 1, 100),
+            sweep_failure_pages=pages,
             sweep_all_pages=read.number("SWEEP_ALL_PAGES", 20, 1, 100),
         )
         if not read.all_problems():
-            least = values["sweep_failure_pages"] + 1 + values["sweep_max_redeliveries"] + 1
-            if values["sweep_call_budget"] < least:  # no run would have room to ask for anything
+            least = pages + 1 + redeliveries + 1
+            if budget < least:  # no run would have room to ask for anything
                 read.problems.append(f"SWEEP_CALL_BUDGET must be at least {least} (SWEEP_FAILURE_PAGES, a page of "
                                      "every outcome, SWEEP_MAX_REDELIVERIES and the alarm's change)")
         problems = read.all_problems()

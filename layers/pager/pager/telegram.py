@@ -188,7 +188,8 @@ class Telegram:
         code = body.get("error_code")
         code = code if isinstance(code, int) and not isinstance(code, bool) else status
         description = self._scrub(str(body.get("description") or ""))
-        parameters = body.get("parameters") if isinstance(body.get("parameters"), dict) else {}
+        given = body.get("parameters")
+        parameters = given if isinstance(given, dict) else {}
         if code == 429:
             retry_after = parameters.get("retry_after")
             retry_after = float(retry_after) if isinstance(retry_after, (int, float)) else None

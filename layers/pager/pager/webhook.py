@@ -78,8 +78,8 @@ def handle_github(
         # delivery among its failures, never delivered again by itself, for ↻ once the cause is fixed.
         count("DeliveriesRefusedUpstream")
         reason = "; ".join(str(exc) for exc in refusals)
-        event = f"{delivery.event}.{delivery.action}" if delivery.action else delivery.event
-        refused.record(services.store, guid=delivery.guid, event=event, repository=delivery.repository,
+        kind = f"{delivery.event}.{delivery.action}" if delivery.action else delivery.event
+        refused.record(services.store, guid=delivery.guid, event=kind, repository=delivery.repository,
                        refusals=refusals, now=services.now())
         body = {"outcome": "refused", "reason": reason, **({"done": "; ".join(outcomes)} if outcomes else {})}
         return _answer(refused.ANSWER, body, line, "refused upstream", started, monotonic, level="error", reason=reason,

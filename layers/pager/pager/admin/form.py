@@ -57,14 +57,14 @@ class ManifestForm:
         self.page = ""
         self.code: str | None = None
         self.got = threading.Event()
+        self._host = host
         self._server = ThreadingHTTPServer((host, port), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/"
+        return f"http://{self._host}:{self._server.server_address[1]}/"
 
     @property
     def redirect_url(self) -> str:

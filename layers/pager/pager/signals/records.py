@@ -148,7 +148,7 @@ def _carry_out(
     perform: Perform,
 ) -> Settled:
     """Perform the claimed step's effect, and each next one, recording each with the next claim."""
-    before, performed = data, []
+    before, performed = data, list[str]()
     while step.effect is not None:
         if len(performed) >= MAX_EFFECTS:
             raise RuntimeError(f"{record.key}: decide asked for more than {MAX_EFFECTS} effects")
@@ -190,7 +190,7 @@ def _free(services: Services, key: str, wait: bool, item: str = "") -> Record:
     while True:
         record = services.store.load(key, item)
         claim = record.data.get(PENDING)
-        if not _live(claim, services.now()):
+        if not isinstance(claim, dict) or not _live(claim, services.now()):
             return record
         if not wait or (not deadline.active() and polls >= BUSY_POLLS):
             raise Held(f"another delivery is acting on {key} ({claim.get('effect', '?')})", key, str(claim.get("effect", "")))

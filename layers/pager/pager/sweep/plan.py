@@ -254,7 +254,8 @@ class State:
     def from_data(cls, data: Mapping[str, Any]) -> State:
         """The state stored by a run; an empty state (a first run) for nothing or another version,
         keeping what waits (a handler notes it even before the first run)."""
-        waiting = data.get("waiting") if isinstance(data.get("waiting"), Mapping) else {}
+        noted = data.get("waiting")
+        waiting = noted if isinstance(noted, Mapping) else {}
         if not data or data.get("v") != STATE_VERSION:
             return cls(waiting=waiting)
         cursor = data.get("cursor")

@@ -505,7 +505,8 @@ def _refusers_answer(services: Services, health: own.Health, refusals: list[Any]
         if "github" in refusing:
             for name in dict.fromkeys(r for r in (settings.control_repository, repository) if r):
                 installation = services.github.installation(name)
-                held = installation.get("permissions") if isinstance(installation.get("permissions"), dict) else {}
+                granted = installation.get("permissions")
+                held = granted if isinstance(granted, dict) else {}
                 if installation.get("suspended_at") or missing_permissions(held, needed_permissions()):
                     return False
     except PagerError as exc:
