@@ -47,6 +47,7 @@ from pager.admin.setup import Options, State, allowed_users, chats_in, todo
 from pager.cli import Context, main
 from pager.dynamo import create_table
 from pager.signals import subscribed_events
+from pager_world.faults import Fault
 from pager_world.http import HttpRequest, session_for
 from pager_world.world import (
     BOT_TOKEN,
@@ -65,7 +66,7 @@ GITHUB_HOOK = f"https://{API_ID}.execute-api.{REGION}.amazonaws.com/github"
 TELEGRAM_HOOK = f"https://{API_ID}.execute-api.{REGION}.amazonaws.com/telegram"
 TABLE = "pager-Table-1"
 STACK_SECRET = "s" * 20 + "SetupGeneratedToken" + "x" * 25  # the secret token setup generates (Context.token here)
-SECRET_NAME = f"/{STACK}/secrets"  # the stack's SecureString parameter (its output SecretName)
+SECRET_NAME = f"/pager/{STACK}/secrets"  # the stack's SecureString parameter (its output SecretName)
 CHAT = {"id": -1001234, "type": "supergroup", "title": "Fleet", "is_forum": True}
 MAINTAINER = {"id": 42, "is_bot": False, "first_name": "Maintainer", "username": "maint"}
 
@@ -593,6 +594,32 @@ def test_doctor_tells_a_service_it_could_not_reach_from_one_that_refuses_and_ask
     fix = output.splitlines()[output.splitlines().index(next(line for line in output.splitlines() if said in line)) + 1]
     assert "nothing to replace" in fix and "network" in fix, fix
     assert_no_secret(output, secrets_of(world, secret_id))
+
+
+@pytest.mark.parametrize("fault, said, fix", [
+    (Fault(200, b"<!doctype html><p>Sign in</p>", {"content-type": "text/html"}), "what answered at https://api.github.test is not its API",
+     "check GITHUB_API_URL (GitHub Enterprise Server: https://<host>/api/v3)"),
+    (Fault(429, {"message": "API rate limit exceeded"}, {"retry-after": "60"}), "GitHub limits the rate of the app's calls",
+     "wait 60 s and run `pager doctor` again"),
+    (Fault(401, {"message": "'Expiration time' claim ('exp') is too far in the future"}),
+     "GitHub refuses the app's JWT for its times", "this machine's clock is off"),
+])
+def test_doctor_says_what_is_wrong_when_github_answers_but_not_as_its_api(healthy, aws, tmp_path, fault, said, fix):
+    world, secret_id = healthy
+    world.faults.fail("github", r"^GET /app$", fault=fault, count=10**6)
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 1 and said in output, output
+    line = next(line for line in output.splitlines() if said in line)
+    assert fix in output.splitlines()[output.splitlines().index(line) + 1]
+    assert "generate one" not in output and "(DNS, proxy, firewall)" not in output
+
+
+def test_doctor_tells_a_key_that_does_not_load_from_githubs_refusal(healthy, aws, tmp_path):
+    world, secret_id = healthy
+    store_secret(secret_id, {**stored_secret(secret_id), "GITHUB_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----\nbroken\n-----END PRIVATE KEY-----"})
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 1 and "GITHUB_PRIVATE_KEY does not load as the app's key" in output, output
+    assert "GitHub refuses" not in output
 
 
 def test_doctor_names_every_settings_problem_in_one_pass(healthy, aws, tmp_path):

@@ -58,8 +58,8 @@ def test_make_serve_names_every_problem_of_its_settings_at_once():
     assert missing.startswith("missing PAGER_TABLE, GITHUB_APP_ID, GITHUB_APP_SLUG, GITHUB_PRIVATE_KEY, ")
     assert len(missing.split(" (")[0].split(", ")) == 9  # the table, the app's id and slug, four secrets, chat, control
     wrong = settings_problems(dict(VALID, GITHUB_PRIVATE_KEY="not a key", GITHUB_API_URL="ftp://x",
-                                   CONTROL_REPOSITORY="-bad/repo", TELEGRAM_CHAT_ID="chat", TELEGRAM_ALLOWED_USERS="bob",
-                                   SWEEP_CALL_BUDGET="lots", SWEEP_MAX_ATTEMPTS="99", GITHUB_APP_SLUG="Pager App",
+                                   CONTROL_REPOSITORY="pager", TELEGRAM_CHAT_ID="chat", TELEGRAM_ALLOWED_USERS="bob",
+                                   SWEEP_CALL_BUDGET="lots", SWEEP_MAX_ATTEMPTS="0", GITHUB_APP_SLUG="Pager App",
                                    TELEGRAM_WEBHOOK_SECRET="has spaces", TELEGRAM_BOT_TOKEN="token"))
     named = " ".join(problem.split(" ")[0] for problem in wrong)
     for name in ("GITHUB_PRIVATE_KEY", "GITHUB_API_URL", "CONTROL_REPOSITORY", "TELEGRAM_CHAT_ID", "TELEGRAM_ALLOWED_USERS",

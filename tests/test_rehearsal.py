@@ -36,7 +36,7 @@ What `sam deploy` does, and how far moto (5.2) follows:
    Two slips of moto's CloudFormation are mended in the fixture `aws`: it keeps a role's inline policies
    as objects, where its policy evaluation reads JSON text, and it names a layer version by a property
    "LayerVersion" instead of LayerName.
-4. The SecureString `/<stack>/secrets`, which the stack does not create (README, Deploy), is written by
+4. The SecureString `/pager/<stack>/secrets`, which the stack does not create (README, Deploy), is written by
    the test as the administrator, before IAM is enforced.
 
 Each function then runs as Lambda runs it. Its environment is its deployed configuration
@@ -113,12 +113,12 @@ PARAMETERS = {
     "ControlRepository": "maintainer/pager",
     "TelegramChatId": "-1001",
 }
-# The outputs the README tells the user to use (DashboardUrl only with Dashboard=true).
+# The outputs the README tells the user to use (DashboardUrl only with WithDashboard=true).
 README_OUTPUTS = {"GitHubWebhookUrl", "TelegramWebhookUrl", "SecretName", "TableName", "WebhookLogGroupName",
                   "SweepLogGroupName", "AlarmTopicArn"}
 
 # The parameters that make every condition of the template true.
-EVERY_CONDITION = {"AlarmEmail": "maintainer@example.com", "Dashboard": "true"}
+EVERY_CONDITION = {"AlarmEmail": "maintainer@example.com", "WithDashboard": "true"}
 
 # The resource types moto's CloudFormation cannot create, and the API call that makes each one instead
 # (service, operation); the HTTP API is also created, empty, before the stack (module docstring).
@@ -745,7 +745,7 @@ def test_the_outputs_the_readme_names_resolve_to_the_stacks_resources(stack):
     assert (ttl["TimeToLiveStatus"], ttl["AttributeName"]) == ("ENABLED", "ttl")
     backups = dynamodb.describe_continuous_backups(TableName=outputs["TableName"])["ContinuousBackupsDescription"]
     assert backups["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "ENABLED"
-    assert outputs["SecretName"] == f"/{STACK}/secrets"
+    assert outputs["SecretName"] == f"/pager/{STACK}/secrets"
     for configuration in stack.functions.values():
         variables = configuration["Environment"]["Variables"]
         assert (variables["PAGER_TABLE"], variables["PAGER_SECRET_ID"]) == (outputs["TableName"], outputs["SecretName"])
@@ -825,7 +825,7 @@ def test_a_call_the_template_does_not_grant_is_refused(denied_stack, log_lines):
 def test_with_a_dashboard_and_an_alarm_email_both_are_made_and_the_dashboard_shows_every_alarm(aws):
     stack = f"{STACK}-dashboard"
     deployment = deploy(sam_template(), stack, {**PARAMETERS, **EVERY_CONDITION})
-    name = deployment.physical["StackDashboard"]
+    name = deployment.physical["Dashboard"]
     console = f"https://console.aws.amazon.com/cloudwatch/home?region={REGION}"
     assert deployment.outputs["DashboardUrl"] == f"{console}#dashboards:name={name}"
     cloudwatch = client("cloudwatch")

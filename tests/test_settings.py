@@ -96,3 +96,69 @@ def test_a_warm_container_takes_changed_settings_after_a_few_minutes_and_keeps_i
     rebuilt = bootstrap.services(lambda: now[0])
     assert rebuilt is not first and rebuilt.settings.github_webhook_secret == "rotated"
     bootstrap.use(None)
+
+
+@pytest.mark.parametrize("name, value", [
+    ("CONTROL_REPOSITORY", "artur-/pager"), ("CONTROL_REPOSITORY", "gil--/pager"), ("CONTROL_REPOSITORY", "-Jerry-/x.y_z"),
+    ("CONTROL_REPOSITORY", "octocat_acme/pager"),  # logins GitHub keeps from before its sign-up rules, and an EMU's
+    ("GITHUB_APP_OWNER", "0----0"), ("TELEGRAM_THREAD_ID", "0"), ("SWEEP_ALL_PAGES", "200"),
+    ("SWEEP_WINDOW_MINUTES", "10000"), ("GITHUB_PRIVATE_KEY", "\ufeff" + ENV["GITHUB_PRIVATE_KEY"]),
+    ("GITHUB_PRIVATE_KEY", "Bag Attributes\n    localKeyID: 01\n" + ENV["GITHUB_PRIVATE_KEY"]),
+    ("TELEGRAM_BOT_TOKEN", "123:abc\n"),
+])
+def test_values_that_work_today_are_taken(name, value):
+    settings = Settings.from_env(dict(ENV, **{name: value}), no_secret)
+    assert settings.telegram_bot_token == ENV["TELEGRAM_BOT_TOKEN"] or settings.telegram_bot_token == "123:abc"
+    if name == "TELEGRAM_THREAD_ID":
+        assert settings.telegram_thread_id is None  # 0: no topic
+
+
+def test_a_secrets_store_that_cannot_be_read_is_one_problem_among_the_others():
+    def unreadable(_: str):
+        raise ConfigError("the secret /pager/pager/secrets does not exist yet: run `pager setup`")
+
+    env = {k: v for k, v in ENV.items() if k not in ("TELEGRAM_BOT_TOKEN", "CONTROL_REPOSITORY")}
+    with pytest.raises(ConfigError) as raised:
+        Settings.from_env({**env, "PAGER_SECRET_ID": "/pager/pager/secrets"}, unreadable)
+    problems = raised.value.problems
+    assert problems[0] == "missing TELEGRAM_BOT_TOKEN, CONTROL_REPOSITORY (TELEGRAM_BOT_TOKEN: nor in the secret PAGER_SECRET_ID)"
+    assert "the secret /pager/pager/secrets does not exist yet: run `pager setup`" in problems
+
+
+def test_user_ids_of_other_scripts_digits_are_a_problem_not_a_crash():
+    with pytest.raises(ConfigError, match="TELEGRAM_ALLOWED_USERS"):
+        Settings.from_env(dict(ENV, TELEGRAM_ALLOWED_USERS="\u00b2"), no_secret)
+
+
+def test_a_throttled_read_of_the_secrets_is_transient_and_a_missing_or_forbidden_one_a_setting(monkeypatch):
+    from aws_lambda_powertools.utilities import parameters
+
+    from pager.errors import SecretsUnavailable
+    from pager.settings import read_secret_with_powertools
+
+    def answering(code):
+        def get(*args, **kwargs):
+            raise parameters.exceptions.GetParameterError(
+                f"An error occurred ({code}) when calling the GetParameter operation: details")
+        return get
+
+    monkeypatch.setattr(parameters, "get_parameter", answering("ThrottlingException"))
+    with pytest.raises(SecretsUnavailable, match="could not be read now: ThrottlingException"):
+        read_secret_with_powertools("/pager/pager/secrets")
+    monkeypatch.setattr(parameters, "get_parameter", answering("AccessDeniedException"))
+    with pytest.raises(ConfigError, match="may not be read: AccessDeniedException"):
+        read_secret_with_powertools("/pager/pager/secrets")
+
+
+def test_a_warm_container_keeps_the_settings_that_work_when_reading_them_again_fails(monkeypatch, pager_env, log_lines):
+    from pager import bootstrap
+
+    now = [0.0]
+    bootstrap.use(None)
+    first = bootstrap.services(lambda: now[0])
+    monkeypatch.setenv("SWEEP_MAX_ATTEMPTS", "0")  # a change that cannot work
+    now[0] = bootstrap.SETTINGS_REFRESH_SECONDS + 1
+    assert bootstrap.services(lambda: now[0]) is first
+    [line] = [line for line in log_lines() if line["message"] == "settings not read again: the services built before stay"]
+    assert line["level"] == "WARNING" and line["problems"] == ["SWEEP_MAX_ATTEMPTS must be at least 1"]
+    bootstrap.use(None)

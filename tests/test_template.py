@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,12 +49,12 @@ def test_no_secret_is_put_into_a_functions_environment():
 
 def test_the_functions_may_read_the_secrets_parameter_and_nothing_else_of_parameter_store():
     name = template()["Globals"]["Function"]["Environment"]["Variables"]["PAGER_SECRET_ID"]
-    assert name == {"Sub": "/${AWS::StackName}/secrets"}
+    assert name == {"Sub": "/pager/${AWS::StackName}/secrets"}
     for function, props in functions().items():
         statements = [st for policy in props["Policies"] for st in (policy.get("Statement") or [])]
         reads = [st for st in statements if "ssm" in str(st["Action"])]
         assert reads == [{"Effect": "Allow", "Action": "ssm:GetParameter", "Resource": {
-            "Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/${AWS::StackName}/secrets"}}], function
+            "Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/pager/${AWS::StackName}/secrets"}}], function
     assert not any(r["Type"].startswith("AWS::SecretsManager") for r in template()["Resources"].values())
 
 
@@ -99,11 +100,11 @@ def test_every_alarm_goes_to_the_topic_and_the_email_subscription_exists_only_wh
     assert subscription["Condition"] == "HasAlarmEmail" and subscription["Properties"]["Protocol"] == "email"
     assert template()["Parameters"]["AlarmEmail"]["Default"] == ""
     # the dashboard, only when asked for (three are free; a fourth costs $3 a month), shows every alarm
-    dashboard = resources["StackDashboard"]
+    dashboard = resources["Dashboard"]
     assert dashboard["Type"] == "AWS::CloudWatch::Dashboard" and dashboard["Condition"] == "HasDashboard"
-    assert template()["Parameters"]["Dashboard"]["Default"] == "false"
+    assert template()["Parameters"]["WithDashboard"]["Default"] == "false"
     assert template()["Outputs"]["DashboardUrl"]["Condition"] == "HasDashboard"
-    body = (ROOT / "template.yaml").read_text().split("\n  StackDashboard:\n", 1)[1].split("\nOutputs:", 1)[0]
+    body = (ROOT / "template.yaml").read_text().split("\n  Dashboard:\n", 1)[1].split("\nOutputs:", 1)[0]
     assert all(f"${{{name}.Arn}}" in body for name in alarms())  # the dashboard shows every alarm
     import json
     import re
@@ -116,3 +117,41 @@ def test_every_alarm_goes_to_the_topic_and_the_email_subscription_exists_only_wh
 def test_tracing_is_a_parameter_off_by_default():
     assert template()["Parameters"]["Tracing"]["Default"] == "false"
     assert "Tracing: !If [HasTracing, Active, PassThrough]" in (ROOT / "template.yaml").read_text()
+
+
+# What each parameter's AllowedPattern takes, the functions take too (and the other way round), so that a
+# deploy refuses what would stop the functions: samples of what exists, and of what cannot work.
+SAMPLES = {
+    "ControlRepository": ["maintainer/pager", "artur-/pager", "octocat_acme/x.y_z", "pager", "a/b/c", "owner/", "o" * 40 + "/r"],
+    "GitHubAppOwner": ["", "acme", "0----0", "octocat_acme", "acme.corp", "o" * 40],
+    "TelegramChatId": ["-1001234567890", "42", "@mychannel", "@abc", "@1abc", "chat"],
+    "TelegramThreadId": ["", "0", "7", "-7", "x"],
+    "TelegramAllowedUsers": ["", "42", "1,2", "1, 2 ,3", "1 2", "alice"],
+    "SweepCallBudget": ["", "50", "5000", "0", "x"],
+    "SweepMaxAttempts": ["", "1", "99", "0"],
+    "SweepAllPages": ["", "20", "200", "0"],
+    "GitHubApiUrl": ["", "https://api.github.com", "https://ghe.example.com/api/v3", "http://127.0.0.1:8080",
+                     "http://ghe.example.com/api/v3", "ftp://x", "https://"],
+}
+
+
+@pytest.mark.parametrize("parameter", sorted(SAMPLES))
+def test_each_parameters_pattern_takes_what_the_functions_take(parameter):
+    import re
+
+    from support import TEST_ENV
+
+    from pager.admin.deployment import PARAMETER_SETTINGS
+    from pager.errors import ConfigError
+    from pager.settings import Settings
+
+    pattern = template()["Parameters"][parameter]["AllowedPattern"]
+    setting = PARAMETER_SETTINGS[parameter]
+    base = dict(TEST_ENV, GITHUB_PRIVATE_KEY="-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----")
+    for value in SAMPLES[parameter]:
+        try:
+            Settings.from_env(dict(base, **{setting: value}), lambda _: {})
+            taken = True
+        except ConfigError:
+            taken = False
+        assert bool(re.fullmatch(pattern, value)) == taken, (parameter, value, taken)

@@ -192,7 +192,7 @@ def test_every_settings_problem_fails_the_invocation_with_one_log_line_naming_th
     [line] = [line for line in log_lines() if line.get("message") == "configuration"]
     assert line["problems"] == ["missing GITHUB_APP_SLUG, TELEGRAM_CHAT_ID",
                                 "GITHUB_API_URL must be an https URL (plain http only to this machine)",
-                                "SWEEP_MAX_ATTEMPTS must be at least 1 and at most 10"]
+                                "SWEEP_MAX_ATTEMPTS must be at least 1"]
     assert line["error"] == "settings: " + "; ".join(line["problems"])
 
 
@@ -238,3 +238,17 @@ def test_a_refusal_no_retry_can_fix_is_answered_424_and_logged_as_an_error(world
     assert status == 424 and body["outcome"] == "refused"
     (line,) = [r for r in log_lines() if r["message"] == "delivery" and r["guid"] == "guid-refused"]
     assert line["level"] == "ERROR" and line["outcome"] == "refused upstream" and "404" in line["reason"]
+
+
+def test_settings_that_cannot_be_read_now_answer_500_with_one_log_line(monkeypatch, log_lines, pager_env):
+    from pager.errors import SecretsUnavailable
+
+    def throttled(env, **kwargs):
+        raise SecretsUnavailable("the secret /pager/pager/secrets could not be read now: ThrottlingException")
+
+    bootstrap.use(None)
+    monkeypatch.setattr(bootstrap, "build_services", throttled)
+    answer = webhook.lambda_handler(github_event("ping", {"zen": "x"}), Context())
+    assert answer["statusCode"] == 500 and "could not read its settings now" in answer["body"]
+    [line] = [line for line in log_lines() if line.get("message") == "settings not read"]
+    assert line["kind"] == "SecretsUnavailable" and "ThrottlingException" in line["error"]

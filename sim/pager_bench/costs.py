@@ -483,7 +483,7 @@ def _moto(busy: _Intervals) -> Iterator[str]:
         thread.join()
 
 
-SECRET_ID = "/pager-bench/secrets"  # the stack's form: a SecureString parameter
+SECRET_ID = "/pager/pager-bench/secrets"  # the stack's form: a SecureString parameter
 
 
 @contextlib.contextmanager

@@ -557,7 +557,7 @@ def cost_section(add: Add, results: dict[str, Results], bills: Bills, imports: d
     add("| a month less what the always-free allowances would cover | | | " + " | ".join(
         _money(bill.total_after_always_free(bills[n]["pager"]) * month) for n in names) + " | |")
     add("")
-    add(f"With the dashboard (the parameter Dashboard=true): {_money(prices.DASHBOARD_MONTH)} a month more, unless the "
+    add(f"With the dashboard (the parameter WithDashboard=true): {_money(prices.DASHBOARD_MONTH)} a month more, unless the "
         f"account has fewer than {prices.FREE_TIER['dashboards'][0]} dashboards (always free). The secrets: a "
         "Parameter Store SecureString (no charge; each read a KMS request) rather than a Secrets Manager secret, which "
         f"would add {_money(prices.SECRET_MONTH)} a month and {_money(prices.SECRETS_API_CALL * 1e4)} per 10,000 reads.")

@@ -17,7 +17,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from .errors import ConfigError, PagerError
+from .errors import ConfigError, PagerError, Transient
 from .observe import logger, metrics
 from .services import Lazy, Services
 from .settings import Settings
@@ -112,7 +112,12 @@ def services(monotonic: Callable[[], float] = time.monotonic) -> Services:
         _services, _checked_at = build_services(os.environ), now
     elif not _handed_in and now - _checked_at >= SETTINGS_REFRESH_SECONDS:
         _checked_at = now
-        settings = Settings.from_env(os.environ)
+        try:
+            settings = Settings.from_env(os.environ)
+        except PagerError as exc:  # settings that worked stay: a throttled read, or a change that cannot work
+            logger.warning("settings not read again: the services built before stay", extra={
+                "error": str(exc), "problems": getattr(exc, "problems", None)})
+            return _services
         if settings != _services.settings:
             logger.info("settings changed: services built anew")
             _services = build_services(os.environ, settings=settings)
@@ -162,6 +167,14 @@ def _not_configured(exc: ConfigError) -> Response:
     logger.error("configuration", extra={"error": str(exc), "problems": exc.problems})
     return Response(status_code=500, content_type="application/json",
                     body=json.dumps({"error": "pager is not configured: see its log"}))
+
+
+@app.exception_handler(Transient)
+def _unavailable(exc: Transient) -> Response:
+    """The settings could not be read now (the secrets' store throttled): a 500 the sweep brings back."""
+    logger.error("settings not read", extra={"error": str(exc), "kind": type(exc).__name__})
+    return Response(status_code=500, content_type="application/json",
+                    body=json.dumps({"error": "pager could not read its settings now: delivered again later"}))
 
 
 @logger.inject_lambda_context

@@ -8,6 +8,7 @@
     │   ├── GitHubUnavailable    GitHub 5xx, rate limit, no answer
     │   ├── TelegramUnavailable  Telegram 5xx, 429 past the short wait, no answer
     │   ├── StoreUnavailable     DynamoDB throttled or unavailable
+    │   ├── SecretsUnavailable   the secrets' store throttled or unavailable (not a missing secret)
     │   ├── DeadlineExceeded     the handler's own deadline passed before a step could start
     │   └── Uncertain            an effect may have happened, but pager cannot tell or could not record
     │                            it (its answer never came, or the table refused the record)
@@ -65,6 +66,10 @@ class TelegramUnavailable(Transient):
         self.status = status
         self.retry_after = retry_after
         self.sent = sent  # the request went out and its answer never came: it may have acted
+
+
+class SecretsUnavailable(Transient):
+    """The secrets could not be read now: Parameter Store or Secrets Manager throttled or failing."""
 
 
 class StoreUnavailable(Transient):

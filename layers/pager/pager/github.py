@@ -93,7 +93,7 @@ class GitHub:
     ) -> None:
         self._session = session
         self._app_id = str(app_id)
-        self._private_key = _normalize_pem(private_key)
+        self._private_key = normalize_pem(private_key)
         self._signing_key: Any = None  # the parsed key, loaded on first use and kept (parsing costs ~40 ms)
         self._api_url = api_url.rstrip("/")
         self._clock = clock
@@ -418,11 +418,10 @@ class GitHub:
             raise ValueError("a deliveries page URL must be on the GitHub API host")
 
 
-def _normalize_pem(key: str) -> str:
-    """A PEM key whose line breaks arrived escaped (a common way to put one into a variable)."""
-    if "\\n" in key and "\n" not in key:
-        return key.replace("\\n", "\n")
-    return key
+def normalize_pem(key: str) -> str:
+    """A PEM key whose line breaks arrived escaped (a common way to put one into a variable), some or
+    all of them: a PEM key never holds a backslash of its own."""
+    return key.replace("\\n", "\n")
 
 
 def _reason(response: requests.Response) -> str:

@@ -1,8 +1,8 @@
-"""Settings: the operator contract of SPEC §3, read from the environment and the secret.
+"""Settings: the operator contract, read from the environment and the secrets' store.
 
-A secret set directly in the environment wins over the Secrets Manager secret named by
-`PAGER_SECRET_ID` (local runs and tests). The secret is a JSON object whose keys are the secret
-names below; Powertools Parameters reads and caches it. Every missing, malformed or out-of-range
+A secret set directly in the environment wins over the store named by `PAGER_SECRET_ID` (local runs
+and tests): a Parameter Store SecureString (the stack's, `/pager/<stack>/secrets`) or a Secrets Manager
+secret, a JSON object whose keys are the secret names below; Powertools Parameters reads and caches it. Every missing, malformed or out-of-range
 setting is named in one `ConfigError` (its `problems`), never showing a value.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from .errors import ConfigError
+from .errors import ConfigError, SecretsUnavailable
 
 SECRET_NAMES = (
     "GITHUB_PRIVATE_KEY",
@@ -44,10 +44,20 @@ def read_secret_with_powertools(secret_id: str) -> Mapping[str, Any]:
     except parameters.exceptions.GetParameterError as exc:
         if "NotFound" in str(exc):  # ParameterNotFound, ResourceNotFoundException: never written
             raise ConfigError(f"the secret {secret_id} does not exist yet: run `pager setup`") from None
-        raise
+        if "AccessDenied" in str(exc):  # a setting a retry cannot fix: the function may not read it
+            raise ConfigError(f"the secret {secret_id} may not be read: {_error_code(exc)}") from None
+        # Throttled (Parameter Store's standard throughput is shared by the account) or failing: a later
+        # attempt can read it.
+        raise SecretsUnavailable(f"the secret {secret_id} could not be read now: {_error_code(exc)}") from None
     if not isinstance(value, Mapping):
         raise ConfigError(f"the secret {secret_id} is not a JSON object")
     return value
+
+
+def _error_code(exc: Exception) -> str:
+    """The AWS error's code from Powertools' wrapped message (the rest may quote the request)."""
+    found = re.search(r"\(([A-Za-z]+(?:Exception)?)\)", str(exc))
+    return found.group(1) if found else type(exc).__name__
 
 
 @dataclass(frozen=True)
@@ -87,15 +97,21 @@ class Settings:
         """The settings, or one `ConfigError` naming every problem at once (`problems`: missing, malformed,
         out of range), never a value."""
         secrets: dict[str, str] = {}
+        unread = ""  # why the secret could not be read: one problem among the others
         missing = [name for name in SECRET_NAMES if not env.get(name)]
         if missing and env.get("PAGER_SECRET_ID"):
-            stored = read_secret(env["PAGER_SECRET_ID"])
+            try:
+                stored = read_secret(env["PAGER_SECRET_ID"])
+            except ConfigError as exc:
+                stored, unread = {}, str(exc)
             secrets = {name: str(stored[name]) for name in missing if stored.get(name)}
         read = _Reader({**{k: v for k, v in env.items() if isinstance(v, str)}, **secrets})
+        if unread:
+            read.problems.append(unread)
         prefixes = env.get("RELEASE_BRANCH_PREFIXES")
-        budget = read.number("SWEEP_CALL_BUDGET", 50, 1, MAX_CALL_BUDGET)
-        redeliveries = read.number("SWEEP_MAX_REDELIVERIES", 10, 0, 100)
-        pages = read.number("SWEEP_FAILURE_PAGES", 3, 1, 100)
+        budget = read.number("SWEEP_CALL_BUDGET", 50, 1)
+        redeliveries = read.number("SWEEP_MAX_REDELIVERIES", 10, 0)
+        pages = read.number("SWEEP_FAILURE_PAGES", 3, 1)
         values = dict(
             table=read.required("PAGER_TABLE"),
             github_app_id=read.required("GITHUB_APP_ID", APP_ID, "an app id (a number)"),
@@ -107,7 +123,7 @@ class Settings:
             telegram_webhook_secret=read.required("TELEGRAM_WEBHOOK_SECRET", SECRET_TOKEN,
                                                   "A-Z a-z 0-9 _ - only, 1 to 256 of them"),
             telegram_chat_id=read.required("TELEGRAM_CHAT_ID", CHAT_ID, "a chat id (a number, -100… for a group) or @channelname"),
-            telegram_thread_id=read.number("TELEGRAM_THREAD_ID", 0, 1, None) or None,
+            telegram_thread_id=read.number("TELEGRAM_THREAD_ID", 0, 0) or None,  # 0: no topic
             telegram_allowed_users=read.user_ids("TELEGRAM_ALLOWED_USERS"),
             control_repository=read.required("CONTROL_REPOSITORY", REPOSITORY, "owner/name of a GitHub repository"),
             github_api_url=read.url("GITHUB_API_URL", "https://api.github.com"),
@@ -118,10 +134,10 @@ class Settings:
             release_merge_method=read.choice("RELEASE_MERGE_METHOD", MERGE_METHODS, "squash"),
             sweep_call_budget=budget,
             sweep_max_redeliveries=redeliveries,
-            sweep_max_attempts=read.number("SWEEP_MAX_ATTEMPTS", 3, 1, 10),
-            sweep_window_minutes=read.number("SWEEP_WINDOW_MINUTES", 180, 1, 3 * 24 * 60),
+            sweep_max_attempts=read.number("SWEEP_MAX_ATTEMPTS", 3, 1),
+            sweep_window_minutes=read.number("SWEEP_WINDOW_MINUTES", 180, 1),
             sweep_failure_pages=pages,
-            sweep_all_pages=read.number("SWEEP_ALL_PAGES", 20, 1, 100),
+            sweep_all_pages=read.number("SWEEP_ALL_PAGES", 20, 1),
         )
         if not read.all_problems():
             least = pages + 1 + redeliveries + 1
@@ -134,22 +150,25 @@ class Settings:
         return cls(**values)  # type: ignore[arg-type]
 
 
-# The forms a setting must have, from their owners' documentation: GitHub's logins ("may only contain
-# alphanumeric characters or single hyphens, and cannot begin or end with a hyphen", 39 at most) and
-# repository names (ASCII letters, digits, ".", "-" and "_", 100 at most); an app's slug is its name made
-# lowercase with hyphens; the Bot API's setWebhook `secret_token` ("1-256 characters. Only characters A-Z,
-# a-z, 0-9, _ and - are allowed"), its chat ids (an integer, or @channelusername) and bot tokens
-# (`123456:ABC-DEF…`, BotFather).
-LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}")
+# The forms a setting must have, from their owners' documentation, kept as wide as what exists: GitHub's
+# logins (letters, digits and hyphens, 39 at most; accounts older than today's sign-up rules may start or
+# end with a hyphen or hold two in a row, and Enterprise Managed Users' carry an underscore) and
+# repository names (ASCII letters, digits, ".", "-" and "_", 100 at most, not "." nor ".."); an app's slug
+# is its name made lowercase with hyphens; the Bot API's setWebhook `secret_token` ("1-256 characters.
+# Only characters A-Z, a-z, 0-9, _ and - are allowed"), its chat ids (an integer, or @channelusername)
+# and bot tokens (`123456:ABC-DEF…`, BotFather). A private key is what `cryptography` loads: its PEM
+# header anywhere (openssl's "Bag Attributes" may come first, an editor's byte order mark too).
+# template.yaml's AllowedPattern of each parameter says the same, so that a deploy refuses what the
+# functions would.
+LOGIN = re.compile(r"[A-Za-z0-9_-]{1,39}")
 REPOSITORY = re.compile(LOGIN.pattern + r"/(?!\.\.?$)[A-Za-z0-9._-]{1,100}")
 APP_ID = re.compile(r"[0-9]+|Iv[0-9A-Za-z.]+")  # the app's id, or its client id (GitHub takes either as a JWT's issuer)
 APP_SLUG = re.compile(r"[a-z0-9][a-z0-9-]*")
-PEM = re.compile(r"\s*-----BEGIN [A-Z ]*PRIVATE KEY-----.*", re.DOTALL)
+PEM = re.compile(r".*-----BEGIN [A-Z ]*PRIVATE KEY-----.*", re.DOTALL)
 BOT_TOKEN = re.compile(r"[0-9]+:[A-Za-z0-9_-]+")
 SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
 CHAT_ID = re.compile(r"-?[0-9]+|@[A-Za-z][A-Za-z0-9_]{3,31}")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")  # plain http only to this machine (the local demo's fakes)
-MAX_CALL_BUDGET = 5000  # GitHub's hourly rate limit of an installation
 
 
 class _Reader:
@@ -171,11 +190,13 @@ class _Reader:
 
     def required(self, name: str, form: re.Pattern[str] | None = None, what: str = "") -> str:
         value = self.env.get(name) or ""
+        if name != "GITHUB_PRIVATE_KEY":
+            value = value.strip()  # a token pasted with its line's end
         if not value.strip():
             self.missing.append(name)
-        elif form is not None and not form.fullmatch(value if name == "GITHUB_PRIVATE_KEY" else value.strip()):
+        elif form is not None and not form.fullmatch(value):
             self.problems.append(f"{name} is not {what}")
-        return value if name in SECRET_NAMES else value.strip()
+        return value
 
     def optional(self, name: str, form: re.Pattern[str], what: str) -> str:
         value = self._raw(name)
@@ -183,7 +204,7 @@ class _Reader:
             self.problems.append(f"{name} is not {what}")
         return value
 
-    def number(self, name: str, default: int, minimum: int, maximum: int | None) -> int:
+    def number(self, name: str, default: int, minimum: int) -> int:
         raw = self._raw(name)
         if not raw:
             return default
@@ -192,14 +213,14 @@ class _Reader:
         except ValueError:
             self.problems.append(f"{name} must be a whole number")
             return default
-        if value < minimum or (maximum is not None and value > maximum):
-            self.problems.append(f"{name} must be at least {minimum}" + (f" and at most {maximum}" if maximum is not None else ""))
+        if value < minimum:
+            self.problems.append(f"{name} must be at least {minimum}")
             return default
         return value
 
     def user_ids(self, name: str) -> frozenset[int]:
         parts = [part.strip() for part in self._raw(name).split(",") if part.strip()]
-        if not all(part.isdigit() for part in parts):
+        if not all(part.isascii() and part.isdigit() for part in parts):
             self.problems.append(f"{name} must be comma-separated user ids (numbers)")
             return frozenset()
         return frozenset(int(part) for part in parts)

@@ -30,6 +30,7 @@ from typing import Any
 from pager.chat import KEY as CHAT_KEY
 from pager.chat import move_of
 from pager.errors import ChatMigrated, ConfigError, PagerError, Transient
+from pager.github import normalize_pem
 from pager.settings import SECRET_NAMES, Settings
 from pager.store import ROOT_ITEM, TABLE_ITEM, TABLE_KEY, TABLE_TTL
 from pager.telegram import may_post as bot_may_post
@@ -71,6 +72,8 @@ class Facts:
     statuses: dict[str, int | None] = field(default_factory=dict)
 
     unreachable: set[str] = field(default_factory=set)  # read without the service's own answer: no refusal
+    local: set[str] = field(default_factory=set)  # not asked at all: pager refused its own setting (the key)
+    retry_after: dict[str, float | None] = field(default_factory=dict)
 
     def read(self, name: str, read: Callable[[], Any]) -> Any:
         try:
@@ -85,6 +88,9 @@ class Facts:
         self.errors[name], self.statuses[name] = str(exc), getattr(exc, "status", None)
         if isinstance(exc, Transient):
             self.unreachable.add(name)
+            self.retry_after[name] = getattr(exc, "retry_after", None)
+        elif isinstance(exc, ConfigError):
+            self.local.add(name)
 
     def get(self, name: str) -> Any:
         return self.found.get(name)
@@ -193,7 +199,7 @@ def _key_loads(pem: str) -> bool:
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
     try:
-        key = load_pem_private_key(pem.replace("\\n", "\n").encode(), password=None)
+        key = load_pem_private_key(normalize_pem(pem).encode(), password=None)  # as the functions load it
     except (ValueError, TypeError, UnsupportedAlgorithm):  # never shown: the library's words may quote the key
         return False
     return isinstance(key, rsa.RSAPrivateKey)
@@ -215,16 +221,26 @@ def _skip(what: str, why: str) -> Check:
 
 
 def _unreachable(facts: Facts, name: str, what: str) -> Check | None:
-    """The check's line when `name` could not be read for want of the service's answer (no answer at all, a
-    5xx, a 429): a network or service problem, never a reason to replace a key or a token."""
+    """The check's line when `name` could not be read for want of the service's own answer: a network or
+    service problem (no answer, a 5xx), a rate limit, or an answer that is not the API's (a wrong URL);
+    never a reason to replace a key or a token."""
     if name not in facts.unreachable:
         return None
-    service, url = (("GitHub", facts.setting("GITHUB_API_URL") or "https://api.github.com") if what != "telegram"
-                    else ("Telegram", facts.setting("TELEGRAM_API_URL") or "https://api.telegram.org"))
-    status = facts.statuses.get(name)
-    why = f"it answered {status}" if status else "no answer"
+    service, setting, url = (("GitHub", "GITHUB_API_URL", facts.setting("GITHUB_API_URL") or "https://api.github.com")
+                             if what != "telegram" else
+                             ("Telegram", "TELEGRAM_API_URL", facts.setting("TELEGRAM_API_URL") or "https://api.telegram.org"))
+    status, error = facts.statuses.get(name), facts.errors[name]
+    if status is not None and 200 <= status < 300:
+        example = " (GitHub Enterprise Server: https://<host>/api/v3)" if service == "GitHub" else ""
+        return Check(False, f"{service} could not be asked: what answered at {url} is not its API ({error})",
+                     f"check {setting}{example}; nothing to replace")
+    if status == 429 or "rate limited" in error:
+        wait = facts.retry_after.get(name)
+        return Check(False, f"{service} limits the rate of the app's calls: {error}",
+                     f"wait{f' {wait:.0f} s' if wait else ''} and run `pager doctor` again; nothing to replace")
     page = "https://www.githubstatus.com" if service == "GitHub" else "https://t.me/BotNews"
-    return Check(False, f"{service} could not be asked ({why}): {facts.errors[name]}",
+    why = f"it answered {status}" if status else "no answer"
+    return Check(False, f"{service} could not be asked ({why}): {error}",
                  f"nothing to replace: check this machine's network (DNS, proxy, firewall) and that {url} is reachable "
                  f"from it, or {service}'s status ({page}); then run `pager doctor` again")
 
@@ -260,6 +276,14 @@ def check_app(facts: Facts) -> Check:
     app = facts.get("app")
     if app is None and "app" not in facts.errors:
         return _skip("GitHub App", "needs GITHUB_APP_ID and GITHUB_PRIVATE_KEY")
+    if app is None and "app" in facts.local:  # GitHub was never asked: the key itself does not load
+        return Check(False, f"GitHub App: GITHUB_PRIVATE_KEY does not load as the app's key ({facts.errors['app']})",
+                     f"put the app's private key, the whole .pem file, into {facts.target.where_secrets()}; or "
+                     f"generate one on {facts.pages.settings} (Private keys)")
+    if app is None and _clock_off(facts.errors.get("app", "")):
+        return Check(False, f"GitHub refuses the app's JWT for its times: {facts.errors['app']}",
+                     "this machine's clock is off (the JWT says when it was made and when it expires): set it right "
+                     "(NTP), then run `pager doctor` again; the key is fine")
     if app is None:
         return _unreachable(facts, "app", "github") or Check(False, f"GitHub refuses the app's JWT: {facts.errors['app']}",
                      f"GITHUB_PRIVATE_KEY must be a key of the app {facts.setting('GITHUB_APP_ID')}: generate one on "
@@ -273,6 +297,11 @@ def check_app(facts: Facts) -> Check:
                      f"set GITHUB_APP_SLUG={slug} and GITHUB_APP_OWNER={org} in {facts.target.where_settings()}"
                      " (the Advanced page links are built from them)")
     return Check(True, f"GitHub accepts the app's JWT: {slug} (id {app.get('id')})")
+
+
+def _clock_off(error: str) -> bool:
+    """GitHub's words for a JWT whose `iat` or `exp` this machine's clock set wrong."""
+    return "'Expiration time' claim" in error or "'Issued at' claim" in error
 
 
 def check_events(facts: Facts) -> Check:
@@ -393,7 +422,8 @@ def check_deliveries(facts: Facts) -> Check:
     if found is None:
         why = facts.errors.get("deliveries") or "the app could not be read"
         return _skip("deliveries", why) if "deliveries" not in facts.errors else Check(False, f"deliveries: {why}")
-    attempts = int(facts.values.get("SWEEP_MAX_ATTEMPTS") or 3)
+    raw = str(facts.values.get("SWEEP_MAX_ATTEMPTS") or "")
+    attempts = int(raw) if raw.isascii() and raw.isdigit() and int(raw) > 0 else 3  # a bad value: the settings line says so
     count = count_deliveries(found[0], found[1], attempts)
     span = "in the last day" if count.complete else f"in the newest {count.total} (more than {DELIVERY_PAGES} pages a day)"
     line = (f"deliveries {span}: {count.total}, {count.failed} failed, {count.refused} refused with 401, "
