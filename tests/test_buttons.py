@@ -1,4 +1,4 @@
-"""The Telegram endpoint's logic (SPEC §6): `pager.buttons.handle_update`, driven through
+"""The Telegram endpoint's logic (README, "Telegram webhook"): `pager.buttons.handle_update`, driven through
 `pager.webhook.handle_telegram` with the world (the fake chat and GitHub behind the clients' session).
 
 Who may press, every press answered at once, a failed action answered with its reason (200, so the

@@ -877,12 +877,30 @@ def test_pager_version_names_the_installed_distribution(capsys):
 
 
 def test_the_distribution_is_the_package_pager_alone():
+    import fnmatch
     import tomllib
 
-    import setuptools
-
     find = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
-    found = setuptools.find_packages(where=str(ROOT / find["where"][0]), include=find["include"])
-    assert "pager" in found and "pager.admin" in found and "pager.sweep" in found
-    assert all(name == "pager" or name.startswith("pager.") for name in found), found
     assert len(find["where"]) == 1  # sim/ (the fake world, the demo, the bench) is not shipped
+    where = ROOT / find["where"][0]
+    packages = sorted(".".join(init.parent.relative_to(where).parts) for init in where.rglob("__init__.py"))
+    found = [name for name in packages if any(fnmatch.fnmatchcase(name, pattern) for pattern in find["include"])]
+    assert "pager" in found and "pager.admin" in found and "pager.sweep" in found
+    assert found == [name for name in packages if name == "pager" or name.startswith("pager.")], found
+
+
+def test_the_layers_pins_are_within_the_packages_requirements():
+    """The layer ships layers/pager/requirements.txt's pins; the tests run with pyproject.toml's ranges:
+    each pin must be one the ranges allow (a Dependabot bump of one alone fails here)."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    declared = {Requirement(line).name: Requirement(line) for line in
+                tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]}
+    pins = [Requirement(line) for line in (ROOT / "layers" / "pager" / "requirements.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+    assert {pin.name for pin in pins} == set(declared) - {"boto3"}  # boto3: the Lambda runtime's own
+    for pin in pins:
+        [spec] = pin.specifier
+        assert spec.operator == "==" and declared[pin.name].specifier.contains(spec.version), (pin, declared[pin.name])

@@ -1,4 +1,4 @@
-"""Alarm signal (SPEC §5.2), end to end through the webhook, through `update_alarm` (the sweep's
+"""Alarm signal (docs/signals.md), end to end through the webhook, through `update_alarm` (the sweep's
 entry point), and on its pure decisions.
 
 Driven through `Harness` (real webhook endpoint and clients, fake chat and GitHub behind

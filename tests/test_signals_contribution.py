@@ -1,4 +1,4 @@
-"""Contribution signal (SPEC §5.1), end to end through the webhook and on its pure decisions.
+"""Contribution signal (docs/signals.md), end to end through the webhook and on its pure decisions.
 
 Driven through `Harness` (real webhook endpoint and clients, fake chat and GitHub behind `responses`,
 MemoryStore): who counts as outside, the message and the pager-draft dispatch, the closing edits,

@@ -1,4 +1,4 @@
-"""Release signal (SPEC §5.3), end to end through the webhook and the Telegram endpoint, and on its
+"""Release signal (docs/signals.md), end to end through the webhook and the Telegram endpoint, and on its
 pure decisions.
 
 Driven through `Harness` (real endpoints and clients, fake chat and GitHub behind `responses`,

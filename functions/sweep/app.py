@@ -1,4 +1,4 @@
-"""SweepFunction: every 15 minutes, ask GitHub to deliver again what failed (SPEC §7)."""
+"""SweepFunction: every 15 minutes, ask GitHub to deliver again what failed."""
 
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""The Telegram endpoint's logic once the secret token was checked (SPEC §6): button presses.
+"""The Telegram endpoint's logic once the secret token was checked (README, "Telegram webhook"): button presses.
 
     callback_query from an allowed user in the configured chat
         fix:<id>            🛠 Start fix of the alarm of the repository with that id (`fix:control`: the

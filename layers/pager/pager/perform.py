@@ -26,7 +26,7 @@ def perform(services: Services, effect: Effect) -> Any:
             services.telegram.edit_message(chat, effect.message_id, effect.text, buttons=effect.buttons)
             return Posted(chat, effect.message_id)
         except MessageNotFound:
-            # Deleted in the chat: the text is still worth showing (SPEC §5, Messages).
+            # Deleted in the chat: the text is still worth showing.
             return _send(services, effect.text, effect.buttons)
         except ChatMigrated as moved:
             services.chat.moved(services.store, chat, moved.to_chat, services.now())

@@ -1,6 +1,6 @@
 """The two HTTP endpoints: GitHub's webhook and Telegram's, from a verified request to an answer.
 
-What an answer means to the sweep (SPEC §4): a 4xx is never delivered again, a 500 is. So a request
+What an answer means to the sweep (README, "Operating the sweep"): a 4xx is never delivered again, a 500 is. So a request
 the pager refuses (bad signature, no GitHub headers, not JSON) gets its 4xx with a reason; a step
 that failed but can succeed later (Transient: Telegram, GitHub or DynamoDB unavailable, the deadline
 passed) answers 500 naming the step; a refusal that no retry can fix (Permanent) is logged as an error,

@@ -1,4 +1,4 @@
-"""The signals: every webhook event pager acts on, and what acts on it, in one table (SPEC §5).
+"""The signals: every webhook event pager acts on, and what acts on it, in one table (docs/signals.md).
 
     contribution   outside contributions: one message, one pager-draft dispatch; closed or answered edits it
     alarm          one message per repository with its failing entries; 🛠 Start fix; `update_alarm` for the sweep

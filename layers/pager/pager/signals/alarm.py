@@ -1,4 +1,4 @@
-"""Alarm (SPEC §5.2): one message per repository listing what fails on its default branch.
+"""Alarm (docs/signals.md): one message per repository listing what fails on its default branch.
 
 Entries, each keyed, with a title, a link and an order key:
 

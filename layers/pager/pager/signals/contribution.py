@@ -1,4 +1,4 @@
-"""Contribution (SPEC §5.1): someone from outside opens, comments or reviews; one message, one draft.
+"""Contribution (docs/signals.md): someone from outside opens, comments or reviews; one message, one draft.
 
 An opening event (`issues.opened`, `pull_request.opened` of a pull request that is not a release
 one, `discussion.created`) or a comment (`issue_comment`, `discussion_comment`,

@@ -1,4 +1,4 @@
-"""Release (SPEC §5.3): a release pull request's one message, 🔀 Merge once ready, the merge recorded once.
+"""Release (docs/signals.md): a release pull request's one message, 🔀 Merge once ready, the merge recorded once.
 
 A release pull request has a head branch starting with one of `RELEASE_BRANCH_PREFIXES` and the
 default branch as its base.

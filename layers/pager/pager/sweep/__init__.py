@@ -1,4 +1,4 @@
-"""The redelivery sweep (SPEC §7, the decision as amended): `plan` decides, `run` reads and acts."""
+"""The redelivery sweep (README, "Operating the sweep"): `plan` decides, `run` reads and acts."""
 
 from .run import read_and_plan, run_sweep
 

@@ -15,7 +15,7 @@ Entries (items of the control repository's alarm, like the `delivery:` ones):
                     or when GitHub has forgotten the last of them (three days).
     pager:forgotten events that failed and that GitHub no longer keeps (three days) before they could be
                     delivered: their `delivery:` entries close, and this entry counts them by kind and
-                    repository, with when (never closed silently, SPEC §8). It closes three days after the last.
+                    repository, with when (never closed silently). It closes three days after the last.
     pager:chat      Telegram made the configured group a supergroup (pager.chat): pager writes there, and
                     says so until TELEGRAM_CHAT_ID names the new chat.
     pager:refused   signals GitHub or Telegram refused in a handler (a message refused, a bot removed from

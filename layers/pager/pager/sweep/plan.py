@@ -86,7 +86,7 @@ deliver it again. A change that did not fit the budget or failed in Telegram lea
 Calls
 -----
 Every GitHub and Telegram call of the run counts against `sweep_call_budget`. One change of the alarm
-is reserved as `ALARM_CALLS` = 1 call, as SPEC §7 counts it (pages = budget left − redeliveries − 1):
+is reserved as `ALARM_CALLS` = 1 call (pages = budget left − redeliveries − 1):
 an edit of the alarm's message, or a send when it opens. Two rarer paths take one request more and
 are not reserved for: Telegram saying the message to edit is gone (the alarm then sends it anew), and
 Telegram's single retry after a short 429; only they can take a run one call past its budget. The redeliveries come before the alarm and may use what the alarm would have had;

@@ -1,6 +1,6 @@
 """The sweep's shell: gather, let the one pure plan decide (pager.sweep.cycle), commit it, carry it out.
 
-A run (SPEC §7, the decision as amended):
+A run (README, "Operating the sweep"):
 1. load the state (`sweep#state`); a duplicate invocation of the scheduled event whose run saved it
    (EventBridge may invoke twice; its `id` tells) steps aside before any call. While something a
    handler failed on still waits for its service (pager.sweep.recovery) and a probe says the service
