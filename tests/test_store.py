@@ -27,7 +27,27 @@ def store(request, monkeypatch):
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
         create_table(client, "pager-test")
-        yield DynamoStore(client, "pager-test")
+        yield DynamoStore(_Atomic(client), "pager-test")
+
+
+class _Atomic:
+    """DynamoDB checks a write's condition and writes the item as one step; moto's table, in this
+    process, does not: two threads may both pass the check before either writes. Each call is made
+    one at a time, as DynamoDB makes a conditional write on one item (threads still race for the turn)."""
+
+    def __init__(self, client) -> None:
+        self._client, self._lock = client, threading.Lock()
+
+    def __getattr__(self, name: str):
+        call = getattr(self._client, name)
+        if not callable(call):
+            return call
+
+        def one_at_a_time(*args, **kwargs):
+            with self._lock:
+                return call(*args, **kwargs)
+
+        return one_at_a_time
 
 
 def test_a_key_never_written_loads_as_an_empty_record_of_version_zero(store):
