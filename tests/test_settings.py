@@ -121,7 +121,7 @@ def test_a_secrets_store_that_cannot_be_read_is_one_problem_among_the_others():
     with pytest.raises(ConfigError) as raised:
         Settings.from_env({**env, "PAGER_SECRET_ID": "/pager/pager/secrets"}, unreadable)
     problems = raised.value.problems
-    assert problems[0] == "missing TELEGRAM_BOT_TOKEN, CONTROL_REPOSITORY (TELEGRAM_BOT_TOKEN: nor in the secret PAGER_SECRET_ID)"
+    assert problems[0] == "missing TELEGRAM_BOT_TOKEN, CONTROL_REPOSITORY (TELEGRAM_BOT_TOKEN: nor in the secret /pager/pager/secrets)"
     assert "the secret /pager/pager/secrets does not exist yet: run `pager setup`" in problems
 
 

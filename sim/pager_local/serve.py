@@ -91,8 +91,7 @@ def main() -> int:
     with table():
         problems = settings_problems(dict(os.environ))
         if problems:
-            print(f"pager cannot start: its settings ({args.env_file} and the environment) have "
-                  f"{len(problems)} problem{'s' * (len(problems) > 1)}:")
+            print(f"pager cannot start: its settings ({args.env_file} and the environment) are not right:")
             for problem in problems:
                 print(f"  - {problem}")
             print(f"fix: run `pager setup --local <tunnel URL>`, or edit {args.env_file}; then `pager doctor --local`")

@@ -182,7 +182,8 @@ class _Reader:
     def all_problems(self) -> list[str]:
         """What is missing first, in one line, then each setting that cannot be right."""
         secrets = [name for name in self.missing if name in SECRET_NAMES]
-        where = f" ({', '.join(secrets)}: nor in the secret PAGER_SECRET_ID)" if secrets else ""
+        store = self.env.get("PAGER_SECRET_ID")
+        where = f" ({', '.join(secrets)}: nor in the secret {store})" if secrets and store else ""
         return ([f"missing {', '.join(self.missing)}{where}"] if self.missing else []) + self.problems
 
     def _raw(self, name: str) -> str:
