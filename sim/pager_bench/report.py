@@ -232,6 +232,12 @@ LIKE_FOR_LIKE = ("Like for like: every column replays the same events (the same 
                  "which differ by design (those that passed, for a wait).")
 
 
+def _designs_head(add: Add, names: list[str], corner: str = "") -> None:
+    """A table's head with a column per design."""
+    add(f"| {corner + ' ' if corner else ''}| " + " | ".join(DESIGNS[d] for d in names) + " |")
+    add("|---|" + "---:|" * len(names))
+
+
 def trace_section(add: Add, traces: dict[str, fleet.Trace], handled: list[str]) -> None:
     trace = traces["full"]
     quarters = trace.runs_per_quarter
@@ -294,8 +300,7 @@ def headline_section(add: Add, traces: dict[str, fleet.Trace], results: dict[str
         "lasted; what was lost; what a stale redelivery changed; the calls; and, for pager's own code, the stack's "
         "weekly AWS bill (below). " + LIKE_FOR_LIKE)
     add("")
-    add("| | " + " | ".join(DESIGNS[d] for d in names) + " |")
-    add("|---|" + "---:|" * len(names))
+    _designs_head(add, names)
     for name, rs in results.items():
         add(f"| **{TRACES[name]}** ({len(traces[name].events):,} events) |" + " |" * len(names))
         for label, cells in _headline_rows(rs, names, bills.get(name, {})):
@@ -351,8 +356,7 @@ def comparison_section(add: Add, results: Results, budget: int) -> None:
     add("")
     add(LIKE_FOR_LIKE)
     add("")
-    add("| | " + " | ".join(DESIGNS[d] for d in names) + " |")
-    add("|---|" + "---:|" * len(names))
+    _designs_head(add, names)
     for label, cell in _comparison_rows(budget):
         add(f"| {label} | " + " | ".join(cell(results[d]) for d in names) + " |")
     add("")
@@ -386,8 +390,7 @@ def faults_section(add: Add, trace: fleet.Trace, results: Results) -> None:
         "time from the fault's end to the passing redelivery; and the events alarmed because their attempts were "
         "spent in the fault.")
     add("")
-    add("| fault | " + " | ".join(DESIGNS[d] for d in names) + " |")
-    add("|---|" + "---:|" * len(names))
+    _designs_head(add, names, "fault")
     for k, fault in enumerate(trace.faults):
         cells = []
         for d in names:
@@ -419,8 +422,7 @@ def outages_section(add: Add, outages: dict[str, Results], burst: dict[str, Any]
             "return to the last page's passing delivery. Below, the most attempts GitHub made of one page and the "
             "redeliveries the runs asked for.")
         add("")
-        add("| | " + " | ".join(DESIGNS[d] for d in names) + " |")
-        add("|---|" + "---:|" * len(names))
+        _designs_head(add, names)
         for label, rs in outages.items():
             pages = next(iter(rs.values()))["pages"]
             add(f"| {label} ({pages} pages) | " + " | ".join(_pages(rs[d]) for d in names) + " |")
