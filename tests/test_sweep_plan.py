@@ -252,7 +252,7 @@ def test_an_event_github_is_about_to_forget_is_named_and_still_asked_for_while_g
                       redelivery=True, event="issue_comment", action="created")
     resting = plan(failures=[again], outcomes=[again], state=late.state, entries={g: again.at},
                    now=again.at + 5 * MINUTE)
-    assert asked(resting) == []
+    assert asked(resting) == [] and g in resting.state.followed_guids  # still followed: asked for after the rest
     last_minutes = plan(failures=[again], outcomes=[again], state=late.state, entries={g: again.at},
                         now=forgotten_at - planner.LAST_CHANCE_MARGIN + MINUTE)
     assert asked(last_minutes) == []
@@ -585,6 +585,9 @@ def test_each_event_gets_one_verdict_in_the_decisions_order():
     assert verdict([502, 0]) is verdict([502, 0, 502], max_attempts=4) is Reason.CANDIDATE
     assert verdict([502, 0, 502]) is Reason.EXHAUSTED
     assert verdict([502], ago=3 * 24 * 60, followed=True) is Reason.FORGOTTEN
+    # in GitHub's last two hours (but its last minutes): named, and still asked for
+    assert verdict([502], ago=3 * 24 * 60 - 60, followed=True) is Reason.LAST_CHANCE
+    assert verdict([502, 502], ago=3 * 24 * 60 - 60, followed=True) is Reason.LAST_CHANCE
     # Its redelivery failed minutes ago: asked for again a schedule's interval later, not at the next check.
     assert verdict([502, 502], ago=10) is Reason.RESTING and verdict([502], ago=1) is Reason.CANDIDATE
     # Followed, but a redelivery since may lie beyond the failure pages that were cut short: not asked for.

@@ -61,8 +61,8 @@ The decision per counted event
   - otherwise, or when GitHub is about to forget it (its first delivery nears GitHub's three days),
     or when the state has no room left to follow it: a `delivery:<guid>` entry of the control
     repository's alarm, linked to the app's Advanced page; one GitHub is about to forget with
-    attempts left is still asked for while GitHub keeps it (`last_chance`), so that a service back
-    in its last hours brings it back as itself;
+    attempts left is still asked for while GitHub keeps it (`Reason.LAST_CHANCE`), so that a service
+    back in its last hours brings it back as itself;
   - a followed event whose newest known attempt is older than the oldest failure that cut-short
     failure pages reached may have a later attempt beyond them (the redelivery a run asked for, 4xx
     or 5xx): it is followed on and asked for nothing until a run sees past it.
@@ -130,8 +130,8 @@ MEMORY = "memory"  # the remembered deliveries, when trimmed
 ALARM_CALLS = 1
 CURSOR_OVERLAP_SECONDS = 30  # the every-outcome list reads this far past the cursor (see Reading.reached)
 GITHUB_RETENTION = 3 * 24 * 3600  # GitHub lists deliveries for three days
-RETENTION_MARGIN = 2 * 3600  # an event this close to GitHub's three days is named (and asked for again, see last_chance)
-LAST_CHANCE_MARGIN = 300  # ... until this close to them
+RETENTION_MARGIN = 2 * 3600  # an event this close to GitHub's three days is named, and still asked for (last chance)
+LAST_CHANCE_MARGIN = 300  # ... until this close to them (GitHub's clock and ours may differ)
 STATE_VERSION = 2
 ASK_MEMORY_SECONDS = 3600  # a redelivery asked for and still not listed by then is asked for again
 REDELIVERY_SPACING_SECONDS = 840  # a redelivery that failed is asked for again no sooner (the schedule's 15 min, less a margin)
@@ -492,7 +492,8 @@ class Reason(StrEnum):
     IGNORED = "ignored"  # no handler acts on it: never again
     CANDIDATE = "candidate"  # asked for again, as the room allows
     EXHAUSTED = "exhausted"  # used up its attempts: an entry
-    FORGOTTEN = "forgotten"  # GitHub is about to forget it, still failing: an entry
+    LAST_CHANCE = "last chance"  # GitHub forgets it within hours, still failing: an entry, and asked for again
+    FORGOTTEN = "forgotten"  # GitHub forgets it within minutes, still failing: an entry
     UNSURE = "unsure"  # followed, but a later attempt may lie beyond the failure pages read: kept, not asked for
     AWAITING = "awaiting"  # asked for moments ago and GitHub lists no newer attempt yet: kept, not asked for again
     RESTING = "resting"  # its redelivery failed moments ago: kept, asked for again REDELIVERY_SPACING_SECONDS later
@@ -542,7 +543,7 @@ def judge(
         return Verdict(event, Reason.IGNORED)
     if len(event.attempts) >= max_attempts:
         return Verdict(event, Reason.EXHAUSTED)
-    if first.at <= now - GITHUB_RETENTION + RETENTION_MARGIN:
+    if first.at <= now - GITHUB_RETENTION + LAST_CHANCE_MARGIN:
         return Verdict(event, Reason.FORGOTTEN)
     if event.newest.redelivery and now - event.newest.at < REDELIVERY_SPACING_SECONDS:
         # The runs a minute apart after an outage would otherwise spend the attempts in minutes when a
@@ -553,12 +554,17 @@ def judge(
         # every-outcome list and beyond the failure pages that were cut short: followed on, asked for
         # once a run sees past it.
         return Verdict(event, Reason.UNSURE)
+    if first.at <= now - GITHUB_RETENTION + RETENTION_MARGIN:
+        # Named, so that the maintainer sees it while ↻ can still deliver it; and asked for as a candidate
+        # is, so that a service back in the event's last hours brings it back as itself.
+        return Verdict(event, Reason.LAST_CHANCE)
     return Verdict(event, Reason.CANDIDATE)
 
 
 _COUNTS = {  # the plan's counts of the verdicts, by reason
     Reason.CANDIDATE: "candidates",
     Reason.FORGOTTEN: "forgotten",
+    Reason.LAST_CHANCE: "forgotten",  # (counted with the ones GitHub forgets soon)
     Reason.REFUSED: "refused",
     Reason.IGNORED: "ignored",
     Reason.EXHAUSTED: "exhausted",
@@ -579,15 +585,6 @@ def tally(verdicts: Iterable[Verdict]) -> dict[str, int]:
     return counts
 
 
-def last_chance(verdict: Verdict, now: float) -> bool:
-    """An event GitHub forgets soon is named in the alarm, and still asked for as a candidate is while
-    GitHub keeps it (a few minutes' margin to GitHub's clock) and its last redelivery is not moments old:
-    when a service comes back in its last hours, it comes back as itself, not as an entry to press."""
-    event = verdict.event
-    return (verdict.reason is Reason.FORGOTTEN and event.oldest.at > now - GITHUB_RETENTION + LAST_CHANCE_MARGIN
-            and not (event.newest.redelivery and now - event.newest.at < REDELIVERY_SPACING_SECONDS))
-
-
 # -- (c) choose the redeliveries --------------------------------------------------------------------------
 
 
@@ -602,20 +599,18 @@ def choose_redeliveries(candidates: Iterable[Event], *, settings: Settings, call
 # -- (d) follow the failing events -----------------------------------------------------------------------
 
 
-NAMED = frozenset({Reason.EXHAUSTED, Reason.FORGOTTEN})  # what the alarm names
-KEPT = frozenset({Reason.CANDIDATE, Reason.UNSURE, Reason.AWAITING, Reason.RESTING})  # still failing, asked for later
+NAMED = frozenset({Reason.EXHAUSTED, Reason.FORGOTTEN, Reason.LAST_CHANCE})  # what the alarm names
+ASKED = frozenset({Reason.CANDIDATE, Reason.LAST_CHANCE})  # asked for again, as the room allows
+KEPT = ASKED | {Reason.UNSURE, Reason.AWAITING, Reason.RESTING}  # still failing, asked for later
 
 
-def follow(verdicts: Iterable[Verdict], cap: int, entries: Mapping[str, float],
-           now: float | None = None) -> tuple[tuple[Event, ...], tuple[Event, ...]]:
+def follow(verdicts: Iterable[Verdict], cap: int, entries: Mapping[str, float]) -> tuple[tuple[Event, ...], tuple[Event, ...]]:
     """The events the next runs must still count: those still failing and asked for again (or waiting
-    for a run with room, their last chance included when `now` is given), and those to be named whose
-    entry the alarm does not hold yet (the change may not fit this run). The newest are kept when their
-    attempts pass `cap`; the oldest ones there was no room for are returned, for the alarm to name at
-    once (nothing is dropped silently)."""
+    for a run with room), and those to be named whose entry the alarm does not hold yet (the change may
+    not fit this run). The newest are kept when their attempts pass `cap`; the oldest ones there was no
+    room for are returned, for the alarm to name at once (nothing is dropped silently)."""
     pending = [v.event for v in verdicts
-               if v.reason in KEPT or (v.reason in NAMED and v.event.guid not in entries)
-               or (now is not None and last_chance(v, now))]
+               if v.reason in KEPT or (v.reason in NAMED and v.event.guid not in entries)]
     waiting = sorted(pending, key=lambda e: e.oldest.id, reverse=True)
     kept: list[Event] = []
     size = 0
@@ -664,7 +659,8 @@ def reconcile_entries(
     passed = {v.event.guid for v in verdicts if v.reason is Reason.PASSED}
     named = [(v.event, "all attempts failed" if v.event.first else "delivered again with ↻, failed again")
              for v in verdicts if v.reason is Reason.EXHAUSTED]
-    named += [(v.event, "GitHub forgets it soon, still failing") for v in verdicts if v.reason is Reason.FORGOTTEN]
+    named += [(v.event, "GitHub forgets it soon, still failing") for v in verdicts
+              if v.reason in (Reason.FORGOTTEN, Reason.LAST_CHANCE)]
     named += [(e, "too many failed events to follow at once") for e in unfollowed if not any(e is n for n, _ in named)]
     opened = {
         ENTRY_PREFIX + event.guid: _entry(event, reason, url)
@@ -844,7 +840,7 @@ def plan_run(
               asked=_recent_asks(state, now), gap_after=gap_after)
         for e in events
     ]
-    candidates = [v.event for v in verdicts if v.reason is Reason.CANDIDATE or last_chance(v, now)]
+    candidates = [v.event for v in verdicts if v.reason in ASKED]
     if hold:
         redeliver: tuple[Redelivery, ...] = ()
     elif own_since is not None:  # one redelivery, to learn whether pager answers again
@@ -854,7 +850,7 @@ def plan_run(
     else:
         redeliver = choose_redeliveries(candidates, settings=settings, calls_used=calls_used)
     held = hold or own_since is not None
-    followed, unfollowed = follow(verdicts, limits.followed, entries, now)
+    followed, unfollowed = follow(verdicts, limits.followed, entries)
     opened, closed, forgotten = reconcile_entries(entries, verdicts, unfollowed, now=now, url=settings.advanced_page)
     kept = next_state(
         state, events=events, followed=followed, read=outcomes.items, start=start, now=now,
