@@ -28,6 +28,12 @@ MERGE_METHODS = ("merge", "squash", "rebase")
 SecretReader = Callable[[str], Mapping[str, Any]]
 
 
+def in_parameter_store(secret_id: str) -> bool:
+    """Whether PAGER_SECRET_ID names a Parameter Store parameter (a name starting with /, as the stack's
+    does) rather than a Secrets Manager secret (its ARN or name)."""
+    return secret_id.startswith("/")
+
+
 def read_secret_with_powertools(secret_id: str) -> Mapping[str, Any]:
     """The secrets' JSON object, cached by Powertools for five minutes across warm invocations: from the
     Parameter Store SecureString named `secret_id` (a name starting with /, as the stack sets it), or
@@ -35,7 +41,7 @@ def read_secret_with_powertools(secret_id: str) -> Mapping[str, Any]:
     from aws_lambda_powertools.utilities import parameters
 
     try:
-        if secret_id.startswith("/"):
+        if in_parameter_store(secret_id):
             value = parameters.get_parameter(secret_id, decrypt=True, transform="json", max_age=300)
         else:
             value = parameters.get_secret(secret_id, transform="json", max_age=300)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from pager.errors import ConfigError
-from pager.settings import SECRET_NAMES
+from pager.settings import SECRET_NAMES, in_parameter_store
 
 OUTPUTS = ("GitHubWebhookUrl", "TelegramWebhookUrl", "TableName", "SecretName")
 SECRET_OUTPUTS = ("SecretName", "SecretArn")  # the secret: a parameter's name; a Secrets Manager ARN before
@@ -138,15 +138,11 @@ class SecretStore:
     def __repr__(self) -> str:
         return f"SecretStore({self.secret_id!r})"
 
-    @property
-    def in_parameter_store(self) -> bool:
-        return self.secret_id.startswith("/")
-
     def read(self) -> dict[str, str]:
         from botocore.exceptions import ClientError
 
         try:
-            if self.in_parameter_store:
+            if in_parameter_store(self.secret_id):
                 text = self._client("ssm").get_parameter(Name=self.secret_id, WithDecryption=True)["Parameter"]["Value"]
             else:
                 text = self._client("secretsmanager").get_secret_value(SecretId=self.secret_id).get("SecretString")
@@ -169,7 +165,7 @@ class SecretStore:
         if merged == current:
             return False
         value = json.dumps(merged)
-        if self.in_parameter_store:
+        if in_parameter_store(self.secret_id):
             if len(value.encode()) > SECRET_PARAMETER_BYTES:
                 raise ValueError(f"the secrets take {len(value.encode())} bytes, more than the {SECRET_PARAMETER_BYTES} "
                                  f"a standard parameter holds ({self.secret_id})")
