@@ -20,8 +20,12 @@ GitHub (`FakeGitHub`, and pager's client `pager.github`)
 Telegram (`FakeTelegram`, and pager's client `pager.telegram`)
 - every method the fake answers and every method pager calls is in the slice;
 - the parameters pager sends are documented parameters of the method, of the documented types and
-  within the documented limits; the limits the fake enforces (text, callback_data) are the
-  documented ones; its answers have the documented envelope and result types.
+  within the documented limits (a reply's ReplyParameters, the command menu's BotCommands and their
+  number); the limits the fake enforces (text, callback_data, BotCommand's command and description,
+  setMyCommands' number of commands) are the documented ones; its answers (deleteMessage's,
+  setMyCommands' and getMyCommands' too, a reply's Message with its reply_to_message) have the
+  documented envelope and result types; the Update it makes for a command typed in the chat is an
+  Update of the documented types, with its bot_command MessageEntity.
 
 Where the fake knowingly differs from the description, the difference is listed below (`KNOWN_*`)
 with its reason; the tests check that list exactly, so a new difference fails, and so does one that
@@ -46,12 +50,22 @@ import pytest
 import pager.github
 import pager.html
 import pager.telegram
+from pager.commands import BOT_COMMANDS
 from pager.permissions import needed_permissions
 from pager_world.cases import alert, issue_comment_by, issue_opened, live_pull, ready, run
 from pager_world.github import FakeGitHub
 from pager_world.http import HttpRequest
 from pager_world.payloads import example
-from pager_world.telegram import MAX_CALLBACK_DATA, MAX_TEXT, FakeTelegram, parse_html, shown_length
+from pager_world.telegram import (
+    MAX_CALLBACK_DATA,
+    MAX_COMMAND,
+    MAX_COMMAND_DESCRIPTION,
+    MAX_COMMANDS,
+    MAX_TEXT,
+    FakeTelegram,
+    parse_html,
+    shown_length,
+)
 from pager_world.world import CHAT_ID, CONTROL, GITHUB_API, REPO, World
 
 SPECS = Path(__file__).parent / "fixtures" / "specs"
@@ -632,6 +646,8 @@ def tg_problems(value: Any, expression: str, where: str) -> list[str]:
 
 
 def limit_problems(value: Any, limits: dict[str, Any] | None, where: str, *, html: bool = False) -> list[str]:
+    if limits and "max_items" in limits and isinstance(value, list) and len(value) > limits["max_items"]:
+        return [f"{where}: {len(value)} {limits['items']}, more than {limits['max_items']}"]
     if not limits or not isinstance(value, str):
         return []
     if limits.get("unit") == "bytes":
@@ -656,7 +672,8 @@ def telegram_requests(world: World) -> list[tuple[str, dict[str, Any]]]:
 
 def test_every_method_the_fake_telegram_answers_and_pager_calls_is_in_the_bot_api_description():
     answered = fake_telegram_methods()
-    assert {"sendMessage", "editMessageText", "answerCallbackQuery", "setWebhook"} <= answered
+    assert {"sendMessage", "editMessageText", "answerCallbackQuery", "setWebhook", "deleteMessage", "setMyCommands",
+            "getMyCommands"} <= answered
     assert answered <= set(METHODS), f"not in the slice: {sorted(answered - set(METHODS))}"
     called = pager_telegram_methods()
     assert called and called <= set(METHODS) and called <= answered, (called, answered)
@@ -713,6 +730,28 @@ def test_the_limits_the_fake_telegram_enforces_are_the_documented_ones():
     assert answered("x" * callback_text["max"]) == 200 and answered("x" * (callback_text["max"] + 1)) == 400
 
 
+def test_the_command_menus_limits_the_fake_telegram_and_pager_enforce_are_the_documented_ones():
+    command = TYPES["BotCommand"]["limits"]
+    most = parameter("setMyCommands", "commands")["limits"]
+    assert (command["command"]["min"], command["command"]["max"]) == (1, MAX_COMMAND)
+    assert (command["description"]["min"], command["description"]["max"]) == (1, MAX_COMMAND_DESCRIPTION)
+    assert (most["max_items"], most["items"]) == (MAX_COMMANDS, "commands")
+    assert command["command"]["pattern"] == "^[a-z0-9_]*$"
+    assert all(limit_problems(c, command["command"], c) == [] for c, _ in BOT_COMMANDS)
+
+    chat = FakeTelegram()
+
+    def status(*commands: tuple[str, str]) -> int:
+        return chat.handle("setMyCommands", {"commands": [{"command": c, "description": d} for c, d in commands]})[0]
+
+    assert status(("x" * MAX_COMMAND, "d" * MAX_COMMAND_DESCRIPTION)) == 200
+    assert status(("x" * (MAX_COMMAND + 1), "d")) == 400 and status(("", "d")) == 400
+    assert status(("x", "d" * (MAX_COMMAND_DESCRIPTION + 1))) == 400 and status(("x", "")) == 400
+    assert status(("Status", "d")) == 400 and status(("mute-repo", "d")) == 400
+    assert status(*[(f"c{n}", "d") for n in range(MAX_COMMANDS)]) == 200
+    assert status(*[(f"c{n}", "d") for n in range(MAX_COMMANDS + 1)]) == 400
+
+
 def test_the_fake_telegram_answers_with_the_documented_envelope_and_result_types():
     envelope = TELEGRAM["response"]["fields"]
     found: dict[str, list[str]] = {}
@@ -732,7 +771,21 @@ def test_the_fake_telegram_answers_with_the_documented_envelope_and_result_types
         ("getUpdates", chat.handle("getUpdates", {})),  # refused while a webhook is set
         ("deleteWebhook", chat.handle("deleteWebhook", {})),
         ("getWebhookInfo", chat.handle("getWebhookInfo", {})),
+        ("sendMessage", chat.handle("sendMessage", {"chat_id": CHAT_ID, "text": "c", "disable_notification": True,
+                                                    "reply_parameters": {"message_id": message_id}})),
+        ("sendMessage", chat.handle("sendMessage", {"chat_id": CHAT_ID, "text": "d", "reply_parameters": {
+            "message_id": 99_999, "allow_sending_without_reply": True}})),
+        ("sendMessage", chat.handle("sendMessage", {"chat_id": CHAT_ID, "text": "e",
+                                                    "reply_parameters": {"message_id": 99_999}})),  # refused
+        ("deleteMessage", chat.handle("deleteMessage", {"chat_id": CHAT_ID, "message_id": message_id})),
+        ("deleteMessage", chat.handle("deleteMessage", {"chat_id": CHAT_ID, "message_id": message_id})),  # gone
+        ("setMyCommands", chat.handle("setMyCommands", {"commands": [{"command": c, "description": d}
+                                                                     for c, d in BOT_COMMANDS]})),
+        ("getMyCommands", chat.handle("getMyCommands", {})),
+        ("getMyCommands", chat.handle("getMyCommands", {"scope": {"type": "all_group_chats"}})),  # none set: []
     ]
+    assert answers[10][1][1]["result"]["reply_to_message"]["message_id"] == message_id
+    assert answers[-2][1][1]["result"] == [{"command": c, "description": d} for c, d in BOT_COMMANDS]
     chat.receive("/start", chat={"id": int(CHAT_ID), "type": "supergroup", "title": "Pager"}, thread_id=7,
                  user={"id": 42, "is_bot": False, "first_name": "Maintainer"})
     chat.receive("post", chat={"id": -1002, "type": "channel", "title": "News", "username": "news"})
@@ -757,6 +810,24 @@ def test_the_fake_telegram_answers_with_the_documented_envelope_and_result_types
         else:
             assert status == body["error_code"] and isinstance(body["description"], str) and status >= 400
     assert found == KNOWN_RESULT_GAPS
+
+
+def test_the_update_the_fake_telegram_sends_for_a_typed_command_has_the_documented_types(private_key_pem):
+    world = World(private_key_pem)
+    pager_id = world.services.telegram.send_message(CHAT_ID, "📦 a page")
+    update = world.chat.command_update("/mute@pager_test_bot owner/name 8h", chat_id=CHAT_ID,
+                                       user={"id": 42, "is_bot": False, "first_name": "Maintainer"})
+    assert tg_problems(update, "Update", "update") == []
+    message = update["message"]
+    assert {"from", "chat", "date", "text", "entities"} <= set(message)
+    [entity] = message["entities"]
+    assert entity == {"offset": 0, "length": len("/mute@pager_test_bot"), "type": "bot_command"}
+    # the message is in the chat: a reply to it is valid, as to the bot's own
+    for replied in (message["message_id"], pager_id):
+        status, answer = world.chat.handle("sendMessage", {"chat_id": CHAT_ID, "text": "muted",
+                                                           "reply_parameters": {"message_id": replied}})
+        assert status == 200 and answer["result"]["reply_to_message"]["message_id"] == replied
+        assert tg_problems(answer["result"], "Message", "result") == []
 
 
 def test_the_worlds_telegram_webhook_secret_is_a_valid_secret_token():

@@ -362,6 +362,234 @@ def test_the_world_is_in_its_chat_a_basic_group(world):
     assert world.services.telegram.send_message(CHAT_ID, "x") == max(world.chat.messages)
 
 
+# -- Telegram: replies, deletes, the command menu, the bot's allowed updates, people's commands ------------
+
+
+MAINTAINER = {"id": 42, "is_bot": False, "first_name": "Maintainer"}
+
+
+def delete(chat: FakeTelegram, chat_id, message_id) -> tuple[int, dict]:
+    return chat.handle("deleteMessage", {"chat_id": chat_id, "message_id": message_id})
+
+
+def test_a_reply_names_a_message_of_its_chat_or_is_sent_plain_when_allowed_to():
+    # ReplyParameters; Client.cpp check_reply_parameters and TdOnCheckMessageCallback (allow_empty)
+    now = Now()
+    chat = FakeTelegram(clock=now)
+    chat.add_chat(CHAT_ID)
+    chat.add_chat("-1002", "supergroup")
+    first = send(chat, CHAT_ID, "a")[1]["result"]["message_id"]
+    elsewhere = send(chat, "-1002", "b")[1]["result"]["message_id"]
+    now.at += 60
+    status, answer = send(chat, CHAT_ID, "c", reply_parameters={"message_id": first}, disable_notification=True)
+    assert status == 200 and answer["result"]["reply_to_message"]["message_id"] == first
+    assert "reply_to_message" not in answer["result"]["reply_to_message"]
+    reply = chat.messages[answer["result"]["message_id"]]
+    assert (reply.reply_to, reply.notified, reply.sent_at) == (first, False, now.at)
+    assert answer["result"]["date"] == int(now.at)
+    not_found = (400, telegram_error(400, "Bad Request: message to be replied not found"))
+    assert send(chat, CHAT_ID, "d", reply_parameters={"message_id": elsewhere}) == not_found  # another chat's
+    assert send(chat, CHAT_ID, "d", reply_parameters={"message_id": 999}) == not_found
+    status, answer = send(chat, CHAT_ID, "e", reply_parameters={"message_id": 999, "allow_sending_without_reply": True})
+    assert status == 200 and chat.messages[answer["result"]["message_id"]].reply_to is None
+    assert "reply_to_message" not in answer["result"]
+    # a reply into another chat is never sent without it ("Always False for replies in another chat")
+    assert send(chat, CHAT_ID, "f", reply_parameters={"message_id": 999, "chat_id": "-1002",
+                                                      "allow_sending_without_reply": True}) == not_found
+    status, answer = send(chat, CHAT_ID, "g", reply_parameters={"message_id": elsewhere, "chat_id": "-1002"})
+    assert status == 200 and chat.messages[answer["result"]["message_id"]].reply_to == elsewhere
+    assert send(chat, CHAT_ID, "h", reply_parameters=[first])[1]["description"] == (
+        "Bad Request: object expected as reply parameters")
+    assert send(chat, CHAT_ID, "h", reply_parameters={"allow_sending_without_reply": True})[1]["description"] == (
+        'Bad Request: can\'t find field "message_id"')
+
+
+def test_the_bot_deletes_its_own_messages_for_48_hours_and_each_once():
+    # deleteMessage's limitations; Client.cpp process_delete_message_query and check_message;
+    # MessagesManager.cpp delete_messages (the words per kind of chat)
+    now = Now()
+    chat = FakeTelegram(clock=now)
+    chat.add_chat(CHAT_ID, "group")
+    chat.add_chat("-1002", "supergroup")
+    kept = {where: [send(chat, where, str(n))[1]["result"]["message_id"] for n in range(2)] for where in (CHAT_ID, "-1002")}
+    now.at += 48 * 3600 - 1
+    assert delete(chat, CHAT_ID, kept[CHAT_ID][0]) == (200, {"ok": True, "result": True})
+    assert kept[CHAT_ID][0] not in chat.messages and chat.deleted == [kept[CHAT_ID][0]]
+    assert delete(chat, CHAT_ID, kept[CHAT_ID][0]) == (400, telegram_error(400, "Bad Request: message to delete not found"))
+    assert delete(chat, "-1002", kept[CHAT_ID][1])[1]["description"] == "Bad Request: message to delete not found"
+    now.at += 1  # 48 hours old
+    assert delete(chat, CHAT_ID, kept[CHAT_ID][1]) == (
+        400, telegram_error(400, "Bad Request: message can't be deleted for everyone"))
+    assert delete(chat, "-1002", kept["-1002"][0]) == (400, telegram_error(400, "Bad Request: message can't be deleted"))
+    assert kept[CHAT_ID][1] in chat.messages and chat.deleted == [kept[CHAT_ID][0]]
+    assert chat.handle("deleteMessage", {"message_id": 1})[1]["description"] == "Bad Request: chat identifier is not specified"
+    assert delete(chat, CHAT_ID, 0)[1]["description"] == "Bad Request: message identifier is not specified"
+    assert delete(chat, "-1003", 1)[1]["description"] == "Bad Request: chat not found"
+
+
+def test_another_persons_message_is_the_bots_to_delete_only_as_an_administrator_who_may():
+    # deleteMessage: "If the bot is an administrator of a group, it can delete any message there"; in a
+    # supergroup only with can_delete_messages; incoming messages in a private chat always
+    chat = FakeTelegram()
+    chat.add_chat(CHAT_ID, "group")
+    chat.add_chat("-1002", "supergroup")
+    chat.add_chat(42, "private")
+
+    def typed(where) -> int:
+        return chat.command_update("/status", chat_id=where, user=MAINTAINER)["message"]["message_id"]
+
+    assert delete(chat, CHAT_ID, typed(CHAT_ID))[1]["description"] == "Bad Request: message can't be deleted for everyone"
+    assert delete(chat, "-1002", typed("-1002"))[1]["description"] == "Bad Request: message can't be deleted"
+    assert delete(chat, 42, typed(42))[0] == 200
+    chat.members[chat.bot["id"]] = {"status": "administrator"}
+    assert delete(chat, CHAT_ID, typed(CHAT_ID))[0] == 200
+    assert delete(chat, "-1002", typed("-1002"))[0] == 400
+    chat.members[chat.bot["id"]] = {"status": "administrator", "can_delete_messages": True}
+    assert delete(chat, "-1002", typed("-1002"))[0] == 200
+
+
+def test_a_delete_answers_as_every_call_for_a_group_upgraded_or_a_bot_removed():
+    chat = FakeTelegram()
+    chat.add_chat(CHAT_ID, "group")
+    message_id = send(chat, CHAT_ID)[1]["result"]["message_id"]
+    new = chat.migrate(CHAT_ID)
+    assert delete(chat, CHAT_ID, message_id) == (400, telegram_error(
+        400, "Bad Request: group chat was upgraded to a supergroup chat", migrate_to_chat_id=int(new)))
+    chat.kicked = True
+    assert delete(chat, new, message_id) == (403, telegram_error(403, "Forbidden: bot was kicked from the supergroup chat"))
+
+
+def test_a_delete_does_not_count_towards_flood_control():
+    # undocumented (tdlib/telegram-bot-api#572: "The limits are high enough to cover all reasonable usages")
+    chat = FakeTelegram(clock=Now())
+    chat.add_chat(CHAT_ID)
+    sent = [send(chat, CHAT_ID, str(n))[1]["result"]["message_id"] for n in range(2)]
+    assert [delete(chat, CHAT_ID, m)[0] for m in sent] == [200, 200]
+    assert send(chat, CHAT_ID, "third")[0] == 200  # the third message in the window: deletes took no room
+    assert send(chat, CHAT_ID, "fourth")[0] == 429
+
+
+def test_the_command_menu_is_kept_per_scope_and_language_as_telegram_cleans_it():
+    # setMyCommands, getMyCommands; BotCommand.cpp set_commands (trimmed, a leading "/" dropped)
+    chat = FakeTelegram()
+    assert chat.handle("getMyCommands", {}) == (200, {"ok": True, "result": []})
+    commands = [{"command": "/status ", "description": " What is red "}, {"command": "help", "description": "Help"}]
+    assert chat.handle("setMyCommands", {"commands": json.dumps(commands)}) == (200, {"ok": True, "result": True})
+    kept = [{"command": "status", "description": "What is red"}, {"command": "help", "description": "Help"}]
+    assert chat.handle("getMyCommands", {})[1]["result"] == kept
+    assert chat.handle("getMyCommands", {"scope": {"type": "default"}})[1]["result"] == kept
+    assert chat.handle("getMyCommands", {"language_code": "de"})[1]["result"] == []
+    assert chat.handle("getMyCommands", {"scope": {"type": "all_group_chats"}})[1]["result"] == []
+    assert chat.handle("setMyCommands", {})[0] == 200 and chat.handle("getMyCommands", {})[1]["result"] == []
+
+
+@pytest.mark.parametrize(("commands", "description"), [
+    ("[{", "Bad Request: can't parse commands JSON object"),
+    ({"command": "help"}, "Bad Request: expected an Array of BotCommand"),
+    (["help"], "Bad Request: can't parse BotCommand: expected an Object"),
+    ([{"command": "help"}], 'Bad Request: can\'t parse BotCommand: Can\'t find field "description"'),
+    ([{"command": ["help"], "description": "d"}], 'Bad Request: can\'t parse BotCommand: Field "command" must be of type String'),
+    ([{"command": " / ", "description": "d"}], "Bad Request: command must be non-empty"),
+    ([{"command": "x" * 33, "description": "d"}], "Bad Request: command length must not exceed 32"),
+    ([{"command": "help", "description": "  "}], "Bad Request: command description must be non-empty"),
+    ([{"command": "help", "description": "d" * 257}], "Bad Request: command description length must not exceed 256"),
+    ([{"command": "Help", "description": "d"}], "Bad Request: BOT_COMMAND_INVALID"),
+    ([{"command": "мут", "description": "d"}], "Bad Request: BOT_COMMAND_INVALID"),
+    ([{"command": f"c{n}", "description": "d"} for n in range(101)], "Bad Request: BOT_COMMANDS_TOO_MUCH"),
+])
+def test_a_command_menu_telegram_refuses_is_refused_with_its_words_and_keeps_the_one_before(commands, description):
+    chat = FakeTelegram()
+    chat.handle("setMyCommands", {"commands": [{"command": "help", "description": "Help"}]})
+    assert chat.handle("setMyCommands", {"commands": commands}) == (400, telegram_error(400, description))
+    assert chat.handle("getMyCommands", {})[1]["result"] == [{"command": "help", "description": "Help"}]
+
+
+def test_the_bots_allowed_updates_outlive_the_webhook_and_are_reported_in_telegrams_order():
+    # Client.cpp update_allowed_update_types, JsonWebhookInfo; Client.h UpdateType, DEFAULT_ALLOWED_UPDATE_TYPES
+    chat = FakeTelegram()
+
+    def allowed():
+        return chat.handle("getWebhookInfo", {})[1]["result"].get("allowed_updates")
+
+    assert allowed() is None  # the default: not reported
+    chat.handle("setWebhook", {"url": "https://example.test/telegram", "allowed_updates": ["callback_query", "MESSAGE"]})
+    assert allowed() == ["message", "callback_query"]
+    chat.handle("setWebhook", {"url": "https://example.test/telegram"})  # not given: as it was
+    chat.handle("deleteWebhook", {})
+    assert allowed() == ["message", "callback_query"]
+    chat.handle("getUpdates", {"allowed_updates": json.dumps(["callback_query", "no_such_update"])})
+    assert allowed() == ["callback_query"]
+    chat.handle("getUpdates", {"allowed_updates": "not json"})
+    assert allowed() == ["callback_query"]
+    chat.handle("setWebhook", {"url": "https://example.test/telegram", "allowed_updates": []})
+    assert allowed() is None
+
+
+def test_a_command_typed_in_the_chat_comes_as_telegram_sends_it_with_its_bot_command_entity():
+    # MessageEntity (offset and length in UTF-16 code units); MessageEntity.cpp match_bot_commands
+    now = Now()
+    chat = FakeTelegram(clock=now)
+    chat.add_chat(CHAT_ID, "group", title="pager")
+    update = chat.command_update("/mute@pager_test_bot acme/app 8h", chat_id=CHAT_ID, user=MAINTAINER)
+    message = update["message"]
+    assert message == {"message_id": message["message_id"], "from": MAINTAINER, "date": int(now.at), "text":
+                       "/mute@pager_test_bot acme/app 8h", "chat": {"id": int(CHAT_ID), "type": "group", "title": "pager"},
+                       "entities": [{"offset": 0, "length": 20, "type": "bot_command"}]}
+    assert chat.messages[message["message_id"]].author == MAINTAINER
+    assert chat.command_update("/status", chat_id=CHAT_ID, user=MAINTAINER)["message"]["entities"][0]["length"] == 7
+    assert chat.command_update("/help\nmore", chat_id=CHAT_ID, user=MAINTAINER)["message"]["entities"][0]["length"] == 5
+    second = chat.command_update("/status", chat_id=CHAT_ID, user=MAINTAINER)
+    assert second["update_id"] == update["update_id"] + 3  # one sequence of updates
+    assert edit(chat, CHAT_ID, message["message_id"], "x") == (400, telegram_error(400, "Bad Request: message can't be edited"))
+    for text in ("status", "/", "/status/x", "hi /status", "/mute@ab x"):
+        with pytest.raises(ValueError):
+            chat.command_update(text, chat_id=CHAT_ID, user=MAINTAINER)
+    with pytest.raises(ValueError):
+        chat.command_update("/status", chat_id="-1003", user=MAINTAINER)  # a chat the bot is not in
+
+
+def test_a_bot_in_privacy_mode_gets_no_command_for_another_bot_and_none_without_message_updates():
+    chat = FakeTelegram()
+    chat.add_chat(CHAT_ID, "group")
+    chat.add_chat(42, "private")
+    with pytest.raises(ValueError, match="privacy mode"):
+        chat.command_update("/status@other_bot", chat_id=CHAT_ID, user=MAINTAINER)
+    assert chat.command_update("/status@PAGER_TEST_BOT", chat_id=CHAT_ID, user=MAINTAINER)  # usernames ignore case
+    assert chat.command_update("/status@other_bot", chat_id=42, user=MAINTAINER)  # a private chat has no privacy mode
+    chat.bot["can_read_all_group_messages"] = True  # privacy mode off (@BotFather's /setprivacy)
+    assert chat.command_update("/status@other_bot", chat_id=CHAT_ID, user=MAINTAINER)
+    chat.handle("setWebhook", {"url": "https://example.test/telegram", "allowed_updates": ["callback_query"]})
+    with pytest.raises(ValueError, match="allowed_updates"):
+        chat.command_update("/status", chat_id=CHAT_ID, user=MAINTAINER)
+
+
+def test_the_chat_shows_which_messages_buzzed_what_they_reply_to_and_who_wrote_them():
+    chat = FakeTelegram()
+    chat.add_chat(CHAT_ID, "group")
+    loud = send(chat, CHAT_ID, "<b>CI</b> failed")[1]["result"]["message_id"]
+    typed = chat.command_update("/mute acme/app", chat_id=CHAT_ID, user=MAINTAINER)["message"]["message_id"]
+    quiet = send(chat, CHAT_ID, "muted", disable_notification=True, reply_parameters={"message_id": typed})[1]["result"]
+    assert chat.render().splitlines() == [f"🔔 [{loud}] CI failed", f"👤 [{typed}] Maintainer: /mute acme/app",
+                                          f"🔕 [{quiet['message_id']}] ↳ [{typed}] muted"]
+    view = chat.view()
+    assert view == {loud: ("<b>CI</b> failed", None), typed: ("/mute acme/app", None), quiet["message_id"]: ("muted", None)}
+    shown = view[quiet["message_id"]]
+    assert (shown.notified, shown.reply_to, shown.author, view[typed].author) == (False, typed, None, 42)
+    assert repr(shown) == f"🔕 ↳ [{typed}] ('muted', None)"
+    chat.messages[loud].notified = False
+    assert chat.view() != view and chat.view()[typed] == view[typed]  # two views compare the sound too
+
+
+def test_a_command_in_the_world_goes_through_the_real_endpoint_and_stays_in_the_chat(world):
+    page = world.services.telegram.send_message(CHAT_ID, "a page", buttons=[[("🛠 Start fix", "fix:x")]])
+    status, _ = world.command("/status")
+    assert status == 200
+    [(typed, shown)] = [(m, s) for m, s in world.chat.view().items() if s.author is not None]
+    assert shown == ("/status", None) and shown.author == 42 and typed > page
+    update = world.press_update("fix:x", message_id=page)
+    assert update["update_id"] > 0 and world.chat.button_data(page, "🛠") == "fix:x"
+
+
 # -- GitHub's rules: permissions, merges, collaborators ----------------------------------------------------
 
 

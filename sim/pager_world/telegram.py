@@ -24,8 +24,52 @@ As strict as the real Bot API (core.telegram.org/bots/api), rule by rule:
   supergroup chat, the channel chat; in a private chat "Forbidden: bot was blocked by the user");
 - answerCallbackQuery's `text` is 0 to 200 characters: longer is 400 "Bad Request: MESSAGE_TOO_LONG"
   (the limit is the method's; the description is what Telegram answers, as client libraries report);
-- a sent or edited message comes back as a Message: message_id, date, chat (id, type, title or
-  first_name, username, is_forum), text.
+- a sent or edited message comes back as a Message: message_id, date (when it was sent, on the fake's
+  clock), chat (id, type, title or first_name, username, is_forum), text, and `reply_to_message` (the
+  message it replies to, without a reply of its own: "Message", field reply_to_message);
+- sendMessage's `reply_parameters` (ReplyParameters): an object, or 400 "Bad Request: object expected as
+  reply parameters", holding `message_id` (else "Bad Request: can't find field \"message_id\""; 0 or
+  less: no reply at all). The message replied to must be in the chat the message goes to (or in the
+  chat its `chat_id` names); one that is not there is 400 "Bad Request: message to be replied not found",
+  unless `allow_sending_without_reply` is true and the reply is in the same chat: then the message is
+  sent as a plain one ("allow_sending_without_reply ... Always False for replies in another chat";
+  Client.cpp, `check_reply_parameters` and `TdOnCheckMessageCallback`, whose `allow_empty` sends it
+  without the reply). Replies across forum topics are not modelled;
+- editMessageText of a message someone else wrote is 400 "Bad Request: message can't be edited" (TDLib,
+  MessagesManager.cpp `can_edit_message`: in a chat other than a channel only outgoing messages; a
+  bot's own message has no time limit there, `has_edit_time_limit = !(is_bot && m->is_outgoing)`);
+- deleteMessage (its description's list of limitations): no `chat_id` is 400 "Bad Request: chat
+  identifier is not specified" and no `message_id` "Bad Request: message identifier is not specified"
+  (Client.cpp, `process_delete_message_query`); then the chat as for every call; a message that is not
+  in that chat (never sent, deleted already) is 400 "Bad Request: message to delete not found"
+  (`check_message`). A message can only be deleted if it was sent less than 48 hours ago; the bot may
+  delete its own messages in private chats, groups and supergroups (and its posts in a channel: the fake
+  does not check the bot's right to post there, and so not to delete either), incoming ones in a
+  private chat, any in a group where it is an administrator, any in a supergroup or channel where it
+  has `can_delete_messages` (`members` of the bot's id). Otherwise TDLib refuses, and its words depend
+  on the kind of chat (MessagesManager.cpp, `delete_messages`): in a supergroup or a channel
+  `can_delete_channel_message` fails and the answer is 400 "Bad Request: message can't be deleted"; in a
+  group or a private chat `can_revoke_message` fails (a bot's revoke limit is 2 days) and it is 400
+  "Bad Request: message can't be deleted for everyone" (seen by users, tdlib/telegram-bot-api#403).
+  TDLib lets a group's message go at exactly 48 hours; the fake follows the documentation's "less
+  than". A deleted message leaves the chat and is logged in `deleted`;
+- flood control counts sendMessage and editMessageText only (below). Whether deleteMessage counts is
+  not documented (the Bot API server's maintainer: "The limits are high enough to cover all reasonable
+  usages", tdlib/telegram-bot-api#572): the fake does not count it;
+- setMyCommands (BotCommand, setMyCommands): `commands` missing or empty sets an empty list (Client.cpp,
+  `get_bot_commands`); not JSON is 400 "Bad Request: can't parse commands JSON object", not an array
+  "Bad Request: expected an Array of BotCommand", an item that is not an object or lacks a string
+  `command` or `description` "Bad Request: can't parse BotCommand: ..." (its `get_bot_command`, and
+  tdutils' JsonBuilder.cpp for the words). TDLib (BotCommand.cpp, `set_commands`) trims both, drops a
+  leading "/", and refuses an empty command ("Bad Request: command must be non-empty"), one longer than 32
+  characters ("Bad Request: command length must not exceed 32"), an empty description ("Bad Request:
+  command description must be non-empty") or one longer than 256 ("Bad Request: command description
+  length must not exceed 256"). Telegram's servers then refuse a command that is not only lowercase
+  English letters, digits and underscores, 400 "Bad Request: BOT_COMMAND_INVALID", and more than 100
+  commands, 400 "Bad Request: BOT_COMMANDS_TOO_MUCH" (the words as client libraries report them:
+  tdlib/telegram-bot-api#98, openclaw/openclaw#11567); which of the two comes first is not documented.
+  The commands are kept per scope and language (`commands`, keyed by `scope_key`, default scope and "");
+  getMyCommands answers those of its scope and language, an empty list when none are set;
 
 The chats, as the Bot API server (tdlib/telegram-bot-api, telegram-bot-api/Client.cpp) checks them:
 
@@ -62,12 +106,30 @@ The chats, as the Bot API server (tdlib/telegram-bot-api, telegram-bot-api/Clien
   pass that check and what Telegram then answers is not documented: the fake refuses them the same way.
   Messages sent before stay in the old chat: an edit naming the new chat does not find them.
 
+Users writing in a chat the bot is in (`command_update`), as the Bot API server sends them: an Update
+with a `message` holding `from`, `chat`, `date`, `text` and the `bot_command` entity TDLib finds at
+the start of the text (MessageEntity.cpp, `match_bot_commands`: "/" and 1 to 64 of A-Z a-z 0-9 _,
+optionally "@" and a bot's 3 to 32 such characters, not followed by a word character, "/", "<" or ">";
+offset and length in UTF-16 code units, MessageEntity). In a group or supergroup a bot in privacy mode
+(getMe's `can_read_all_group_messages` false, the default) is not sent a command addressed to
+another bot ("/cmd@other_bot"; @BotFather's /setprivacy: such a bot receives "only messages that either
+start with the '/' symbol or mention the bot by username", and the Bot API's "Privacy mode"), and no
+message reaches a bot whose `allowed_updates` leave out "message". The message is in the chat from then
+on, so that a reply to it is valid.
+
 The methods `pager setup` and `pager doctor` call ("Getting updates", "Available methods"):
 
 - a token Telegram does not know (`token` set and another one used) answers 401 "Unauthorized";
 - getMe answers the bot as a User; getWebhookInfo a WebhookInfo: `url` ("" when none is set),
-  `has_custom_certificate`, `pending_update_count`, `allowed_updates` as set, and `last_error_date`
-  with `last_error_message` when the last delivery to the webhook failed (`webhook_error`);
+  `has_custom_certificate`, `pending_update_count`, `allowed_updates`, and `last_error_date` with
+  `last_error_message` when the last delivery to the webhook failed (`webhook_error`);
+- `allowed_updates` is the bot's, not the webhook's (Client.cpp, `update_allowed_update_types`):
+  setWebhook and getUpdates change it when given a JSON array of strings (names lowercased, unknown
+  ones dropped; none known: the default), and leave it as it was otherwise; deleteWebhook keeps it.
+  getWebhookInfo reports it, whether a webhook is set or not, in the server's own order of update
+  types (Client.h, `UpdateType`: "message" before "callback_query") and only when it is not the
+  default: every type but chat_member, message_reaction and message_reaction_count
+  (`DEFAULT_ALLOWED_UPDATE_TYPES`, `JsonWebhookInfo`);
 - getUpdates answers the updates waiting (`updates`; `offset` confirms those before it, `limit` 1 to
   100) and, while a webhook is set, 409 "Conflict: can't use getUpdates method while webhook is
   active; use deleteWebhook to delete the webhook first"; deleteWebhook removes it (and the waiting
@@ -106,6 +168,24 @@ GENERAL_TOPIC = 1  # a forum's General topic: messages for it carry no thread id
 CHAT_WINDOWS = ((3, 3.0),)
 GROUP_WINDOWS = ((3, 3.0), (20, 60.0))
 CHAT_KINDS = ("private", "group", "supergroup", "channel")
+DELETE_WINDOW = 48 * 3600.0  # seconds a message can still be deleted (deleteMessage)
+# BotCommand and setMyCommands: a command's length, its characters, a description's length, how many.
+MAX_COMMAND = 32
+COMMAND_CHARACTERS = re.compile(r"[a-z0-9_]+")
+MAX_COMMAND_DESCRIPTION = 256
+MAX_COMMANDS = 100
+DEFAULT_SCOPE = {"type": "default"}  # BotCommandScopeDefault
+# The update types in the Bot API server's order (Client.h, `UpdateType`); the two custom ones are its own.
+UPDATE_TYPES = ("message", "edited_message", "channel_post", "edited_channel_post", "inline_query",
+                "chosen_inline_result", "callback_query", "custom_event", "custom_query", "shipping_query",
+                "pre_checkout_query", "poll", "poll_answer", "my_chat_member", "chat_member", "chat_join_request",
+                "chat_boost", "removed_chat_boost", "message_reaction", "message_reaction_count",
+                "business_connection", "business_message", "edited_business_message", "deleted_business_messages",
+                "purchased_paid_media", "managed_bot", "guest_message")
+DEFAULT_UPDATES = frozenset(UPDATE_TYPES) - {"chat_member", "message_reaction", "message_reaction_count"}
+# A bot command at the start of a text, as TDLib finds it (MessageEntity.cpp, `match_bot_commands`).
+# An "@" after the command must start a bot's username, or there is no command at all.
+_BOT_COMMAND = re.compile(r"/[A-Za-z0-9_]{1,64}(?:@([A-Za-z0-9_]{3,32}))?(?![\w/<>@])")
 _TAG = re.compile(r"""<(/?)([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[a-zA-Z][a-zA-Z-]*(?:\s*=\s*(?:"[^"<>]*"|'[^'<>]*'|[^\s"'<>=`]+))?)*)\s*>""")
 _ATTRIBUTE = re.compile(r"""([a-zA-Z][a-zA-Z-]*)(?:\s*=\s*("[^"<>]*"|'[^'<>]*'|[^\s"'<>=`]+))?""")
 _ENTITY = re.compile(r"&(?:lt|gt|amp|quot|#[0-9]{1,7}|#x[0-9a-fA-F]{1,6});")
@@ -205,11 +285,58 @@ class Message:
     text: str
     buttons: list[list[dict[str, str]]]  # rows of {"text", "callback_data"}
     thread_id: int | None = None
-    notified: bool = True
+    notified: bool = True  # sent with a sound (sendMessage without disable_notification)
     edits: int = 0
+    reply_to: int | None = None  # the message it replies to
+    sent_at: float = 0.0  # when it was sent, on the fake's clock
+    author: dict[str, Any] | None = None  # the User who wrote it; None for the bot's own messages
 
     def labels(self) -> tuple[tuple[str, ...], ...] | None:
         return tuple(tuple(b["text"] for b in row) for row in self.buttons) or None
+
+    @property
+    def mark(self) -> str:
+        """🔔 or 🔕 for the bot's messages (sent with a sound or without), 👤 for a person's."""
+        return "👤" if self.author is not None else "🔔" if self.notified else "🔕"
+
+    @property
+    def replying(self) -> str:
+        """" ↳ [id]" when it replies to another message, else nothing."""
+        return f" ↳ [{self.reply_to}]" if self.reply_to is not None else ""
+
+
+class Shown(tuple):
+    """A message as `view` shows it: the pair (text, button labels by row or None) it always was, so that
+    views compare as before with plain pairs, plus whether it was sent with a sound (`notified`), what it
+    replies to (`reply_to`) and who wrote it (`author`, a user id; None for the bot). Two views compare
+    these too, and a failing assertion prints them (🔔, 🔕, ↳, 👤)."""
+
+    text: str
+    buttons: tuple[tuple[str, ...], ...] | None
+
+    def __new__(cls, message: Message) -> Shown:
+        shown = super().__new__(cls, (message.text, message.labels()))
+        shown.text, shown.buttons = message.text, message.labels()
+        shown.notified, shown.reply_to = message.notified, message.reply_to
+        shown.author = None if message.author is None else message.author.get("id")
+        shown.marks = message.mark + message.replying
+        return shown
+
+    def _facts(self) -> tuple[Any, ...]:
+        return (tuple(self), self.notified, self.reply_to, self.author)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Shown):
+            return self._facts() == other._facts()
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+    def __repr__(self) -> str:
+        return f"{self.marks} {tuple.__repr__(self)}"
 
 
 @dataclass
@@ -265,6 +392,9 @@ class FakeTelegram:
         self.messages: dict[int, Message] = {}
         self.sent: list[int] = []  # message ids, in the order they were sent
         self.edits: list[int] = []  # message ids, once per edit
+        self.deleted: list[int] = []  # message ids the bot deleted (deleteMessage), in order
+        self.commands: dict[tuple[str, str], list[dict[str, str]]] = {}  # (scope_key, language) -> BotCommands
+        self.allowed_updates: frozenset[str] = DEFAULT_UPDATES  # the bot's, set by setWebhook and getUpdates
         self.answers: list[tuple[str, str | None]] = []  # (callback query id, text) per answerCallbackQuery
         self.queries: dict[str, float] = {}  # callback query id -> when the button was pressed
         self.webhook: dict[str, Any] = {}
@@ -357,12 +487,17 @@ class FakeTelegram:
                     return self._send(params)
                 if method == "editMessageText":
                     return self._edit(params)
+                if method == "deleteMessage":
+                    return self._delete(params)
                 if method == "answerCallbackQuery":
                     return self._answer(params)
                 if method == "setWebhook":
                     self.webhook = dict(params)
                     self.webhook_error = None  # a webhook set anew has no failed delivery yet
+                    self._allow(params.get("allowed_updates"))
                     return _ok(True)
+                if method in ("setMyCommands", "getMyCommands"):
+                    return self._commands(method, params)
                 if method in ("getMe", "getWebhookInfo", "getUpdates", "deleteWebhook", "getChatMember"):
                     return self._setup_method(method, params)
             except _Refused as refused:
@@ -387,6 +522,7 @@ class FakeTelegram:
             limit = params.get("limit", 100)
             if not isinstance(limit, int) or not 1 <= limit <= 100:
                 return 400, telegram_error(400, "Bad Request: limit must be between 1 and 100")
+            self._allow(params.get("allowed_updates"))
             offset = params.get("offset")
             if isinstance(offset, int):
                 self.updates = [u for u in self.updates if u["update_id"] >= offset]
@@ -402,14 +538,24 @@ class FakeTelegram:
                                 "pending_update_count": self.pending_update_count if url else len(self.updates)}
         if url:
             info["max_connections"] = int(self.webhook.get("max_connections") or 40)
-            allowed = self.webhook.get("allowed_updates")
-            if isinstance(allowed, str):
-                allowed = json.loads(allowed)
-            if allowed is not None:
-                info["allowed_updates"] = list(allowed)
+        if self.allowed_updates != DEFAULT_UPDATES:
+            info["allowed_updates"] = [name for name in UPDATE_TYPES if name in self.allowed_updates
+                                       and not name.startswith("custom_")]
         if self.webhook_error is not None:
             info["last_error_date"], info["last_error_message"] = self.webhook_error
         return info
+
+    def _allow(self, given: Any) -> None:
+        """The bot's allowed_updates after a setWebhook or getUpdates that gave `given` (the module docstring)."""
+        if isinstance(given, str):
+            try:
+                given = json.loads(given) if given else None
+            except ValueError:
+                return
+        if not isinstance(given, list) or not all(isinstance(name, str) for name in given):
+            return
+        names = frozenset(name.lower() for name in given) & frozenset(UPDATE_TYPES)
+        self.allowed_updates = names or DEFAULT_UPDATES
 
     def _member(self, user_id: int) -> dict[str, Any]:
         """A ChatMember as Telegram answers it: the fields its kind requires, the status's rights."""
@@ -451,6 +597,38 @@ class FakeTelegram:
         with self._lock:
             self.updates.append(update)
         return update
+
+    def command_update(self, text: str, *, chat_id: int | str, user: dict[str, Any],
+                       thread_id: int | None = None) -> dict[str, Any]:
+        """Someone types a command in a chat the bot is in: the Update (a `message`, with its `bot_command`
+        entity) Telegram sends the bot for it (the module docstring). The message is in the chat from now
+        on, so that a reply to it is valid. ValueError for what Telegram would not send this bot."""
+        found = _BOT_COMMAND.match(text)
+        if found is None:
+            raise ValueError(f"{text!r} does not start with a bot command")
+        with self._lock:
+            chat = self.chats.get(_chat_number(chat_id))
+            if chat is None or chat.migrated_to is not None or chat.kind == "channel":
+                raise ValueError(f"{chat_id} is no chat the bot is in where people write")
+            addressed = found.group(1)
+            if (addressed is not None and addressed.lower() != str(self.bot.get("username", "")).lower()
+                    and chat.kind in ("group", "supergroup") and not self.bot.get("can_read_all_group_messages")):
+                raise ValueError(f"a bot in privacy mode is not sent a command for @{addressed}")
+            if "message" not in self.allowed_updates:
+                raise ValueError("the bot's allowed_updates leave out message: Telegram sends it no command")
+            thread = thread_id if thread_id is not None and chat.forum else None
+            if thread is not None:
+                chat.topics.add(thread)
+            message = Message(next(self._ids), chat.chat_id, text, [], thread, author=dict(user), sent_at=self.clock())
+            self.messages[message.message_id] = message
+            body = {**self._message(message), "from": dict(user),
+                    "entities": [{"offset": 0, "length": shown_length(found.group(0)), "type": "bot_command"}]}
+            return {"update_id": next(self._update_ids), "message": body}
+
+    def next_update_id(self) -> int:
+        """The id of the next Update Telegram sends the bot (one sequence for every kind of update)."""
+        with self._lock:
+            return next(self._update_ids)
 
     # -- the rules (the module docstring), each in one place
 
@@ -539,13 +717,46 @@ class FakeTelegram:
 
     # -- the methods
 
+    def _reply(self, chat: Chat, given: Any) -> int | None:
+        """The message a new one replies to, or None (the module docstring: reply_parameters)."""
+        if given is None:
+            return None
+        if isinstance(given, str):
+            try:
+                given = json.loads(given) if given else {}
+            except ValueError:
+                raise _Refused(400, "Bad Request: can't parse reply parameters JSON object") from None
+        if not isinstance(given, dict):
+            raise _Refused(400, "Bad Request: object expected as reply parameters")
+        if not given:
+            return None
+        if "message_id" not in given:
+            raise _Refused(400, "Bad Request: can't find field \"message_id\"")
+        try:
+            message_id = int(given["message_id"]) if not isinstance(given["message_id"], bool) else None
+        except (TypeError, ValueError):
+            message_id = None
+        if message_id is None:
+            raise _Refused(400, "Bad Request: field \"message_id\" must be a Number")
+        if message_id <= 0:
+            return None
+        where = chat if given.get("chat_id") is None else self._chat(given["chat_id"])
+        replied = self.messages.get(message_id)
+        if replied is not None and replied.chat_id == where.chat_id:
+            return message_id
+        if given.get("allow_sending_without_reply") is True and where is chat:
+            return None
+        raise _Refused(400, "Bad Request: message to be replied not found")
+
     def _send(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         self._check_text(params)
         chat = self._chat(params.get("chat_id"))
         thread = self._thread(chat, params.get("message_thread_id"))
+        reply_to = self._reply(chat, params.get("reply_parameters"))
         self._flood(chat)
         message = Message(next(self._ids), chat.chat_id, params["text"], _keyboard(params), thread,
-                          not params.get("disable_notification", False))
+                          notified=not params.get("disable_notification", False), reply_to=reply_to,
+                          sent_at=self.clock())
         self.messages[message.message_id] = message
         self.sent.append(message.message_id)
         self._count(chat)
@@ -560,6 +771,8 @@ class FakeTelegram:
             message = None
         if message is None or message.chat_id != chat.chat_id:
             raise _Refused(400, "Bad Request: message to edit not found")
+        if message.author is not None:
+            raise _Refused(400, "Bad Request: message can't be edited")
         text, buttons = params.get("text", message.text), _keyboard(params)
         if text == message.text and buttons == message.buttons:
             raise _Refused(400, NOT_MODIFIED)
@@ -569,6 +782,44 @@ class FakeTelegram:
         self.edits.append(message.message_id)
         self._count(chat)
         return _ok(self._message(message))
+
+    def _delete(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if params.get("chat_id") in (None, ""):
+            raise _Refused(400, "Bad Request: chat identifier is not specified")
+        try:
+            message_id = int(params.get("message_id") or 0)
+        except (TypeError, ValueError):
+            message_id = 0
+        if message_id <= 0:
+            raise _Refused(400, "Bad Request: message identifier is not specified")
+        chat = self._chat(params["chat_id"])
+        message = self.messages.get(message_id)
+        if message is None or message.chat_id != chat.chat_id:
+            raise _Refused(400, "Bad Request: message to delete not found")
+        if not self._may_delete(chat, message):
+            channel_like = chat.kind in ("supergroup", "channel")
+            raise _Refused(400, "Bad Request: message can't be deleted" + ("" if channel_like else " for everyone"))
+        del self.messages[message_id]
+        self.deleted.append(message_id)
+        return _ok(True)
+
+    def _may_delete(self, chat: Chat, message: Message) -> bool:
+        """Whether the bot may delete the message now (deleteMessage's limitations)."""
+        if self.clock() - message.sent_at >= DELETE_WINDOW:
+            return False
+        rights = self.members.get(self.bot["id"], {})
+        if chat.kind == "private" or message.author is None:
+            return True
+        if chat.kind == "group":
+            return rights.get("status") == "administrator"
+        return rights.get("status") == "administrator" and rights.get("can_delete_messages") is True
+
+    def _commands(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        key = (scope_key(params.get("scope")), str(params.get("language_code") or ""))
+        if method == "getMyCommands":
+            return _ok([dict(command) for command in self.commands.get(key, [])])
+        self.commands[key] = _bot_commands(params.get("commands"))
+        return _ok(True)
 
     def _answer(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if len(str(params.get("text") or "")) > MAX_CALLBACK_TEXT:
@@ -580,12 +831,18 @@ class FakeTelegram:
         self.answers.append((query_id, params.get("text")))
         return _ok(True)
 
-    def _message(self, message: Message) -> dict[str, Any]:
-        """A Message as Telegram answers it: the chat as the bot knows it."""
-        answer: dict[str, Any] = {"message_id": message.message_id, "date": 1796200000 + message.message_id,
+    def _message(self, message: Message, *, nested: bool = False) -> dict[str, Any]:
+        """A Message as Telegram answers it: the chat as the bot knows it, and the message it replies to
+        (which carries no reply of its own)."""
+        answer: dict[str, Any] = {"message_id": message.message_id, "date": int(message.sent_at),
                                   "text": message.text, "chat": self.chats[message.chat_id].as_chat()}
+        if message.author is not None and nested:
+            answer["from"] = dict(message.author)
         if message.thread_id is not None:
             answer.update(message_thread_id=message.thread_id, is_topic_message=True)
+        replied = self.messages.get(message.reply_to) if message.reply_to is not None and not nested else None
+        if replied is not None:
+            answer["reply_to_message"] = self._message(replied, nested=True)
         return answer
 
     # -- looking at the chat
@@ -594,22 +851,26 @@ class FakeTelegram:
         with self._lock:
             return [self.messages[k] for k in sorted(self.messages)]
 
-    def view(self) -> dict[int, tuple[str, tuple[tuple[str, ...], ...] | None]]:
-        """What the chat shows: message id -> (text, button labels by row, or None)."""
-        return {m.message_id: (m.text, m.labels()) for m in self.chat()}
+    def view(self) -> dict[int, Shown]:
+        """What the chat shows: message id -> (text, button labels by row, or None), each a `Shown` that
+        also says whether it was sent with a sound, what it replies to and who wrote it."""
+        return {m.message_id: Shown(m) for m in self.chat()}
 
     def render(self) -> str:
-        """The chat as plain text: each message, its buttons, whether it was edited."""
+        """The chat as plain text: each message after its marks (🔔 or 🔕: sent with a sound or not; 👤 and
+        a name: a person's; ↳ [id]: a reply to that message), whether it was edited, its buttons."""
         lines = []
         for m in self.chat():
             text = re.sub(r"<[^>]+>", "", m.text).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-            lines.append(f"[{m.message_id}]" + (" (edited)" if m.edits else "") + " " + text.replace("\n", "\n     "))
+            who = f"{m.author.get('first_name') or m.author.get('id')}: " if m.author is not None else ""
+            lines.append(f"{m.mark} [{m.message_id}]{m.replying}" + (" (edited)" if m.edits else "") + " " + who
+                         + text.replace("\n", "\n     "))
             for row in m.buttons:
                 lines.append("     " + "  ".join(f"[ {b['text']} ]" for b in row))
         return "\n".join(lines)
 
     def delete(self, message_id: int) -> None:
-        """The maintainer deletes a message in the chat."""
+        """The maintainer deletes a message in the chat (not the bot: see deleteMessage and `deleted`)."""
         with self._lock:
             del self.messages[message_id]
 
@@ -617,6 +878,56 @@ class FakeTelegram:
         """The callback data of the button whose label starts with `label_start`."""
         message = self.messages[message_id]
         return next(b["callback_data"] for row in message.buttons for b in row if b["text"].startswith(label_start))
+
+
+def scope_key(scope: Any = None) -> str:
+    """A BotCommandScope as the key of the commands kept for it (none given: the default scope)."""
+    if isinstance(scope, str):
+        try:
+            scope = json.loads(scope) if scope else None
+        except ValueError:
+            raise _Refused(400, "Bad Request: can't parse BotCommandScope JSON object") from None
+    return json.dumps(scope or DEFAULT_SCOPE, sort_keys=True)
+
+
+def _bot_commands(given: Any) -> list[dict[str, str]]:
+    """setMyCommands' `commands` as Telegram keeps them, or its refusal (the module docstring)."""
+    if given is None or given == "":
+        return []
+    if isinstance(given, str):
+        try:
+            given = json.loads(given)
+        except ValueError:
+            raise _Refused(400, "Bad Request: can't parse commands JSON object") from None
+    if not isinstance(given, list):
+        raise _Refused(400, "Bad Request: expected an Array of BotCommand")
+    commands = []
+    for item in given:
+        if not isinstance(item, dict):
+            raise _Refused(400, "Bad Request: can't parse BotCommand: expected an Object")
+        fields = {}
+        for name in ("command", "description"):
+            value = item.get(name)
+            if value is None:
+                raise _Refused(400, f'Bad Request: can\'t parse BotCommand: Can\'t find field "{name}"')
+            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                raise _Refused(400, f'Bad Request: can\'t parse BotCommand: Field "{name}" must be of type String')
+            fields[name] = str(value).strip()
+        command, description = fields["command"].removeprefix("/"), fields["description"]
+        if not command:
+            raise _Refused(400, "Bad Request: command must be non-empty")
+        if len(command) > MAX_COMMAND:
+            raise _Refused(400, f"Bad Request: command length must not exceed {MAX_COMMAND}")
+        if not description:
+            raise _Refused(400, "Bad Request: command description must be non-empty")
+        if len(description) > MAX_COMMAND_DESCRIPTION:
+            raise _Refused(400, f"Bad Request: command description length must not exceed {MAX_COMMAND_DESCRIPTION}")
+        commands.append({"command": command, "description": description})
+    if len(commands) > MAX_COMMANDS:
+        raise _Refused(400, "Bad Request: BOT_COMMANDS_TOO_MUCH")
+    if any(not COMMAND_CHARACTERS.fullmatch(c["command"]) for c in commands):
+        raise _Refused(400, "Bad Request: BOT_COMMAND_INVALID")
+    return commands
 
 
 def _keyboard(params: dict[str, Any]) -> list[list[dict[str, str]]]:

@@ -4,6 +4,7 @@
     status, answer = world.deliver("issues", payload("issues", "opened", ...))
     world.chat.view(), world.hub.dispatches, world.store.dump()
     world.sweep()                         the real sweep; GitHub then delivers again what it asked for
+    world.press("🛠"), world.command("/status")   a button pressed, a command typed in the chat
 
 GitHub's side is played for real: each delivery goes through `FakeGitHub.deliver`, which calls the
 real `pager.webhook.handle_github` with a signed API Gateway event and records the webhook's answer in
@@ -138,7 +139,6 @@ class World:
         self.telegram_latency = 0.0  # seconds each Telegram call takes, on the virtual clock
         self._guids = itertools.count(1)
         self._callbacks = itertools.count(1)
-        self._updates = itertools.count(1)
         self._race: _Race | None = None
         self._local = threading.local()
         self.faults.observers.append(self._observe)
@@ -216,7 +216,7 @@ class World:
         self.chat.register_query(query_id, self.now)
         known = self.chat.chats.get(chat)
         return {
-            "update_id": next(self._updates),
+            "update_id": self.chat.next_update_id(),
             "callback_query": {
                 "id": query_id,
                 "from": {"id": user, "is_bot": False, "first_name": "Maintainer"},
@@ -228,10 +228,18 @@ class World:
         }
 
     def press(self, label_start: str, message_id: int | None = None, **kwargs: Any) -> tuple[int, dict[str, Any]]:
-        """Press the button whose label starts with `label_start` on a message (the newest by default)."""
-        message_id = message_id if message_id is not None else max(self.chat.messages)
+        """Press the button whose label starts with `label_start` on a message (the bot's newest by default)."""
+        if message_id is None:
+            message_id = max(m for m, message in self.chat.messages.items() if message.author is None)
         data = self.chat.button_data(message_id, label_start)
         return self.update(self.press_update(data, message_id=message_id, **kwargs))
+
+    def command(self, text: str, *, user: int = ALLOWED_USER, chat: str = CHAT_ID) -> tuple[int, dict[str, Any]]:
+        """Someone types `text` (a command: "/status", "/mute@pager_test_bot owner/name 8h") in the chat:
+        Telegram sends the bot that message (its Update, pager_world.telegram's `command_update`), the
+        message stays in the chat, and the endpoint's answer comes back."""
+        person = {"id": user, "is_bot": False, "first_name": "Maintainer" if user == ALLOWED_USER else "Someone"}
+        return self.update(self.chat.command_update(text, chat_id=chat, user=person))
 
     # -- at the same moment
 
