@@ -442,7 +442,12 @@ def traffic(private_key_pem) -> World:
     if hasattr(client, "get_delivery"):
         client.get_delivery(page.items[0]["id"])
     telegram = world.services.telegram
-    telegram.send_message(CHAT_ID, "<b>quiet</b> &amp; threaded", thread_id=7, buttons=[[("A", "a" * 64)]], notify=False)
+    quiet = telegram.send_message(CHAT_ID, "<b>quiet</b> &amp; threaded", thread_id=7, buttons=[[("A", "a" * 64)]],
+                                  notify=False)
+    telegram.send_message(CHAT_ID, "a reply", reply_to=quiet, notify=False)  # what the attention model sends
+    telegram.delete_message(CHAT_ID, quiet)
+    telegram.set_my_commands(BOT_COMMANDS)  # what setup sets and doctor reads back
+    telegram.get_my_commands()
     world.telegram.register_query("cb-long")  # a press Telegram knows, answered at once
     telegram.answer_callback("cb-long", "x" * 300)
     telegram.get_me()  # the recovery check's probe
@@ -736,7 +741,8 @@ def test_the_command_menus_limits_the_fake_telegram_and_pager_enforce_are_the_do
     assert (command["command"]["min"], command["command"]["max"]) == (1, MAX_COMMAND)
     assert (command["description"]["min"], command["description"]["max"]) == (1, MAX_COMMAND_DESCRIPTION)
     assert (most["max_items"], most["items"]) == (MAX_COMMANDS, "commands")
-    assert command["command"]["pattern"] == "^[a-z0-9_]*$"
+    assert pager.telegram.COMMAND.pattern == f"[a-z0-9_]{{1,{MAX_COMMAND}}}" and command["command"]["pattern"] == "^[a-z0-9_]*$"
+    assert (pager.telegram.MAX_COMMAND_DESCRIPTION, pager.telegram.MAX_COMMANDS) == (MAX_COMMAND_DESCRIPTION, MAX_COMMANDS)
     assert all(limit_problems(c, command["command"], c) == [] for c, _ in BOT_COMMANDS)
 
     chat = FakeTelegram()

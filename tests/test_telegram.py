@@ -2,7 +2,8 @@
 and the pure HTML helpers (escape, link, cut) that message formatting relies on.
 
 Covers what each method sends, the one short wait after a brief 429, the mapping of Telegram's
-answers onto pager.errors ("not modified" is success, "not found" is MessageNotFound), call counting,
+answers onto pager.errors ("not modified" is success, any other 400 of an edit is MessageNotEditable, a
+delete Telegram cannot do is False), the command menu, the bot's username asked once, call counting,
 the deadline, the cut at 4096 characters, and that no exception text carries the bot token.
 """
 
@@ -19,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pager import deadline
-from pager.errors import ChatMigrated, DeadlineExceeded, MessageNotFound, TelegramRefused, TelegramUnavailable
+from pager.errors import ChatMigrated, DeadlineExceeded, MessageNotEditable, TelegramRefused, TelegramUnavailable
 from pager.html import cut, escape, link
 from pager.telegram import Telegram
 
@@ -238,13 +239,159 @@ def test_an_edit_that_changes_nothing_has_succeeded(mock, telegram):
     assert telegram.calls == 1
 
 
-def test_an_edit_of_a_message_that_is_gone_is_message_not_found(mock, telegram):
-    mock.post(f"{BOT}/editMessageText", status=400, json=error(400, "Bad Request: message to edit not found"))
+@pytest.mark.parametrize("description", [
+    "Bad Request: message to edit not found",
+    "Bad Request: message can't be edited",
+    "Bad Request: MESSAGE_ID_INVALID",
+    "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0",
+])
+def test_an_edit_telegram_refuses_with_a_400_is_a_message_that_cannot_be_edited(mock, telegram, description):
+    mock.post(f"{BOT}/editMessageText", status=400, json=error(400, description))
 
-    with pytest.raises(MessageNotFound) as caught:
+    with pytest.raises(MessageNotEditable) as caught:
         telegram.edit_message(CHAT, 5, "gone")
 
-    assert caught.value.status == 400
+    assert (caught.value.status, caught.value.description) == (400, description)
+    assert isinstance(caught.value, TelegramRefused) and telegram.calls == 1
+
+
+def test_an_edit_refused_with_a_403_stays_a_refusal(mock, telegram):
+    mock.post(f"{BOT}/editMessageText", status=403, json=error(403, "Forbidden: bot was kicked from the group chat"))
+
+    with pytest.raises(TelegramRefused) as caught:
+        telegram.edit_message(CHAT, 5, "x")
+
+    assert type(caught.value) is TelegramRefused and caught.value.status == 403
+
+
+def test_an_edit_in_a_group_upgraded_to_a_supergroup_says_which_chat_to_write_to(mock, telegram):
+    mock.post(f"{BOT}/editMessageText", status=400, json=error(
+        400, "Bad Request: group chat was upgraded to a supergroup chat", migrate_to_chat_id=-1001234567890))
+
+    with pytest.raises(ChatMigrated) as caught:
+        telegram.edit_message(CHAT, 5, "x")
+
+    assert caught.value.to_chat == "-1001234567890"
+
+
+# -- replies and deletes --------------------------------------------------------------------------------------
+
+
+def test_a_reply_names_the_message_and_is_sent_even_when_that_one_is_gone(mock, telegram):
+    mock.post(f"{BOT}/sendMessage", json=ok({"message_id": 80}))
+
+    telegram.send_message(CHAT, "🔕 muted", reply_to=77, notify=False)
+    telegram.send_message(CHAT, "plain")
+
+    assert sent(mock, 0)["reply_parameters"] == {"message_id": 77, "allow_sending_without_reply": True}
+    assert "reply_parameters" not in sent(mock, 1)
+
+
+def test_a_delete_sends_the_chat_and_the_message_and_is_true_once_done(mock, telegram):
+    mock.post(f"{BOT}/deleteMessage", json=ok(True))
+
+    assert telegram.delete_message(CHAT, 77) is True
+    assert sent(mock) == {"chat_id": CHAT, "message_id": 77} and telegram.calls == 1
+
+
+@pytest.mark.parametrize("description", [
+    "Bad Request: message to delete not found",
+    "Bad Request: message can't be deleted",
+    "Bad Request: message can't be deleted for everyone",
+])
+def test_a_delete_telegram_cannot_do_is_false_and_nothing_more_to_do(mock, telegram, description):
+    mock.post(f"{BOT}/deleteMessage", status=400, json=error(400, description))
+
+    assert telegram.delete_message(CHAT, 77) is False
+
+
+@pytest.mark.parametrize(("code", "description"), [
+    (400, "Bad Request: chat not found"),
+    (403, "Forbidden: bot was kicked from the group chat"),
+])
+def test_a_delete_refused_for_another_reason_is_a_refusal(mock, telegram, code, description):
+    mock.post(f"{BOT}/deleteMessage", status=code, json=error(code, description))
+
+    with pytest.raises(TelegramRefused) as caught:
+        telegram.delete_message(CHAT, 77)
+
+    assert type(caught.value) is TelegramRefused and caught.value.status == code
+
+
+def test_a_delete_in_a_group_upgraded_to_a_supergroup_says_which_chat_to_write_to(mock, telegram):
+    mock.post(f"{BOT}/deleteMessage", status=400, json=error(
+        400, "Bad Request: group chat was upgraded to a supergroup chat", migrate_to_chat_id=-1001234567890))
+
+    with pytest.raises(ChatMigrated):
+        telegram.delete_message(CHAT, 77)
+
+
+@pytest.mark.parametrize("answer", [
+    {"status": 429, "json": flood(35)},
+    {"status": 502, "json": error(502, "Bad Gateway")},
+    {"body": requests.ReadTimeout("Read timed out.")},
+])
+def test_a_delete_without_telegrams_answer_is_unavailable(mock, telegram, answer):
+    mock.post(f"{BOT}/deleteMessage", **answer)
+
+    with pytest.raises(TelegramUnavailable):
+        telegram.delete_message(CHAT, 77)
+
+
+# -- the command menu and the bot's name ----------------------------------------------------------------------
+
+
+def test_the_command_menu_is_set_for_every_chat_and_read_back(mock, telegram):
+    commands = [{"command": "status", "description": "What is red now"}, {"command": "help", "description": "Help"}]
+    mock.post(f"{BOT}/setMyCommands", json=ok(True))
+    mock.post(f"{BOT}/getMyCommands", json=ok(commands))
+
+    telegram.set_my_commands([("status", "What is red now"), ("help", "Help")])
+
+    assert sent(mock) == {"commands": commands}  # no scope: BotCommandScopeDefault
+    assert telegram.get_my_commands() == commands
+    assert sent(mock) == {} and telegram.calls == 2
+
+
+@pytest.mark.parametrize("commands", [
+    [("Status", "capital letters")], [("mute-repo", "a hyphen")], [("", "empty")], [("x" * 33, "too long")],
+    [("help", "")], [("help", "x" * 257)], [(f"c{n}", "d") for n in range(101)],
+])
+def test_a_command_menu_telegram_would_refuse_is_refused_before_any_call(mock, telegram, commands):
+    with pytest.raises(ValueError):
+        telegram.set_my_commands(commands)
+
+    assert telegram.calls == 0
+
+
+def test_a_command_menu_at_the_limits_is_sent(mock, telegram):
+    mock.post(f"{BOT}/setMyCommands", json=ok(True))
+
+    telegram.set_my_commands([("a_1" + "x" * 29, "é" * 256)] + [(f"c{n}", "d") for n in range(99)])
+
+    assert len(sent(mock)["commands"]) == 100
+
+
+def test_a_command_menu_that_is_not_a_list_is_unavailable(mock, telegram):
+    mock.post(f"{BOT}/getMyCommands", json=ok({"command": "help"}))
+
+    with pytest.raises(TelegramUnavailable):
+        telegram.get_my_commands()
+
+
+def test_the_bots_username_is_asked_once_and_kept(mock, telegram):
+    mock.post(f"{BOT}/getMe", json=ok({"id": 123456, "is_bot": True, "first_name": "pager", "username": "pager_bot"}))
+
+    assert telegram.bot_username() == "pager_bot"
+    assert telegram.bot_username() == "pager_bot"
+    assert telegram.calls == 1
+
+
+def test_a_bot_without_a_username_is_an_answer_pager_cannot_use(mock, telegram):
+    mock.post(f"{BOT}/getMe", json=ok({"id": 123456, "is_bot": True, "first_name": "pager"}))
+
+    with pytest.raises(TelegramUnavailable):
+        telegram.bot_username()
 
 
 @pytest.mark.parametrize(
@@ -328,6 +475,8 @@ def test_no_exception_text_carries_the_bot_token(mock, telegram):
     mock.post(f"{BOT}/editMessageText", body=requests.ReadTimeout(f"Read timed out. (url: {BOT}/editMessageText)"))
     mock.post(f"{BOT}/answerCallbackQuery", status=401, json=error(401, f"Unauthorized: token {TOKEN} is invalid"))
     mock.post(f"{BOT}/getMe", status=429, json=flood(60))
+    mock.post(f"{BOT}/deleteMessage", body=requests.ConnectionError(f"Max retries exceeded with url: /bot{TOKEN}/deleteMessage"))
+    mock.post(f"{BOT}/setMyCommands", status=400, json=error(400, f"Bad Request: {TOKEN}"))
 
     texts = []
     for attempt in (
@@ -335,12 +484,14 @@ def test_no_exception_text_carries_the_bot_token(mock, telegram):
         lambda: telegram.edit_message(CHAT, 1, "x"),
         lambda: telegram.answer_callback("cb"),
         lambda: telegram._call("getMe", {}),
+        lambda: telegram.delete_message(CHAT, 1),
+        lambda: telegram.set_my_commands([("help", "h")]),
     ):
         with pytest.raises((TelegramUnavailable, TelegramRefused)) as caught:
             attempt()
         texts.append(exception_text(caught.value) + getattr(caught.value, "description", ""))
 
-    assert len(texts) == 4
+    assert len(texts) == 6
     for text in texts:
         assert TOKEN not in text
         assert TOKEN.split(":")[1] not in text

@@ -15,8 +15,8 @@
     ├── Permanent                a refusal that no retry can fix (logged, not a 500)
     │   ├── GitHubRefused        GitHub answered another 4xx (status kept)
     │   └── TelegramRefused      Telegram answered another 4xx (description kept)
-    │       ├── MessageNotFound  "message to edit not found": send a new message instead
-    │       └── ChatMigrated     the group became a supergroup (`to_chat`): write there instead
+    │       ├── MessageNotEditable  the message cannot be edited (gone, not the bot's…): send it anew
+    │       └── ChatMigrated        the group became a supergroup (`to_chat`): write there instead
     └── Conflict                 a conditional write lost its race: someone else wrote first
 
 `Transient` versus `Permanent` is a type, never a string match; wrap with `raise ... from exc`.
@@ -102,8 +102,9 @@ class TelegramRefused(Permanent):
         self.description = description
 
 
-class MessageNotFound(TelegramRefused):
-    pass
+class MessageNotEditable(TelegramRefused):
+    """editMessageText refused with a 400 other than "not modified" or a migrated group: the message is
+    gone, not the bot's, or its new text cannot be taken. Nothing edits it: send it anew."""
 
 
 class Conflict(PagerError):

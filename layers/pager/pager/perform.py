@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import ChatMigrated, GitHubRefused, MessageNotFound
+from .errors import ChatMigrated, GitHubRefused, MessageNotEditable
 from .services import Services
 from .signals.steps import Dispatch, EditMessage, Effect, MergePull, MergeResult, Posted, Redeliver, SendMessage
 
@@ -25,7 +25,7 @@ def perform(services: Services, effect: Effect) -> Any:
         try:
             services.telegram.edit_message(chat, effect.message_id, effect.text, buttons=effect.buttons)
             return Posted(chat, effect.message_id)
-        except MessageNotFound:
+        except MessageNotEditable:
             # Deleted in the chat: the text is still worth showing.
             return _send(services, effect.text, effect.buttons)
         except ChatMigrated as moved:

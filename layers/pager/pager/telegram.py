@@ -7,9 +7,14 @@ Every method is a POST of JSON to `{api_url}/bot{token}/{method}` through the in
 Answers (`{"ok": false, "error_code", "description", "parameters"}` on failure) map onto `pager.errors`:
 - 429 with `retry_after` of at most 3 s: wait (the injected `sleep`) and try once more; a longer
   wait, a second 429, 5xx, a timeout, a connection error -> TelegramUnavailable;
-- "message to edit not found" -> MessageNotFound; a group upgraded to a supergroup (400 with
-  `parameters.migrate_to_chat_id`) -> ChatMigrated with the new chat's id; any other 4xx -> TelegramRefused;
-- an edit that Telegram calls "message is not modified" has succeeded.
+- a group upgraded to a supergroup (400 with `parameters.migrate_to_chat_id`) -> ChatMigrated with the
+  new chat's id, whatever the method; any other 4xx -> TelegramRefused, except:
+- editMessageText: "message is not modified" has succeeded; any other 400 means the message cannot be
+  edited ("message to edit not found": gone; "message can't be edited": not the bot's; a text it cannot
+  parse) -> MessageNotEditable, which the caller answers by sending the text anew;
+- deleteMessage: a 400 saying the message is not there ("message to delete not found") or cannot be
+  deleted ("message can't be deleted", "... for everyone": older than 48 hours, not the bot's) is
+  `False`: nothing more to do.
 
 The bot token is part of every URL, and requests' own exceptions quote the URL: they are never
 chained or quoted. The errors raised here name the method and Telegram's answer, never the token.
@@ -17,14 +22,15 @@ chained or quoted. The errors raised here name the method and Telegram's answer,
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import requests
 
 from . import deadline
-from .errors import ChatMigrated, MessageNotFound, TelegramRefused, TelegramUnavailable
+from .errors import ChatMigrated, MessageNotEditable, TelegramRefused, TelegramUnavailable
 from .html import ELLIPSIS, cut
 from .transport import may_have_arrived
 
@@ -36,13 +42,20 @@ MAX_CALLBACK_DATA = 64  # bytes of a button's callback_data
 SHORT_WAIT = 3.0  # seconds of retry_after that are worth waiting for once
 
 NOT_MODIFIED = "message is not modified"
-NOT_FOUND = "message to edit not found"
+# deleteMessage's refusals that leave nothing to do (Bot API server, Client.cpp: check_message's
+# "message to delete not found"; TDLib's "Message can't be deleted" and "... for everyone")
+NOT_DELETABLE = ("message to delete not found", "message can't be deleted")
+# BotCommand (the Bot API): command 1-32 of lowercase English letters, digits and underscores; a
+# description of 1-256 characters; setMyCommands: at most 100 commands.
+COMMAND = re.compile(r"[a-z0-9_]{1,32}")
+MAX_COMMAND_DESCRIPTION = 256
+MAX_COMMANDS = 100
 
 Buttons = list[list[tuple[str, str]]]
 
 
 class Telegram:
-    """The bot's side of the Telegram Bot API: send, edit, answer a button press."""
+    """The bot's side of the Telegram Bot API: send, edit, delete, answer a button press, the command menu."""
 
     def __init__(
         self,
@@ -56,6 +69,7 @@ class Telegram:
         self._token = token
         self._api_url = api_url.rstrip("/")
         self._sleep = sleep
+        self._username: str | None = None  # getMe's, once asked
         self.calls = 0
 
     def __repr__(self) -> str:
@@ -69,8 +83,11 @@ class Telegram:
         thread_id: int | None = None,
         buttons: Buttons | None = None,
         notify: bool = True,
+        reply_to: int | None = None,
     ) -> int:
-        """Send an HTML message (link previews off); returns its message_id."""
+        """Send an HTML message (link previews off); returns its message_id. `reply_to` threads it under
+        that message of the chat, and when that one is gone Telegram sends it all the same, as a plain
+        message (`allow_sending_without_reply`)."""
         payload: dict[str, Any] = {
             "chat_id": chat_id,
             "text": cut(text),
@@ -83,6 +100,8 @@ class Telegram:
             payload["reply_markup"] = _keyboard(buttons)
         if not notify:
             payload["disable_notification"] = True
+        if reply_to is not None:
+            payload["reply_parameters"] = {"message_id": reply_to, "allow_sending_without_reply": True}
         result = self._call("sendMessage", payload)
         message_id = result.get("message_id") if isinstance(result, dict) else None
         if not isinstance(message_id, int) or isinstance(message_id, bool):
@@ -92,7 +111,8 @@ class Telegram:
     def edit_message(self, chat_id: int | str, message_id: int, text: str, *, buttons: Buttons | None = None) -> None:
         """Replace a message's text and buttons; without buttons its keyboard goes away.
 
-        "message is not modified" is success; "message to edit not found" raises MessageNotFound.
+        "message is not modified" is success; any other 400 but a migrated group raises MessageNotEditable
+        (the module docstring); a 403 stays TelegramRefused.
         """
         payload: dict[str, Any] = {
             "chat_id": chat_id,
@@ -105,10 +125,28 @@ class Telegram:
             payload["reply_markup"] = _keyboard(buttons)
         try:
             self._call("editMessageText", payload)
-        except TelegramRefused as exc:
-            if type(exc) is TelegramRefused and NOT_MODIFIED in exc.description.lower():
-                return
+        except ChatMigrated:
             raise
+        except TelegramRefused as exc:
+            if exc.status != 400:
+                raise
+            if NOT_MODIFIED in exc.description.lower():
+                return
+            raise MessageNotEditable(f"telegram editMessageText: the message cannot be edited: {exc.description or 400}",
+                                     status=exc.status, description=exc.description) from exc
+
+    def delete_message(self, chat_id: int | str, message_id: int) -> bool:
+        """Delete one of the bot's messages: True when deleted, False when Telegram says it is not there or
+        cannot be deleted (older than 48 hours, not the bot's): either way, nothing more to do."""
+        try:
+            self._call("deleteMessage", {"chat_id": chat_id, "message_id": message_id})
+        except ChatMigrated:
+            raise
+        except TelegramRefused as exc:
+            if exc.status == 400 and any(words in exc.description.lower() for words in NOT_DELETABLE):
+                return False
+            raise
+        return True
 
     def answer_callback(self, callback_id: str, text: str | None = None) -> None:
         """Answer a button press (Telegram shows `text` as a short notification)."""
@@ -119,7 +157,38 @@ class Telegram:
 
     def get_me(self) -> dict[str, Any]:
         """The bot as Telegram knows it (getMe): the cheapest call that tells Telegram answers."""
-        return self._object("getMe", {})
+        bot = self._object("getMe", {})
+        username = bot.get("username")
+        if isinstance(username, str) and username:
+            self._username = username
+        return bot
+
+    def bot_username(self) -> str:
+        """The bot's username (without the @), from getMe: asked once per client, then kept."""
+        if self._username is None:
+            self.get_me()
+        if self._username is None:
+            raise TelegramUnavailable("telegram getMe: answer without the bot's username")
+        return self._username
+
+    def set_my_commands(self, commands: Sequence[tuple[str, str]]) -> None:
+        """The bot's command menu for every chat (setMyCommands, default scope): (command, description)
+        pairs, checked as the Bot API's BotCommand before any call (ValueError)."""
+        if len(commands) > MAX_COMMANDS:
+            raise ValueError(f"setMyCommands takes at most {MAX_COMMANDS} commands, got {len(commands)}")
+        for command, description in commands:
+            if not COMMAND.fullmatch(command):
+                raise ValueError(f"a command is 1-32 of a-z, 0-9 and _, not {command!r}")
+            if not 1 <= len(description) <= MAX_COMMAND_DESCRIPTION:
+                raise ValueError(f"a command's description is 1-{MAX_COMMAND_DESCRIPTION} characters, got {len(description)}")
+        self._call("setMyCommands", {"commands": [{"command": c, "description": d} for c, d in commands]})
+
+    def get_my_commands(self) -> list[dict[str, Any]]:
+        """The bot's command menu for every chat (getMyCommands, default scope): BotCommand objects."""
+        result = self._call("getMyCommands", {})
+        if not isinstance(result, list):
+            raise TelegramUnavailable("telegram getMyCommands: answer is not a list")
+        return [command for command in result if isinstance(command, dict)]
 
     def chat_member(self, chat_id: int | str, user_id: int) -> dict[str, Any]:
         """A member of a chat as Telegram knows it (getChatMember): the bot's own, whether it may post."""
@@ -204,8 +273,7 @@ class Telegram:
         if isinstance(migrated, (int, str)) and not isinstance(migrated, bool) and str(migrated).lstrip("-").isdigit():
             raise ChatMigrated(f"{step}: the group is now the supergroup {migrated}", status=code, description=description,
                                to_chat=str(migrated))
-        error = MessageNotFound if NOT_FOUND in description.lower() else TelegramRefused
-        raise error(f"{step}: Telegram refused ({code}): {description}", status=code, description=description)
+        raise TelegramRefused(f"{step}: Telegram refused ({code}): {description}", status=code, description=description)
 
     def _scrub(self, text: str) -> str:
         """Telegram's words, with the token taken out should they ever quote it."""
