@@ -45,6 +45,7 @@ from pager.admin.doctor import DeliveryCount, count_deliveries
 from pager.admin.form import ManifestForm
 from pager.admin.setup import Options, State, allowed_users, chats_in, todo
 from pager.cli import Context, main
+from pager.commands import BOT_COMMANDS
 from pager.dynamo import create_table
 from pager.signals import subscribed_events
 from pager_world.faults import Fault
@@ -69,6 +70,7 @@ STACK_SECRET = "s" * 20 + "SetupGeneratedToken" + "x" * 25  # the secret token s
 SECRET_NAME = f"/pager/{STACK}/secrets"  # the stack's SecureString parameter (its output SecretName)
 CHAT = {"id": -1001234, "type": "supergroup", "title": "Fleet", "is_forum": True}
 MAINTAINER = {"id": 42, "is_bot": False, "first_name": "Maintainer", "username": "maint"}
+MENU = [{"command": command, "description": description} for command, description in BOT_COMMANDS]  # as Telegram keeps it
 
 FIRST_PARAMETERS = {  # a first `make deploy` before the app exists: placeholders where setup fills in
     "GitHubAppId": "pending", "GitHubAppSlug": "pending", "GitHubAppOwner": "", "ControlRepository": CONTROL,
@@ -295,10 +297,14 @@ def test_setup_registers_the_app_from_a_manifest_stores_the_secrets_and_sets_tel
     assert "run `make deploy`" in output
 
     # Telegram: the old webhook removed for getUpdates, then set at the stack's /telegram with the secret token,
-    # presses only; a test message in the topic
+    # for presses and commands; the command menu; a test message in the topic
     methods = [r.path.rsplit("/", 1)[-1] for r in world.chat.requests]
     assert methods.index("deleteWebhook") < methods.index("getUpdates") < methods.index("setWebhook")
-    assert world.chat.webhook == {"url": TELEGRAM_HOOK, "secret_token": STACK_SECRET, "allowed_updates": ["callback_query"]}
+    assert world.chat.webhook == {"url": TELEGRAM_HOOK, "secret_token": STACK_SECRET,
+                                  "allowed_updates": ["callback_query", "message"]}
+    assert world.chat.handle("getWebhookInfo", {})[1]["result"]["allowed_updates"] == ["message", "callback_query"]
+    assert world.chat.handle("getMyCommands", {})[1]["result"] == MENU
+    assert "set the bot's command menu (what Telegram lists after /): /status, /mute, /unmute, /help" in output
     [message] = world.chat.chat()
     assert message.chat_id == str(CHAT["id"]) and message.thread_id == 7 and "set up" in message.text
 
@@ -321,10 +327,28 @@ def test_setup_run_again_finds_everything_done_and_changes_nothing(fresh, aws, t
     assert stored_secret(secret_id) == secret and "put_parameter" not in aws.calls
     assert (tmp_path / "samconfig.local.toml").read_text() == samconfig
     called = {r.path.rsplit("/", 1)[-1] for r in world.chat.requests}
-    assert called <= {"getMe", "getWebhookInfo"}, called  # no deleteWebhook, getUpdates, setWebhook, sendMessage
+    assert called <= {"getMe", "getWebhookInfo", "getMyCommands"}, called  # nothing set, nothing sent
     assert world.chat.webhook == webhook and world.chat.sent == sent
     assert output.count("✓") >= 8 and "✗" not in output and "→" not in output
     assert_no_secret(output, secrets_of(world, secret_id))
+
+
+def test_setup_after_a_pager_without_commands_lets_messages_through_the_webhook_and_sets_the_menu(healthy, aws, tmp_path):
+    world, secret_id = healthy
+    world.chat.handle("setWebhook", {"url": TELEGRAM_HOOK, "secret_token": STACK_SECRET, "allowed_updates": ["callback_query"]})
+    world.chat.handle("setMyCommands", {"commands": []})
+    world.chat.requests.clear()
+
+    code, output = run(["setup"], world, tmp_path, aws, Person(world))  # asks nothing
+    assert code == 0, output
+    called = [r.path.rsplit("/", 1)[-1] for r in world.chat.requests]
+    # the webhook set again, so the test message setup sends whenever it changed the webhook
+    assert sorted(set(called) - {"getMe", "getWebhookInfo", "getMyCommands"}) == ["sendMessage", "setMyCommands",
+                                                                                 "setWebhook"]
+    assert world.chat.handle("getWebhookInfo", {})[1]["result"]["allowed_updates"] == ["message", "callback_query"]
+    assert world.chat.handle("getMyCommands", {})[1]["result"] == MENU
+    code, output = run(["setup"], world, tmp_path, aws, Person(world))
+    assert code == 0 and "(button presses and commands)" in output and "command menu lists /status" in output, output
 
 
 def test_setup_never_registers_a_second_app_when_the_key_of_the_one_set_is_missing(healthy, aws, tmp_path):
@@ -415,7 +439,9 @@ def healthy(make_world, private_key_pem, aws, tmp_path):
     guided_samconfig(tmp_path, parameters)
     world.chat.token = BOT_TOKEN
     world.chat.add_chat(CHAT["id"], "supergroup", forum=True, topics=(7,), title=CHAT["title"])  # the bot is in the chat
-    world.chat.handle("setWebhook", {"url": TELEGRAM_HOOK, "secret_token": STACK_SECRET, "allowed_updates": ["callback_query"]})
+    world.chat.handle("setWebhook", {"url": TELEGRAM_HOOK, "secret_token": STACK_SECRET,
+                                     "allowed_updates": ["callback_query", "message"]})
+    world.chat.handle("setMyCommands", {"commands": MENU})
     for status in (200, 200, 502, 200):
         world.hub.record(world.hub.new_guid(), "issues", "opened", 1, status)
     world.advance(10)
@@ -436,6 +462,7 @@ def test_doctor_against_a_healthy_deployment_exits_0_with_every_check_holding(he
                      f"webhook: active, JSON, signed, at {GITHUB_HOOK}", f"on the control repository {CONTROL}",
                      "on 2 repositories", "deliveries in the last day: 4, 1 failed, 0 refused with 401",
                      "Telegram accepts the bot token: @pager_test_bot", f"Telegram webhook: {TELEGRAM_HOOK}",
+                     "Telegram commands: the menu lists /status, /mute, /unmute, /help",
                      f"chat: the bot may post in the chat {CHAT['id']}", f"table: {TABLE} is active, with its TTL"):
         assert expected in output, (expected, output)
     assert_no_secret(output, secrets_of(world, secret_id))
@@ -532,6 +559,18 @@ def _no_telegram_webhook(world, secret_id, folder):
     world.chat.handle("deleteWebhook", {})
 
 
+def _presses_only(world, secret_id, folder):  # set up before the chat's commands
+    world.chat.handle("setWebhook", {"url": TELEGRAM_HOOK, "secret_token": STACK_SECRET, "allowed_updates": ["callback_query"]})
+
+
+def _no_commands(world, secret_id, folder):
+    world.chat.handle("setMyCommands", {"commands": []})
+
+
+def _other_descriptions(world, secret_id, folder):
+    world.chat.handle("setMyCommands", {"commands": [{**c, "description": "old"} for c in MENU]})
+
+
 def _ttl_off(world, secret_id, folder):
     client("dynamodb").update_time_to_live(
         TableName=TABLE, TimeToLiveSpecification={"Enabled": False, "AttributeName": "ttl"})
@@ -562,6 +601,9 @@ def _missing_setting(world, secret_id, folder):
     (_bot_kicked, "chat: the bot cannot see the chat"),
     (_not_admin_of_channel, "chat: the bot may not post in the chat"),
     (_no_telegram_webhook, "Telegram webhook: none is set"),
+    (_presses_only, "Telegram webhook: message is not among its allowed updates, so the chat's commands never reach"),
+    (_no_commands, "Telegram commands: the menu lists nothing, not /status, /mute, /unmute, /help"),
+    (_other_descriptions, "Telegram commands: the menu lists /status, /mute, /unmute, /help, with other descriptions"),
     (_ttl_off, f"table: {TABLE} has no TTL"),
     (_not_deployed, "samconfig.local.toml has GitHubAppSlug the stack does not have yet"),
     (_missing_setting, "settings: missing TELEGRAM_BOT_TOKEN"),
@@ -688,7 +730,8 @@ def assert_documented(world: Any) -> None:
         assert set(sent) <= set(parameters), (method, sent)
         assert {name for name, p in parameters.items() if p["required"]} <= set(sent), (method, sent)
     assert {r.path.rsplit("/", 1)[-1] for r in world.chat.requests} >= {
-        "getMe", "getWebhookInfo", "deleteWebhook", "getUpdates", "setWebhook", "sendMessage", "getChatMember"}
+        "getMe", "getWebhookInfo", "deleteWebhook", "getUpdates", "setWebhook", "sendMessage", "getChatMember",
+        "setMyCommands", "getMyCommands"}
 
 
 def test_doctor_without_a_stack_skips_what_needs_it_with_a_note(healthy, aws, tmp_path):
@@ -789,14 +832,19 @@ def _state(tmp_path: Path, **values: Any) -> State:
 
 
 def test_setup_plans_every_step_for_nothing_and_none_for_a_finished_deployment(tmp_path):
-    assert todo(_state(tmp_path), Options()) == ["control", "github-app", "bot", "secret-token", "chat", "webhook"]
+    assert todo(_state(tmp_path), Options()) == ["control", "github-app", "bot", "secret-token", "chat", "webhook",
+                                                 "commands"]
     secrets = {"GITHUB_PRIVATE_KEY": "k", "GITHUB_WEBHOOK_SECRET": "w", "TELEGRAM_BOT_TOKEN": "1:a",
                "TELEGRAM_WEBHOOK_SECRET": "token_1"}
     done = _state(tmp_path, values={"CONTROL_REPOSITORY": "o/r", "TELEGRAM_CHAT_ID": "-100"}, secrets=secrets,
-                  stored=dict(secrets), app={"id": 1, "slug": "s"}, bot={"username": "b"},
-                  webhook_info={"url": "https://t.example/telegram", "allowed_updates": ["callback_query"]})
+                  stored=dict(secrets), app={"id": 1, "slug": "s"}, bot={"username": "b"}, commands=list(MENU),
+                  webhook_info={"url": "https://t.example/telegram", "allowed_updates": ["message", "callback_query"]})
     assert todo(done, Options()) == []
     assert todo(done, Options(test_message=True)) == ["test-message"]
+    for allowed in (["callback_query"], None):  # presses only (set up before the commands), Telegram's default
+        assert todo(State(**{**vars(done), "webhook_info": {**done.webhook_info, "allowed_updates": allowed}}),
+                    Options()) == ["webhook"]
+    assert todo(State(**{**vars(done), "commands": MENU[:1]}), Options()) == ["commands"]
     done.webhook_info["last_error_message"], done.webhook_info["last_error_date"] = "Wrong response: 401 Unauthorized", 1
     assert todo(done, Options()) == ["webhook"]  # a secret token Telegram has wrong: set it again
 

@@ -11,7 +11,7 @@ GitHub (docs.github.com, REST API)
   credential at all (the code is one: single use, within an hour).
 
 Telegram (core.telegram.org/bots/api): getMe, getWebhookInfo, setWebhook, deleteWebhook, getUpdates,
-and the product's getChatMember.
+and the product's getChatMember, setMyCommands and getMyCommands.
 """
 
 from __future__ import annotations
@@ -24,6 +24,21 @@ from pager import deadline
 from pager.errors import GitHubUnavailable, TelegramUnavailable
 from pager.github import API_VERSION, CONNECT_TIMEOUT, READ_TIMEOUT, USER_AGENT, GitHub
 from pager.telegram import Telegram
+
+# The updates pager's webhook takes: button presses, and messages, for the chat's commands. A bot in privacy
+# mode (the default) is sent only the group messages that start with "/" or mention it (@BotFather's
+# /setprivacy), which is all the commands need.
+ALLOWED_UPDATES = ["callback_query", "message"]
+
+
+def menu_pairs(commands: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """A command menu as getMyCommands answers it, as the (command, description) pairs of BOT_COMMANDS."""
+    return [(str(c.get("command", "")), str(c.get("description", ""))) for c in commands]
+
+
+def menu(pairs: Any) -> str:
+    """A command menu's commands as the chat writes them: "/status, /mute"."""
+    return ", ".join(f"/{command}" for command, _ in pairs)
 
 
 class AppGitHub(GitHub):

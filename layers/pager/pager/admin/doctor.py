@@ -14,7 +14,8 @@ check fails.
     installation   on the control repository, its permissions accepted, on how many repositories
     deliveries     the last day: how many failed, how many were refused with 401, which kept failing
     bot            Telegram accepts the token (getMe)
-    telegram       its webhook at the stack's /telegram, button presses allowed, no recent error
+    telegram       its webhook at the stack's /telegram, button presses and commands allowed, no recent error
+    commands       the bot's command menu is pager's (getMyCommands, pager.commands.BOT_COMMANDS)
     chat           the bot may post in the chat (getChatMember); a group Telegram made a supergroup is named
     table          the table exists, with its TTL
 """
@@ -29,6 +30,7 @@ from typing import Any
 
 from pager.chat import KEY as CHAT_KEY
 from pager.chat import move_of
+from pager.commands import BOT_COMMANDS
 from pager.errors import ChatMigrated, ConfigError, PagerError, Transient
 from pager.github import normalize_pem
 from pager.settings import SECRET_NAMES, Settings
@@ -36,6 +38,7 @@ from pager.store import ROOT_ITEM, TABLE_ITEM, TABLE_KEY, TABLE_TTL
 from pager.telegram import may_post as bot_may_post
 from pager.values import parse_iso
 
+from .clients import ALLOWED_UPDATES, menu, menu_pairs
 from .deployment import Target, is_placeholder, known
 from .manifest import (
     AppPages,
@@ -162,6 +165,7 @@ def gather_telegram(facts: Facts, client: Any) -> None:
     if bot is None:
         return
     facts.read("webhook_info", client.webhook_info)
+    facts.read("commands", client.get_my_commands)
     chat = facts.values.get("TELEGRAM_CHAT_ID", "")
     if chat and not is_placeholder(chat):
         try:
@@ -212,7 +216,8 @@ def checks(facts: Facts) -> list[Check]:
     out = [check_settings(facts), check_deployed(facts)]
     out += [check_app(facts), check_events(facts), check_permissions(facts), check_webhook(facts)]
     out += [check_installation(facts), check_deliveries(facts)]
-    out += [check_bot(facts), check_telegram_webhook(facts), check_chat(facts), check_table(facts)]
+    out += [check_bot(facts), check_telegram_webhook(facts), check_telegram_commands(facts), check_chat(facts)]
+    out += [check_table(facts)]
     return out
 
 
@@ -457,14 +462,17 @@ def check_telegram_webhook(facts: Facts) -> Check:
         return _skip("Telegram webhook", facts.errors.get("webhook_info") or "the bot could not be read")
     expected = facts.target.telegram_webhook_url
     url = str(info.get("url") or "")
-    fix = "run `pager setup`: it sets the webhook with TELEGRAM_WEBHOOK_SECRET, button presses only"
+    fix = "run `pager setup`: it sets the webhook with TELEGRAM_WEBHOOK_SECRET, for button presses and commands"
     if not url:
-        return Check(False, "Telegram webhook: none is set, so button presses never reach the pager", fix)
+        return Check(False, "Telegram webhook: none is set, so button presses and commands never reach the pager", fix)
     if (expected and url != expected) or (not expected and not url.endswith("/telegram")):
         return Check(False, f"Telegram webhook: it points at {url}, not at {expected or 'pager’s /telegram'}", fix)
-    allowed = info.get("allowed_updates")
-    if allowed is not None and "callback_query" not in allowed:
-        return Check(False, "Telegram webhook: button presses (callback_query) are not among its allowed updates", fix)
+    allowed = info.get("allowed_updates")  # absent: Telegram's default, which has both
+    missing = [name for name in ALLOWED_UPDATES if allowed is not None and name not in allowed]
+    if missing:
+        what = " and ".join(UPDATE_WORDS[name] for name in missing)
+        return Check(False, f"Telegram webhook: {', '.join(missing)} is not among its allowed updates, so {what} "
+                            "never reach the pager", fix)
     waiting = int(info.get("pending_update_count") or 0)
     error_at = float(info.get("last_error_date") or 0)
     if error_at and facts.now - error_at < DAY:
@@ -473,7 +481,24 @@ def check_telegram_webhook(facts: Facts) -> Check:
         if "401" in message:
             return Check(False, line + " (the secret token Telegram sends is not TELEGRAM_WEBHOOK_SECRET)", fix)
         return Check(False, line, "see why in the webhook function's log (`sam logs --name WebhookFunction`)")
-    return Check(True, f"Telegram webhook: {url}, button presses allowed, no error in the last day, {waiting} waiting")
+    return Check(True, f"Telegram webhook: {url}, button presses and commands allowed, no error in the last day, "
+                       f"{waiting} waiting")
+
+
+UPDATE_WORDS = {"callback_query": "button presses", "message": "the chat's commands"}
+
+
+def check_telegram_commands(facts: Facts) -> Check:
+    commands = facts.get("commands")
+    if commands is None:
+        return _skip("Telegram commands", facts.errors.get("commands") or "the bot could not be read")
+    listed, wanted = menu_pairs(commands), menu(BOT_COMMANDS)
+    if listed == list(BOT_COMMANDS):
+        return Check(True, f"Telegram commands: the menu lists {wanted}")
+    differs = "with other descriptions" if menu(listed) == wanted else f"not {wanted}"
+    shown = menu(listed) or "nothing"
+    return Check(False, f"Telegram commands: the menu lists {shown}, {differs}",
+                 "run `pager setup`: it sets the bot's commands (setMyCommands)")
 
 
 def ago(seconds: float) -> str:

@@ -7,7 +7,9 @@
     bot          the bot's token, checked with getMe and stored
     secret-token Telegram's webhook secret token (generated here when none is stored)
     chat         the chat, its forum topic and who may press buttons, found with getUpdates
-    webhook      Telegram's webhook at the stack's /telegram with the secret token, button presses only
+    webhook      Telegram's webhook at the stack's /telegram with the secret token, for button presses and
+                 the chat's commands (allowed_updates callback_query and message)
+    commands     the bot's command menu (setMyCommands), as pager.commands lists the commands
     test-message a message to the chat, when this run changed where the pager writes
     and then     what is left for the person: `make deploy`, installing the app, `pager doctor`
 
@@ -25,10 +27,11 @@ from typing import Any
 
 import requests
 
+from pager.commands import BOT_COMMANDS
 from pager.errors import PagerError, TelegramRefused
 from pager.settings import SECRET_NAMES
 
-from .clients import AppGitHub, BotTelegram
+from .clients import ALLOWED_UPDATES, AppGitHub, BotTelegram, menu, menu_pairs
 from .console import Console
 from .deployment import Target, is_placeholder
 from .form import ManifestForm
@@ -41,7 +44,6 @@ TOKEN_ATTEMPTS = 3
 SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")  # setWebhook's secret_token
 CHAT_ID = re.compile(r"-?[0-9]+|@[A-Za-z0-9_]{5,}")
 REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
-ALLOWED_UPDATES = ["callback_query"]
 DAY = 86_400.0
 TEST_MESSAGE = "✅ <b>pager</b> is set up: this chat gets its pages."
 
@@ -80,6 +82,7 @@ class State:
     bot: dict[str, Any] | None = None
     bot_problem: str = ""
     webhook_info: dict[str, Any] | None = None
+    commands: list[dict[str, Any]] | None = None  # the bot's command menu as Telegram has it
     now: float = 0.0
     changed: set[str] = field(default_factory=set)
 
@@ -135,6 +138,7 @@ def check_bot(state: State, tools: Tools) -> None:
     try:
         state.bot = client.get_me()
         state.webhook_info = client.webhook_info()
+        state.commands = client.get_my_commands()
     except PagerError as exc:
         state.bot, state.bot_problem = None, str(exc)
 
@@ -184,10 +188,17 @@ def webhook_done(state: State) -> str:
     info, expected = state.webhook_info, state.target.telegram_webhook_url
     if info is None or not expected or state.changed & {"secret-token", "webhook-deleted"}:
         return ""
-    if info.get("url") != expected or info.get("allowed_updates") != ALLOWED_UPDATES:
+    # Telegram reports allowed_updates in its own order (and none at all for its default): compared as a set.
+    if info.get("url") != expected or set(info.get("allowed_updates") or ()) != set(ALLOWED_UPDATES):
         return ""
     refused = "401" in str(info.get("last_error_message", "")) and state.now - float(info.get("last_error_date") or 0) < DAY
-    return "" if refused else f"Telegram's webhook points at {expected} (button presses only)"
+    return "" if refused else f"Telegram's webhook points at {expected} (button presses and commands)"
+
+
+def commands_done(state: State) -> str:
+    if state.commands is None or menu_pairs(state.commands) != list(BOT_COMMANDS):
+        return ""
+    return f"Telegram's command menu lists {menu(BOT_COMMANDS)}"
 
 
 def message_done(state: State, wanted: bool) -> str:
@@ -347,6 +358,7 @@ def step_bot(state: State, tools: Tools, options: Options) -> bool:
             check = telegram(state, tools)
             state.bot = check.get_me()
             state.webhook_info = check.webhook_info()
+            state.commands = check.get_my_commands()
         except TelegramRefused:
             console.line("  Telegram refuses that token; try again.")
             continue
@@ -374,7 +386,15 @@ def step_webhook(state: State, tools: Tools, options: Options) -> bool:
         return False
     telegram(state, tools).set_webhook(url, state.secrets["TELEGRAM_WEBHOOK_SECRET"], ALLOWED_UPDATES)
     state.changed.add("webhook")
-    tools.console.done(f"set Telegram's webhook: {url}, with the secret token, button presses only")
+    tools.console.done(f"set Telegram's webhook: {url}, with the secret token, for button presses and commands")
+    return True
+
+
+def step_commands(state: State, tools: Tools, options: Options) -> bool:
+    telegram(state, tools).set_my_commands(BOT_COMMANDS)
+    state.commands = [{"command": command, "description": description} for command, description in BOT_COMMANDS]
+    state.changed.add("commands")
+    tools.console.done(f"set the bot's command menu (what Telegram lists after /): {menu(BOT_COMMANDS)}")
     return True
 
 
@@ -397,6 +417,7 @@ STEPS: tuple[tuple[str, Done, Step], ...] = (
     ("secret-token", lambda state, _: secret_token_done(state), step_secret_token),
     ("chat", lambda state, _: chat_done(state), lambda state, tools, options: step_chat(state, tools, options)),
     ("webhook", lambda state, _: webhook_done(state), step_webhook),
+    ("commands", lambda state, _: commands_done(state), step_commands),
     ("test-message", lambda state, options: message_done(state, options.test_message), step_test_message),
 )
 
