@@ -21,7 +21,9 @@ from pager_world.events import github_event as _github_event
 from pager_world.events import sign as _sign
 from pager_world.events import telegram_event as _telegram_event
 from pager_world.payloads import example
-from pager_world.world import BOT_TOKEN, CONTROL, GITHUB_API, TELEGRAM_API, TELEGRAM_SECRET, WEBHOOK_SECRET, World
+from pager_world.world import BOT_TOKEN, GITHUB_API, TELEGRAM_API, TELEGRAM_SECRET, WEBHOOK_SECRET, World
+
+OWN_MESSAGE = ("⚙️ pager", "✅ pager")  # how pager's own alarm begins, red or well again
 
 TEST_ENV = {
     "PAGER_TABLE": "pager-test",
@@ -174,7 +176,7 @@ class Sweeps:
 
     def press_control(self, data: str) -> str:
         """An allowed user presses a button of the control repository's alarm (its newest message); the answer."""
-        *_, message = [m for m in self.telegram.chat() if CONTROL in m.text]
+        *_, message = [m for m in self.telegram.chat() if m.text.startswith(OWN_MESSAGE)]
         return self.world.update(self.world.press_update(data, message_id=message.message_id))[1]["outcome"]
 
     def until_nothing_waits(self) -> None:
@@ -183,7 +185,7 @@ class Sweeps:
             self.advance(1)
 
     def alarm_text(self) -> str:
-        shown = [text for text, _ in self.telegram.view().values() if CONTROL in text]
+        shown = [text for text, _ in self.telegram.view().values() if text.startswith(OWN_MESSAGE)]
         return shown[-1] if shown else ""
 
 

@@ -665,9 +665,12 @@ def test_the_report_states_every_target_as_met_or_not_met(replays, subscribed, c
     assert cost["ignored"]["calls"] == 0 and cost["contribution"]["calls"] >= 2  # a message and a draft dispatch
 
 
-def test_an_ignored_delivery_makes_no_round_trip_and_a_contribution_at_most_four(cost):
+def test_an_ignored_delivery_makes_no_round_trip_and_a_contribution_at_most_eight(cost):
     assert cost["ignored"]["round_trips"] == 0 and cost["ignored"]["round_trips_max"] == 0
-    assert 0 < cost["contribution"]["round_trips"] <= cost["contribution"]["round_trips_max"] <= 4
+    # its record (a load, the claim, the message, the draft), its thread and its repository's mute (a load
+    # each: whether it buzzes, and under which message it replies), and the thread's first message (a load
+    # and a write; a silent follow-up writes nothing there)
+    assert 0 < cost["contribution"]["round_trips"] <= cost["contribution"]["round_trips_max"] <= 8
     assert cost["contribution"]["round_trips_loads"] >= 1 and cost["contribution"]["writes"] >= 1
 
 

@@ -89,6 +89,7 @@ KNOWN_UNDOCUMENTED_STATUSES = {
     ("pulls/get", 401): _BAD_CREDENTIALS,
     ("pulls/merge", 401): _BAD_CREDENTIALS,
     ("code-scanning/get-alert", 401): _BAD_CREDENTIALS,
+    ("repos/get", 401): _BAD_CREDENTIALS,
     ("apps/get-webhook-delivery", 401): _BAD_CREDENTIALS,
     ("apps/redeliver-webhook-delivery", 404): "the fake answers 404 for a delivery id it does not list; the "
                                               "description documents only 202, 400 and 422",
@@ -379,6 +380,10 @@ def github_exchanges(private_key_pem) -> list[tuple[dict[str, Any], HttpRequest,
         HttpRequest("GET", f"{api}/repos/{REPO}/collaborators/octocat", {}),
         HttpRequest("GET", f"{api}/repos/{limited}/collaborators/octocat", metadata_only),
         HttpRequest("GET", f"{api}/repos/{bare}/collaborators/octocat", nothing),
+        HttpRequest("GET", f"{api}/repos/{REPO}", token),
+        HttpRequest("GET", f"{api}/repos/{REPO.lower()}", token),  # GitHub's names are not case-sensitive
+        HttpRequest("GET", f"{api}/repos/{REPO}", other_token),
+        HttpRequest("GET", f"{api}/repos/{REPO}", {}),
         HttpRequest("GET", f"{api}/repos/{REPO}/code-scanning/alerts/10", token),
         HttpRequest("GET", f"{api}/repos/{REPO}/code-scanning/alerts/11", token),
         HttpRequest("GET", f"{api}/repos/{REPO}/code-scanning/alerts/10", jwt_auth),
@@ -434,6 +439,7 @@ def traffic(private_key_pem) -> World:
     world.hub.installation_permissions[1] = needed_permissions()
     world.advance(15)
     world.sweep()
+    world.command(f"/mute {REPO} 2h")  # the repository a command names, as GitHub calls it
     # what no flow above needs: a repository's installation, a long page followed by its Link, a silent message
     client = world.services.github
     client.installation_for(REPO)

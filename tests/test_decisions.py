@@ -12,7 +12,7 @@ from pager.routing import Repository
 from pager.signals.alarm import Alarm, decide_again, decide_entry, decide_fix, decide_render
 from pager.signals.contribution import Contribution, decide_closing, decide_opening
 from pager.signals.release import ReleasePull, decide_closed, decide_merge, decide_pull, decide_ready
-from pager.signals.steps import Dispatch, EditMessage, MergePull, MergeResult, Posted, Redeliver, SendMessage
+from pager.signals.steps import DeleteMessage, Dispatch, EditMessage, MergePull, MergeResult, Posted, Redeliver, SendMessage
 
 NOW = 1_800_000_000.0
 CONTROL = "maintainer/pager"
@@ -99,16 +99,34 @@ def test_a_close_that_comes_before_its_failure_is_remembered_so_the_late_failure
 def test_the_alarm_message_is_sent_then_edited_then_cleared_and_unchanged_when_nothing_changed():
     alarm = Alarm(str(REPO.id), REPO.name)
     entries = {"ci:main": {"state": "open", **FAILED, "at": NOW}}
-    sent = decide_render(alarm, entries)({}, NOW)
+    decide = decide_render(alarm, entries, grace=600)
+    sent = decide({}, NOW)
     assert sent.describe() == "alarm opened" and isinstance(sent.effect, SendMessage) and "CI failed on main" in sent.effect.text
+    assert sent.effect.notify is False  # within its grace
     head = after(sent, {}, Posted("-1001", 7))
-    assert decide_render(alarm, entries)(head, NOW).describe() == "alarm unchanged"
+    assert decide(head, NOW).describe() == "alarm unchanged"
     more = {**entries, "scan:3": {"state": "open", "title": "Alert 3", "url": "u", "order": "o", "rank": 2, "at": NOW}}
-    updated = decide_render(alarm, more)(head, NOW)
+    updated = decide_render(alarm, more, grace=600)(head, NOW)
     assert updated.describe() == "alarm updated" and isinstance(updated.effect, EditMessage) and updated.effect.message_id == 7
-    clear = decide_render(alarm, {})(head, NOW)
-    assert clear.describe() == "all clear" and "all clear" in clear.effect.text
+    clear = decide_render(alarm, {}, grace=600)(head, NOW)
+    assert clear.describe() == "all clear" and "is green again" in clear.effect.text and "<s>" in clear.effect.text
     assert after(clear, head, Posted("-1001", 7))["message"]["open"] is False
+
+
+def test_an_alarm_still_red_past_its_grace_is_posted_anew_with_a_sound_once_and_the_old_message_deleted():
+    alarm = Alarm(str(REPO.id), REPO.name)
+    entries = {"ci:main": {"state": "open", **FAILED, "at": NOW}}
+    decide = decide_render(alarm, entries, grace=600)
+    head = after(decide({}, NOW), {}, Posted("-1001", 7))
+    assert decide(head, NOW + 599).effect is None  # not yet
+    red = decide(head, NOW + 600)
+    assert red.describe() == "alarm reposted with a sound" and red.effect.notify is True
+    head = after(red, head, Posted("-1001", 8))
+    assert head["message"]["id"] == 8 and head["retired"] == [{"id": 7, "chat": "-1001"}]
+    tidy = decide(head, NOW + 600)
+    assert tidy.effect == DeleteMessage(7, "-1001")
+    head = after(tidy, head)
+    assert "retired" not in head and decide(head, NOW + 900).effect is None  # it buzzed once
 
 
 def test_start_fix_dispatches_once_per_alarm_and_never_for_failed_deliveries_alone():
@@ -117,7 +135,7 @@ def test_start_fix_dispatches_once_per_alarm_and_never_for_failed_deliveries_alo
     started = decide_fix(CONTROL, entries)(head, NOW)
     assert started.describe() == "🛠 fix started" and isinstance(started.effect, Dispatch)
     assert started.effect.client_payload["entries"][0]["title"] == "CI failed on main"
-    assert decide_fix(CONTROL, entries)(after(started, head), NOW).describe() == "🛠 a fix was already started"
+    assert decide_fix(CONTROL, entries)(after(started, head), NOW).describe() == "🛠 a fix was started already"
     deliveries = {"delivery:g1": {"state": "open", "title": "issues.opened failed", "order": "o", "at": NOW}}
     assert decide_fix(CONTROL, deliveries)(head, NOW).effect is None
 
@@ -157,7 +175,8 @@ def shown_release():
 def test_merge_is_offered_only_for_the_recorded_head_when_github_calls_it_clean():
     data = shown_release()
     offered = decide_ready(REPO, PULL.head, LIVE, True, 1)(data, NOW)
-    assert offered.describe() == "Merge offered" and isinstance(offered.effect, EditMessage)
+    # the moment to act buzzes: posted anew with a sound (the silent message is deleted next)
+    assert offered.describe() == "Merge offered" and isinstance(offered.effect, SendMessage) and offered.effect.notify
     assert any("🔀" in label for row in (offered.effect.buttons or []) for label, _ in row)
     blocked = decide_ready(REPO, PULL.head, {**LIVE, "mergeable_state": "blocked"}, True, 1)(data, NOW)
     assert blocked.describe() == "not ready: blocked" and not (blocked.data or {}).get("ready")
@@ -178,13 +197,14 @@ def test_a_merge_is_recorded_once_and_a_late_open_after_it_changes_nothing():
 
 def test_the_merge_button_merges_the_head_it_offered_and_only_once():
     data = shown_release()
-    offered = after(decide_ready(REPO, PULL.head, LIVE, True, 1)(data, NOW), data, Posted("-1001", 9))
+    offered = after(decide_ready(REPO, PULL.head, LIVE, True, 1)(data, NOW), data, Posted("-1001", 10))
+    offered = after(decide_ready(REPO, PULL.head, LIVE, True, 1)(offered, NOW), offered)  # the old message deleted
     step = decide_merge(REPO, 40, "squash")(offered, NOW)
     assert step.effect == MergePull(REPO.name, 40, PULL.head, "squash", 1)
     merged = after(step, offered, MergeResult(True, sha="c" * 40))
     shown = decide_merge(REPO, 40, "squash")(merged, NOW)  # the message comes to say it was merged, Merge gone
     assert shown.describe() == "release updated" and isinstance(shown.effect, EditMessage) and not shown.effect.buttons
-    again = decide_merge(REPO, 40, "squash")(after(shown, merged, Posted("-1001", 9)), NOW)
+    again = decide_merge(REPO, 40, "squash")(after(shown, merged, Posted("-1001", 10)), NOW)
     assert again.describe() == "✅ already merged" and again.effect is None
     not_offered = decide_merge(REPO, 40, "squash")(data, NOW)
     assert not_offered.describe() == "🔀 Merge is not offered now" and not isinstance(not_offered.effect, MergePull)

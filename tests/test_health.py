@@ -21,7 +21,7 @@ ADVANCED_PAGE = "https://github.com/settings/apps/pager-test/advanced"
 def control_message(world):
     """The control repository's alarm as the chat shows it (its newest message): (message id, text, button
     labels and data)."""
-    *_, message = [m for m in world.telegram.chat() if CONTROL in m.text]
+    *_, message = [m for m in world.telegram.chat() if m.text.startswith(("⚙️ pager", "✅ pager"))]
     return message.message_id, message.text, [(b["text"], b["callback_data"]) for row in message.buttons for b in row]
 
 
@@ -47,7 +47,7 @@ def test_the_list_refused_with_401_on_two_runs_opens_one_entry_naming_the_cause_
     sweeps.advance(15)
     sweeps.sweep()
     _, text, buttons = control_message(sweeps)
-    assert "GitHub has not served the deliveries list since" in text and "GitHub answers 401" in text
+    assert "GitHub has not served pager its webhook's deliveries since" in text and "GitHub answers 401" in text
     assert "check GITHUB_APP_ID and GITHUB_PRIVATE_KEY" in text and buttons == []
     sweeps.advance(15)
     sweeps.sweep()  # still refused: the entry is open already, the message stays as it is
@@ -56,7 +56,7 @@ def test_the_list_refused_with_401_on_two_runs_opens_one_entry_naming_the_cause_
     sweeps.github.heal()
     sweeps.advance(15)
     assert sweeps.sweep()["outcome"] == "done"
-    assert "all clear" in control_message(sweeps)[1]
+    assert control_message(sweeps)[1].startswith("✅ pager is well again after ")
 
 
 def test_a_duplicate_invocation_of_a_run_github_did_not_serve_counts_once(sweeps):
@@ -101,7 +101,7 @@ def test_deliveries_refused_with_401_open_the_secret_entry_and_after_the_fix_its
     sweeps.advance(15)
     sweeps.sweep()
     message_id, text, buttons = control_message(sweeps)
-    assert "25 deliveries refused with 401 since" in text and "GITHUB_WEBHOOK_SECRET differs" in text and buttons == []
+    assert "25 deliveries refused since 08:00" in text and "GITHUB_WEBHOOK_SECRET differs" in text and buttons == []
     assert press(sweeps, "refused:again", message_id).startswith("⚠️ GitHub's deliveries are still refused with 401")
 
     world.signing_secret = world.settings.github_webhook_secret  # the maintainer fixes the secret
@@ -113,7 +113,7 @@ def test_deliveries_refused_with_401_open_the_secret_entry_and_after_the_fix_its
     assert press(sweeps, "refused:again", message_id, user=7) == "not allowed"
     assert not sweeps.store.load(health.JOB_KEY).exists
     answer = press(sweeps, "refused:again", message_id)
-    assert answer.startswith("↻ the deliveries refused with 401 since") and answer.endswith("over the next minutes")
+    assert answer.startswith("↻ the deliveries refused with 401 since 08:") and answer.endswith("over the next minutes")
     assert press(sweeps, "refused:again", message_id).startswith("↻ already delivering them again")
 
     runs = []
@@ -130,7 +130,7 @@ def test_deliveries_refused_with_401_open_the_secret_entry_and_after_the_fix_its
     assert all(f"issuecomment-{9000 + n}" in shown for n in range(25))
     sweeps.advance(15)
     sweeps.sweep()
-    assert "all clear" in control_message(sweeps)[1]
+    assert control_message(sweeps)[1].startswith("✅ pager is well again after ")
 
 
 def refused_then_fixed(sweeps, count: int, hours: float = 4) -> int:
@@ -180,7 +180,7 @@ def test_the_checks_carry_the_refused_deliveries_out_a_page_a_minute_and_a_secon
     assert again == [[401, 200]] * 25
     sweeps.advance(15)
     sweeps.sweep()
-    assert "all clear" in control_message(sweeps)[1]
+    assert control_message(sweeps)[1].startswith("✅ pager is well again after ")
     # a stray 401 later (a warm container with the old secret for a moment), then ↻ again: only it
     sweeps.world.signing_secret = "stale"
     sweeps.world.deliver("issue_comment", comment(50), guid="stray")
@@ -211,9 +211,9 @@ def test_a_signal_github_refused_is_kept_and_delivered_again_once_the_installati
         sweeps.advance(15)
         sweeps.sweep()
         _, text, buttons = control_message(sweeps)
-        assert "1 signal refused by GitHub or Telegram since" in text and "kept" in text and buttons == []
-        assert "Resource not accessible by integration (issue_comment.created of Codertocat/Hello-World, " \
-               "delivery refused-draft)" in text
+        assert "1 page GitHub or Telegram refused since" in text and "kept" in text and buttons == []
+        assert "GitHub refused (403): Resource not accessible by integration (alice's comment on " \
+               "Codertocat/Hello-World#201)" in text
 
     world.hub.installation_permissions[1] = needed  # the owner accepts the new permissions
     sweeps.advance(15)
@@ -228,7 +228,7 @@ def test_a_signal_github_refused_is_kept_and_delivered_again_once_the_installati
     assert [d["event_type"] for d in world.hub.dispatches] == ["pager-draft"]  # what was refused, done once
     sweeps.advance(15)
     sweeps.sweep()
-    assert "all clear" in control_message(sweeps)[1]
+    assert control_message(sweeps)[1].startswith("✅ pager is well again after ")
 
 
 def test_refusals_written_between_runs_are_each_counted_once_the_entry_is_open(sweeps):
@@ -242,7 +242,7 @@ def test_refusals_written_between_runs_are_each_counted_once_the_entry_is_open(s
         world.deliver("issue_comment", comment(n))
     sweeps.advance(5)
     sweeps.sweep()
-    assert "5 signals refused" in control_message(sweeps)[1]
+    assert "5 pages GitHub or Telegram refused" in control_message(sweeps)[1]
 
 
 def test_refused_signals_github_no_longer_keeps_close_their_entry_and_the_chat_is_not_paged_again(sweeps):
@@ -251,11 +251,11 @@ def test_refused_signals_github_no_longer_keeps_close_their_entry_and_the_chat_i
     world.deliver("issue_comment", comment(1))
     sweeps.advance(15)
     sweeps.sweep()
-    assert "1 signal refused" in control_message(sweeps)[1]
+    assert "1 page GitHub or Telegram refused" in control_message(sweeps)[1]
     sweeps.advance(3 * 24 * 60 + 1)  # GitHub keeps a delivery three days: nothing can deliver it again now
     for _ in range(8):
         sweeps.sweep()
-        assert "refused" not in control_message(sweeps)[1]
+        assert control_message(sweeps)[1].startswith("✅ pager is well again")  # the entry closed, and said so
         sweeps.advance(15)
     assert len(sweeps.telegram.sent) == 2  # the comment's message and the alarm, once
 
@@ -292,7 +292,7 @@ def test_the_deliver_again_press_asks_for_exactly_one_attempt_and_anyone_elses_n
         sweeps.advance(15)
         sweeps.sweep()
     message_id, _, [(label, data)] = control_message(sweeps)
-    assert label == "↻ issues.opened of Codertocat/Hello-World" and data == f"again:{sweeps.attempts(guid)[-1]['id']}"
+    assert label == f"↻ {REPO}#1" and data == f"again:{sweeps.attempts(guid)[-1]['id']}"
 
     assert press(sweeps, data, message_id, user=7) == "not allowed"
     assert press(sweeps, data, message_id, user=ALLOWED_USER, chat="-1002") == "not allowed"
@@ -311,13 +311,13 @@ def test_the_deliver_again_press_asks_for_exactly_one_attempt_and_anyone_elses_n
     sweeps.advance(15)
     sweeps.sweep()
     message_id, text, [(_, data)] = control_message(sweeps)
-    assert "delivered again, failed again (last: 500)" in text and data == f"again:{sweeps.attempts(guid)[-1]['id']}"
+    assert "delivered again, failed again (the last answered 500)" in text and data == f"again:{sweeps.attempts(guid)[-1]['id']}"
     sweeps.answer = lambda guid, redelivery: 200
     press(sweeps, data, message_id)
     sweeps.github.deliver_pending()
     sweeps.advance(15)
     assert sweeps.sweep()["entries_closed"] == 1
-    assert "all clear" in control_message(sweeps)[1]
+    assert control_message(sweeps)[1].startswith("✅ pager is well again after ")
     assert press(sweeps, data, message_id) == "this delivery is no longer in the alarm"
     sweeps.github.deliver_pending()
     assert len(sweeps.attempts(guid)) == 5
@@ -384,19 +384,25 @@ def test_the_state_keeps_the_health_through_a_round_trip():
 
 
 def test_pagers_own_entries_offer_no_fix_and_come_first():
-    from pager.signals.alarm import render
+    from datetime import UTC
+
+    from pager.signals.alarm import CONTROL as CONTROL_REF
+    from pager.signals.alarm import Alarm, View, render
 
     entries = {
         "workflow:1": {"title": "ci: failure", "url": "https://x", "rank": 0, "at": 1},
         "pager:secret": {"title": "3 deliveries refused", "url": "", "rank": 0, "at": 2, "button": "refused"},
-        "delivery:g": {"title": "issues.opened of o/r: all attempts failed", "url": "", "rank": 1, "at": 3, "delivery_id": 5},
+        "delivery:g": {"title": "issues.opened of o/r: all attempts failed", "url": "", "rank": 1, "at": 3, "delivery_id": 5,
+                       "short": "o/r#7"},
     }
-    text, buttons = render(REPO, entries, 186853002)
-    assert text.index("3 deliveries refused") < text.index("ci: failure") < text.index("issues.opened")
-    assert buttons == [[("🛠 Start fix", "fix:186853002")], [("↻ Deliver the refused again", "refused:again")],
-                       [("↻ issues.opened of o/r", "again:5")]]
-    only_own = {k: v for k, v in entries.items() if k != "workflow:1"}
-    assert render(REPO, only_own, 186853002)[1][0] == [("↻ Deliver the refused again", "refused:again")]
+    view = View(since=0.0, now=0.0, zone=UTC)
+    own = {k: v for k, v in entries.items() if k != "workflow:1"}
+    text, buttons = render(Alarm(CONTROL_REF, CONTROL), own, view)  # pager's own: first, and no fix
+    assert text.startswith("⚙️ pager needs you: 3 deliveries refused, and 1 more")
+    assert text.index("3 deliveries refused") < text.index("issues.opened")
+    assert buttons == [[("↻ Deliver the refused again", "refused:again")], [("↻ o/r#7", "again:5")]]
+    text, buttons = render(Alarm("186853002", REPO), {"workflow:1": entries["workflow:1"]}, view)
+    assert buttons == [[("🛠 Start fix", "fix:186853002")], [("🔕 Mute for 8 h", "mute:a:186853002")]]
 
 
 def test_a_refused_delivery_github_failed_to_take_again_is_picked_again_not_dropped(sweeps):

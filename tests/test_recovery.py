@@ -29,10 +29,11 @@ def state_writes(world) -> int:
     return sum(1 for service, name in world.world.faults.log if service == "store" and name == f"save {plan.STATE_KEY}")
 
 
-def test_with_nothing_waiting_the_check_is_one_read_and_no_call(sweeps):
+def test_with_nothing_waiting_or_due_the_check_is_two_reads_and_no_call(sweeps):
     loads, calls = sweeps.store.loads, sweeps.services.calls
     assert sweeps.check()["outcome"] == "nothing waits"
-    assert sweeps.store.loads - loads == 1 and sweeps.services.calls == calls
+    # what comes due (the attention index) and what waits for a failed service (the sweep's state)
+    assert sweeps.store.loads - loads == 2 and sweeps.services.calls == calls
 
 
 def test_a_telegram_outage_spends_no_attempt_and_the_check_sweeps_within_a_minute_of_its_end(sweeps):

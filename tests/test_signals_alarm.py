@@ -10,6 +10,7 @@ failure at every external call.
 from __future__ import annotations
 
 import json
+from datetime import UTC
 
 import pytest
 
@@ -18,7 +19,7 @@ from pager.signals import alarm
 from pager.signals.alarm import decide_entry, render, update_alarm
 from pager_world.cases import alert, delivery_entry, run, suite
 from pager_world.matrix import Scenario, delivering, failure_matrix
-from pager_world.world import CONTROL, CONTROL_ALARM, EXAMPLE_ALARM, REPO, REPO_ID
+from pager_world.world import CONTROL, CONTROL_ALARM, REPO, REPO_ID
 
 KEY = f"alarm#{REPO_ID}"
 
@@ -42,17 +43,18 @@ def test_a_failing_run_on_the_default_branch_opens_the_alarm_with_start_fix(worl
     status, answer = world.deliver("workflow_run", run("failure"))
     assert (status, answer["outcome"]) == (200, "alarm opened")
     _, (text, buttons) = only_message(world)
-    assert text.splitlines()[0] == f'🚨 <a href="https://github.com/{REPO}">{REPO}</a>'
-    assert '/actions/runs/2823525' in text and "test: failure in run #163" in text
-    assert buttons == (("🛠 Start fix",),)
-    assert world.chat.messages[max(world.chat.messages)].notified is True
+    assert text.splitlines()[0] == (f'🚨 <a href="https://github.com/{REPO}">{REPO}</a> is red on master: '
+                                    f'<a href="https://github.com/{REPO}/actions/runs/28235251631">test run #163 failed</a>')
+    assert text.splitlines()[1] == "since 08:00" and len(text.splitlines()) == 2  # one entry: the headline says it
+    assert buttons == (("🛠 Start fix",), ("🔕 Mute for 8 h",))
+    assert world.chat.messages[max(world.chat.messages)].notified is False  # within its grace: it may be a flake
 
 
 def test_a_second_failing_workflow_edits_the_same_message(world):
     world.deliver("workflow_run", run("failure"))
     assert world.deliver("workflow_run", run("timed_out", workflow_id=9, name="lint"))[1]["outcome"] == "alarm updated"
     _, (text, _) = only_message(world)
-    assert "test: failure" in text and "lint: timed out" in text
+    assert "test run #163 failed" in text and "lint run #163 timed out" in text
 
 
 def test_the_last_entry_closing_says_all_clear_without_buttons_and_the_next_failure_sends_a_new_message(world):
@@ -61,7 +63,8 @@ def test_the_last_entry_closing_says_all_clear_without_buttons_and_the_next_fail
     assert world.deliver("workflow_run", run("success", number=164))[1]["outcome"] == "alarm updated"
     assert world.deliver("workflow_run", run("success", workflow_id=9, number=164))[1]["outcome"] == "all clear"
     first, (text, buttons) = only_message(world)
-    assert text == f'✅ <a href="https://github.com/{REPO}">{REPO}</a>: all clear' and buttons is None
+    assert text.splitlines()[0] == f'✅ <a href="https://github.com/{REPO}">{REPO}</a> is green again on master after 0 s'
+    assert "<s>" in text and "test run #163 failed" in text and "lint run #163 failed" in text and buttons is None
     assert world.deliver("workflow_run", run("failure", number=165))[1]["outcome"] == "alarm opened"
     assert len(world.chat.sent) == 2 and max(world.chat.messages) != first
 
@@ -107,7 +110,7 @@ def test_a_deleted_alarm_message_is_sent_anew_on_the_next_change(world):
     world.chat.delete(max(world.chat.messages))
     world.deliver("workflow_run", run("failure", workflow_id=9, name="lint"))
     _, (text, _) = only_message(world)
-    assert "lint: failure" in text and "test: failure" in text
+    assert "lint run #163 failed" in text and "test run #163 failed" in text
 
 
 # -- late -------------------------------------------------------------------------------------------
@@ -122,7 +125,7 @@ def test_a_stale_failure_does_not_reopen_the_alarm(world):
     assert world.deliver("workflow_run", run("failure", attempt=1))[1]["outcome"] == "alarm unchanged"
     assert world.effects() == effects and world.store.dump() == before
     _, (text, _) = only_message(world)
-    assert "all clear" in text
+    assert "is green again" in text
 
 
 def test_a_stale_success_does_not_close_a_newer_failure(world):
@@ -144,7 +147,7 @@ def test_an_older_failure_does_not_replace_the_newer_one_shown(world):
 def test_a_failing_check_suite_of_another_app_opens_its_entry_and_success_closes_it(world):
     # check_suite has two handlers (the alarm's and the release's); the webhook joins their outcomes.
     assert world.deliver("check_suite", suite("failure"))[1]["outcome"] == "alarm opened; ignored: not a release branch"
-    assert "octocoders-linter: failure on ec26c3e" in only_message(world)[1][0]
+    assert "octocoders-linter failed on ec26c3e" in only_message(world)[1][0]
     assert world.store.dump()[f"{KEY} [entry:suite:octocoders-linter]"]["state"] == "open"
     later = suite("success", updated_at="2019-05-15T16:00:00Z")
     assert world.deliver("check_suite", later)[1]["outcome"].startswith("all clear; ")
@@ -159,7 +162,7 @@ def test_a_code_scanning_alert_on_the_default_branch_opens_and_its_fix_closes(wo
     opened = alert("created", **{"ref": "refs/heads/master"})
     assert world.deliver("code_scanning_alert", opened)[1]["outcome"] == "alarm opened"
     text = only_message(world)[1][0]
-    assert "code scanning #10: Query built from user-controlled sources (error)" in text
+    assert "Code scanning alert #10: Query built from user-controlled sources (error)" in text
     fixed = alert("fixed", **{"ref": "refs/heads/master"})
     assert world.deliver("code_scanning_alert", fixed)[1]["outcome"] == "all clear"
 
@@ -211,7 +214,7 @@ def test_a_fix_delivered_again_after_the_alert_reopened_closes_nothing(world):
     world.hub.alerts[(REPO, 10)] = {"number": 10, "state": "open"}
     assert world.deliver("code_scanning_alert", alert("reopened", **{"alert.number": 10}))[1]["outcome"] == "alarm opened"
     assert world.deliver("code_scanning_alert", fixed)[1]["outcome"] == "stale: GitHub calls code scanning alert #10 open now"
-    assert "code scanning #10" in list(world.chat.view().values())[-1][0]  # the alarm sent anew, open
+    assert "Code scanning alert #10" in list(world.chat.view().values())[-1][0]  # the alarm sent anew, open
 
 
 @pytest.mark.parametrize("action", ["reopened_by_user", "appeared_in_branch"])
@@ -232,12 +235,13 @@ def test_an_alert_assigned_to_someone_changes_nothing(world):
 
 
 
-def test_an_alarm_holding_only_delivery_entries_offers_no_start_fix(world):
+def test_pagers_own_alarm_has_its_own_header_buzzes_at_once_and_offers_no_start_fix(world):
     assert update_alarm(world.services, CONTROL_ALARM, opened={"delivery:g1": delivery_entry("g1")}, closed=[]) is True
-    _, (text, buttons) = only_message(world)
-    assert text.startswith(f"🚨 <a href=\"https://github.com/{CONTROL}\">") and "delivery g1" in text
+    message_id, (text, buttons) = only_message(world)
+    assert text.startswith("⚙️ pager needs you: ") and "g1" in text
     assert buttons is None
-    assert alarm.start_fix(world.services, "control") == "only failed deliveries: see the app's Advanced page"
+    assert world.chat.messages[message_id].notified is True  # pager's own health needs the maintainer now
+    assert alarm.start_fix(world.services, "control") == "nothing here a fix in the repository could see"
     assert world.hub.dispatches == []
 
 
@@ -247,15 +251,19 @@ def test_update_alarm_says_whether_the_alarm_changed_and_applies_twice_as_once(w
     assert update_alarm(world.services, CONTROL_ALARM, opened={"delivery:g1": delivery_entry("g1")}, closed=[]) is False
     assert world.effects() == effects
     assert update_alarm(world.services, CONTROL_ALARM, opened={}, closed=["delivery:g1"]) is True
-    assert "all clear" in only_message(world)[1][0]
+    assert only_message(world)[1][0].startswith("✅ pager is well again after ")
     assert update_alarm(world.services, CONTROL_ALARM, opened={}, closed=["delivery:g1"]) is False
 
 
-def test_a_workflow_entry_beside_delivery_entries_brings_start_fix(world):
-    update_alarm(world.services, EXAMPLE_ALARM, opened={"delivery:g1": delivery_entry("g1")}, closed=[])
-    world.deliver("workflow_run", run("failure"))
-    _, (_, buttons) = only_message(world)
-    assert buttons == (("🛠 Start fix",),)
+def test_the_control_repositorys_own_failure_is_its_own_alarm_beside_pagers(world):
+    world.hub.installations["maintainer/pager"] = world.hub.installations[REPO]
+    update_alarm(world.services, CONTROL_ALARM, opened={"delivery:g1": delivery_entry("g1")}, closed=[])
+    own = run("failure", **{"repository.full_name": CONTROL, "repository.id": 4242,
+                             "workflow_run.head_repository.full_name": CONTROL})
+    assert world.deliver("workflow_run", own)[1]["outcome"] == "alarm opened"
+    texts = [text for text, _ in world.chat.view().values()]
+    assert texts[0].startswith("⚙️ pager") and texts[1].startswith(f'🚨 <a href="https://github.com/{CONTROL}">')
+    assert list(world.chat.view().values())[1][1] == (("🛠 Start fix",), ("🔕 Mute for 8 h",))
 
 
 # -- Start fix ----------------------------------------------------------------------------------------
@@ -264,12 +272,12 @@ def test_a_workflow_entry_beside_delivery_entries_brings_start_fix(world):
 def test_start_fix_dispatches_pager_fix_once_and_a_second_press_says_so(world):
     world.deliver("workflow_run", run("failure"))
     assert alarm.start_fix(world.services, str(REPO_ID)) == "🛠 fix started"
-    assert alarm.start_fix(world.services, str(REPO_ID)) == "🛠 a fix was already started"
+    assert alarm.start_fix(world.services, str(REPO_ID)) == "🛠 a fix was started already"
     [dispatch] = world.hub.dispatches
     assert dispatch["event_type"] == "pager-fix" and dispatch["repository"] == CONTROL
     assert dispatch["client_payload"] == {
         "repository": REPO,
-        "entries": [{"key": "workflow:2823525", "title": "test: failure in run #163", "url": f"https://github.com/{REPO}/actions/runs/28235251631"}],
+        "entries": [{"key": "workflow:2823525", "title": "test run #163 failed", "url": f"https://github.com/{REPO}/actions/runs/28235251631"}],
         "more": 0,
         "message_id": max(world.chat.messages),
     }
@@ -297,7 +305,7 @@ def test_two_different_failures_racing_end_in_one_message_with_both(world):
     world.race("workflow_run", [run("failure"), run("failure", workflow_id=9, name="lint")])
     assert len(world.chat.sent) == 1
     text = only_message(world)[1][0]
-    assert "test: failure" in text and "lint: failure" in text
+    assert "test run #163 failed" in text and "lint run #163 failed" in text
 
 
 def test_eight_workflows_failing_at_once_are_all_shown_in_one_message_and_none_answers_500(world):
@@ -307,7 +315,7 @@ def test_eight_workflows_failing_at_once_are_all_shown_in_one_message_and_none_a
     assert statuses == [200] * 8
     assert len(world.chat.sent) == 1
     text = only_message(world)[1][0]
-    assert all(f"wf-{i}: failure in run #163" in text for i in range(8))
+    assert all(f"wf-{i} run #163 failed" in text for i in range(8))
     assert world.pending_claims() == []
 
 
@@ -315,7 +323,7 @@ def test_twenty_alerts_of_one_analysis_are_all_shown(world):
     bodies = [alert("created", **{"ref": "refs/heads/master", "alert.number": 100 + n}) for n in range(20)]
     assert world.race("code_scanning_alert", bodies) == [200] * 20
     text = only_message(world)[1][0]
-    assert all(f"code scanning #{100 + n}:" in text for n in range(20))
+    assert all(f"Code scanning alert #{100 + n}:" in text for n in range(20))
 
 
 def many_alerts(world, count: int) -> None:
@@ -333,11 +341,11 @@ def test_a_new_failure_behind_ninety_open_alerts_is_shown_first_with_how_many_mo
     assert world.deliver("workflow_run", run("failure", name="deploy"))[0] == 200
     text = only_message(world)[1][0]
     lines = text.splitlines()
-    assert "deploy: failure in run #163" in lines[1]  # failing CI before alerts
+    assert "deploy run #163 failed, and 90 more" in lines[0] and "deploy run #163 failed" in lines[2]  # CI before alerts
     assert lines[-1].startswith("… and ") and "code scanning alerts" in lines[-1]
     assert f'href="https://github.com/{REPO}/security/code-scanning"' in lines[-1]
     hidden = int(lines[-1].split()[2])
-    assert len(lines) - 2 + hidden == 91  # every entry shown or counted
+    assert len(lines) - 3 + hidden == 91  # every entry shown or counted
 
 
 def test_a_thousand_open_alerts_keep_every_delivery_answering_200_and_no_record_grows(world):
@@ -359,7 +367,7 @@ def test_the_most_severe_and_newest_alerts_come_first(world):
                                   "alert.rule.security_severity_level": severity})
         world.deliver("code_scanning_alert", body)
         world.now += 60
-    lines = only_message(world)[1][0].splitlines()[1:]
+    lines = only_message(world)[1][0].splitlines()[2:]
     assert [line.split("#")[1].split(":")[0] for line in lines] == ["13", "11", "12", "10"]
 
 
@@ -424,7 +432,7 @@ def test_a_failure_at_any_call_of_start_fix_dispatches_once_in_the_end(make_worl
         return 200 if answer == "🛠 fix started" else 500
 
     def again(h, _status):
-        assert alarm.start_fix(h.services, str(REPO_ID)) in ("🛠 fix started", "🛠 a fix was already started")
+        assert alarm.start_fix(h.services, str(REPO_ID)) in ("🛠 fix started", "🛠 a fix was started already")
         return 200
 
     scenario = Scenario("start fix", lambda h: h.deliver("workflow_run", run("failure")), act, again)
@@ -466,9 +474,9 @@ def test_an_alert_without_a_time_of_its_own_opens_whatever_order_it_carries():
 
 def test_start_fix_callback_data_fits_telegrams_64_bytes_for_any_repository_name():
     long_name = "o" * 39 + "/" + "r" * 100
-    _, buttons = render(long_name, {"workflow:1": _entry("1")}, 2**63 - 1)  # GitHub's ids are 64-bit
-    [[(_, data)]] = buttons
-    assert len(data.encode()) <= 64
+    view = alarm.View(since=0.0, now=0.0, zone=UTC)
+    _, buttons = render(alarm.Alarm(str(2**63 - 1), long_name), {"workflow:1": _entry("1")}, view)  # GitHub's ids are 64-bit
+    assert all(len(data.encode()) <= 64 for row in buttons for _, data in row)
 
 
 def test_a_start_fix_of_long_non_ascii_entries_fits_githubs_64_kb_as_sent():

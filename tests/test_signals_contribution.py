@@ -26,7 +26,8 @@ def test_an_issue_opened_by_someone_outside_sends_one_message_and_asks_for_one_d
     assert text.startswith("💬 alice opened issue ")
     assert f'href="https://github.com/{REPO}/issues/1">{REPO}#1</a>: Spelling error in the README file' in text
     assert "accidently spelled" in text
-    assert buttons is None
+    assert buttons == (("🔕 Mute for 8 h",),)
+    assert world.chat.messages[message_id].notified is True  # an outsider's first contact calls
     assert world.hub.dispatches == [
         {
             "repository": CONTROL,

@@ -57,11 +57,11 @@ def test_a_release_pull_request_gets_one_message_without_merge(world):
     status, answer = world.deliver("pull_request", pull("opened"))
     assert "release shown" in answer["outcome"]
     _, (text, buttons) = only_message(world)
-    assert text == (
-        f'📦 <a href="https://github.com/{REPO}">{REPO}</a>: chore(master): release 1.2.0 '
-        f'(<a href="https://github.com/{REPO}/pull/2">#2</a>)'
+    assert text.splitlines()[0] == (
+        f'📦 <a href="https://github.com/{REPO}/pull/2">{REPO}#2</a> release pull request opened: chore(master): release 1.2.0'
     )
     assert buttons is None
+    assert world.chat.messages[max(world.chat.messages)].notified is False  # nothing to do yet
     assert world.hub.dispatches == []  # not a contribution
 
 
@@ -70,8 +70,12 @@ def test_a_passed_suite_on_the_recorded_head_reads_the_pull_request_and_offers_m
     world.deliver("pull_request", pull("opened"))
     status, answer = world.deliver("check_suite", suite_passed())
     assert "#2: Merge offered" in answer["outcome"]
-    _, (text, buttons) = only_message(world)
-    assert "🟢 checks passed, ready to merge" in text and buttons == (("🔀 Merge",),)
+    message_id, (text, buttons) = only_message(world)
+    assert text.startswith(f'🔀 <a href="https://github.com/{REPO}/pull/2">{REPO}#2</a> is ready to merge: ')
+    assert buttons == (("🔀 Merge",),)
+    # The moment to act buzzes: the message is posted anew with a sound, and the silent one is gone.
+    assert world.chat.messages[message_id].notified is True and len(world.chat.sent) == 2
+    assert world.chat.deleted == [world.chat.sent[0]]
     assert gets(world) == 1
     data = world.chat.button_data(max(world.chat.messages), "🔀")
     assert len(data.encode()) <= 64
@@ -104,7 +108,7 @@ def test_a_suite_passed_on_a_head_whose_synchronize_never_came_records_the_head_
     assert "Merge offered" in answer
     state = world.store.dump()
     assert "Merge already offered" in world.deliver("check_suite", suite_passed(sha=NEWER))[1]["outcome"]
-    assert world.store.dump() == state and len(world.chat.sent) == 1
+    assert world.store.dump() == state and len(world.chat.sent) == 2  # opened, then ready (with a sound)
     assert world.store.dump()[KEY]["head"] == NEWER
     _, (text, buttons) = only_message(world)
     assert buttons == (("🔀 Merge",),)
@@ -169,7 +173,8 @@ def test_merge_merges_the_recorded_head_with_the_configured_method_and_records_i
     assert world.chat.answers[-1][1] == "🔀 merged"
     _, (text, buttons) = only_message(world)
     commit = world.hub.pulls[(REPO, 2)]["merge_commit_sha"]
-    assert f"✅ merged {commit[:7]}" in text and buttons is None
+    assert text.startswith(f'✅ <a href="https://github.com/{REPO}/pull/2">{REPO}#2</a> merged: ') and buttons is None
+    assert f'<a href="https://github.com/{REPO}/commit/{commit}">{commit[:7]}</a>' in text
     record = world.store.dump()[KEY]
     assert record["state"] == "merged" and record["merged"]["commit"] == commit
 
@@ -195,7 +200,7 @@ def test_a_refused_merge_answers_the_reason_and_takes_merge_away(world, status, 
     assert (code, answer["outcome"]) == (200, f"GitHub refused the merge: {reason}")
     assert world.chat.answers[-1][1].startswith("GitHub refused the merge")
     _, (text, buttons) = only_message(world)
-    assert buttons is None and "⚠️ merge refused: " in text
+    assert buttons is None and f"⚠️ GitHub refused the merge: {reason}" in text
 
 
 def test_a_merge_with_a_head_that_moved_on_github_is_refused_and_never_merges_the_new_head(world):
@@ -212,7 +217,7 @@ def test_a_merged_release_is_recorded_and_edited_once(world):
     ready(world)
     assert "merge recorded" in world.deliver("pull_request", merged())[1]["outcome"]
     assert "merge already recorded" in world.deliver("pull_request", merged())[1]["outcome"]
-    assert len(world.chat.edits) == 2  # Merge offered, then merged
+    assert len(world.chat.sent) == 2 and len(world.chat.edits) == 1  # opened, Merge offered anew; merged
     record = world.store.dump()[KEY]
     assert record["merged"] == {"commit": "c" * 40, "at": "2026-12-01T12:00:00Z"}
     assert world.store.dump()[f"release-latest#{REPO_ID}"] == {"number": 2, "at": "2026-12-01T12:00:00Z"}
@@ -258,7 +263,7 @@ def test_a_tag_published_while_its_merge_is_failing_lands_on_its_own_release_not
     assert world.deliver_again("merged-2")[0] == 200  # the sweep brings the merge back
     [older] = [text for text, _ in world.chat.view().values() if "release 1.1.0" in text]
     [newer] = [text for text, _ in world.chat.view().values() if "release 1.2.0" in text]
-    assert "✅ merged" in newer and newer.endswith(">v1.2.0</a>")
+    assert " merged: " in newer and newer.endswith(">v1.2.0</a>")
     assert "v1.2.0" not in older
 
 
@@ -379,7 +384,7 @@ def test_a_pull_request_from_a_fork_on_a_branch_named_like_a_release_is_a_contri
     outcome = world.deliver("pull_request", forked)[1]["outcome"]
     assert outcome == "sent, draft asked; ignored: not a release pull request"
     [(text, buttons)] = world.chat.view().values()
-    assert text.startswith("💬 mallory opened pull request") and buttons is None
+    assert text.startswith("💬 mallory opened pull request") and buttons == (("🔕 Mute for 8 h",),)
 
 
 def test_a_release_that_gets_no_check_suite_is_offered_merge_once_github_calls_it_clean(world):
@@ -414,7 +419,7 @@ def test_an_outsiders_approval_whose_draft_is_refused_still_offers_merge(world):
     world.hub.fail(r"^POST /repos/.*/dispatches$", 422, body={"message": "Validation Failed"})
     status, answer = world.deliver("pull_request_review", body)
     assert status == 424 and answer["outcome"] == "refused" and "#2: Merge offered" in answer["done"]
-    [release_buttons] = [buttons for text, buttons in world.chat.view().values() if text.startswith("📦")]
+    [release_buttons] = [buttons for text, buttons in world.chat.view().values() if text.startswith("🔀")]
     assert release_buttons == (("🔀 Merge",),)  # and the review itself was shown to the maintainer
 
 

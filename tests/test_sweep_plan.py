@@ -144,7 +144,7 @@ def test_an_event_with_all_its_attempts_failed_becomes_one_entry_instead_of_a_fo
     entry = result.opened[f"delivery:{g}"]
     assert entry["url"] == "https://github.com/settings/apps/pager-test/advanced"
     assert entry["order"] == planner.format_time(attempts[-1].at)
-    assert "all attempts failed (3 attempts, last: 504)" in entry["title"] and "workflow_run.completed" in entry["title"]
+    assert entry["title"] == "workflow run on repository 7: all attempts failed (3 deliveries, the last answered 504)"
 
 
 def test_the_attempts_allowed_come_from_the_settings():
@@ -164,7 +164,7 @@ def test_an_entry_links_to_the_advanced_page_of_an_app_owned_by_an_organization(
     result = plan(outcomes=attempts, settings=make_settings(github_app_owner="acme"))
     entry = result.opened[f"delivery:{g}"]
     assert entry["url"] == "https://github.com/organizations/acme/settings/apps/pager-test/advanced"
-    assert entry["title"].startswith("ping of no repository: all attempts failed (3 attempts, last: no answer)")
+    assert entry["title"] == "a ping event of no repository: all attempts failed (3 deliveries, the last without an answer in time)"
 
 
 def test_an_event_whose_first_delivery_is_unseen_is_never_asked_for_again():
@@ -681,10 +681,11 @@ def test_each_event_to_name_opens_one_entry_oldest_first_unless_it_is_open():
     opened, closed, _ = planner.reconcile_entries({made[1].guid: NOW}, verdicts, (), now=NOW, url="https://advanced")
     assert list(opened) == [f"delivery:{made[0].guid}", f"delivery:{made[2].guid}"] and closed == ()
     assert opened[f"delivery:{made[0].guid}"] == {
-        "title": f"workflow_run.completed of repository 7: all attempts failed (3 attempts, last: 504), delivery {made[0].guid}",
+        "title": "workflow run on repository 7: all attempts failed (3 deliveries, the last answered 504)",
         "url": "https://advanced", "order": planner.format_time(made[0].newest.at),
-        "delivery_id": made[0].newest.id, "repository_id": 7, "guid": made[0].guid, "kind": "workflow_run.completed",
-        "reason": "all attempts failed", "attempts": 3, "last": "504"}
+        "delivery_id": made[0].newest.id, "repository_id": 7, "guid": made[0].guid, "event": "workflow_run",
+        "reason": "all attempts failed", "attempts": 3, "last": "answered 504"}
+    assert made[0].guid not in opened[f"delivery:{made[0].guid}"]["title"]  # no GUID reaches the chat
 
 
 # -- (f) trim the state ---------------------------------------------------------------------------------
@@ -740,6 +741,6 @@ def test_an_entry_names_the_answer_of_its_newest_attempt_a_refusal_too():
     h = History()
     g = h.guid()
     event = Event(g, (h.attempt(g, 502, ago=40), h.attempt(g, 0, ago=25, redelivery=True), h.attempt(g, 422, ago=10, redelivery=True)))
-    assert "(3 attempts, last: 422)" in planner._entry(event, "all attempts failed", "u")["title"]
+    assert "(3 deliveries, the last answered 422)" in planner._entry(event, "all attempts failed", "u")["title"]
     timed_out = Event(g, event.attempts[:2])
-    assert "last: no answer" in planner._entry(timed_out, "x", "u")["title"]
+    assert "the last without an answer in time" in planner._entry(timed_out, "x", "u")["title"]

@@ -6,6 +6,8 @@ that list and its redeliveries go through the handler again.
 
 from __future__ import annotations
 
+from support import OWN_MESSAGE
+
 from pager import refusals
 from pager.chat import Chat
 from pager.errors import GitHubRefused, TelegramRefused
@@ -147,8 +149,8 @@ def test_pages_refused_while_the_bot_was_removed_reach_the_chat_once_it_is_back(
     world.chat.kicked = False  # someone adds the bot back
     sweeps.advance(15)
     sweeps.sweep()
-    [control] = [m for m in world.chat.chat() if CONTROL in m.text]
-    assert "2 signals refused" in control.text and "take such calls again" in control.text
+    [control] = [m for m in world.chat.chat() if m.text.startswith(OWN_MESSAGE)]
+    assert "2 pages GitHub or Telegram refused" in control.text and "take such calls again" in control.text
     assert sweeps.press_control("refused:pages").startswith("↻ the refused signals since")
     sweeps.until_nothing_waits()
     texts = [m.text for m in world.chat.chat()]
@@ -156,7 +158,7 @@ def test_pages_refused_while_the_bot_was_removed_reach_the_chat_once_it_is_back(
     assert [a["status_code"] for a in world.attempts("while-kicked")] == [424, 200]
     sweeps.advance(15)
     sweeps.sweep()
-    assert "refused" not in [m for m in world.chat.chat() if CONTROL in m.text][-1].text
+    assert [m for m in world.chat.chat() if m.text.startswith(OWN_MESSAGE)][-1].text.startswith("✅ pager is well again")
 
 
 def test_refused_pages_are_not_offered_again_while_the_bot_is_still_out(sweeps):
@@ -193,7 +195,9 @@ def test_a_pass_under_the_new_name_clears_the_failure_shown_under_the_old_one_al
     sweeps.advance(15)
     sweeps.sweep()
     assert [a["status_code"] for a in world.attempts("renamed-pass")] == [500, 200]
-    assert world.chat.view() == {alarm_id: (f'✅ <a href="https://github.com/{NEW_NAME}">{NEW_NAME}</a>: all clear', None)}
+    [(shown_id, (text, buttons))] = world.chat.view().items()
+    assert shown_id == alarm_id and buttons is None
+    assert text.startswith(f'✅ <a href="https://github.com/{NEW_NAME}">{NEW_NAME}</a> is green again on master after ')
 
 
 def test_a_release_shown_under_the_old_name_is_offered_and_merged_under_the_new_one(world):
@@ -222,11 +226,11 @@ def test_an_older_commits_late_success_does_not_clear_a_newer_commits_failure_an
     sweeps.sweep()  # it comes back late, after the newer commit's failure
     assert [a["status_code"] for a in world.attempts("older-success")] == [500, 200]
     [(text, _)] = world.chat.view().values()
-    assert text.startswith("🚨") and "failure on bbbbbbb" in text
+    assert text.startswith("🚨") and "failed on bbbbbbb" in text
     rerun = suite("success", created_at="2026-12-01T11:00:00Z", updated_at="2026-12-01T11:30:00Z", sha="b" * 40)
     world.deliver("check_suite", rerun)  # the newer commit's suite run again, and passing
     [(text, _)] = world.chat.view().values()
-    assert "all clear" in text
+    assert "is green again" in text
 
 
 # -- ↻ once -----------------------------------------------------------------------------------------------------
@@ -239,7 +243,7 @@ def test_ten_presses_of_a_failed_deliverys_retry_ask_github_for_one_attempt_unti
     for _ in range(3):
         sweeps.advance(15)
         sweeps.sweep()
-    [control] = [m for m in sweeps.telegram.chat() if CONTROL in m.text]
+    [control] = [m for m in sweeps.telegram.chat() if m.text.startswith(OWN_MESSAGE)]
     data = sweeps.telegram.button_data(control.message_id, "↻")
     asked = len(sweeps.github.redelivery_requests)
 
@@ -253,7 +257,7 @@ def test_ten_presses_of_a_failed_deliverys_retry_ask_github_for_one_attempt_unti
     sweeps.github.deliver_pending()  # GitHub delivers it: it fails again
     sweeps.advance(15)
     sweeps.sweep()  # the entry shows the new attempt: ↻ may ask again
-    [control] = [m for m in sweeps.telegram.chat() if CONTROL in m.text]
+    [control] = [m for m in sweeps.telegram.chat() if m.text.startswith(OWN_MESSAGE)]
     assert press(10) == "this delivery is no longer in the alarm"  # the old button: that attempt is known now
     data = sweeps.telegram.button_data(control.message_id, "↻")
     press(11)
@@ -365,7 +369,8 @@ def test_github_refusing_the_app_from_the_first_run_is_said_in_the_chat(make_swe
     for _ in range(2):
         sweeps.advance(15)
         sweeps.sweep()
-    assert any("not served the deliveries list" in m.text for m in sweeps.world.chat.chat() if CONTROL in m.text)
+    assert any("not served pager its webhook's deliveries" in m.text for m in sweeps.world.chat.chat()
+               if m.text.startswith(OWN_MESSAGE))
 
 
 def test_a_waiting_release_written_before_records_were_kept_by_id_is_retired_not_shown(world):

@@ -8,8 +8,8 @@ GitHub's three days of retention) and goes on for `simulate.DRAIN` after Telegra
 - as a page: the chat shows the contribution's own message (its comment's link);
 - as an entry to press: no such message, but the control repository's alarm has the event's `delivery:`
   entry open (its ↻ delivers it again);
-- said as forgotten: neither, and counted in the alarm's "N events GitHub no longer keeps" (the number the
-  chat shows; an event is said as forgotten only up to that number);
+- said as forgotten: neither, and counted in pager's own alarm, "N events failed between … and GitHub no
+  longer keeps them" (the number the chat shows; an event is said as forgotten only up to that number);
 - lost silently: none of these.
 
 And: the minutes from Telegram's return to the last page's passing delivery, the attempts GitHub made of
@@ -40,13 +40,14 @@ SCENARIOS = (
     ("72 h, a page every hour", 72.0, 1.0),
     ("84 h, a page every 6 h", 84.0, 6.0),
 )
-SAID = re.compile(r"(\d+) events? GitHub no longer keeps")
+SAID = re.compile(r"(\d+) events? failed between .*? and GitHub no longer keeps them")
+OWN = ("⚙️ pager", "✅ pager")  # how pager's own alarm begins, red or well again
 
 
 def _pages(replay: Replay, trace: fleet.Trace) -> dict[str, Any]:
     """What one replay's chat and alarm show of the trace's pages (see the module's docstring)."""
     texts = [m.text for m in replay.telegram.chat()]
-    control = [t for t in texts if fleet.CONTROL_REPOSITORY in t]
+    control = [t for t in texts if t.startswith(OWN)]
     said = max((int(n) for t in control for n in SAID.findall(t)), default=0)
     open_entries = open_delivery_entries(replay.store, CONTROL, replay.clock())
     as_page = [e for e in trace.events if any(f"issuecomment-{e.fields['comment_id']}" in t for t in texts)]

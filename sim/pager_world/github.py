@@ -90,6 +90,7 @@ from pager.values import iso
 
 from .faults import Faults, github_error
 from .http import HttpRequest, HttpResponse
+from .payloads import example
 
 RETENTION = 3 * 86_400.0  # GitHub lists a delivery for three days
 MERGE_METHODS = ("merge", "squash", "rebase")  # "Merge a pull request": merge_method's enum
@@ -102,6 +103,7 @@ PERMISSIONS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
     ("GET", r"/repos/[^/]+/[^/]+/pulls/\d+", (("pull_requests", "read"), ("contents", "read"))),
     ("GET", r"/repos/[^/]+/[^/]+/code-scanning/alerts/\d+", (("security_events", "read"),)),
     ("GET", r"/repos/[^/]+/[^/]+/collaborators/[^/]+", (("metadata", "read"),)),
+    ("GET", r"/repos/[^/]+/[^/]+", (("metadata", "read"),)),
 )
 MANIFEST_CODE_LIFETIME = 3600.0  # "Registering a GitHub App from a manifest": the code works within an hour
 
@@ -129,6 +131,7 @@ class FakeGitHub:
         self.redelivery_requests: list[int] = []
         # the repositories' side
         self.installations: dict[str, int] = {}  # repository -> the app's installation on it
+        self.repository_ids: dict[str, int] = {}  # repository -> its id (else one made from its name)
         self.app_id: str | None = None  # when set, the JWT must be issued by this app
         self.tokens: dict[str, tuple[int, float]] = {}  # installation token -> (installation, expires at)
         self.merge_methods: dict[str, set[str]] = {}  # repository -> the merge methods it allows (default: all)
@@ -304,7 +307,8 @@ class FakeGitHub:
             installation, expires = self.tokens.get(credential, (None, 0.0))
             if installation is None or expires <= self.clock():
                 return _error(401, "Bad credentials")
-            if self.installations.get(found.group(1)) != installation:
+            seen = {name.lower(): number for name, number in self.installations.items()}
+            if seen.get(found.group(1).lower()) != installation:  # GitHub's names are not case-sensitive
                 return _error(404)  # the installation cannot see that repository
         return None
 
@@ -377,7 +381,24 @@ class FakeGitHub:
             return HttpResponse(200, dict(pull)) if pull else _error(404)
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/collaborators/([^/]+)", path)) and method == "GET":
             return self._collaborator(m.group(1), m.group(2))
+        if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)", path)) and method == "GET":
+            return self._repository(m.group(1))
         return _error(404)
+
+    def _repository(self, repository: str) -> HttpResponse:
+        """"Get a repository" (a full-repository): GitHub finds it whatever the case of its name, and names it
+        as it is called now. Its fields are GitHub's example repository's, renamed (the webhook payloads carry
+        the same object but for the three counts only the full one has)."""
+        name = next((r for r in self.installations if r.lower() == repository.lower()), None)
+        if name is None:
+            return _error(404)
+        owner, short = name.split("/")
+        ident = self.repository_ids.get(name) or 1000 + sorted(self.installations).index(name)
+        base = json.loads(json.dumps(example("issues", "opened")["repository"]).replace("Codertocat/Hello-World", name))
+        base.update(id=ident, node_id=f"R_{name}", name=short, full_name=name, html_url=f"https://github.com/{name}",
+                    has_discussions=False, network_count=0, subscribers_count=0)
+        base["owner"] = {**base["owner"], "login": owner}
+        return HttpResponse(200, base)
 
     def _collaborator(self, repository: str, login: str) -> HttpResponse:
         """204 for a login with access to the repository, 404 for any other; neither has a body."""
@@ -398,7 +419,7 @@ class FakeGitHub:
         return None
 
     def _installation(self, repository: str) -> HttpResponse:
-        installation = self.installations.get(repository)
+        installation = next((n for r, n in self.installations.items() if r.lower() == repository.lower()), None)
         if installation is None:
             return _error(404)
         return HttpResponse(200, self._installation_of(installation, repository.split("/")[0]))

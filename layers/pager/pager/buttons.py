@@ -1,14 +1,17 @@
-"""The Telegram endpoint's logic once the secret token was checked (README, "Telegram webhook"): button presses.
+"""The Telegram endpoint's logic once the secret token was checked (README, "Telegram webhook"): button
+presses, and the commands written in the chat (pager.commands).
 
     callback_query from an allowed user in the configured chat
-        fix:<id>            🛠 Start fix of the alarm of the repository with that id (`fix:control`: the
-                            control repository's; pager.signals.alarm.start_fix)
+        fix:<id>            🛠 Start fix of the alarm of the repository with that id (pager.signals.alarm.start_fix)
         merge:<id>:<n>      🔀 Merge of a release pull request (pager.signals.release.merge_press)
+        mute:a:<id>         🔕 on an alarm: mute that repository for 8 h (pager.commands.mute_press)
+        mute:c:<id>:<t><n>  🔕 on a contribution (t: i issue, p pull request, d discussion; n its number)
         again:<id>          ↻ a failed delivery once more (pager.sweep.presses.deliver_again)
         again:all           ↻ all failed deliveries, over the sweep's next runs (pager.sweep.presses.deliver_all_again)
         refused:again       ↻ the deliveries refused with 401 (pager.sweep.presses.deliver_refused_again)
         refused:pages       ↻ the signals GitHub or Telegram refused (the same, for those answered 424)
     callback_query from anyone else, or in another chat   answered "not allowed", nothing happens
+    message                                                a command (pager.commands), answered once
     any other update                                       ignored
 
 `<id>` is the repository's id (at most 19 digits: the data fits Telegram's 64 bytes for any name); the
@@ -31,11 +34,23 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import PagerError, TelegramRefused, Transient, Uncertain
+from . import commands
+from .errors import (
+    DeadlineExceeded,
+    GitHubRefused,
+    GitHubUnavailable,
+    PagerError,
+    Partial,
+    StoreUnavailable,
+    TelegramRefused,
+    TelegramUnavailable,
+    Uncertain,
+)
 from .services import Services
-from .signals import alarm, release
-from .signals.records import Held, settle
+from .signals import alarm, contribution, release
+from .signals.records import Busy, Held, settle
 from .signals.steps import Press, Step
+from .sweep import health, presses
 from .values import field, text
 
 NOT_ALLOWED = "not allowed"
@@ -48,6 +63,7 @@ PRESS_TTL_SECONDS = 24 * 3600  # Telegram gives up on a press after about 150 s;
 NUMBER = re.compile(r"[0-9]{1,10}")
 ID = re.compile(r"[0-9]{1,19}")  # a repository's id (GitHub's are 64-bit)
 PLAIN_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
+MUTE_THREAD = re.compile(r"([0-9]{1,19}):([ipd])([0-9]{1,10})")
 
 
 def press_key(callback_id: str) -> str:
@@ -59,9 +75,13 @@ def press_key(callback_id: str) -> str:
 
 def handle_update(update: Mapping[str, Any], services: Services) -> str:
     """Act on one Telegram update; the outcome for the log."""
+    message = update.get("message")
+    if isinstance(message, Mapping):
+        permitted = _allowed(field(message, "from", "id"), field(message, "chat"), services)
+        return commands.handle_message(message, services, permitted)
     query = update.get("callback_query")
     if not isinstance(query, Mapping):
-        return "ignored: not a button press"
+        return "ignored: not a button press or a command"
     callback_id = text(query.get("id"))
     if not callback_id:
         return "ignored: a press without an id"
@@ -72,8 +92,10 @@ def handle_update(update: Mapping[str, Any], services: Services) -> str:
             pass
         return NOT_ALLOWED
     key = press_key(callback_id)
+    who = text(field(query, "from", "username"))
+    by = f"@{who}" if who else text(field(query, "from", "first_name"))
     try:
-        answer = settle(services, key, decide_press(text(query.get("data"))), ttl_seconds=PRESS_TTL_SECONDS,
+        answer = settle(services, key, decide_press(text(query.get("data")), by), ttl_seconds=PRESS_TTL_SECONDS,
                         wait=False, perform=_perform).outcome
     except Held as exc:
         if exc.key != key:
@@ -81,56 +103,76 @@ def handle_update(update: Mapping[str, Any], services: Services) -> str:
         return _answer(services, callback_id, STILL_WORKING, "busy: the same press is being acted on")
     except Uncertain as exc:
         return _answer(services, callback_id, MAYBE_DONE, f"uncertain: {exc}")
+    except Partial as exc:
+        return _answer(services, callback_id, exc.said, f"failed: {exc}")
     except PagerError as exc:
-        return _answer(services, callback_id, f"⚠️ {_reason(exc)}; press again", f"failed: {exc}")
+        return _answer(services, callback_id, f"⚠️ {reason(exc)}", f"failed: {exc}")
     return _answer(services, callback_id, answer, answer)
 
 
-def decide_press(data: str):
+def decide_press(data: str, by: str = ""):
     """A press acts once: its record keeps the answer, and a retried update only repeats it."""
 
     def decide(record: dict[str, Any], now: float) -> Step:
         answer = record.get("answer")
         if isinstance(answer, str):
             return Step(answer)
-        return Step(lambda said: said, effect=Press(data), then=lambda said: {"answer": said})
+        return Step(lambda said: said, effect=Press(data, by), then=lambda said: {"answer": said})
 
     return decide
 
 
 def _perform(services: Services, effect: Any) -> str:
     assert isinstance(effect, Press)
-    return act(effect.data, services)
+    return act(effect.data, services, effect.by)
 
 
 def allowed(query: Mapping[str, Any], services: Services) -> bool:
+    """Only the allowed users, and only in the configured chat (see `_allowed`)."""
+    return _allowed(field(query, "from", "id"), field(query, "message", "chat"), services)
+
+
+def _allowed(user: Any, chat: Any, services: Services) -> bool:
     """Only the allowed users, and only in the configured chat: by its id, or, for a channel given as
-    `@name`, by the name Telegram sends beside the id (`message.chat.username`); or in the supergroup
-    Telegram moved the configured group to (pager.chat)."""
+    `@name`, by the name Telegram sends beside the id (`chat.username`); or in the supergroup Telegram
+    moved the configured group to (pager.chat)."""
     settings = services.settings
-    user = field(query, "from", "id")
     if not isinstance(user, int) or user not in settings.telegram_allowed_users:
         return False
-    chat_id = field(query, "message", "chat", "id")
-    return in_chat(query, settings.telegram_chat_id) or (
+    chat_id = field(chat, "id")
+    return in_chat(chat, settings.telegram_chat_id) or (
         isinstance(chat_id, int) and services.chat.is_current(chat_id, services.store))
 
 
-def in_chat(query: Mapping[str, Any], configured: str) -> bool:
-    chat = field(query, "message", "chat")
+def in_chat(chat: Any, configured: str) -> bool:
     chat_id, username = field(chat, "id"), text(field(chat, "username"))
     if chat_id is not None and str(chat_id) == str(configured):
         return True
     return str(configured).startswith("@") and bool(username) and username.lower() == str(configured)[1:].lower()
 
 
-def act(data: str, services: Services) -> str:
-    """Carry out a button's action; the answer to show. Raises PagerError when it failed."""
+def act(data: str, services: Services, by: str = "") -> str:
+    """Carry out a button's action for the person who pressed it; the answer to show. Raises PagerError
+    when it failed."""
     if data.startswith(alarm.FIX_PREFIX):
         ref = data[len(alarm.FIX_PREFIX):]
         if not (ID.fullmatch(ref) or ref == alarm.CONTROL):  # ASCII digits only: int() takes others
             return "this alarm is no longer known"
-        return alarm.start_fix(services, ref)
+        return alarm.start_fix(services, ref, by)
+    if data.startswith(alarm.MUTE_PREFIX):
+        ref = data[len(alarm.MUTE_PREFIX):]
+        if not ID.fullmatch(ref):
+            return "this button is not known"
+        name = text(services.store.load(alarm.alarm_key(ref)).data.get("repository"))
+        return commands.mute_press(services, int(ref), name, by)
+    if data.startswith(contribution.MUTE_PREFIX):
+        found = MUTE_THREAD.fullmatch(data[len(contribution.MUTE_PREFIX):])
+        if found is None:
+            return "this button is not known"
+        thing = {short: long for long, short in contribution.THINGS.items()}[found.group(2)]
+        key = contribution.thing_key(int(found.group(1)), thing, int(found.group(3)))
+        name = text(services.store.load(key, contribution.THREAD).data.get("repository"))
+        return commands.mute_press(services, int(found.group(1)), name, by)
     if data.startswith(release.MERGE_PREFIX):
         repository_id, _, number = data[len(release.MERGE_PREFIX):].partition(":")
         if not NUMBER.fullmatch(number):  # ASCII digits only: int() takes others, and fails on thousands
@@ -139,8 +181,6 @@ def act(data: str, services: Services) -> str:
             return "this release is no longer known"
         return release.merge_press(services, int(repository_id), int(number))
     if data.startswith(alarm.AGAIN_PREFIX) or data in (alarm.REFUSED_AGAIN, alarm.PAGES_AGAIN):
-        from .sweep import health, presses
-
         if data == alarm.AGAIN_ALL:
             return presses.deliver_all_again(services)
         if data == alarm.REFUSED_AGAIN:
@@ -160,7 +200,16 @@ def _answer(services: Services, callback_id: str, answer: str, outcome: str) -> 
     return outcome
 
 
-def _reason(exc: PagerError) -> str:
-    if isinstance(exc, Transient):
-        return f"failed for now ({exc})"
-    return f"refused ({exc})"
+def reason(exc: PagerError) -> str:
+    """Why a press did not act, in the person's words (the exception itself goes to the log)."""
+    if isinstance(exc, (StoreUnavailable, Busy, DeadlineExceeded)):
+        return "pager is busy: press again in a minute"
+    if isinstance(exc, TelegramUnavailable):
+        return "Telegram is not answering: press again in a minute"
+    if isinstance(exc, GitHubUnavailable):
+        return "GitHub is not answering: press again in a minute"
+    if isinstance(exc, GitHubRefused):
+        return f"GitHub refused: {exc.reason or f'it answered {exc.status}'}"
+    if isinstance(exc, TelegramRefused):
+        return f"Telegram refused: {exc.description or f'it answered {exc.status}'}"
+    return "that did not work: press again in a minute"

@@ -1,15 +1,44 @@
 """Commands in the chat (SPEC §6, amended 2026-12-04): what an allowed user may ask pager by writing to it.
 
     /status                      what is red now and since when, releases waiting for 🔀 Merge, mutes,
-                                 quiet hours, pager's own health
-    /mute owner/name [duration]  its pages arrive without a sound for a while (default 8 h, at most 30 days)
+                                 quiet hours, pager's own health (its last sweep, what needs the maintainer)
+    /mute owner/name [duration]  its pages arrive without a sound for a while: 30m, 8h, 2d (default 8 h,
+                                 at most 30 days); never lost
     /unmute owner/name           they buzz again
     /help                        these lines
+
+A command is a message that starts with "/" (in a group, also `/status@botname`: one addressed to another
+bot is ignored). Only `TELEGRAM_ALLOWED_USERS`, in the configured chat (or the supergroup Telegram moved it
+to), are answered with anything but "not allowed", which changes nothing. Every answer is a reply to the
+command, without a sound (Moment.ANSWER). A repository is known when GitHub says pager's app is installed
+on it ("Get a repository" with the app's installation): an unknown one is named as unknown.
+
+A command acts once, like a press: it is settled on `command#<chat>#<message id>`, whose record keeps the
+answer given, so an update Telegram delivers again (after a 500) repeats nothing.
 
 `BOT_COMMANDS` is what `pager setup` gives Telegram's setMyCommands (the menu a phone shows after "/").
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import tzinfo
+from typing import Any
+
+from . import attention_store
+from .attention_store import MUTE_DEFAULT_SECONDS, MUTE_MAX_SECONDS, Mute
+from .errors import GitHubRefused, PagerError
+from .html import escape, link
+from .perform import perform as perform_effect
+from .services import Services
+from .signals import alarm, release
+from .signals.records import settle
+from .signals.steps import Command, SendMessage, Step
+from .values import field, integer, text
+from .waiting import STATE_KEY
+from .words import duration, local_time, plural
 
 # (command, description): setMyCommands takes 1-32 characters of a-z, 0-9 and _ and a description of
 # 1-256 characters (the Bot API's BotCommand).
@@ -19,3 +48,241 @@ BOT_COMMANDS: tuple[tuple[str, str], ...] = (
     ("unmute", "Let a muted repository buzz again: /unmute owner/name"),
     ("help", "What pager can do here"),
 )
+USAGE = {
+    "mute": "usage: /mute owner/name [30m|8h|2d] (at most 30 days)",
+    "unmute": "usage: /unmute owner/name",
+}
+NOT_ALLOWED = "not allowed"
+COMMAND_TTL_SECONDS = 24 * 3600
+COMMAND = re.compile(r"/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{1,64}))?(?=\s|$)")
+REPOSITORY = re.compile(r"[A-Za-z0-9_-]{1,39}/[A-Za-z0-9._-]{1,100}")
+DURATION = re.compile(r"([0-9]{1,4})\s*(m|min|h|d)", re.IGNORECASE)
+UNIT_SECONDS = {"m": 60, "min": 60, "h": 3600, "d": 86400}
+RED_LISTED = 10  # red alarms /status names; the rest are counted
+
+
+@dataclass(frozen=True)
+class Written:
+    """A message someone wrote in a chat the bot is in, as much of it as a command needs."""
+
+    text: str
+    chat: str
+    message_id: int
+    user: int | None
+    by: str
+
+    @classmethod
+    def of(cls, message: Mapping[str, Any]) -> Written | None:
+        chat, message_id = field(message, "chat", "id"), message.get("message_id")
+        if not isinstance(chat, int) or not isinstance(message_id, int):
+            return None
+        user = field(message, "from", "id")
+        by = text(field(message, "from", "username"))
+        by = f"@{by}" if by else text(field(message, "from", "first_name"))
+        return cls(text(message.get("text")).strip(), str(chat), message_id, user if isinstance(user, int) else None, by)
+
+
+def parse(text_: str, bot: str | None) -> tuple[str, list[str]] | None:
+    """The command and its words; None for a message that is no command of this bot's (`bot`: its username,
+    None when it is not known: then a command addressed to any bot counts)."""
+    found = COMMAND.match(text_)
+    if found is None:
+        return None
+    addressed = found.group(2)
+    if addressed and bot is not None and addressed.lower() != bot.lower():
+        return None
+    return found.group(1).lower(), text_[found.end():].split()
+
+
+def handle_message(message: Mapping[str, Any], services: Services, allowed: bool) -> str:
+    """A message in the chat: a command of an allowed user is carried out and answered once; anyone else's
+    is answered "not allowed". The outcome for the log."""
+    written = Written.of(message)
+    if written is None or not written.text.startswith("/"):
+        return "ignored: not a command"
+    bot = _bot(services)
+    parsed = parse(written.text, bot)
+    if parsed is None:
+        return "ignored: a command for another bot"
+    command = Command(written.text, written.chat, written.message_id, written.by)
+    if not allowed:
+        _reply(services, command, NOT_ALLOWED)
+        return NOT_ALLOWED
+    key = f"command#{written.chat}#{written.message_id}"
+    return settle(services, key, decide_command(command), ttl_seconds=COMMAND_TTL_SECONDS, wait=False,
+                  perform=_perform).outcome
+
+
+def _bot(services: Services) -> str | None:
+    try:
+        return services.telegram.bot_username() or None
+    except PagerError:
+        return None  # a command addressed to a bot is then taken as this one's
+
+
+def decide_command(command: Command):
+    """A command acts once: its record keeps the answer, and an update delivered again only says so."""
+
+    def decide(record: dict[str, Any], now: float) -> Step:
+        if isinstance(record.get("answer"), str):
+            return Step("already answered")
+        return Step(lambda said: f"answered /{said.split()[0] if said else ''}".strip(), effect=command,
+                    then=lambda said: {"answer": said})
+
+    return decide
+
+
+def _perform(services: Services, effect: Any) -> str:
+    """Carry out a command and answer it; the answer."""
+    assert isinstance(effect, Command)
+    answer = act(effect, services)
+    _reply(services, effect, answer)
+    return answer
+
+
+def _reply(services: Services, command: Command, answer: str) -> None:
+    perform_effect(services, SendMessage(answer, notify=False, reply_to=command.message_id, chat=command.chat))
+
+
+def act(command: Command, services: Services) -> str:
+    """What a command does, and the answer (HTML) to show."""
+    parsed = parse(command.text, None)
+    name, words = parsed if parsed else ("", [])
+    now = services.now()
+    if name == "status":
+        return status(services, now)
+    if name in ("mute", "unmute"):
+        return mute(services, name, words, command.by, now)
+    if name in ("help", "start"):
+        return help_text(services)
+    return f"unknown command /{escape(name)}: " + ", ".join(f"/{c}" for c, _ in BOT_COMMANDS)
+
+
+# -- /help ------------------------------------------------------------------------------------------------
+
+
+def help_text(services: Services) -> str:
+    settings = services.settings
+    lines = ["ℹ️ pager pages this chat for the fleet's repositories. Commands:"]
+    lines += [f"/{command}: {escape(description)}" for command, description in BOT_COMMANDS]
+    grace = settings.alarm_grace_minutes
+    lines.append(f"An alarm buzzes once it is still red after {grace} min; outsiders' first contacts and releases "
+                 "ready to merge buzz at once.")
+    if settings.quiet_hours:
+        lines.append(f"Quiet hours {escape(settings.quiet_hours)} ({escape(settings.timezone)}): nothing buzzes, "
+                     "and a summary buzzes when they end.")
+    lines.append("🔕 on a message mutes its repository for 8 h.")
+    return "\n".join(lines)
+
+
+# -- /mute, /unmute ---------------------------------------------------------------------------------------
+
+
+def seconds_of(word: str) -> int | None:
+    """A duration as the command takes it (30m, 8h, 2d), in seconds; None when it is not one."""
+    found = DURATION.fullmatch(word.strip())
+    if found is None:
+        return None
+    return int(found.group(1)) * UNIT_SECONDS[found.group(2).lower()]
+
+
+def mute(services: Services, name: str, words: Sequence[str], by: str, now: float) -> str:
+    if not words or not REPOSITORY.fullmatch(words[0]) or len(words) > (2 if name == "mute" else 1):
+        return USAGE[name]
+    seconds = MUTE_DEFAULT_SECONDS
+    if name == "mute" and len(words) == 2:
+        given = seconds_of(words[1])
+        if given is None or given <= 0:
+            return USAGE[name]
+        seconds = min(given, MUTE_MAX_SECONDS)
+    try:
+        repository = services.github.get_repository(words[0])
+    except GitHubRefused as exc:
+        if exc.status == 404:
+            return f"unknown repository {escape(words[0])}: pager's app is not installed there"
+        raise
+    repository_id, full_name = integer(repository.get("id")), text(repository.get("full_name")) or words[0]
+    if not repository_id:
+        return f"unknown repository {escape(words[0])}"
+    zone = services.settings.zone
+    if name == "unmute":
+        was = attention_store.mute_of(services, repository_id, now)
+        attention_store.set_mute(services, repository_id, full_name, now, by)
+        return f"🔔 {escape(full_name)} buzzes again" if was else f"{escape(full_name)} was not muted"
+    until = now + seconds
+    attention_store.set_mute(services, repository_id, full_name, until, by)
+    capped = " (at most 30 days)" if seconds == MUTE_MAX_SECONDS and name == "mute" else ""
+    return (f"🔕 {escape(full_name)} muted for {duration(seconds)}{capped}, until {local_time(until, zone, now)}: "
+            "its pages arrive without a sound")
+
+
+def mute_press(services: Services, repository_id: int, repository: str, by: str) -> str:
+    """🔕 on a message: mute its repository for the default time."""
+    now = services.now()
+    if not repository:
+        return "this repository is no longer known"
+    until = now + MUTE_DEFAULT_SECONDS
+    attention_store.set_mute(services, repository_id, repository, until, by)
+    return f"🔕 {repository} muted for 8 h, until {local_time(until, services.settings.zone, now)}: /unmute {repository} undoes it"
+
+
+# -- /status ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Status:
+    """What /status shows, gathered."""
+
+    red: Sequence[tuple[attention_store.Red, Mapping[str, Mapping[str, Any]]]]  # each red alarm and its open entries
+    ready: Sequence[Mapping[str, Any]]  # release pull requests offered 🔀 Merge
+    mutes: Sequence[Mute]
+    swept_at: float | None  # pager's last sweep run
+    health: Mapping[str, Mapping[str, Any]]  # pager's own open entries
+
+
+def status(services: Services, now: float) -> str:
+    index = attention_store.index(services)
+    red = [(r, alarm.shown_entries(alarm.Alarm(r.ref, r.repository), alarm.entries_now(services, r.ref)))
+           for r in index.red if r.ref != alarm.CONTROL][:RED_LISTED + 1]
+    ready = [r.data for r in services.store.items(release.WAITING_KEY) if r.data.get("ready")]
+    swept = services.store.load(STATE_KEY).data.get("ran_at")
+    control = alarm.control_alarm(services)
+    health = alarm.shown_entries(control, alarm.entries_now(services, control.ref))
+    gathered = Status(red, ready, attention_store.mutes(services, now), float(swept) if isinstance(swept, (int, float)) else None,
+                      health)
+    return render_status(gathered, services.settings, now, len([r for r in index.red if r.ref != alarm.CONTROL]))
+
+
+def render_status(s: Status, settings: Any, now: float, red_count: int) -> str:
+    zone: tzinfo = settings.zone
+    lines = [f"📋 pager at {local_time(now, zone, now)}: " + (plural(red_count, "repository", "repositories") + " red"
+                                                              if red_count else "nothing is red")]
+    for red, entries in s.red[:RED_LISTED]:
+        top = alarm.by_importance(entries)[0] if entries else ""
+        what = f": {escape(str(entries[top].get('title') or top))}" if top else ""
+        more = f", and {len(entries) - 1} more" if len(entries) > 1 else ""
+        lines.append(f"🚨 {link(f'https://github.com/{red.repository}/actions', red.repository)} since "
+                     f"{local_time(red.since, zone, now)}{what}{more}")
+    if red_count > RED_LISTED:
+        lines.append(f"… and {red_count - RED_LISTED} more red")
+    for pull in s.ready:
+        ref = f"{pull.get('repository')}#{pull.get('number')}"
+        title = f": {escape(str(pull.get('title')))}" if pull.get("title") else ""
+        lines.append(f"🔀 ready to merge: {link(str(pull.get('url') or ''), ref)}{title}")
+    for muted in s.mutes:
+        lines.append(f"🔕 {escape(muted.repository)} muted until {local_time(muted.until, zone, now)}"
+                     + (f" (by {escape(muted.by)})" if muted.by else ""))
+    quiet = settings.quiet
+    if quiet is not None:
+        period = quiet.period(now)
+        when = (f"now, until {local_time(period[1], zone, now)}" if period
+                else f"next from {local_time(quiet.next_start(now), zone, now)}")
+        lines.append(f"🌙 quiet hours {escape(settings.quiet_hours)} ({escape(settings.timezone)}): {when}")
+    swept = f"last sweep {local_time(s.swept_at, zone, now)}" if s.swept_at else "no sweep has run yet"
+    if s.health:
+        top = alarm.by_importance(s.health)[0]
+        lines.append(f"⚙️ pager: {swept}; needs you: {escape(str(s.health[top].get('title') or top))}"
+                     + (f", and {len(s.health) - 1} more" if len(s.health) > 1 else ""))
+    else:
+        lines.append(f"⚙️ pager: {swept}; all well")
+    return "\n".join(lines)

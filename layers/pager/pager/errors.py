@@ -10,8 +10,9 @@
     │   ├── StoreUnavailable     DynamoDB throttled or unavailable
     │   ├── SecretsUnavailable   the secrets' store throttled or unavailable (not a missing secret)
     │   ├── DeadlineExceeded     the handler's own deadline passed before a step could start
-    │   └── Uncertain            an effect may have happened, but pager cannot tell or could not record
+    │   ├── Uncertain            an effect may have happened, but pager cannot tell or could not record
     │                            it (its answer never came, or the table refused the record)
+    │   └── Partial              what a press asked for happened (`said`), a later step failed: a retry finishes it
     ├── Permanent                a refusal that no retry can fix (logged, not a 500)
     │   ├── GitHubRefused        GitHub answered another 4xx (status kept)
     │   └── TelegramRefused      Telegram answered another 4xx (description kept)
@@ -82,6 +83,15 @@ class DeadlineExceeded(Transient):
 
 class Uncertain(Transient):
     """An effect may have happened although pager has no record of it: doing it again may repeat it."""
+
+
+class Partial(Transient):
+    """What a press asked for happened (a merge GitHub made), and a step after it failed (the message's
+    edit): the person is told `said`, the truth; a retry, or the thing's next event, finishes the rest."""
+
+    def __init__(self, message: str, *, said: str) -> None:
+        super().__init__(message)
+        self.said = said
 
 
 class Permanent(PagerError):

@@ -222,6 +222,12 @@ class GitHub:
         self._on_repository(repo, installation_id, "POST", f"/repos/{repo}/dispatches", step="github dispatch",
                             json={"event_type": event_type, "client_payload": client_payload}, expect_body=False)
 
+    def get_repository(self, repo: str) -> dict:
+        """A repository the app is installed on, as GitHub names it now ("Get a repository": its `id` and
+        `full_name`); GitHubRefused (404) when the app is not installed there."""
+        return _an_object(self._on_repository(repo, None, "GET", f"/repos/{repo}", step="github read repository"),
+                          "github read repository")
+
     def get_pull(self, repo: str, number: int, *, installation_id: int | None = None) -> dict:
         """A pull request as GitHub shows it now."""
         return _an_object(self._on_repository(repo, installation_id, "GET", f"/repos/{repo}/pulls/{int(number)}",

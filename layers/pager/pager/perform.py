@@ -10,27 +10,43 @@ from typing import Any
 
 from .errors import ChatMigrated, GitHubRefused, MessageNotEditable
 from .services import Services
-from .signals.steps import Dispatch, EditMessage, Effect, MergePull, MergeResult, Posted, Redeliver, SendMessage
+from .signals.steps import (
+    DeleteMessage,
+    Dispatch,
+    EditMessage,
+    Effect,
+    MergePull,
+    MergeResult,
+    Posted,
+    Redeliver,
+    SendMessage,
+)
 
 
 def perform(services: Services, effect: Effect) -> Any:
     """Carry out one effect; the result is what the step's `then` records."""
     if isinstance(effect, SendMessage):
-        return _send(services, effect.text, effect.buttons, effect.notify)
+        # A reply goes under a message of the chat pager writes to now; one left in another is not replied to.
+        same = effect.reply_to is not None and services.chat.is_current(effect.chat, services.store)
+        return _send(services, effect.text, effect.buttons, effect.notify, effect.reply_to if same else None)
     if isinstance(effect, EditMessage):
         chat = effect.chat or services.chat.configured
         if not services.chat.is_current(chat, services.store):
-            # In a chat pager no longer writes to: its id may be another message's here. Shown anew.
-            return _send(services, effect.text, effect.buttons)
+            # In a chat pager no longer writes to: its id may be another message's here. Shown anew (an
+            # edit's moment never buzzes).
+            return _send(services, effect.text, effect.buttons, notify=False)
         try:
             services.telegram.edit_message(chat, effect.message_id, effect.text, buttons=effect.buttons)
             return Posted(chat, effect.message_id)
         except MessageNotEditable:
-            # Deleted in the chat: the text is still worth showing.
-            return _send(services, effect.text, effect.buttons)
+            # Deleted in the chat, too old, or no longer the bot's to edit: the text is still worth showing.
+            return _send(services, effect.text, effect.buttons, notify=False)
         except ChatMigrated as moved:
             services.chat.moved(services.store, chat, moved.to_chat, services.now())
-            return _send(services, effect.text, effect.buttons)
+            return _send(services, effect.text, effect.buttons, notify=False)
+    if isinstance(effect, DeleteMessage):
+        _delete(services, effect)
+        return None
     if isinstance(effect, Dispatch):
         services.github.dispatch(effect.repository, effect.event_type, effect.client_payload)
         return None
@@ -52,14 +68,30 @@ def perform(services: Services, effect: Effect) -> Any:
     raise TypeError(f"not an effect pager performs here: {type(effect).__name__}")
 
 
-def _send(services: Services, text: str, buttons: Any, notify: bool = True) -> Posted:
+def _send(services: Services, text: str, buttons: Any, notify: bool = True, reply_to: int | None = None) -> Posted:
     """A new message in the chat pager writes to; when Telegram says the group became a supergroup, in
     that one, at once, and remembered for every later message (pager.chat)."""
     chat = services.chat.send_to
     send = services.telegram.send_message
     thread = services.settings.telegram_thread_id
     try:
-        return Posted(chat, send(chat, text, thread_id=thread, buttons=buttons, notify=notify))
+        return Posted(chat, send(chat, text, thread_id=thread, buttons=buttons, notify=notify, reply_to=reply_to))
     except ChatMigrated as moved:
         services.chat.moved(services.store, chat, moved.to_chat, services.now())
         return Posted(moved.to_chat, send(moved.to_chat, text, thread_id=thread, buttons=buttons, notify=notify))
+
+
+def _delete(services: Services, effect: DeleteMessage) -> None:
+    """Take a reposted message off the chat; one Telegram no longer lets the bot delete (48 hours old) is
+    edited to say where it went, and one it no longer has, or in a chat pager no longer writes to, is left."""
+    chat = effect.chat or services.chat.configured
+    if not services.chat.is_current(chat, services.store):
+        return
+    try:
+        if services.telegram.delete_message(chat, effect.message_id):
+            return
+        services.telegram.edit_message(chat, effect.message_id, effect.moved)
+    except MessageNotEditable:
+        return
+    except ChatMigrated as moved:
+        services.chat.moved(services.store, chat, moved.to_chat, services.now())

@@ -8,7 +8,8 @@ itself (a 4xx), and writes one item under `KEY` naming what refused and why. pag
 such a call again, the entry offers ↻, which delivers the refused deliveries again from GitHub's list:
 their handlers then do what is left, and the pages reach the chat.
 
-    item `<time>#<guid>` = {at, guid, event, repository, reason, status,
+    item `<time>#<guid>` = {at, guid, event, repository, reason, status, said: the reason in words,
+                            thing: what the event was about (words.thing_of),
                             service: the services that refused, "telegram", "github" or both}
 """
 
@@ -31,20 +32,32 @@ def service_of(refusal: Permanent) -> str:
     return "telegram" if isinstance(refusal, TelegramRefused) else "github"
 
 
-def item(*, guid: str, event: str, repository: str, refusal: Permanent, now: float) -> tuple[str, dict[str, Any]]:
+def said(refusal: Permanent) -> str:
+    """A refusal in the maintainer's words: who refused, and their own reason."""
+    status = getattr(refusal, "status", 0)
+    if isinstance(refusal, TelegramRefused):
+        return f"Telegram refused ({status}): {refusal.description or 'no reason given'}"[:200]
+    reason = getattr(refusal, "reason", "") or "no reason given"
+    return f"GitHub refused ({status}): {reason}"[:200]
+
+
+def item(*, guid: str, event: str, repository: str, refusal: Permanent, now: float,
+         thing: str = "") -> tuple[str, dict[str, Any]]:
     """The item a refusal is written as: its name (time first, so that a sweep run reads only the new ones)
     and its data."""
     status = getattr(refusal, "status", None)
     data = {"at": now, "guid": guid, "event": event, "repository": repository, "reason": str(refusal)[:300],
-            "service": service_of(refusal), "status": status if isinstance(status, int) else 0}
+            "said": said(refusal), "thing": thing[:300], "service": service_of(refusal),
+            "status": status if isinstance(status, int) else 0}
     return f"{iso(now)}#{guid or 'no-guid'}"[:200], data
 
 
-def record(store: Any, *, guid: str, event: str, repository: str, refusals: list[Permanent], now: float) -> None:
+def record(store: Any, *, guid: str, event: str, repository: str, refusals: list[Permanent], now: float,
+           thing: str = "") -> None:
     """Write one item for a delivery's refusals (the last names the reason; `service` every service that
     refused). A failed write is only logged: the delivery's error line still tells, and GitHub still
     lists the delivery among its failures."""
-    name, data = item(guid=guid, event=event, repository=repository, refusal=refusals[-1], now=now)
+    name, data = item(guid=guid, event=event, repository=repository, refusal=refusals[-1], now=now, thing=thing)
     data["service"] = " ".join(sorted({service_of(r) for r in refusals}))
     try:
         store.save(Record(KEY, item=name), data, expires_at=int(now + TTL_SECONDS))

@@ -11,9 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import tzinfo
 from typing import Any
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from .attention import QuietHours
 from .errors import ConfigError, SecretsUnavailable
 
 SECRET_NAMES = (
@@ -24,6 +27,8 @@ SECRET_NAMES = (
 )
 
 MERGE_METHODS = ("merge", "squash", "rebase")
+# A failing run that passes again within this long never buzzes (docs/attention.md says how it was chosen).
+ALARM_GRACE_MINUTES = 15
 
 SecretReader = Callable[[str], Mapping[str, Any]]
 
@@ -90,6 +95,22 @@ class Settings:
     sweep_window_minutes: int = 180
     sweep_failure_pages: int = 3
     sweep_all_pages: int = 20
+    alarm_grace_minutes: int = ALARM_GRACE_MINUTES
+    quiet_hours: str = ""  # HH:MM-HH:MM in `timezone`, "" for none (pager.attention.QuietHours)
+    timezone: str = "UTC"
+
+    @property
+    def zone(self) -> tzinfo:
+        """TIMEZONE: where the maintainer's clock is (quiet hours, and the times the chat shows)."""
+        return ZoneInfo(self.timezone)
+
+    @property
+    def quiet(self) -> QuietHours | None:
+        return QuietHours.parse(self.quiet_hours, self.zone)
+
+    @property
+    def alarm_grace(self) -> float:
+        return self.alarm_grace_minutes * 60.0
 
     @property
     def advanced_page(self) -> str:
@@ -144,6 +165,9 @@ class Settings:
             sweep_window_minutes=read.number("SWEEP_WINDOW_MINUTES", 180, 1),
             sweep_failure_pages=pages,
             sweep_all_pages=read.number("SWEEP_ALL_PAGES", 20, 1),
+            alarm_grace_minutes=read.number("ALARM_GRACE_MINUTES", ALARM_GRACE_MINUTES, 0),
+            timezone=(zone := read.zone("TIMEZONE")),
+            quiet_hours=read.quiet_hours("QUIET_HOURS", zone),
         )
         if not read.all_problems():
             least = pages + 1 + redeliveries + 1
@@ -241,6 +265,25 @@ class _Reader:
             host = ""
         if not host or not (parts.scheme == "https" or (parts.scheme == "http" and host in LOOPBACK)):
             self.problems.append(f"{name} must be an https URL (plain http only to this machine)")
+        return value
+
+    def zone(self, name: str) -> str:
+        """An IANA time zone name (tz database: "Europe/Berlin", "UTC")."""
+        value = self._raw(name) or "UTC"
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            self.problems.append(f"{name} is not a time zone of the IANA database (such as Europe/Berlin)")
+            return "UTC"
+        return value
+
+    def quiet_hours(self, name: str, zone: str) -> str:
+        value = self._raw(name)
+        try:
+            QuietHours.parse(value, ZoneInfo(zone))
+        except ValueError as exc:
+            self.problems.append(f"{name}: {exc} (such as 22:00-07:00)")
+            return ""
         return value
 
     def choice(self, name: str, choices: tuple[str, ...], default: str) -> str:

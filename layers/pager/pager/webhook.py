@@ -23,6 +23,7 @@ from .routing import Delivery, json_object, raw_body
 from .services import Services
 from .signals import handlers
 from .waiting import note_failure
+from .words import thing_of
 
 # GitHub waits 10 s for an answer; keep a margin for the answer itself.
 DEADLINE_SECONDS = 8.0
@@ -80,7 +81,8 @@ def handle_github(
         reason = "; ".join(str(exc) for exc in refusals)
         kind = f"{delivery.event}.{delivery.action}" if delivery.action else delivery.event
         refused.record(services.store, guid=delivery.guid, event=kind, repository=delivery.repository,
-                       refusals=refusals, now=services.now())
+                       refusals=refusals, now=services.now(),
+                       thing=thing_of(delivery.event, delivery.payload, delivery.repository).label)
         body = {"outcome": "refused", "reason": reason, **({"done": "; ".join(outcomes)} if outcomes else {})}
         return _answer(refused.ANSWER, body, line, "refused upstream", started, monotonic, level="error", reason=reason,
                        error=type(refusals[0]).__name__)

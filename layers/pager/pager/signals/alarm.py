@@ -1,39 +1,44 @@
-"""Alarm (docs/signals.md): one message per repository listing what fails on its default branch.
+"""Alarm (docs/signals.md): one message per repository listing what fails on its default branch, and one
+for pager's own health ("⚙️ pager").
 
 Entries, each keyed, with a title, a link and an order key:
 
     workflow:<workflow_id>     workflow_run.completed on the default branch: failure, timed_out,
                                startup_failure open it, success closes it (order: run number, attempt)
     suite:<app slug>           check_suite.completed on the default branch of an app other than
-                               GitHub Actions: failure or timed_out opens, success closes (order: the
-                               commit's, then the run's: `suite_order`)
+                               GitHub Actions: failure, timed_out, startup_failure open, success
+                               closes (order: the commit's, then the run's: `suite_order`)
     code-scanning:<number>     code_scanning_alert created, appeared_in_branch (on the default branch),
                                reopened, reopened_by_user open it; fixed (on the default branch),
                                closed_by_user close it; updated_assignment changes nothing
-    delivery:<guid>            the sweep's failed deliveries (`update_alarm`), in the control
-                               repository's alarm only; the first few offer ↻ Deliver again
-    pager:<what>               pager's own health, written by the sweep in the control repository's
-                               alarm (pager.sweep.health): the list not served, deliveries refused
-                               with 401, signals GitHub or Telegram refused
+    delivery:<guid>            the sweep's failed deliveries (`update_alarm`), in pager's own alarm;
+                               the first few offer ↻ Deliver again
+    pager:<what>               pager's own health, written by the sweep (pager.sweep.health): the list
+                               not served, deliveries refused with 401, signals GitHub or Telegram refused
 
 Records, all under the key `alarm#<repository id>` (the id survives a rename or a transfer: a pass
 under the new name closes the failure shown under the old one, and the message shows the new name);
-the control repository's under `alarm#control`, since the setting CONTROL_REPOSITORY is what names it
-(the sweep, which writes its `delivery:` and `pager:` entries there, knows no id; a delivery of the
-control repository's own workflows, by its name, finds the same alarm):
+pager's own health under `alarm#control` (`CONTROL`: the sweep, which writes its `delivery:` and
+`pager:` entries there, knows no repository; the control repository's own failures are kept by its id
+like any other repository's):
 
     the head (the record itself)   message {id, chat, text, buttons, open}: the message shown, open until it
-                                   says all clear; repository: its name when it was last shown; fix:
-                                   the pager-fix dispatch of this alarm, once 🛠 Start fix was pressed
+                                   says all clear; repository, branch: as GitHub called them last;
+                                   since: when it went red; announced: {entry: its opening} of the
+                                   openings that buzzed (pager.attention); seen: what was red meanwhile,
+                                   for the all clear; fix: 🛠's dispatch {at, by, entries}, while it holds;
+                                   retired: messages a repost left, still to delete
     one item per entry             `entry:<key>` = {state: open or closed, title, url, order, rank, at}
 
 A delivery first settles its entry's item (no other delivery of the repository writes it, unless it
-is about the same thing), then renders the message from every open entry as stored: a send when the
-alarm was clear (so it notifies), an edit when what it shows changed, "✅ all clear" without buttons
-when the last entry closed. The render is settled on the head after the entries are read, conditional
-on the head's version: a delivery that finds another one rendering waits for it (as long as its
-deadline lets it) and then renders again from what is stored, so every entry applied is shown, and
-eight workflows failing at once end in one message that lists all eight.
+is about the same thing), then renders the message from every open entry as stored: a send without a
+sound when the alarm was clear, a repost with a sound once an entry is still red past its grace
+(ALARM_GRACE_MINUTES; pager's own at once), an edit when what it shows changed, all clear without
+buttons when the last entry closed. The render is settled on the head after the entries are read,
+conditional on the head's version: a delivery that finds another one rendering waits for it (as long
+as its deadline lets it) and then renders again from what is stored, so every entry applied is shown,
+and eight workflows failing at once end in one message that lists all eight. The every-minute check
+renders an alarm whose grace ends without an event (`attention_store.index_alarm` keeps when).
 
 The message lists the most important entries first (failing runs and other apps' suites, then failed
 deliveries, then code scanning alerts by severity), the newest first within each, as many as fit
@@ -44,8 +49,9 @@ days (as long as GitHub lists a delivery): a failure older than the newest paylo
 entry changes nothing, and a success older than the failure shown closes nothing. A success writes
 its order even when nothing was open, so that its failure, delivered late, cannot open the entry
 afterwards. A code scanning alert's payload cannot order its events (a reopened one carries no time,
-a fixed one none beyond `created_at`): each delivery reads the alert from GitHub (the gather step),
-and an opening applies only while GitHub calls the alert open, a closing only while it does not.
+a fixed one none beyond `created_at`) nor rank them (no security severity): each delivery reads the
+alert from GitHub (the gather step); an opening applies only while GitHub calls the alert open, a
+closing only while it does not, and the entry is ranked by the severity GitHub gives it now.
 """
 
 from __future__ import annotations
@@ -54,22 +60,28 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from datetime import UTC, tzinfo
 from typing import Any
 
+from .. import attention, attention_store
+from ..attention import LOUD, Moment, Volume, heard_after, ripe
 from ..errors import GitHubRefused, PagerError
 from ..html import MAX_TEXT, escape, link, visible_length
 from ..observe import logger
 from ..routing import Delivery, Repository
 from ..services import Services
 from ..store import Record
-from ..values import field, integer, iso, newest, order_of_time, parse_iso, text
-from .common import buttons_json, default_branch, repo_link, repo_url
+from ..values import field, integer, newest, order_of_time, parse_iso, text
+from ..words import duration, local_time
+from .common import default_branch, repo_link, repo_url
+from .messages import RETIRED, Shown, buttons_json, retired_after, show, tidy
 from .records import Busy, Held, settle
 from .steps import Dispatch, EditMessage, Posted, Redeliver, SendMessage, Step
 
 FIX_EVENT = "pager-fix"
 DELIVERY_PREFIX = "delivery:"
 FIX_PREFIX = "fix:"
+MUTE_PREFIX = "mute:a:"  # 🔕 on an alarm: mute:a:<repository id>
 OWN_PREFIX = "pager:"
 AGAIN_PREFIX = "again:"  # ↻ Deliver again of a failed delivery: again:<delivery id>
 AGAIN_ALL = "again:all"  # ↻ all: every failed delivery of the alarm, delivered again by the sweep's next runs
@@ -80,14 +92,19 @@ ENTRY_ITEM = "entry:"
 CLOSED_MEMORY_SECONDS = 3 * 24 * 3600  # GitHub lists a delivery (and so may redeliver it) for 3 days
 FIX_PAYLOAD_ENTRIES = 40  # entries a pager-fix dispatch carries at most
 FIX_PAYLOAD_BYTES = 60_000  # ... and fewer when they would pass this (GitHub refuses a client_payload over 64 KB)
+FIX_HOLD_SECONDS = 3600  # after 🛠, its button stays away this long, unless the alarm changes first
 FOOTER_ROOM = 400  # characters kept free in the message for the line saying how many more there are
+SEEN_KEPT = 20  # what was red during an alarm, kept for its all clear
+SEEN_SHOWN = 8  # ... and shown there, struck through
 
 FAILING_RUN = frozenset({"failure", "timed_out", "startup_failure"})
-FAILING_SUITE = frozenset({"failure", "timed_out"})
+FAILING_SUITE = frozenset({"failure", "timed_out", "startup_failure"})
 OPENING_ALERT = frozenset({"created", "appeared_in_branch", "reopened", "reopened_by_user"})
 CLOSING_ALERT = frozenset({"fixed", "closed_by_user"})
 UNORDERED_ALERT = frozenset({"appeared_in_branch", "reopened", "reopened_by_user"})  # no time of their own
 ACTIONS_APP = "github-actions"
+# What a failing conclusion is called on GitHub's pages of a run or a check.
+FAILED = {"failure": "failed", "timed_out": "timed out", "startup_failure": "failed to start"}
 
 # What an entry is worth a person's attention: failing CI first, then pager's own failures, then
 # code scanning alerts by severity (GitHub's security severity, else the rule's severity).
@@ -96,25 +113,27 @@ SEVERITY_RANK = {"critical": 2, "high": 3, "error": 3, "medium": 4, "warning": 4
 RANK_OTHER = 6
 
 
-CONTROL = "control"  # the control repository's alarm (the `ref` of `Alarm`)
+CONTROL = "control"  # pager's own health: the `ref` of its alarm
 
 
 @dataclass(frozen=True)
 class Alarm:
     """Which alarm: `ref` keeps it and names it in a button's data (the repository's id, or CONTROL for
-    the control repository); `name` is the repository as the message shows it."""
+    pager's own health); `name` is the repository as the message shows it, `branch` its default branch
+    ("": as the head last recorded it)."""
 
     ref: str
     name: str
+    branch: str = ""
 
 
-def alarm_of(repo: Repository, control_repository: str) -> Alarm:
-    """A repository's alarm: kept by its id, the control repository's by the setting that names it."""
-    return Alarm(CONTROL if repo.name.lower() == control_repository.lower() else str(int(repo.id)), repo.name)
+def alarm_of(repo: Repository, branch: str = "") -> Alarm:
+    """A repository's alarm, kept by its id."""
+    return Alarm(str(int(repo.id)), repo.name, branch)
 
 
 def control_alarm(services: Services) -> Alarm:
-    """The control repository's alarm, where the sweep shows failed deliveries and pager's own health."""
+    """pager's own alarm: failed deliveries and pager's health, written by the sweep."""
     return Alarm(CONTROL, services.settings.control_repository)
 
 
@@ -150,7 +169,7 @@ def read_workflow_run(payload: Mapping[str, Any]) -> Change | str:
     conclusion = text(field(run, "conclusion"))
     if conclusion in FAILING_RUN:
         name = text(field(payload, "workflow", "name")) or text(field(run, "name")) or text(field(run, "path")) or key
-        title = f"{name}: {conclusion.replace('_', ' ')} in run #{number}" + (f" (attempt {attempt})" if attempt > 1 else "")
+        title = f"{name} run #{number}" + (f" (attempt {attempt})" if attempt > 1 else "") + f" {FAILED[conclusion]}"
         return Change(opened={key: {"title": title, "url": text(field(run, "html_url")), "order": order, "rank": RANK_CI}})
     if conclusion == "success":
         return Change(closed={key: order})
@@ -173,7 +192,7 @@ def read_check_suite(payload: Mapping[str, Any]) -> Change | str:
         repository = text(field(payload, "repository", "full_name"))
         sha = text(field(suite, "head_sha"))
         url = f"{repo_url(repository, payload)}/commit/{sha}/checks" if sha else repo_url(repository, payload)
-        title = f"{text(field(app, 'name')) or slug}: {conclusion.replace('_', ' ')} on {sha[:7] or branch}"
+        title = f"{text(field(app, 'name')) or slug} {FAILED[conclusion]} on {sha[:7] or branch}"
         return Change(opened={key: {"title": title, "url": url, "order": order, "rank": RANK_CI}})
     if conclusion == "success":
         return Change(closed={key: order})
@@ -191,7 +210,9 @@ def suite_order(suite: Any) -> str:
     return f"{created or updated}|{updated}"
 
 
-def read_code_scanning_alert(payload: Mapping[str, Any]) -> Change | str:
+def read_code_scanning_alert(payload: Mapping[str, Any], live: Mapping[str, Any] | None = None) -> Change | str:
+    """The change an alert's event makes; `live` is the alert as GitHub has it now (its payload carries no
+    security severity, and no time of its own for some actions): its rule ranks the entry."""
     action = text(payload.get("action"))
     alert = payload.get("alert")
     number = integer(field(alert, "number"))
@@ -210,10 +231,10 @@ def read_code_scanning_alert(payload: Mapping[str, Any]) -> Change | str:
     if ref and not on_default:
         return "ignored: not the default branch"
     if action in OPENING_ALERT:
-        rule = field(alert, "rule")
+        rule = field(live, "rule") if isinstance(field(live, "rule"), Mapping) else field(alert, "rule")
         what = text(field(rule, "description")) or text(field(rule, "id")) or "alert"
         severity = (text(field(rule, "security_severity_level")) or text(field(rule, "severity"))).lower()
-        title = f"code scanning #{number}: {what}" + (f" ({severity})" if severity else "")
+        title = f"Code scanning alert #{number}: {what}" + (f" ({severity})" if severity else "")
         entry = {"title": title, "url": text(field(alert, "html_url")), "order": order,
                  "rank": SEVERITY_RANK.get(severity, RANK_OTHER)}
         unordered = frozenset({key}) if action in UNORDERED_ALERT else frozenset()
@@ -284,9 +305,14 @@ def open_entries(items: Iterable[Record], now: float) -> dict[str, dict[str, Any
     }
 
 
+def own(key: str) -> bool:
+    """Whether an entry is pager's own health (a failed delivery, a `pager:` entry), not a repository's."""
+    return key.startswith((DELIVERY_PREFIX, OWN_PREFIX))
+
+
 def fixable(key: str) -> bool:
     """Whether a fix in the repository could see the entry: not a failed delivery, not pager's own."""
-    return not key.startswith((DELIVERY_PREFIX, OWN_PREFIX))
+    return not own(key)
 
 
 def offers_fix(entries: Mapping[str, Any]) -> bool:
@@ -294,9 +320,21 @@ def offers_fix(entries: Mapping[str, Any]) -> bool:
     return any(fixable(key) for key in entries)
 
 
+def shown_entries(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """What an alarm's message shows of its open entries: pager's own health is the control alarm's alone,
+    a repository's failures never are (an earlier version kept the control repository's there too)."""
+    health = alarm.ref == CONTROL
+    return {k: v for k, v in entries.items() if own(k) == health}
+
+
 def by_importance(entries: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Entry keys, the most important first: by rank, then the newest first."""
     return sorted(entries, key=lambda k: (int(entries[k].get("rank", RANK_OTHER)), -float(entries[k].get("at", 0)), k))
+
+
+def grace_of(alarm: Alarm, grace: float) -> float:
+    """An alarm's grace: a repository's failure may be a flake; pager's own health needs the maintainer now."""
+    return 0.0 if alarm.ref == CONTROL else grace
 
 
 def _line(entry: Mapping[str, Any], key: str) -> str:
@@ -320,14 +358,45 @@ def _more(repository: str, hidden: list[str], entries: Mapping[str, Mapping[str,
     return f"… and {len(hidden)} more: " + ", ".join(parts)
 
 
-def render(repository: str, entries: Mapping[str, Mapping[str, Any]], ref: str,
+@dataclass(frozen=True)
+class View:
+    """What an alarm's message says besides its entries: since when it is red, a fix under way, and the
+    clock the times are shown on (TIMEZONE)."""
+
+    since: float
+    now: float
+    zone: tzinfo
+    fix: Mapping[str, Any] | None = None
+    actions: str = ""  # the control repository's Actions, where a fix runs
+
+
+def headline(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], top: str) -> str:
+    """The first line, what a phone's notification shows: what is red, where, and the most important entry
+    (linked when it is the only one: the message then lists nothing below)."""
+    title = escape(str(entries[top].get("title") or top))
+    if len(entries) == 1 and entries[top].get("url"):
+        title = link(str(entries[top]["url"]), str(entries[top].get("title") or top))
+    more = f", and {len(entries) - 1} more" if len(entries) > 1 else ""
+    if alarm.ref == CONTROL:
+        return f"⚙️ pager needs you: {title}{more}"
+    where = f" on {escape(alarm.branch)}" if alarm.branch else ""
+    return f"🚨 {repo_link(alarm.name)} is red{where}: {title}{more}"
+
+
+def render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], view: View,
            limit: int = MAX_TEXT) -> tuple[str, list | None]:
-    """The alarm's text and buttons: the most important entries that fit, then how many more."""
-    lines = [f"🚨 {repo_link(repository)}"]
-    used = visible_length(lines[0])
+    """The alarm's text and buttons: the headline, since when, a fix under way, the most important entries
+    that fit, then how many more."""
     ordered = by_importance(entries)
-    shown = 0
-    for key in ordered:
+    state = [f"since {local_time(view.since, view.zone, view.now)}"]
+    if view.fix:
+        by = f" by {escape(str(view.fix['by']))}" if view.fix.get("by") else ""
+        run = f" ({link(view.actions, 'its run')})" if view.actions else ""
+        state.append(f"🛠 fix started {local_time(float(view.fix['at']), view.zone, view.now)}{by}{run}")
+    lines = [headline(alarm, entries, ordered[0]), " · ".join(state)]
+    used = sum(visible_length(line) + 1 for line in lines)
+    shown = 1 if len(ordered) == 1 else 0  # one entry: the headline is all
+    for key in ordered[shown:]:
         line = _line(entries[key], key)
         size = visible_length(line) + 1
         if used + size > limit - FOOTER_ROOM and shown < len(ordered) - 1:
@@ -336,28 +405,49 @@ def render(repository: str, entries: Mapping[str, Mapping[str, Any]], ref: str,
         used += size
         shown += 1
     if shown < len(ordered):
-        lines.append(_more(repository, ordered[shown:], entries))
-    return "\n".join(lines), _buttons(entries, ordered[:shown], ref) or None
+        lines.append(_more(alarm.name, ordered[shown:], entries))
+    return "\n".join(lines), _buttons(alarm, entries, ordered[:shown], fixing=bool(view.fix)) or None
 
 
-def _buttons(entries: Mapping[str, Mapping[str, Any]], shown: list[str], ref: str) -> list[list[tuple[str, str]]]:
-    rows = [[("🛠 Start fix", f"{FIX_PREFIX}{ref}")]] if offers_fix(entries) else []
-    own = {entries[k].get("button") for k in shown if k.startswith(OWN_PREFIX)}
-    if "refused" in own:
+def _buttons(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], shown: list[str], *,
+             fixing: bool) -> list[list[tuple[str, str]]]:
+    rows = []
+    if offers_fix(entries) and not fixing:
+        rows.append([("🛠 Start fix", f"{FIX_PREFIX}{alarm.ref}")])
+    if alarm.ref != CONTROL:
+        rows.append([("🔕 Mute for 8 h", f"{MUTE_PREFIX}{alarm.ref}")])
+    own_buttons = {entries[k].get("button") for k in shown if k.startswith(OWN_PREFIX)}
+    if "refused" in own_buttons:
         rows.append([("↻ Deliver the refused again", REFUSED_AGAIN)])
-    if "pages" in own:
+    if "pages" in own_buttons:
         rows.append([("↻ Deliver the refused pages again", PAGES_AGAIN)])
     again = [k for k in shown if k.startswith(DELIVERY_PREFIX) and isinstance(entries[k].get("delivery_id"), int)]
     if len(to_deliver_again(entries)) > 1:
-        rows.append([("↻ Deliver all again", AGAIN_ALL)])
+        rows.append([(f"↻ Deliver all {len(to_deliver_again(entries))} again", AGAIN_ALL)])
+    labels: dict[str, int] = {}
     for key in again[:AGAIN_BUTTONS]:
-        what = str(entries[key].get("title") or key).split(":", 1)[0][:48]
-        rows.append([(f"↻ {what}", f"{AGAIN_PREFIX}{entries[key]['delivery_id']}")])
+        what = str(entries[key].get("short") or entries[key].get("thing") or "this delivery")[:40]
+        labels[what] = labels.get(what, 0) + 1
+        label = f"↻ {what}" + (f" ({labels[what]})" if labels[what] > 1 else "")
+        rows.append([(label, f"{AGAIN_PREFIX}{entries[key]['delivery_id']}")])
     return rows
 
 
-def render_clear(repository: str) -> str:
-    return f"✅ {repo_link(repository)}: all clear"
+def render_clear(alarm: Alarm, view: View, seen: Mapping[str, Mapping[str, Any]]) -> str:
+    """All clear, with what was red (struck through) and for how long."""
+    red_for = duration(view.now - view.since)
+    if alarm.ref == CONTROL:
+        head = f"✅ pager is well again after {red_for}"
+    else:
+        where = f" on {escape(alarm.branch)}" if alarm.branch else ""
+        head = f"✅ {repo_link(alarm.name)} is green again{where} after {red_for}"
+    lines = [head]
+    for key in list(seen)[:SEEN_SHOWN]:
+        title, url = str(seen[key].get("title") or key), str(seen[key].get("url") or "")
+        lines.append(f"• <s>{link(url, title) if url else escape(title)}</s>")
+    if len(seen) > SEEN_SHOWN:
+        lines.append(f"… and {len(seen) - SEEN_SHOWN} more")
+    return "\n".join(lines)
 
 
 def at(posted: Posted) -> dict[str, Any]:
@@ -365,29 +455,95 @@ def at(posted: Posted) -> dict[str, Any]:
     return {"id": posted.message_id, "chat": posted.chat}
 
 
-def decide_render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]]):
-    """Make the head's message show `entries` (the open ones, as stored): send, edit, all clear, or nothing."""
-    repository = alarm.name
+def seen_after(seen: Any, entries: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+    """What was red during the alarm, for its all clear: the most important first, at most SEEN_KEPT."""
+    before = dict(seen) if isinstance(seen, Mapping) else {}
+    now = {k: {"title": str(entries[k].get("title") or k)[:200], "url": str(entries[k].get("url") or "")[:500]}
+           for k in by_importance(entries)[:SEEN_KEPT]}
+    return dict(list({**now, **{k: v for k, v in before.items() if k not in now}}.items())[:SEEN_KEPT])
+
+
+def live_fix(fix: Any, entries: Mapping[str, Any], now: float) -> Mapping[str, Any] | None:
+    """The fix 🛠 started, while it holds: for FIX_HOLD_SECONDS, and only while the alarm lists what it
+    listed then (a new failure or a closed one brings 🛠 back)."""
+    if not isinstance(fix, Mapping) or not isinstance(fix.get("at"), (int, float)):
+        return None
+    if now >= float(fix["at"]) + FIX_HOLD_SECONDS:
+        return None
+    listed = fix.get("entries")
+    if isinstance(listed, list) and sorted(listed) != sorted(k for k in entries if fixable(k)):
+        return None
+    return fix
+
+
+def due_of(alarm: Alarm, data: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]], grace: float) -> float | None:
+    """When the alarm next needs a look without an event: an entry past its grace that has not buzzed, or a
+    fix's hold ending (None: nothing comes due)."""
+    if not entries:
+        return None
+    openings = {k: float(e.get("at", 0)) for k, e in entries.items()}
+    heard = data.get("heard")
+    buzz = attention.due(openings, float(heard) if isinstance(heard, (int, float)) else None, grace_of(alarm, grace))
+    fix = data.get("fix")
+    hold = float(fix["at"]) + FIX_HOLD_SECONDS if isinstance(fix, Mapping) and isinstance(fix.get("at"), (int, float)) else None
+    return min((t for t in (buzz, hold) if t is not None), default=None)
+
+
+def decide_render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], *, grace: float = 0.0,
+                  volume: Volume = LOUD, zone: tzinfo | None = None, actions: str = ""):
+    """Make the head's message show `entries` (the open ones, as stored).
+
+    The first failure of a clear alarm is sent without a sound (ALARM_OPENED); an entry still open past its
+    grace that has not buzzed yet (`heard`: every opening until then did) reposts the message with one
+    (ALARM_RED, or HEALTH for pager's own), once; other changes edit it; the last entry closing edits it to
+    all clear, with what was red struck through. A repost's old message is deleted next (`tidy`). A
+    message shown by a version before `heard` counts as heard: it buzzed when it was sent."""
+    entries = shown_entries(alarm, entries)
+    zone = zone or UTC
+    grace = grace_of(alarm, grace)
 
     def decide(data: dict[str, Any], now: float) -> Step:
+        tidying = tidy(data)
+        if tidying is not None:
+            return tidying
         message = data.get("message") or {}
         showing = bool(message.get("open"))
-        data = {**data, "repository": repository}  # the name a 🛠 press finds: as GitHub called it last
+        data = {**data, "repository": alarm.name, **({"branch": alarm.branch} if alarm.branch else {})}
+        fix = live_fix(data.get("fix"), entries, now)
+        if fix is None:
+            data.pop("fix", None)
+        shown = Shown(int(message["id"]), message.get("chat"), str(message.get("text", "")), message.get("buttons")) \
+            if showing and isinstance(message.get("id"), int) else None
         if entries:
-            body, buttons = render(repository, entries, alarm.ref)
-            shown = {"text": body, "buttons": buttons_json(buttons), "open": True}
+            openings = {k: float(e.get("at", now)) for k, e in entries.items()}
+            known = data.get("heard") if "heard" in data else now  # shown by an earlier version: it buzzed then
+            heard = float(known) if showing and isinstance(known, (int, float)) else None
+            since = float(data.get("since") or min(openings.values())) if showing else now
+            now_ripe = ripe(openings, heard, grace, now)
+            sound = volume.sound(Moment.HEALTH if alarm.ref == CONTROL else Moment.ALARM_RED) if now_ripe else None
+            view = View(since, now, zone, fix, actions)
+            body, buttons = render(alarm, entries, view)
+            new = {**data, "since": since, "seen": seen_after(data.get("seen") if showing else None, entries),
+                   "heard": heard_after(heard, grace, now) if now_ripe else heard}
+            new.pop("cleared", None)
             if not showing:
-                fresh = {k: v for k, v in data.items() if k != "fix"}
-                return Step("alarm opened", effect=SendMessage(body, buttons), then=lambda sent: {**fresh, "message": {**at(sent), **shown}})
-            if body != message.get("text") or buttons_json(buttons) != message.get("buttons"):
-                return Step("alarm updated", effect=EditMessage(message["id"], body, buttons, chat=message.get("chat")),
-                            then=lambda sent: {**data, "message": {**at(sent), **shown}})
-            return Step("alarm unchanged")
-        if showing:
-            clear = render_clear(repository)
-            rest = {k: v for k, v in data.items() if k != "fix"}
-            return Step("all clear", effect=EditMessage(message["id"], clear, chat=message.get("chat")),
-                        then=lambda sent: {**rest, "message": {**at(sent), "text": clear, "buttons": None, "open": False}})
+                new = {k: v for k, v in new.items() if k != "fix"}
+            effect, reposted = show(shown, body, buttons, sound)
+            if effect is None:
+                return Step("alarm unchanged", data=new if new != data else None)
+            what = ("alarm opened" if shown is None else "alarm reposted" if reposted else "alarm updated") + (
+                " with a sound" if isinstance(effect, SendMessage) and effect.notify else "")
+            retired = retired_after(data, shown, reposted)
+            return Step(what, effect=effect, then=lambda sent: {
+                **new, "message": {**at(sent), "text": body, "buttons": buttons_json(buttons), "open": True},
+                **({RETIRED: retired} if retired else {})})
+        if shown is not None:
+            since = float(data.get("since") or now)
+            clear = render_clear(alarm, View(since, now, zone), data.get("seen") or {})
+            rest = {k: v for k, v in data.items() if k not in ("fix", "heard", "seen", "since")}
+            return Step("all clear", effect=EditMessage(shown.id, clear, chat=shown.chat),
+                        then=lambda sent: {**rest, "cleared": {"since": since, "at": now},
+                                           "message": {**at(sent), "text": clear, "buttons": None, "open": False}})
         return Step("alarm unchanged")
 
     return decide
@@ -411,8 +567,9 @@ def fix_payload(repository: str, data: Mapping[str, Any], entries: Mapping[str, 
         shown = shown[:-1]
 
 
-def decide_fix(control_repository: str, entries: Mapping[str, Mapping[str, Any]]):
-    """🛠 Start fix: dispatch pager-fix once per alarm (for the repository its head names); a second press says so."""
+def decide_fix(control_repository: str, entries: Mapping[str, Mapping[str, Any]], by: str = ""):
+    """🛠 Start fix: dispatch pager-fix once per alarm (for the repository its head names), and record who and
+    when, which the message then shows; a second press while that fix holds says so."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
         repository = text(data.get("repository"))
@@ -421,13 +578,16 @@ def decide_fix(control_repository: str, entries: Mapping[str, Mapping[str, Any]]
         if not entries or not field(data, "message", "open") or not repository:
             return Step("✅ all clear: nothing to fix")
         if not offers_fix(entries):
-            return Step("only failed deliveries: see the app's Advanced page")
-        if data.get("fix"):
-            return Step("🛠 a fix was already started")
+            return Step("nothing here a fix in the repository could see")
+        fix = live_fix(data.get("fix"), entries, now)
+        if fix is not None:
+            who = f" by {fix['by']}" if fix.get("by") else ""
+            return Step(f"🛠 a fix was started{who} already")
+        listed = sorted(k for k in entries if fixable(k))
         return Step(
             "🛠 fix started",
             effect=Dispatch(control_repository, FIX_EVENT, fix_payload(repository, data, entries)),
-            then=lambda _: {**data, "fix": {"at": iso(now), "message_id": field(data, "message", "id")}},
+            then=lambda _: {**data, "fix": {"at": now, "by": by, "entries": listed, "message_id": field(data, "message", "id")}},
         )
 
     return decide
@@ -483,12 +643,19 @@ def record(services: Services, ref: str, change: Change) -> list[str]:
     return fates
 
 
-RENDERS = frozenset({"SendMessage", "EditMessage"})  # the effects of a render, as a claim names them
+RENDERS = frozenset({"SendMessage", "EditMessage", "DeleteMessage"})  # the effects of a render, as a claim names them
 RENDERS_AGAIN = 4  # renders one delivery carries out at most for what others stored meanwhile
 
 
+def actions_url(services: Services) -> str:
+    """The control repository's Actions, filtered to the runs a dispatch started (where 🛠's fix runs)."""
+    return f"https://github.com/{services.settings.control_repository}/actions?query=event%3Arepository_dispatch"
+
+
 def render_now(services: Services, alarm: Alarm, *, leave_to_render_under_way: bool = False) -> str:
-    """Make the message show the open entries as stored (a Telegram call per render).
+    """Make the message show the open entries as stored (a Telegram call per render), then keep the
+    every-minute check's index in step (when it comes due) and note for the quiet hours' summary an alarm
+    that would have buzzed inside them.
 
     A render reads the entries, then claims the head: an entry another delivery stores meanwhile is not
     in it. So the delivery that rendered reads the entries again afterwards and renders once more if the
@@ -499,11 +666,19 @@ def render_now(services: Services, alarm: Alarm, *, leave_to_render_under_way: b
     its entry (it was stored before that render released its claim). A claim of another kind (🛠's
     dispatch) is waited for, as before."""
     key = alarm_key(alarm.ref)
+    settings = services.settings
+    last: dict[str, Any] = {}
 
     def gather() -> Any:
-        return decide_render(alarm, entries_now(services, alarm.ref))
+        entries = entries_now(services, alarm.ref)
+        repository_id = int(alarm.ref) if alarm.ref.isdigit() else None
+        volume = attention_store.volume(services, repository_id, services.now())
+        last.update(entries=entries, volume=volume)
+        return decide_render(alarm, entries, grace=settings.alarm_grace, volume=volume, zone=settings.zone,
+                             actions=actions_url(services))
 
     shown: list[str] = []
+    before: Mapping[str, Any] | None = None
     for _ in range(RENDERS_AGAIN):
         try:
             settled = settle(services, key, gather=gather, wait=not leave_to_render_under_way)
@@ -511,10 +686,36 @@ def render_now(services: Services, alarm: Alarm, *, leave_to_render_under_way: b
             if held.effect in RENDERS:
                 return "; ".join(shown) or "shown by the render under way"
             settled = settle(services, key, gather=gather)
+        before = settled.before if before is None else before
         if not settled.performed:
-            return "; ".join(shown) or settled.idle
+            break
         shown.append(settled.outcome)
-    raise Busy(f"{key} kept changing over {RENDERS_AGAIN} renders: its redelivery renders what is left")
+    else:
+        raise Busy(f"{key} kept changing over {RENDERS_AGAIN} renders: its redelivery renders what is left")
+    _attend(services, alarm, before or {}, settled.after, last)
+    return "; ".join(shown) or settled.idle
+
+
+def _attend(services: Services, alarm: Alarm, before: Mapping[str, Any], after: Mapping[str, Any],
+            last: Mapping[str, Any]) -> None:
+    """After a render: the check's index (since when it is red, when it comes due), and the summary's note of
+    openings that came past their grace inside quiet hours."""
+    entries = shown_entries(alarm, last.get("entries") or {})
+    red = bool(field(after, "message", "open")) and bool(entries)
+    attention_store.index_alarm(services, alarm.ref, repository=alarm.name, branch=str(after.get("branch") or ""),
+                                since=float(after.get("since") or services.now()) if red else None,
+                                due=due_of(alarm, after, entries, services.settings.alarm_grace) if red else None)
+    volume = last.get("volume")
+    heard = [h if isinstance(h, (int, float)) else None for h in (before.get("heard"), after.get("heard"))]
+    openings = [float(e.get("at", 0)) for e in entries.values()]
+    newly = any((heard[0] is None or at > heard[0]) and heard[1] is not None and at <= heard[1] for at in openings)
+    if red and newly and isinstance(volume, Volume) and volume.quiet and volume.muted_until is None:
+        top = by_importance(entries)[0]
+        where = "pager" if alarm.ref == CONTROL else alarm.name
+        label = f"{where}: {entries[top].get('title') or top}"
+        url = repo_url(alarm.name) + "/actions" if alarm.ref != CONTROL else services.settings.advanced_page
+        attention_store.keep_for_summary(services, services.now(), kind="health" if alarm.ref == CONTROL else "alarm",
+                                         thing=alarm.ref, label=label, url=url, repository=alarm.name)
 
 
 def apply(services: Services, alarm: Alarm, change: Change) -> tuple[str, bool]:
@@ -537,8 +738,9 @@ def delivery_times(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, float]
 
 
 # What a sweep's entry keeps besides its line: ↻'s attempt, a button, and what it is about (a delivery's
-# kind and repository, which pager's own health counts once GitHub no longer keeps the delivery).
-ENTRY_FIELDS = ("delivery_id", "button", "kind", "repository_id", "repository")
+# event, repository and thing, which pager's own health names once GitHub no longer keeps the delivery;
+# `short` labels its ↻).
+ENTRY_FIELDS = ("delivery_id", "button", "event", "repository_id", "repository", "thing", "short")
 
 
 def record_entries(services: Services, ref: str, *, opened: Mapping[str, Mapping[str, Any]],
@@ -567,11 +769,16 @@ def update_alarm(services: Services, alarm: Alarm, *, opened: Mapping[str, dict]
     return changed
 
 
-def start_fix(services: Services, ref: str) -> str:
-    """The 🛠 Start fix press: the answer to show the person."""
+def start_fix(services: Services, ref: str, by: str = "") -> str:
+    """The 🛠 Start fix press (by whom): the answer to show the person. The message then says who started
+    it and when, without 🛠, until the fix's hold ends or the alarm changes."""
     control = services.settings.control_repository
-    decide = lambda: decide_fix(control, entries_now(services, ref))  # noqa: E731
-    return settle(services, alarm_key(ref), gather=decide, wait=False).outcome
+    decide = lambda: decide_fix(control, entries_now(services, ref), by)  # noqa: E731
+    settled = settle(services, alarm_key(ref), gather=decide, wait=False)
+    head = settled.after
+    if head.get("fix"):  # also for a press after one whose render failed: the message catches up
+        render_now(services, Alarm(ref, str(head.get("repository") or ""), str(head.get("branch") or "")))
+    return settled.outcome
 
 
 def deliver_again(services: Services, ref: str, delivery_id: int) -> str:
@@ -606,7 +813,7 @@ def _apply(delivery: Delivery, services: Services, change: Change | str) -> str:
     repo = delivery.repo
     if repo is None:
         return "ignored: no repository id"
-    return apply(services, alarm_of(repo, services.settings.control_repository), change)[0]
+    return apply(services, alarm_of(repo, default_branch(delivery.payload)), change)[0]
 
 
 def workflow_run(delivery: Delivery, services: Services) -> str:
@@ -631,7 +838,7 @@ def code_scanning(delivery: Delivery, services: Services) -> str:
     live = gather_alert(services, delivery.repository, number, delivery.installation_id)
     if live is not None and (text(live.get("state")) == "open") != bool(change.opened):
         return f"stale: GitHub calls code scanning alert #{number} {text(live.get('state')) or 'closed'} now"
-    return _apply(delivery, services, change)
+    return _apply(delivery, services, read_code_scanning_alert(delivery.payload, live))
 
 
 def gather_alert(services: Services, repository: str, number: int, installation_id: int | None) -> Mapping[str, Any] | None:

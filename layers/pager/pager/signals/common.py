@@ -70,10 +70,3 @@ def is_release_pull(pull: Any, payload: Any, settings: Settings) -> bool:
     if isinstance(head_side, Mapping) and "repo" in head_side:  # null: the fork was deleted
         return text(field(head_side, "repo", "full_name")).lower() == text(field(payload, "repository", "full_name")).lower()
     return True  # a pull request that does not say where its head lives (a partial payload)
-
-
-def buttons_json(buttons: Any) -> Any:
-    """Buttons as the record keeps them (JSON has lists, not tuples), for comparing with what is shown."""
-    if not buttons:
-        return None
-    return [[[label, data] for label, data in row] for row in buttons]

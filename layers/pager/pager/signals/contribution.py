@@ -31,19 +31,26 @@ records its verdict, and the opening event then shows nothing: it is no longer n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .. import attention_store
+from ..attention import FOLLOW_UP_SECONDS, LOUD, Moment, Volume
 from ..html import escape, link
 from ..routing import Delivery
 from ..services import Services
 from ..values import field, integer, newest, order_of_time, text
 from .common import excerpt, is_outside, is_release_pull, needs_confirming
+from .messages import show
 from .records import settle
-from .steps import Dispatch, EditMessage, SendMessage, Step
+from .steps import Buttons, Dispatch, EditMessage, Step
 
 TTL_SECONDS = 180 * 24 * 3600  # a contribution's record outlives any redelivery by far
 DRAFT_EVENT = "pager-draft"
+THREAD = "thread"  # the item of a thread's record that says where its messages go and when it last buzzed
+MUTE_PREFIX = "mute:c:"  # 🔕 on a contribution: mute:c:<repository id>:<i|p|d><number>
+THINGS = {"issue": "i", "pull": "p", "discussion": "d"}
 
 
 @dataclass(frozen=True)
@@ -70,8 +77,40 @@ class Contribution:
     subject_node_id: str = ""  # GraphQL id of the issue, pull request or discussion
 
     @property
+    def thread(self) -> str:
+        """The record of the issue, pull request or discussion it is in (its thread's item is kept there)."""
+        return thing_key(self.repository_id, self.thing, self.number)
+
+    @property
     def key(self) -> str:
-        return thing_key(self.repository_id, self.thing, self.number) + (f"#{self.comment}" if self.comment else "")
+        return self.thread + (f"#{self.comment}" if self.comment else "")
+
+
+@dataclass(frozen=True)
+class Thread:
+    """Where a thread's messages go (the first one shown, which the others reply to) and when it last buzzed."""
+
+    first: int | None = None
+    chat: str | None = None
+    buzzed_at: float | None = None
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Thread:
+        first, buzzed = data.get("first"), data.get("buzzed_at")
+        return cls(first if isinstance(first, int) else None, data.get("chat"),
+                   float(buzzed) if isinstance(buzzed, (int, float)) else None)
+
+    def moment(self, now: float) -> Moment:
+        """A further contribution within the hour of the thread's last buzz follows up; else it calls."""
+        recent = self.buzzed_at is not None and 0 <= now - self.buzzed_at < FOLLOW_UP_SECONDS
+        return Moment.FOLLOW_UP if recent else Moment.CONTACT
+
+
+NO_THREAD = Thread()
+
+
+def mute_button(c: Contribution) -> Buttons:
+    return [[("🔕 Mute for 8 h", f"{MUTE_PREFIX}{int(c.repository_id)}:{THINGS[c.thing]}{c.number}")]]
 
 
 def thing_key(repository_id: int, thing: str, number: int) -> str:
@@ -156,7 +195,7 @@ def read_contribution(event: str, payload: dict[str, Any], repository: str) -> C
 
 
 def render(c: Contribution) -> str:
-    """The message: who did what where, an excerpt, the link."""
+    """The message: who did what where (its first line, what a phone's notification shows), an excerpt, the link."""
     head = f"💬 {escape(c.author)} {c.verb} {c.noun} {link(c.url, f'{c.repository}#{c.number}')}: {escape(c.title)}"
     body = excerpt(c.body)
     return f"{head}\n<i>{body}</i>" if body else head
@@ -179,8 +218,9 @@ def draft_payload(c: Contribution, message_id: int, chat: str | None = None) -> 
     }
 
 
-def decide_opening(c: Contribution, control_repository: str):
-    """Show the contribution once, then ask for its draft once; nothing once it is closed."""
+def decide_opening(c: Contribution, control_repository: str, thread: Thread = NO_THREAD, volume: Volume = LOUD):
+    """Show the contribution once (in its thread: a reply to the thread's first message; with a sound when it
+    is a contact, not a follow-up within the hour), then ask for its draft once; nothing once it is closed."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
         state = data.get("state")
@@ -189,15 +229,19 @@ def decide_opening(c: Contribution, control_repository: str):
         message_id = data.get("message_id")
         if message_id is None:
             message = render(c)
+            sound = volume.sound(thread.moment(now))
+            effect, _ = show(None, message, mute_button(c), sound, reply_to=thread.first, reply_chat=thread.chat)
             return Step(
                 "sent",
-                effect=SendMessage(message),
+                effect=effect,
                 then=lambda sent: {
                     **data,
                     "state": "open",
                     "order": newest(data.get("order"), c.order),
                     **sent.fields(),
                     "text": message,
+                    "shown_at": now,
+                    "sound": sound.to_data(),
                 },
             )
         if not data.get("drafted"):
@@ -255,8 +299,40 @@ def opened(delivery: Delivery, services: Services) -> str:
     if c.confirm and c.author and services.github.is_collaborator(
             delivery.repository, c.author, installation_id=delivery.installation_id):
         return "ignored: a colleague (GitHub counts them a collaborator)"
-    decide = decide_opening(c, services.settings.control_repository)
-    return settle(services, c.key, decide, ttl_seconds=TTL_SECONDS).outcome
+    control = services.settings.control_repository
+    threads: list[Thread] = []
+
+    def gather() -> Any:
+        threads.append(Thread.from_data(services.store.load(c.thread, THREAD).data))
+        return decide_opening(c, control, threads[-1], attention_store.volume(services, c.repository_id, services.now()))
+
+    settled = settle(services, c.key, gather=gather, ttl_seconds=TTL_SECONDS)
+    shown = settled.after
+    if isinstance(shown.get("message_id"), int):
+        sound = shown.get("sound") or {}
+        # The thread learns its first message, and when it last buzzed (a silent follow-up changes neither).
+        if not threads or threads[-1].first is None or sound.get("buzz"):
+            settle(services, c.thread, decide_thread(c.repository, shown, sound), item=THREAD, ttl_seconds=TTL_SECONDS)
+        if sound.get("summary"):
+            attention_store.keep_for_summary(services, float(shown.get("shown_at") or services.now()), kind="contribution",
+                                             thing=c.key, label=f"{c.author} {c.verb} {c.repository}#{c.number}",
+                                             url=c.url, repository=c.repository)
+    return settled.outcome
+
+
+def decide_thread(repository: str, shown: Mapping[str, Any], sound: Mapping[str, Any]):
+    """The thread once a contribution in it was shown: its first message, when it last buzzed. Safe twice."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        new = {**data, "repository": repository}
+        if not isinstance(data.get("first"), int):
+            new.update(first=shown["message_id"], chat=shown.get("chat"))
+        at = shown.get("shown_at")
+        if sound.get("buzz") and isinstance(at, (int, float)) and at > float(data.get("buzzed_at") or 0):
+            new["buzzed_at"] = at
+        return Step("", data=new if new != data else None)
+
+    return decide
 
 
 def closed(delivery: Delivery, services: Services) -> str:

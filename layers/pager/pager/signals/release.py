@@ -47,18 +47,22 @@ repository itself lists its pull requests (`check_suite.pull_requests`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from ..errors import GitHubUnavailable
+from .. import attention_store
+from ..attention import LOUD, Moment, Volume
+from ..errors import GitHubUnavailable, Partial, Transient
 from ..html import escape, link
 from ..routing import Delivery, Repository
 from ..services import Services
 from ..values import field, integer, iso, newest, order_of_time, text
-from .common import buttons_json, default_branch, is_release_pull, repo_link
+from .common import default_branch, is_release_pull, repo_url
+from .messages import RETIRED, Shown, buttons_json, retired_after, show, tidy
 from .records import settle
-from .steps import EditMessage, MergePull, MergeResult, Posted, SendMessage, Step
+from .steps import MergePull, MergeResult, Posted, Step
 
 MERGE_PREFIX = "merge:"
 TTL_SECONDS = 180 * 24 * 3600
@@ -142,49 +146,79 @@ def offers_merge(data: Mapping[str, Any]) -> bool:
 
 
 def render(repository: str, data: Mapping[str, Any], repository_id: int) -> tuple[str, list | None]:
+    """The message: its first line says what the release pull request's state is, and where (what a phone's
+    notification shows); the second what it waits for, or what came of it."""
     number = data.get("number", 0)
-    lines = [f"📦 {repo_link(repository)}: {escape(data.get('title', ''))} ({link(data.get('url', ''), f'#{number}')})"]
+    ref = link(str(data.get("url") or f"{repo_url(repository)}/pull/{number}"), f"{repository}#{number}")
+    title = escape(str(data.get("title", "")))
     state = data.get("state")
     if state == "merged":
-        commit = field(data, "merged", "commit") or ""
-        lines.append(f"✅ merged {escape(commit[:7])}".rstrip())
+        commit = str(field(data, "merged", "commit") or "")
+        lines = [f"✅ {ref} merged: {title}"]
+        done = [f"commit {link(f'{repo_url(repository)}/commit/{commit}', commit[:7])}"] if commit else []
         tags = data.get("tags") or []
         if tags:
-            lines.append("🏷 " + ", ".join(link(t["url"], t["tag"]) if t.get("url") else escape(t["tag"]) for t in tags))
+            done.append("🏷 " + ", ".join(link(t["url"], t["tag"]) if t.get("url") else escape(t["tag"]) for t in tags))
+        if done:
+            lines.append(" · ".join(done))
     elif state == "closed":
-        lines.append("✖️ closed without merging")
+        lines = [f"✖️ {ref} closed without merging: {title}"]
     elif data.get("ready"):
-        lines.append("🟢 checks passed, ready to merge")
+        lines = [f"🔀 {ref} is ready to merge: {title}", "🟢 its checks passed and GitHub calls it mergeable"]
     elif data.get("refusal"):
-        lines.append(f"⚠️ merge refused: {escape(data['refusal'])}")
+        lines = [f"📦 {ref} release pull request: {title}", f"⚠️ GitHub refused the merge: {escape(str(data['refusal']))}"]
+    else:
+        lines = [f"📦 {ref} release pull request opened: {title}", "⏳ waiting for its checks and for GitHub to call it mergeable"]
     buttons = [[("🔀 Merge", f"{MERGE_PREFIX}{int(repository_id)}:{number}")]] if offers_merge(data) else None
     return "\n".join(lines), buttons
 
 
-def converge(repo: Repository, data: dict[str, Any], new: dict[str, Any], done: str, idle: str) -> Step:
-    """The step that records `new` and makes the chat show it: send, edit, or only save. The record keeps
-    the repository's name as GitHub called it last (a 🔀 press finds it there)."""
+def moment_of(data: Mapping[str, Any], new: Mapping[str, Any]) -> Moment | None:
+    """The moment of a change that sends or reposts the message (None: an edit at most): 🔀 Merge offered
+    where it was not, or a release pull request shown the first time."""
+    if offers_merge(new) and not offers_merge(data):
+        return Moment.RELEASE_READY
+    if data.get("message_id") is None:
+        return Moment.RELEASE_OPENED
+    return None
+
+
+def converge(repo: Repository, data: dict[str, Any], new: dict[str, Any], done: str, idle: str,
+             volume: Volume = LOUD, now: float = 0.0) -> Step:
+    """The step that records `new` and makes the chat show it: send, repost (🔀 Merge offered: a moment that
+    buzzes), edit, or only save. The record keeps the repository's name as GitHub called it last (a 🔀
+    press finds it there), and the sound of the message that last buzzed or would have."""
+    tidying = tidy(data)
+    if tidying is not None:
+        return tidying
     if new.get("repository") != repo.name:
         new = {**new, "repository": repo.name}
     body, buttons = render(repo.name, new, repo.id)
     message_id = data.get("message_id")
+    shown = Shown(int(message_id), data.get("chat"), str(data.get("text", "")), data.get("buttons")) \
+        if isinstance(message_id, int) else None
+    if shown is None and new.get("state") != "open":
+        return Step(done if new != data else idle, data=new if new != data else None)  # never shown, over already
+    moment = moment_of(data, new)
+    sound = volume.sound(moment) if moment is not None else None
+    effect, reposted = show(shown, body, buttons, sound)
+    if effect is None:
+        return Step(done if new != data else idle, data=new if new != data else None)
+    retired = retired_after(data, shown, reposted)
+    heard = {"sound": sound.to_data(), "shown_at": now} if sound is not None else {}
 
-    def shown(posted: Posted) -> dict[str, Any]:
-        return {**new, **posted.fields(), "text": body, "buttons": buttons_json(buttons)}
+    def shown_now(posted: Posted) -> dict[str, Any]:
+        kept = {k: v for k, v in new.items() if k != RETIRED}
+        return {**kept, **posted.fields(), "text": body, "buttons": buttons_json(buttons), **heard,
+                **({RETIRED: retired} if retired else {})}
 
-    if message_id is None:
-        if new.get("state") != "open":
-            return Step(done if new != data else idle, data=new if new != data else None)  # never shown, over already
-        return Step(done, effect=SendMessage(body, buttons), then=shown)
-    if body != data.get("text") or buttons_json(buttons) != data.get("buttons"):
-        return Step(done, effect=EditMessage(message_id, body, buttons, chat=data.get("chat")), then=shown)
-    return Step(done if new != data else idle, data=new if new != data else None)
+    return Step(done, effect=effect, then=shown_now)
 
 
 # -- decisions ----------------------------------------------------------------------------------------
 
 
-def decide_pull(repo: Repository, p: ReleasePull, tags: Iterable[Mapping[str, str]] = ()):
+def decide_pull(repo: Repository, p: ReleasePull, tags: Iterable[Mapping[str, str]] = (), volume: Volume = LOUD):
     """opened, reopened, synchronize, edited: show it; a new head takes Merge away; older changes nothing.
     `tags` were published for its versions before it was known, and wait for its merge."""
 
@@ -192,9 +226,9 @@ def decide_pull(repo: Repository, p: ReleasePull, tags: Iterable[Mapping[str, st
         if data.get("order") and p.order < data["order"]:
             return Step("stale: older than the recorded head")
         if data.get("state") == "merged":
-            return converge(repo, data, with_tags(data, tags), "release updated", "already merged")
+            return converge(repo, data, with_tags(data, tags), "release updated", "already merged", volume, now)
         done = "release shown" if data.get("message_id") is None else "release updated"
-        return converge(repo, data, with_tags(applied(data, p), tags), done, "already shown")
+        return converge(repo, data, with_tags(applied(data, p), tags), done, "already shown", volume, now)
 
     return decide
 
@@ -225,7 +259,8 @@ def applied(data: dict[str, Any], p: ReleasePull) -> dict[str, Any]:
     return new
 
 
-def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], live_is_release: bool, installation_id: int | None):
+def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], live_is_release: bool,
+                 installation_id: int | None, volume: Volume = LOUD):
     """`live` is the pull request as GitHub has it now, read after a check suite passed on `sha` (or,
     with `sha` None, after a review): offer Merge if it is open, still at that head and GitHub calls
     it clean.
@@ -244,31 +279,31 @@ def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], liv
                 return Step("not the recorded head")
             new = applied(data, p)
         if new.get("ready"):
-            return converge(repo, data, new, "release updated", "Merge already offered")
+            return converge(repo, data, new, "release updated", "Merge already offered", volume, now)
         if p.state != "open" and p.order and p.order >= data.get("order", ""):
             # Closed or merged as GitHub has it (its closed event failed, or comes late): so recorded,
             # and no longer waiting for Merge; the closed event, if it comes, records the merge.
-            return converge(repo, data, applied(data, p), "closed as GitHub has it", "already closed")
+            return converge(repo, data, applied(data, p), "closed as GitHub has it", "already closed", volume, now)
         if p.state != "open" or p.head != sha:
             return Step("not ready: the pull request moved on")
         mergeable = text(field(live, "mergeable_state")) or "unknown"
         if mergeable != "clean":
-            return converge(repo, data, new, f"not ready: {mergeable}", f"not ready: {mergeable}")
+            return converge(repo, data, new, f"not ready: {mergeable}", f"not ready: {mergeable}", volume, now)
         ready = {**new, "ready": True}
         ready.pop("refusal", None)
-        return converge(repo, data, ready, "Merge offered", "Merge already offered")
+        return converge(repo, data, ready, "Merge offered", "Merge already offered", volume, now)
 
     return decide
 
 
-def decide_closed(repo: Repository, p: ReleasePull, tags: Iterable[Mapping[str, str]] = ()):
+def decide_closed(repo: Repository, p: ReleasePull, tags: Iterable[Mapping[str, str]] = (), volume: Volume = LOUD):
     """Closed: merged is recorded once (pull request, merge commit, time); otherwise closed. `tags`
     were published for its versions before it was known."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
         data_tags = with_tags(data, tags)
         if data.get("state") == "merged":
-            return converge(repo, data, data_tags, "release updated", "merge already recorded")
+            return converge(repo, data, data_tags, "release updated", "merge already recorded", volume, now)
         # Never shown yet (its opened comes late, or failed): recorded all the same, so that the late
         # opened is stale and shows nothing.
         base = {**data_tags, "number": p.number, "title": p.title or data.get("title", ""), "url": p.url or data.get("url", "")}
@@ -284,11 +319,11 @@ def decide_closed(repo: Repository, p: ReleasePull, tags: Iterable[Mapping[str, 
                 "merged": {"commit": p.merge_commit, "at": p.merged_at},
             }
             new.pop("refusal", None)
-            return converge(repo, data, new, "merge recorded", "merge already recorded")
+            return converge(repo, data, new, "merge recorded", "merge already recorded", volume, now)
         if data.get("order") and p.order < data["order"]:
             return Step("stale: older than the recorded head")
         new = {**base, "state": "closed", "ready": False, "order": p.order}
-        return converge(repo, data, new, "closed recorded", "already closed")
+        return converge(repo, data, new, "closed recorded", "already closed", volume, now)
 
     return decide
 
@@ -304,7 +339,7 @@ def decide_latest(number: int, merged_at: str):
     return decide
 
 
-def decide_tag(repo: Repository, tag: str, url: str):
+def decide_tag(repo: Repository, tag: str, url: str, volume: Volume = LOUD):
     """release.published: add the tag to its release pull request's record; the message shows it once
     the merge is recorded (at once, if it is)."""
 
@@ -313,9 +348,9 @@ def decide_tag(repo: Repository, tag: str, url: str):
             return Step("ignored: the release pull request is not known")
         new = with_tags(data, [{"tag": tag, "url": url}])
         if new is data:
-            return converge(repo, data, data, "release updated", "tag already shown")
+            return converge(repo, data, data, "release updated", "tag already shown", volume, now)
         done = "tag added" if data.get("state") == "merged" else "tag kept until the merge is recorded"
-        return converge(repo, data, new, done, "tag already shown")
+        return converge(repo, data, new, done, "tag already shown", volume, now)
 
     return decide
 
@@ -340,7 +375,7 @@ def decide_waiting_tag(tag: str, url: str):
     return decide
 
 
-def decide_merge(repo: Repository, number: int, method: str):
+def decide_merge(repo: Repository, number: int, method: str, volume: Volume = LOUD):
     """🔀 Merge pressed: merge the recorded head once; a refusal takes Merge away."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
@@ -348,11 +383,11 @@ def decide_merge(repo: Repository, number: int, method: str):
             return Step("this release pull request is not known")
         state = data.get("state")
         if state == "merged":
-            return converge(repo, data, data, "release updated", "✅ already merged")
+            return converge(repo, data, data, "release updated", "✅ already merged", volume, now)
         if state != "open":
-            return converge(repo, data, data, "release updated", "the pull request is closed")
+            return converge(repo, data, data, "release updated", "the pull request is closed", volume, now)
         if not data.get("ready"):
-            return converge(repo, data, data, "release updated", "🔀 Merge is not offered now")
+            return converge(repo, data, data, "release updated", "🔀 Merge is not offered now", volume, now)
 
         def then(result: MergeResult) -> dict[str, Any]:
             if result.merged:
@@ -381,21 +416,36 @@ def _waiting(data: Mapping[str, Any]) -> bool:
     return data.get("state") == "open" and not data.get("ready")
 
 
-def settle_release(services: Services, repo: Repository, number: int, decide: Any, **kwargs: Any) -> Any:
-    """Settle a release pull request's record, and keep the index of those waiting for Merge in step."""
-    settled = settle(services, release_key(repo.id, number), decide, ttl_seconds=TTL_SECONDS, **kwargs)
-    if settled.after:  # (written only when it changes; also after a delivery that failed in between)
-        waiting = _waiting(settled.after)
-        installation = settled.after.get("installation_id")
-        settle(services, WAITING_KEY, decide_waiting(repo, number, waiting, installation), item=f"{repo.id}#{number}",
-               ttl_seconds=None if waiting else 7 * 24 * 3600)
+def settle_release(services: Services, repo: Repository, number: int, decide_with: Callable[[Volume], Any],
+                   **kwargs: Any) -> Any:
+    """Settle a release pull request's record with the decision `decide_with(volume)` makes (its repository's
+    mute and quiet hours, read when the record is free), keep the index of those waiting for Merge or
+    ready in step, and note for the quiet hours' summary a release that became ready inside them."""
+
+    def gather() -> Any:
+        return decide_with(attention_store.volume(services, repo.id, services.now()))
+
+    settled = settle(services, release_key(repo.id, number), gather=gather, ttl_seconds=TTL_SECONDS, **kwargs)
+    after = settled.after
+    if after:  # (written only when it changes; also after a delivery that failed in between)
+        waiting = _waiting(after)
+        settle(services, WAITING_KEY, decide_waiting(repo, number, after), item=f"{repo.id}#{number}",
+               ttl_seconds=None if waiting or offers_merge(after) else 7 * 24 * 3600)
+        if offers_merge(after) and field(after, "sound", "summary"):
+            attention_store.keep_for_summary(services, float(after.get("shown_at") or services.now()), kind="release",
+                                             thing=release_key(repo.id, number), label=f"{repo.name}#{number}",
+                                             url=str(after.get("url") or ""), repository=repo.name)
     return settled
 
 
-def decide_waiting(repo: Repository, number: int, waiting: bool, installation_id: Any):
+def decide_waiting(repo: Repository, number: int, record: Mapping[str, Any]):
+    """The index item of a release pull request: waiting for Merge (the sweep reads those again), or ready
+    (the summary and /status list those)."""
+
     def decide(data: dict[str, Any], now: float) -> Step:
-        new = {**data, "repository": repo.name, "repository_id": repo.id, "number": number, "waiting": waiting,
-               "installation_id": installation_id}
+        new = {**data, "repository": repo.name, "repository_id": repo.id, "number": number, "waiting": _waiting(record),
+               "ready": offers_merge(record), "installation_id": record.get("installation_id"),
+               "title": str(record.get("title") or ""), "url": str(record.get("url") or "")}
         return Step("", data=new if new != data else None)
 
     return decide
@@ -419,7 +469,7 @@ def check_waiting(services: Services, *, limit: int = RELEASES_CHECKED) -> list[
         installation = installation if isinstance(installation, int) else None
         try:
             live = gather_pull(services, repo.name, number, installation)
-            decide = decide_ready(repo, None, live, True, installation)
+            decide = partial(decide_ready, repo, None, live, True, installation)
             outcomes.append(f"{repo.name}#{number}: " + settle_release(services, repo, number, decide).outcome)
         finally:
             checked = decide_checked(now)
@@ -447,8 +497,16 @@ def merge_press(services: Services, repository_id: int, number: int) -> str:
     if not repository:
         return "this release is no longer known"
     repo = Repository(repository_id, repository)
-    decide = decide_merge(repo, number, services.settings.release_merge_method)
-    settled = settle_release(services, repo, number, decide, wait=False)
+    decide = partial(decide_merge, repo, number, services.settings.release_merge_method)
+    try:
+        settled = settle_release(services, repo, number, decide, wait=False)
+    except Transient as exc:
+        # GitHub merged, and then the message or the index could not be brought up to date: the merge is
+        # what the person asked for, and it is recorded (the pull request's `closed`, or a press again,
+        # edits the message).
+        if services.store.load(release_key(repository_id, number)).data.get("state") == "merged":
+            raise Partial(f"merged, then: {exc}", said="🔀 merged (the message catches up in a moment)") from exc
+        raise
     return settled.performed[0] if settled.performed else settled.idle
 
 
@@ -472,7 +530,7 @@ def pull_request(delivery: Delivery, services: Services) -> str:
         return "ignored: not a release pull request"
     p = read_pull(payload)
     tags = gather_waiting_tags(services, repo, p)
-    outcome = settle_release(services, repo, p.number, decide_pull(repo, p, tags)).outcome
+    outcome = settle_release(services, repo, p.number, partial(decide_pull, repo, p, tags)).outcome
     index_versions(services, repo, p)
     return outcome
 
@@ -485,7 +543,7 @@ def closed(delivery: Delivery, services: Services) -> str:
         return "ignored: not a release pull request"
     p = read_pull(payload)
     tags = gather_waiting_tags(services, repo, p)
-    outcome = settle_release(services, repo, p.number, decide_closed(repo, p, tags)).outcome
+    outcome = settle_release(services, repo, p.number, partial(decide_closed, repo, p, tags)).outcome
     index_versions(services, repo, p)
     if p.merged:
         settle(services, latest_key(repo.id), decide_latest(p.number, p.merged_at))
@@ -504,7 +562,7 @@ def reviewed(delivery: Delivery, services: Services) -> str:
     if not number:
         return "ignored: no pull request number"
     live = gather_pull(services, repo.name, number, delivery.installation_id)
-    decide = decide_ready(repo, None, live, is_release_pull(live, payload, services.settings), delivery.installation_id)
+    decide = partial(decide_ready, repo, None, live, is_release_pull(live, payload, services.settings), delivery.installation_id)
     return f"#{number}: " + settle_release(services, repo, number, decide).outcome
 @dataclass(frozen=True)
 class SuitePassed:
@@ -544,7 +602,7 @@ def check_suite(delivery: Delivery, services: Services) -> str:
     for number in suite.numbers:
         live = gather_pull(services, repo.name, number, suite.installation_id)
         is_release = is_release_pull(live, delivery.payload, services.settings)
-        decide = decide_ready(repo, suite.sha, live, is_release, suite.installation_id)
+        decide = partial(decide_ready, repo, suite.sha, live, is_release, suite.installation_id)
         outcomes.append(f"#{number}: " + settle_release(services, repo, number, decide).outcome)
     return "; ".join(outcomes) or "ignored: no release pull request"
 
@@ -579,7 +637,7 @@ def published(delivery: Delivery, services: Services) -> str:
         for version in versions:
             number = integer(services.store.load(version_key(repo.id, version)).data.get("number"))
             if number:
-                return settle_release(services, repo, number, decide_tag(repo, tag, url)).outcome
+                return settle_release(services, repo, number, partial(decide_tag, repo, tag, url)).outcome
         # No release pull request of this version is known yet (its events failed, or come late).
         return settle(services, tag_key(repo.id, versions[0]), decide_waiting_tag(tag, url), ttl_seconds=TTL_SECONDS).outcome
     latest = services.store.load(latest_key(repo.id)).data
@@ -588,4 +646,4 @@ def published(delivery: Delivery, services: Services) -> str:
     published_at = order_of_time(field(release, "published_at"))
     if published_at and published_at < latest.get("at", ""):
         return "ignored: published before the last release merge"
-    return settle_release(services, repo, latest["number"], decide_tag(repo, tag, url)).outcome
+    return settle_release(services, repo, latest["number"], partial(decide_tag, repo, tag, url)).outcome

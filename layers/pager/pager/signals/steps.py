@@ -16,9 +16,14 @@ Buttons = list[list[tuple[str, str]]]
 
 @dataclass(frozen=True)
 class SendMessage:
+    """A new message: with a sound only when `notify` (pager.attention says when); a reply to `reply_to`
+    (a message of the same chat) when given, sent all the same if that message is gone."""
+
     text: str
     buttons: Buttons | None = None
     notify: bool = True
+    reply_to: int | None = None
+    chat: str | None = None  # the chat of `reply_to` (a reply goes nowhere else; None: the configured chat)
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,16 @@ class EditMessage:
     text: str
     buttons: Buttons | None = None
     chat: str | None = None  # the chat the message is in (None: a record older than this field: the configured chat)
+
+
+@dataclass(frozen=True)
+class DeleteMessage:
+    """Take a message off the chat once it was posted anew below (a repost, so that a moment that must buzz
+    notifies): one Telegram can no longer delete (48 hours old) is edited to say where it went."""
+
+    message_id: int
+    chat: str | None = None
+    moved: str = "⤵️ moved below"
 
 
 @dataclass(frozen=True)
@@ -69,12 +84,25 @@ class Redeliver:
 
 @dataclass(frozen=True)
 class Press:
-    """Carry out a button's action (its callback data): the Telegram endpoint performs this one."""
+    """Carry out a button's action (its callback data) for the person who pressed (`by`): the Telegram
+    endpoint performs this one."""
 
     data: str
+    by: str = ""
 
 
-Effect = SendMessage | EditMessage | Dispatch | MergePull | Redeliver | Press
+@dataclass(frozen=True)
+class Command:
+    """Carry out a command written in the chat and answer it there (a reply to it): the Telegram endpoint
+    performs this one."""
+
+    text: str
+    chat: str
+    message_id: int
+    by: str = ""
+
+
+Effect = SendMessage | EditMessage | DeleteMessage | Dispatch | MergePull | Redeliver | Press | Command
 
 
 @dataclass(frozen=True)

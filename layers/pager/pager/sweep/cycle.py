@@ -111,7 +111,7 @@ def with_own_entries(plan: Plan, health: own.Health, job: own.Job | None, moved:
                      shown: Mapping[str, Any], settings: Settings, now: float) -> Plan:
     """The plan with pager's own entries changed as its health says, and the health in its state."""
     mine = {k: v for k, v in shown.items() if k.startswith(OWN_PREFIX)}
-    opened, closed = own.change(own.wanted(health, job, now=now, url=settings.advanced_page, moved=moved), mine)
+    opened, closed = own.change(own.wanted(health, job, now=now, url=settings.advanced_page, zone=settings.zone, moved=moved), mine)
     if plan.no_room:
         opened, closed = {}, ()
     state = replace(plan.state, health=health.to_data(), alarm_due=plan.state.alarm_due or bool(opened or closed))

@@ -36,9 +36,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, tzinfo
 from typing import Any
 
 from .. import refusals as refused
+from .. import words
 from ..signals.alarm import OWN_PREFIX
 from ..values import iso, parse_iso
 from .plan import GITHUB_RETENTION, Attempt
@@ -83,7 +85,7 @@ class Health:
     forgotten_first: float | None = None  # the oldest of their last attempts
     forgotten_last: float | None = None  # the newest of their last attempts
     forgotten_noted: float | None = None  # when the last of them was counted
-    forgotten_by: dict[str, int] = field(default_factory=dict)  # "kind of repository" -> how many
+    forgotten_by: dict[str, int] = field(default_factory=dict)  # the thing (as words.thing_of names it) -> how many
     refusals_seen: tuple[str, ...] = ()  # the refusal items counted that the next run reads again (the overlap)
     refusals_read_to: float | None = None  # the time of the run that read the refusals last
 
@@ -161,7 +163,8 @@ def advance(job: Job, items: Iterable[Attempt], next_url: str | None, room: int,
     return tuple(picked), replace(job, url=next_url, below=below, done=done, recent=tuple(recent[-RECENT_GUIDS:]))
 
 
-def start_job(job: Job | None, now: float, health: Health, status: int = SECRET_REFUSED) -> tuple[str, Job | None]:
+def start_job(job: Job | None, now: float, health: Health, status: int = SECRET_REFUSED,
+              zone: tzinfo = UTC) -> tuple[str, Job | None]:
     """The ↻ press on the secret entry (status 401) or the refused entry (424): the answer, and the job to
     store (None: nothing to store)."""
     if job is not None and not job.finished:
@@ -183,7 +186,8 @@ def start_job(job: Job | None, now: float, health: Health, status: int = SECRET_
     # Not again what an earlier ↻ delivered again: only what was refused since it began.
     earlier = job.asked_at if job is not None and job.status == status else 0.0
     since = max(now - GITHUB_RETENTION, first or now, earlier)
-    return f"↻ the {what} since {iso(since)} are delivered again over the next minutes", Job(since, now, status=status)
+    when = words.local_time(since, zone, now)
+    return f"↻ the {what} since {when} are delivered again over the next minutes", Job(since, now, status=status)
 
 
 # -- what the state learns from a run ---------------------------------------------------------------------
@@ -219,7 +223,7 @@ def served(
 
 def _forgotten(health: Health, entries: list[Mapping[str, Any]], now: float) -> Health:
     """Count the `delivery:` entries that close because GitHub no longer keeps their events (`entries`, as
-    the alarm held them), by kind and repository; the count starts anew three days after the last."""
+    the alarm held them), by the thing each was about; the count starts anew three days after the last."""
     if health.forgotten_count and (health.forgotten_noted or 0) < now - GITHUB_RETENTION:
         health = replace(health, forgotten_count=0, forgotten_first=None, forgotten_last=None, forgotten_noted=None,
                          forgotten_by={})
@@ -229,7 +233,7 @@ def _forgotten(health: Health, entries: list[Mapping[str, Any]], now: float) -> 
     by = dict(health.forgotten_by)
     for entry in entries:
         where = entry.get("repository") or (f"repository {entry['repository_id']}" if entry.get("repository_id") else "")
-        what = f"{entry.get('kind') or 'event'} of {where}" if where else str(entry.get("kind") or "event")
+        what = str(entry.get("thing") or words.thing_of(str(entry.get("event") or ""), None, where).label)
         by[what] = by.get(what, 0) + 1
     return replace(
         health,
@@ -308,11 +312,11 @@ def _time(data: Mapping[str, Any], now: float) -> float:
 
 
 def _refusal_line(data: Mapping[str, Any]) -> str:
-    reason = str(data.get("reason") or "refused")[:200]
-    where = " of ".join(str(data[k]) for k in ("event", "repository") if data.get(k))
-    guid = str(data.get("guid") or "")
-    about = ", ".join(p for p in (where, f"delivery {guid}" if guid else "") if p)
-    return f"{reason} ({about})" if about else reason
+    """The last refusal in words: what refused and why, and the thing it was about."""
+    reason = str(data.get("said") or data.get("reason") or "refused")[:200]
+    event = str(data.get("event") or "").split(".")[0]
+    thing = str(data.get("thing") or (words.thing_of(event, None, str(data.get("repository") or "")).label if event else ""))
+    return f"{reason} ({thing})" if thing else reason
 
 
 # -- the entries ------------------------------------------------------------------------------------------
@@ -328,57 +332,61 @@ MEANING = {
 }
 
 
-def wanted(health: Health, job: Job | None, *, now: float, url: str,
+def wanted(health: Health, job: Job | None, *, now: float, url: str, zone: tzinfo = UTC,
            moved: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any] | None]:
-    """The `pager:` entries the alarm should show (None: closed), each {title, url, order[, button]}.
-    `moved`: the configured chat's move to a supergroup, as pager.chat records it (None: none)."""
+    """The `pager:` entries the alarm should show (None: closed), each {title, url, order[, button]}, times
+    on the maintainer's clock (`zone`). `moved`: the configured chat's move to a supergroup, as pager.chat
+    records it (None: none)."""
+    def at(epoch: float | None) -> str:
+        return words.local_time(epoch if epoch is not None else now, zone, now)
+
     entries: dict[str, dict[str, Any] | None] = {LIST: None, SECRET: None, REFUSED: None, CHAT: None, FORGOTTEN: None}
     if health.forgotten_count:
-        kinds = sorted(health.forgotten_by.items(), key=lambda item: (-item[1], item[0]))
-        named = ", ".join(f"{what}: {n}" for what, n in kinds[:FORGOTTEN_KINDS])
-        more = f", and {len(kinds) - FORGOTTEN_KINDS} more kinds" if len(kinds) > FORGOTTEN_KINDS else ""
-        entries[FORGOTTEN] = {"title": f"{_count(health.forgotten_count, 'event')} GitHub no longer keeps, failed "
-                                       f"between {iso(health.forgotten_first or now)} and {iso(health.forgotten_last or now)} "
-                                       f"and never delivered since ({named}{more}): see each repository for what they were",
-                              "url": url, "order": ""}
+        things = sorted(health.forgotten_by.items(), key=lambda item: (-item[1], item[0]))
+        named = "; ".join(f"{what} ({n} times)" if n > 1 else what for what, n in things[:FORGOTTEN_KINDS])
+        more = f"; and {len(things) - FORGOTTEN_KINDS} more" if len(things) > FORGOTTEN_KINDS else ""
+        entries[FORGOTTEN] = {"title": f"{_count(health.forgotten_count, 'event')} failed between "
+                                       f"{at(health.forgotten_first)} and {at(health.forgotten_last)} and GitHub no "
+                                       f"longer keeps them, so they never reached you: {named}{more}",
+                              "url": "", "order": ""}
     if moved:
         entries[CHAT] = {"title": f"Telegram made the group {moved['from']} the supergroup {moved['to']}"
-                                  f" ({iso(float(moved.get('at') or now))}): pager writes there now; set TELEGRAM_CHAT_ID "
+                                  f" ({at(float(moved.get('at') or now))}): pager writes there now; set TELEGRAM_CHAT_ID "
                                   f"(the TelegramChatId parameter) to {moved['to']}", "url": "", "order": ""}
     since = health.unserved_since or now
     if health.unserved >= UNSERVED_RUNS and now - since >= UNSERVED_SECONDS:
         meaning = MEANING.get(health.unserved_cause, MEANING[""])
-        entries[LIST] = {"title": f"GitHub has not served the deliveries list since {iso(since)}: {meaning}; "
-                                  "nothing failed comes back meanwhile", "url": url, "order": ""}
+        entries[LIST] = {"title": f"GitHub has not served pager its webhook's deliveries since {at(since)}: {meaning}; "
+                                  "nothing that failed comes back meanwhile", "url": url, "order": ""}
     if health.secret_count:
-        entries[SECRET] = _secret_entry(health, job, url)
+        entries[SECRET] = _secret_entry(health, job, url, at)
     if health.refusals_count:
-        entries[REFUSED] = _refused_entry(health, job, now, url)
+        entries[REFUSED] = _refused_entry(health, job, url, at)
     return entries
 
 
-def _secret_entry(health: Health, job: Job | None, url: str) -> dict[str, Any]:
-    refused = f"{_count(health.secret_count, 'delivery', 'deliveries')} refused with 401"
-    first, last = iso(health.secret_first or 0), iso(health.secret_last or 0)
+def _secret_entry(health: Health, job: Job | None, url: str, at: Any) -> dict[str, Any]:
+    refused = f"{_count(health.secret_count, 'delivery', 'deliveries')} refused"
+    first, last = at(health.secret_first or 0), at(health.secret_last or 0)
     if not health.secret_works:
-        title = (f"{refused} since {first}: the signature does not match, GITHUB_WEBHOOK_SECRET differs from the app's "
-                 "webhook secret; GitHub never sends a 4xx again")
+        title = (f"{refused} since {first}: their signature does not match, GITHUB_WEBHOOK_SECRET differs from the "
+                 "app's webhook secret, and GitHub sends none of them again by itself")
         return {"title": title, "url": url, "order": ""}
     if job is not None and not job.finished and job.asked_at >= (health.secret_last or 0):
         return {"title": f"{refused} between {first} and {last}: delivering them again, {job.done} so far", "url": url, "order": ""}
-    title = f"{refused} between {first} and {last}; the webhook secret works again: ↻ delivers them again"
+    title = f"{refused} between {first} and {last}: the webhook secret works again, ↻ delivers them again"
     return {"title": title, "url": url, "order": "", "button": "refused"}
 
 
-def _refused_entry(health: Health, job: Job | None, now: float, url: str) -> dict[str, Any]:
-    refused = f"{_count(health.refusals_count, 'signal')} refused by GitHub or Telegram since {iso(health.refusals_first or now)}"
+def _refused_entry(health: Health, job: Job | None, url: str, at: Any) -> dict[str, Any]:
+    refused = f"{_count(health.refusals_count, 'page')} GitHub or Telegram refused since {at(health.refusals_first)}"
     last = f"the last: {health.refusals_reason}"
     if not health.refusals_work:
-        return {"title": f"{refused}, kept, not shown or not acted on; {last}; once the cause is fixed (pager doctor), "
-                         "↻ delivers them again (GitHub keeps them three days)", "url": url, "order": ""}
+        return {"title": f"{refused}, kept; {last}; once the cause is fixed (pager doctor), ↻ delivers them again "
+                         "(GitHub keeps them three days)", "url": url, "order": ""}
     if job is not None and job.status == PAGE_REFUSED and not job.finished and job.asked_at >= (health.refusals_last or 0):
         return {"title": f"{refused}: delivering them again, {job.done} so far", "url": url, "order": ""}
-    return {"title": f"{refused}; GitHub and Telegram take such calls again: ↻ delivers them again; {last}", "url": url,
+    return {"title": f"{refused}: GitHub and Telegram take such calls again, ↻ delivers them again; {last}", "url": url,
             "order": "", "button": "pages"}
 
 

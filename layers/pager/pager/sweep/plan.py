@@ -112,6 +112,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from .. import words
 from ..settings import Settings
 from ..signals.alarm import DELIVERY_PREFIX as ENTRY_PREFIX
 from ..values import iso as format_time
@@ -628,21 +629,27 @@ OpenEntries = Mapping[str, float]  # guid -> when its entry's newest attempt was
 
 
 def delivery_title(entry: Mapping[str, Any]) -> str:
-    """A `delivery:` entry's line, from its fields (the repository's name once the run read it, else its id)."""
-    where = entry.get("repository") or (f"repository {entry['repository_id']}" if entry.get("repository_id") is not None
-                                        else "no repository")
-    counted = f"{entry['attempts']} attempts, " if entry.get("attempts") else ""
-    return f"{entry.get('kind')} of {where}: {entry.get('reason')} ({counted}last: {entry.get('last')}), delivery {entry.get('guid')}"
+    """A `delivery:` entry's line, in words: the thing its event was about (as the delivery's payload names
+    it, once the run read it; else the kind of thing and where), what became of it, and GitHub's answers."""
+    thing = entry.get("thing") or words.thing_of(str(entry.get("event") or ""), None, _where(entry)).label
+    counted = f"{entry['attempts']} deliveries, " if entry.get("attempts") else ""
+    return f"{thing}: {entry.get('reason')} ({counted}the last {entry.get('last')})"
+
+
+def _where(entry: Mapping[str, Any]) -> str:
+    if entry.get("repository"):
+        return str(entry["repository"])
+    return f"repository {entry['repository_id']}" if entry.get("repository_id") is not None else "no repository"
 
 
 def _entry(event: Event, reason: str, url: str, attempts: bool = True) -> dict[str, Any]:
-    """A `delivery:` entry: what it is about as fields (the kind, the repository's id, the reason), its
+    """A `delivery:` entry: what it is about as fields (the event, the repository's id, the reason), its
     title made from them."""
     about, newest = event.oldest, event.newest
     entry = {"url": url, "order": format_time(newest.at), "delivery_id": newest.id, "guid": event.guid,
-             "kind": f"{about.event}.{about.action}" if about.action else about.event or "event",
-             "repository_id": about.repository_id, "reason": reason, "attempts": len(event.attempts) if attempts else None,
-             "last": "no answer" if newest.outcome == NO_ANSWER else str(newest.status_code)}
+             "event": about.event or "event", "repository_id": about.repository_id, "reason": reason,
+             "attempts": len(event.attempts) if attempts else None,
+             "last": "without an answer in time" if newest.outcome == NO_ANSWER else f"answered {newest.status_code}"}
     return {"title": delivery_title(entry), **entry}
 
 

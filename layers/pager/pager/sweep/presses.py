@@ -38,7 +38,8 @@ def deliver_refused_again(services: Services, status: int = health.SECRET_REFUSE
     now = services.now()
     state = State.from_data(services.store.load(STATE_KEY).data)
     record = services.store.load(health.JOB_KEY)
-    answer, job = health.start_job(health.Job.from_data(record.data), now, health.Health.from_data(state.health), status)
+    answer, job = health.start_job(health.Job.from_data(record.data), now, health.Health.from_data(state.health), status,
+                                   services.settings.zone)
     if job is not None:
         services.store.save(record, job.to_data(), expires_at=int(now + GITHUB_RETENTION))
         waiting.note(services, "any")  # the check runs the sweep each minute until the job is done

@@ -43,14 +43,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .. import chat, deadline
+from .. import chat, deadline, words
 from ..errors import ConfigError, Conflict, DeadlineExceeded, PagerError, Permanent, StoreUnavailable
 from ..observe import count, logger
 from ..permissions import missing_permissions, needed_permissions
 from ..refusals import KEY as REFUSALS_KEY
 from ..services import Services
 from ..settings import Settings
-from ..signals import acts_on, alarm, release
+from ..signals import acts_on, alarm, due, release
 from ..signals.alarm import OWN_PREFIX, entries_now, record_entries, render_now
 from ..values import field, text
 from ..waiting import Waiting, load, merged
@@ -61,6 +61,7 @@ from .plan import STATE_KEY, ActsOn, Limits, ListRead, Plan, Reading, State
 
 PER_PAGE = 100
 RUN_SECONDS = 150.0
+ATTEND_SECONDS = 20.0  # what comes due in one minute: renders and a summary, well inside the check's minute
 
 FetchPage = Callable[[str | None, str | None], Any]  # (status filter, next URL; None: the first page) -> DeliveryPage
 _LIST_NAMES = {planner.FAILURES: "failure list", planner.ALL: "every-outcome list"}
@@ -189,18 +190,34 @@ def run_sweep(
 
 
 def check(services: Services, *, now: float, run_id: str, seconds: float) -> dict[str, Any]:
-    """The every-minute check: one read when nothing waits; else probe, and sweep as soon as all answer."""
+    """The every-minute check: what comes due without an event (an alarm past its grace, the quiet hours'
+    summary: pager.signals.due, one query when nothing is due); then one read when nothing waits for a
+    failed service; else probe, and sweep as soon as all answer."""
+    attended = _attend(services, now, run_id)
     record, waiting = load(services)
     if waiting is None:
-        return {"run_id": run_id, "outcome": "nothing waits"}
+        return {"run_id": run_id, "outcome": "nothing waits", **attended}
     if now < waiting.not_before:
-        return {"run_id": run_id, "outcome": "waiting: retry later"}
+        return {"run_id": run_id, "outcome": "waiting: retry later", **attended}
     failing = recovery.probe(services, waiting)
     if failing is not None:
         summary = {"run_id": run_id, "outcome": f"waiting: {failing} still failing", "since": waiting.since}
         logger.info("recovery check", extra=summary)
         return summary
     return run_sweep(services, now=now, run_id=run_id, seconds=seconds, probed=(record, waiting))
+
+
+def _attend(services: Services, now: float, run_id: str) -> dict[str, Any]:
+    """What came due this minute (pager.signals.due); a failure is logged, and the next minute tries again."""
+    try:
+        with deadline.within(ATTEND_SECONDS):
+            attended = due.tick(services, now)
+    except PagerError as exc:
+        logger.warning("attention not checked", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
+        return {}
+    if attended:
+        logger.info("attention", extra={"run_id": run_id, **attended})
+    return attended
 
 
 def _held(services: Services, state: State, probed: tuple[Any, Waiting] | None) -> tuple[Waiting | None, str | None]:
@@ -441,7 +458,8 @@ def _not_served(services: Services, record: Any, state: State, health: own.Healt
     quarter hour say so in the alarm (Telegram only: GitHub is what fails)."""
     health = own.not_served(health, _cause(exc.error), now)
     mine = {k: v for k, v in shown.items() if k.startswith(OWN_PREFIX)}
-    opened, closed = own.change(own.wanted(health, job, now=now, url=services.settings.advanced_page, moved=moved), mine)
+    opened, closed = own.change(own.wanted(health, job, now=now, url=services.settings.advanced_page,
+                                         zone=services.settings.zone, moved=moved), mine)
     new_state = replace(state, health=health.to_data(), ran_at=now, alarm_due=state.alarm_due or bool(opened or closed))
     try:
         committed = services.store.save(record, new_state.to_data())
@@ -574,13 +592,14 @@ def _check_releases(services: Services, calls: _Calls, run_id: str) -> list[str]
         return [f"not checked: {type(exc).__name__}"]
 
 
-NAMED_REPOSITORIES = 5  # entries a run names the repository of (one call each)
+NAMED_REPOSITORIES = 5  # entries a run names the thing of (one call each)
 
 
 def _name_repositories(services: Services, opened: Mapping[str, dict[str, Any]], calls: _Calls) -> dict[str, dict[str, Any]]:
-    """The entries to open, each with its repository's name (the list gives only its id): read from the
-    delivery's own payload, one call each, for at most NAMED_REPOSITORIES entries and as many as the
-    budget leaves beside the alarm's change; the others keep the id."""
+    """The entries to open, each with the thing its event was about, named and linked as GitHub's pages do
+    (the list gives only the kind of event and the repository's id): read from the delivery's own payload,
+    one call each, for at most NAMED_REPOSITORIES entries and as many as the budget leaves beside the
+    alarm's change; the others keep the kind and the id."""
     named: dict[str, dict[str, Any]] = {}
     asked = 0
     for key, entry in opened.items():
@@ -595,7 +614,10 @@ def _name_repositories(services: Services, opened: Mapping[str, dict[str, Any]],
                 payload = None
             name = text(field(payload, "repository", "full_name"))
             if name:
-                entry["repository"] = name
+                thing = words.thing_of(str(entry.get("event") or ""), payload, name)
+                entry.update(repository=name, thing=thing.label, short=thing.short)
+                if thing.url:
+                    entry["url"] = thing.url
                 entry["title"] = planner.delivery_title(entry)
         named[key] = entry
     return named

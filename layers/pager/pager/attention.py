@@ -1,0 +1,184 @@
+"""Attention: for every message pager sends or edits, whether the phone buzzes, and why (SPEC §6.1).
+
+A message buzzes (it is sent without `disable_notification`) only when a person should act or know now;
+everything else arrives without a sound. Telegram notifies of new messages only, never of an edit: a
+moment that must buzz on a thing already shown reposts its message (a new message with a sound, the old
+one deleted), so that the chat still holds one message per thing. docs/attention.md is this table in
+prose; a test holds the two together.
+
+    MOMENTS      every moment pager sends or edits a message for: send, repost or edit; buzz or not; why
+    Volume       what turns a buzz down for one repository now: a mute, quiet hours
+    Sound        what a moment comes to: a buzz, silence, or silence kept for the quiet hours' summary
+    QuietHours   QUIET_HOURS in TIMEZONE, which may wrap midnight: inside them nothing buzzes, and what
+                 would have buzzed is kept for one summary that buzzes when they end
+    grace        ALARM_GRACE_MINUTES: an alarm's entry buzzes only once it is still red past its grace
+
+Pure: settings, records and `now` in, decisions out. What is kept in the table for it (mutes, the
+summary's notes, when an alarm comes due) is `pager.attention_store`'s.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, tzinfo
+from enum import StrEnum
+
+FOLLOW_UP_SECONDS = 3600  # a further contribution in a thread within this long of its last buzz is silent
+
+
+class Moment(StrEnum):
+    CONTACT = "contact"
+    FOLLOW_UP = "follow-up"
+    CONTRIBUTION_CLOSED = "contribution closed"
+    ALARM_OPENED = "alarm opened"
+    ALARM_RED = "alarm red"
+    ALARM_CHANGED = "alarm changed"
+    ALARM_CLEAR = "alarm clear"
+    FIX_STARTED = "fix started"
+    RELEASE_OPENED = "release opened"
+    RELEASE_WAITING = "release waiting"
+    RELEASE_READY = "release ready"
+    RELEASE_DONE = "release done"
+    HEALTH = "health"
+    HEALTH_CHANGED = "health changed"
+    SUMMARY = "summary"
+    ANSWER = "answer"
+
+
+@dataclass(frozen=True)
+class Rule:
+    message: str  # what pager does with the chat: send, repost (send anew, delete the old one) or edit
+    buzz: bool
+    why: str
+
+
+MOMENTS: Mapping[Moment, Rule] = {
+    Moment.CONTACT: Rule("send (a reply in its thread)", True,
+                         "someone from outside opened, commented or reviewed: they wait for an answer"),
+    Moment.FOLLOW_UP: Rule("send (a reply in its thread)", False,
+                           "the same thread buzzed less than an hour ago: the phone already called"),
+    Moment.CONTRIBUTION_CLOSED: Rule("edit", False, "closed, merged or answered: nothing is left to do"),
+    Moment.ALARM_OPENED: Rule("send", False,
+                              "a failure within its grace may be a flake that a rerun clears; 🛠 is there already"),
+    Moment.ALARM_RED: Rule("send or repost", True,
+                           "still red past its grace, or a new failing thing past its own: someone should look"),
+    Moment.ALARM_CHANGED: Rule("edit", False, "an entry updated or closed while others stay red"),
+    Moment.ALARM_CLEAR: Rule("edit", False, "all clear: nothing to do"),
+    Moment.FIX_STARTED: Rule("edit", False, "the person who pressed 🛠 knows"),
+    Moment.RELEASE_OPENED: Rule("send", False, "nothing to do until its checks pass"),
+    Moment.RELEASE_WAITING: Rule("edit", False, "a new head, a refusal: it waits for its checks again"),
+    Moment.RELEASE_READY: Rule("repost", True, "its checks passed and GitHub calls it mergeable: 🔀 Merge is one press"),
+    Moment.RELEASE_DONE: Rule("edit", False, "merged, closed or tagged: nothing is left to do"),
+    Moment.HEALTH: Rule("send or repost", True,
+                        "pager itself needs the maintainer (once per entry): pages may be lost otherwise"),
+    Moment.HEALTH_CHANGED: Rule("edit", False, "an entry of pager's own health updated or closed"),
+    Moment.SUMMARY: Rule("send", True, "quiet hours are over and something needs the maintainer"),
+    Moment.ANSWER: Rule("send (a reply to the command)", False, "the person who asked is looking at the chat"),
+}
+
+
+@dataclass(frozen=True)
+class Sound:
+    """What one moment comes to: `buzz`, and why; `summary`: silent now, and kept for the summary at the
+    end of quiet hours."""
+
+    buzz: bool
+    why: str
+    summary: bool = False
+
+    def to_data(self) -> dict[str, object]:
+        return {"buzz": self.buzz, "why": self.why, **({"summary": True} if self.summary else {})}
+
+
+@dataclass(frozen=True)
+class Volume:
+    """What turns a buzz down for one repository at one moment: a mute (until when), quiet hours."""
+
+    muted_until: float | None = None
+    quiet: bool = False
+
+    def sound(self, moment: Moment) -> Sound:
+        rule = MOMENTS[moment]
+        if not rule.buzz:
+            return Sound(False, rule.why)
+        if self.muted_until is not None:
+            return Sound(False, "the repository is muted: silent, never lost")
+        if self.quiet:
+            return Sound(False, "quiet hours: kept for the summary at their end", summary=True)
+        return Sound(True, rule.why)
+
+
+LOUD = Volume()
+
+
+# -- quiet hours ------------------------------------------------------------------------------------------
+
+QUIET_FORM = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])-([01][0-9]|2[0-3]):([0-5][0-9])")
+
+
+@dataclass(frozen=True)
+class QuietHours:
+    """From `start` to `end` on a clock in `zone`, every day; an end before the start wraps midnight."""
+
+    start: time
+    end: time
+    zone: tzinfo
+
+    @classmethod
+    def parse(cls, value: str, zone: tzinfo) -> QuietHours | None:
+        """`HH:MM-HH:MM`; None for "" (no quiet hours). ValueError for anything else, or a start equal to the end."""
+        if not value:
+            return None
+        found = QUIET_FORM.fullmatch(value.strip())
+        if found is None:
+            raise ValueError("quiet hours are HH:MM-HH:MM")
+        start, end = time(int(found[1]), int(found[2])), time(int(found[3]), int(found[4]))
+        if start == end:
+            raise ValueError("quiet hours must start and end at different times")
+        return cls(start, end, zone)
+
+    def _period(self, day: date) -> tuple[float, float]:
+        """The quiet period that starts on `day` (local), as epoch seconds."""
+        begin = datetime.combine(day, self.start, tzinfo=self.zone)
+        until = datetime.combine(day if self.end > self.start else day + timedelta(days=1), self.end, tzinfo=self.zone)
+        return begin.timestamp(), until.timestamp()
+
+    def _periods(self, now: float) -> list[tuple[float, float]]:
+        today = datetime.fromtimestamp(now, tz=self.zone).date()
+        return [self._period(today + timedelta(days=d)) for d in (-2, -1, 0, 1)]
+
+    def period(self, now: float) -> tuple[float, float] | None:
+        """The quiet period `now` is in (its start and end), or None."""
+        return next(((s, e) for s, e in self._periods(now) if s <= now < e), None)
+
+    def last_ended(self, now: float) -> tuple[float, float]:
+        """The latest quiet period that ended at or before `now`."""
+        return max((p for p in self._periods(now) if p[1] <= now), key=lambda p: p[1])
+
+    def next_start(self, now: float) -> float:
+        return min(s for s, _ in self._periods(now) if s > now)
+
+
+# -- an alarm's grace ---------------------------------------------------------------------------------------
+#
+# An alarm keeps one time, `heard`: every opening of an entry at or before it has buzzed (or came past its
+# grace while the repository was muted or in quiet hours, which counts the same). An opening after it buzzes
+# once it is still open `grace` seconds later. One number, whatever the number of entries: a thousand open
+# alerts do not grow the alarm's record.
+
+
+def ripe(openings: Mapping[str, float], heard: float | None, grace: float, now: float) -> list[str]:
+    """Of an alarm's open entries (key -> when it opened), those past their grace that have not buzzed yet."""
+    return sorted(k for k, at in openings.items() if (heard is None or at > heard) and at + grace <= now)
+
+
+def heard_after(heard: float | None, grace: float, now: float) -> float:
+    """`heard` once a render at `now` buzzed for (or let pass) every opening past its grace."""
+    return max(heard if heard is not None else now - grace, now - grace)
+
+
+def due(openings: Mapping[str, float], heard: float | None, grace: float) -> float | None:
+    """When the next opening of an alarm's entries comes past its grace without having buzzed (None: none)."""
+    return min((at + grace for at in openings.values() if heard is None or at > heard), default=None)

@@ -1,0 +1,121 @@
+"""What comes due without an event (the every-minute check's part): an alarm whose grace ended while it
+stayed red, a fix whose hold ended, and the summary at the end of quiet hours.
+
+    tick(services, now)   one query of the check's index (`attention_store.index`); for each red alarm
+                          come due, its render (which buzzes once, or notes it for the summary); for each
+                          quiet period over whose summary is still to send, the summary
+
+The summary (`Moment.SUMMARY`) is one message with a sound, sent once per quiet period and only if
+something that would have buzzed arrived meanwhile: how many of each kind, with links, the alarms still
+red and the releases waiting for 🔀 Merge. It is settled on its own record (`summary#<start>`), so a check
+that comes twice, or one whose send failed and the next minute's, sends it once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import tzinfo
+from typing import Any
+
+from .. import attention_store
+from ..attention import LOUD, Moment
+from ..errors import PagerError
+from ..html import escape, link
+from ..observe import logger
+from ..services import Services
+from ..words import local_time, plural
+from . import alarm, release
+from .messages import show
+from .records import settle
+from .steps import Step
+
+KINDS = (  # (kind of note, its emoji, how a count of them reads)
+    ("contribution", "💬", ("from outside", "from outside")),
+    ("alarm", "🚨", ("alarm red past its grace", "alarms red past their grace")),
+    ("release", "🔀", ("release ready to merge", "releases ready to merge")),
+    ("health", "⚙️", ("time pager needed you", "times pager needed you")),
+)
+LISTED = 6  # things named per kind; the rest are counted
+
+
+def tick(services: Services, now: float) -> dict[str, Any]:
+    """Render the alarms come due and send the summaries whose quiet hours are over; what it did."""
+    index = attention_store.index(services)
+    rendered, summaries = [], []
+    for red in index.red:
+        if red.due is None or red.due > now:
+            continue
+        try:
+            rendered.append(f"{red.repository}: " + alarm.render_now(services, alarm.Alarm(red.ref, red.repository, red.branch)))
+        except PagerError as exc:  # the next minute tries again: the index still says it is due
+            logger.warning("alarm not rendered when due", extra={"alarm": red.ref, "error": type(exc).__name__, "reason": str(exc)})
+    for start, end in index.summaries:
+        if end > now:
+            continue
+        try:
+            summaries.append(send_summary(services, start, end, index.red, now))
+        except PagerError as exc:
+            logger.warning("summary not sent yet", extra={"error": type(exc).__name__, "reason": str(exc)})
+    return {"alarms_due": rendered, "summaries": summaries} if rendered or summaries else {}
+
+
+def send_summary(services: Services, start: float, end: float, red: Sequence[attention_store.Red], now: float) -> str:
+    """The summary of the quiet period (start, end), once."""
+    notes = attention_store.summary_notes(services, start)
+    muted = {m.repository_id for m in attention_store.mutes(services, now)}
+    still_red = [r for r in red if not (r.ref.isdigit() and int(r.ref) in muted)]
+    ready = [r.data for r in services.store.items(release.WAITING_KEY) if r.data.get("ready")]
+    text = render_summary(notes, still_red, ready, start=start, end=end, zone=services.settings.zone, now=now)
+    settled = settle(services, attention_store.summary_key(start), decide_summary(text), ttl_seconds=3 * 24 * 3600)
+    attention_store.summary_sent(services, start)
+    return settled.outcome
+
+
+def decide_summary(text: str | None):
+    """Send the summary once (None: nothing arrived, nothing to send)."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        if data.get("sent"):
+            return Step("summary already sent")
+        if text is None:
+            return Step("nothing arrived in quiet hours", data={"sent": "nothing"})
+        effect, _ = show(None, text, None, LOUD.sound(Moment.SUMMARY))
+        return Step("summary sent", effect=effect, then=lambda posted: {"sent": posted.fields(), "at": now})
+
+    return decide
+
+
+def render_summary(notes: Sequence[Mapping[str, Any]], red: Sequence[attention_store.Red], ready: Sequence[Mapping[str, Any]],
+                   *, start: float, end: float, zone: tzinfo, now: float) -> str | None:
+    """The summary's text: its first line what needs the maintainer, counted by kind; then each kind with
+    links, the alarms still red and the releases waiting for 🔀 Merge. None when nothing arrived."""
+    if not notes:
+        return None
+    by_kind = {kind: [n for n in notes if n.get("kind") == kind] for kind, _, _ in KINDS}
+    counts = [plural(len(by_kind[kind]), *words) for kind, _, words in KINDS if by_kind[kind]]
+    hours = f"{local_time(start, zone, now)}–{local_time(end, zone, now)}"
+    lines = [f"🌅 Quiet hours are over ({hours}): " + ", ".join(counts)]
+    for kind, emoji, _ in KINDS:
+        if kind in ("alarm", "release"):
+            continue  # listed as they stand now, below
+        found = sorted(by_kind[kind], key=lambda n: float(n.get("at") or 0))
+        if found:
+            lines.append(f"{emoji} " + _listed([_link(n) for n in found]))
+    if red:
+        lines.append("🚨 still red: " + _listed([
+            link(f"https://github.com/{r.repository}/actions", r.repository) + f" since {local_time(r.since, zone, now)}"
+            if r.ref != alarm.CONTROL else f"pager since {local_time(r.since, zone, now)}" for r in red]))
+    if ready:
+        lines.append("🔀 ready to merge: " + _listed([
+            link(str(r.get("url") or ""), f"{r.get('repository')}#{r.get('number')}") for r in ready]))
+    return "\n".join(lines)
+
+
+def _link(note: Mapping[str, Any]) -> str:
+    label, url = str(note.get("label") or ""), str(note.get("url") or "")
+    return link(url, label) if url else escape(label)
+
+
+def _listed(items: list[str]) -> str:
+    shown = ", ".join(items[:LISTED])
+    return shown + (f", and {len(items) - LISTED} more" if len(items) > LISTED else "")

@@ -1,0 +1,77 @@
+"""One thing, one message: what a record shows in the chat, and how a moment changes it.
+
+Every signal keeps the message of its thing in its record (`Shown`: its id, its chat, the text and buttons
+shown) and decides for each moment (pager.attention) whether to send it, edit it, or repost it: Telegram
+notifies of new messages only, so a moment that must buzz on a thing already shown sends the message anew
+with a sound and retires the old one, which the next step deletes (`tidy`). So the chat keeps one message
+per thing, and the newest of them is the one that called.
+
+Pure: records in, effects out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..attention import Sound
+from .steps import Buttons, DeleteMessage, EditMessage, SendMessage, Step
+
+RETIRED = "retired"  # a record's messages posted anew below, still to delete: [{id, chat}]
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A message as its record keeps it."""
+
+    id: int
+    chat: str | None
+    text: str
+    buttons: Any  # as JSON keeps them (`buttons_json`)
+
+
+def buttons_json(buttons: Any) -> Any:
+    """Buttons as a record keeps them (JSON has lists, not tuples), for comparing with what is shown."""
+    if not buttons:
+        return None
+    return [[[label, data] for label, data in row] for row in buttons]
+
+
+def show(shown: Shown | None, text: str, buttons: Buttons | None, sound: Sound | None, *,
+         reply_to: int | None = None, reply_chat: str | None = None) -> tuple[SendMessage | EditMessage | None, bool]:
+    """The effect that makes the chat show `text` and `buttons` for a moment whose `sound` is given (None:
+    an edit-only moment, which never buzzes), and whether it is a repost (the old message then retires).
+
+    Not shown yet: sent, with a sound if the moment buzzes. Shown, and the moment buzzes: sent anew with a
+    sound (a repost). Shown and changed: edited. Unchanged: nothing."""
+    if shown is None:
+        notify = sound.buzz if sound is not None else False
+        return SendMessage(text, buttons, notify=notify, reply_to=reply_to, chat=reply_chat if reply_to else None), False
+    if sound is not None and sound.buzz:
+        return SendMessage(text, buttons, notify=True), True
+    if text != shown.text or buttons_json(buttons) != shown.buttons:
+        return EditMessage(shown.id, text, buttons, chat=shown.chat), False
+    return None, False
+
+
+def retired_after(data: Mapping[str, Any], shown: Shown | None, reposted: bool) -> list[dict[str, Any]]:
+    """The record's messages still to delete once a step posted (a repost retires the one shown)."""
+    retired = list(data.get(RETIRED) or [])
+    if reposted and shown is not None:
+        retired.append({"id": shown.id, "chat": shown.chat})
+    return retired
+
+
+def tidy(data: dict[str, Any]) -> Step | None:
+    """Delete the first message a repost retired; None when none waits."""
+    retired = [r for r in data.get(RETIRED) or [] if isinstance(r, Mapping) and isinstance(r.get("id"), int)]
+    if not retired:
+        return None
+    first, rest = retired[0], retired[1:]
+
+    def then(_: Any) -> dict[str, Any]:
+        left = {k: v for k, v in data.items() if k != RETIRED}
+        return {**left, RETIRED: rest} if rest else left
+
+    return Step("", effect=DeleteMessage(int(first["id"]), first.get("chat")), then=then)

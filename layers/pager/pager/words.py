@@ -1,0 +1,149 @@
+"""Words for the person: times, durations and counts as a phone shows them, GitHub's things as its pages name them.
+
+Pure: values in, text out (plain text: the signals escape and link it). No GUID, no `event.action` name, no
+raw ISO time, no table key and no exception class reaches the chat (SPEC §6.1); they stay in the logs.
+
+    local_time(epoch, zone, now)   "14:02" today, "Tue 14:02" this week, "3 Dec 14:02" before
+    duration(seconds)              "45 s", "12 min", "2 h 5 min", "3 days"
+    plural(n, one, many)           "1 delivery", "3 deliveries"
+    EVENT_NOUNS / event_noun       what GitHub calls the thing of a webhook event ("issue", "workflow run")
+    thing_of(event, payload)       the thing an event is about, named as GitHub's pages name it, and its link
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from typing import Any
+
+from .values import field, integer, text
+
+WEEK = 7 * 24 * 3600
+
+
+def local_time(epoch: float, zone: tzinfo, now: float | None = None) -> str:
+    """A moment as a clock in `zone` shows it: the time alone today, with the weekday within the last
+    six days, with the date before that (or after `now`)."""
+    at = datetime.fromtimestamp(epoch, tz=zone)
+    if now is not None:
+        today = datetime.fromtimestamp(now, tz=zone)
+        if at.date() == today.date():
+            return at.strftime("%H:%M")
+        if 0 < now - epoch < WEEK - 24 * 3600:
+            return at.strftime("%a %H:%M")
+    return f"{at.day} {at.strftime('%b %H:%M')}"
+
+
+def duration(seconds: float) -> str:
+    """How long something lasted, to the unit that matters: seconds, minutes, hours and minutes, days."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, rest = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {rest} min" if rest else f"{hours} h"
+    return plural(round(hours / 24), "day")
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+# What GitHub calls the thing each webhook event is about (its docs, "Webhook events and payloads").
+EVENT_NOUNS: Mapping[str, str] = {
+    "issues": "issue",
+    "issue_comment": "comment",
+    "pull_request": "pull request",
+    "pull_request_review": "review",
+    "pull_request_review_comment": "review comment",
+    "discussion": "discussion",
+    "discussion_comment": "comment",
+    "workflow_run": "workflow run",
+    "check_suite": "check suite",
+    "check_run": "check run",
+    "code_scanning_alert": "code scanning alert",
+    "release": "release",
+}
+
+
+def event_noun(event: str) -> str:
+    """The thing of an event kind in words ("an issue"), never its name in the API (`issues`)."""
+    noun = EVENT_NOUNS.get(event) or event.replace("_", " ") or "event"
+    return noun
+
+
+@dataclass(frozen=True)
+class Thing:
+    """What an event is about, as GitHub's pages name it: a label ("bob's comment on acme/lib#3") and its
+    page (empty when the payload has none)."""
+
+    label: str
+    url: str = ""
+    short: str = ""  # the shortest name that still tells it apart ("acme/lib#3"), for a button
+
+
+def thing_of(event: str, payload: Any, repository: str = "") -> Thing:
+    """The thing a webhook event is about, from its payload (GitHub's account of it); with a payload that
+    says nothing, the kind of thing and where."""
+    repository = text(field(payload, "repository", "full_name")) or repository
+    where = repository or "a repository"
+
+    def numbered(obj: Any, noun: str, by_author: bool = True) -> Thing:
+        number = integer(field(obj, "number"))
+        ref = f"{where}#{number}" if number else where
+        author = text(field(obj, "user", "login"))
+        title = text(field(obj, "title"))
+        label = f"{author}'s {noun} {ref}" if by_author and author else f"{noun} {ref}"
+        return Thing(f"{label}: {title}" if title else label, text(field(obj, "html_url")), ref)
+
+    def comment(parent: Any, obj: Any, noun: str = "comment") -> Thing:
+        number = integer(field(parent, "number"))
+        ref = f"{where}#{number}" if number else where
+        author = text(field(obj, "user", "login"))
+        label = f"{author}'s {noun} on {ref}" if author else f"a {noun} on {ref}"
+        return Thing(label, text(field(obj, "html_url")) or text(field(parent, "html_url")), ref)
+
+    if event == "issues":
+        return numbered(payload.get("issue") if isinstance(payload, Mapping) else None, "issue")
+    if event == "pull_request":
+        return numbered(field(payload, "pull_request"), "pull request")
+    if event == "discussion":
+        return numbered(field(payload, "discussion"), "discussion")
+    if event == "issue_comment":
+        return comment(field(payload, "issue"), field(payload, "comment"))
+    if event == "discussion_comment":
+        return comment(field(payload, "discussion"), field(payload, "comment"))
+    if event == "pull_request_review_comment":
+        return comment(field(payload, "pull_request"), field(payload, "comment"), "review comment")
+    if event == "pull_request_review":
+        return comment(field(payload, "pull_request"), field(payload, "review"), "review")
+    if event == "workflow_run":
+        run = field(payload, "workflow_run")
+        name = text(field(payload, "workflow", "name")) or text(field(run, "name")) or "workflow"
+        number = integer(field(run, "run_number"))
+        branch = text(field(run, "head_branch"))
+        label = f"{name} run #{number}" if number else f"{name} run"
+        label += f" on {where}" + (f" {branch}" if branch else "")
+        return Thing(label, text(field(run, "html_url")), f"{name} #{number} {where}" if number else where)
+    if event == "check_suite":
+        suite = field(payload, "check_suite")
+        app = text(field(suite, "app", "name")) or "another app"
+        sha = text(field(suite, "head_sha"))[:7]
+        return Thing(f"{app}'s checks on {where}" + (f" {sha}" if sha else ""), "", f"{app} {where}")
+    if event == "code_scanning_alert":
+        alert = field(payload, "alert")
+        number = integer(field(alert, "number"))
+        label = f"code scanning alert #{number} of {where}" if number else f"a code scanning alert of {where}"
+        return Thing(label, text(field(alert, "html_url")), f"alert #{number} {where}")
+    if event == "release":
+        release = field(payload, "release")
+        tag = text(field(release, "tag_name"))
+        return Thing(f"release {tag} of {where}" if tag else f"a release of {where}", text(field(release, "html_url")),
+                     f"{tag} {where}" if tag else where)
+    noun = event_noun(event)
+    article = "an" if noun[:1] in "aeiou" else "a"
+    return Thing(f"{article} {noun} event of {where}", "", where)
