@@ -391,6 +391,7 @@ class FakeTelegram:
         self.chats: dict[str, Chat] = {}  # chat id -> the chat, every chat the bot knows
         self.messages: dict[int, Message] = {}
         self.sent: list[int] = []  # message ids, in the order they were sent
+        self.buzzes: list[tuple[int, float, str]] = []  # (message id, when, its first line) of each sent with a sound
         self.edits: list[int] = []  # message ids, once per edit
         self.deleted: list[int] = []  # message ids the bot deleted (deleteMessage), in order
         self.commands: dict[tuple[str, str], list[dict[str, str]]] = {}  # (scope_key, language) -> BotCommands
@@ -759,6 +760,8 @@ class FakeTelegram:
                           sent_at=self.clock())
         self.messages[message.message_id] = message
         self.sent.append(message.message_id)
+        if message.notified:  # what a phone rings for (kept when the message is deleted later)
+            self.buzzes.append((message.message_id, message.sent_at, message.text.split("\n", 1)[0]))
         self._count(chat)
         return _ok(self._message(message))
 

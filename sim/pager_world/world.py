@@ -120,6 +120,7 @@ class World:
         self.settings = settings_for(private_key, **settings_overrides)
         self.github.app_id = self.settings.github_app_id
         self.github.installations.update({REPO: INSTALLATION, self.settings.control_repository: INSTALLATION})
+        self.github.repository_ids[REPO] = REPO_ID  # as the examples' payloads carry it
         # The maintainer followed the README: the installation holds what pager's manifest asks for.
         self.github.installation_permissions[INSTALLATION] = needed_permissions()
         self.session = session_for({GITHUB_API: self.github, TELEGRAM_API: self.telegram})

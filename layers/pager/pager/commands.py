@@ -29,7 +29,7 @@ from typing import Any
 
 from . import attention_store
 from .attention_store import MUTE_DEFAULT_SECONDS, MUTE_MAX_SECONDS, Mute
-from .errors import GitHubRefused, PagerError
+from .errors import GitHubRefused
 from .html import escape, link
 from .perform import perform as perform_effect
 from .services import Services
@@ -100,9 +100,9 @@ def handle_message(message: Mapping[str, Any], services: Services, allowed: bool
     written = Written.of(message)
     if written is None or not written.text.startswith("/"):
         return "ignored: not a command"
-    bot = _bot(services)
-    parsed = parse(written.text, bot)
-    if parsed is None:
+    addressed = COMMAND.match(written.text)
+    bot = services.telegram.bot_username() if addressed and addressed.group(2) else None  # asked only then
+    if parse(written.text, bot) is None:
         return "ignored: a command for another bot"
     command = Command(written.text, written.chat, written.message_id, written.by)
     if not allowed:
@@ -113,21 +113,14 @@ def handle_message(message: Mapping[str, Any], services: Services, allowed: bool
                   perform=_perform).outcome
 
 
-def _bot(services: Services) -> str | None:
-    try:
-        return services.telegram.bot_username() or None
-    except PagerError:
-        return None  # a command addressed to a bot is then taken as this one's
-
-
 def decide_command(command: Command):
     """A command acts once: its record keeps the answer, and an update delivered again only says so."""
 
     def decide(record: dict[str, Any], now: float) -> Step:
         if isinstance(record.get("answer"), str):
             return Step("already answered")
-        return Step(lambda said: f"answered /{said.split()[0] if said else ''}".strip(), effect=command,
-                    then=lambda said: {"answer": said})
+        parsed = parse(command.text, None)
+        return Step(f"answered /{parsed[0] if parsed else '?'}", effect=command, then=lambda said: {"answer": said})
 
     return decide
 

@@ -23,7 +23,7 @@ from ..errors import PagerError
 from ..html import escape, link
 from ..observe import logger
 from ..services import Services
-from ..words import local_time, plural
+from ..words import clock, local_time, plural
 from . import alarm, release
 from .messages import show
 from .records import settle
@@ -93,7 +93,7 @@ def render_summary(notes: Sequence[Mapping[str, Any]], red: Sequence[attention_s
         return None
     by_kind = {kind: [n for n in notes if n.get("kind") == kind] for kind, _, _ in KINDS}
     counts = [plural(len(by_kind[kind]), *words) for kind, _, words in KINDS if by_kind[kind]]
-    hours = f"{local_time(start, zone, now)}–{local_time(end, zone, now)}"
+    hours = f"{clock(start, zone)}–{clock(end, zone)}"
     lines = [f"🌅 Quiet hours are over ({hours}): " + ", ".join(counts)]
     for kind, emoji, _ in KINDS:
         if kind in ("alarm", "release"):

@@ -1,0 +1,496 @@
+"""Attention (pager.attention, docs/attention.md): which messages buzz, end to end through the webhook, the
+every-minute check and the chat's commands, in the fake world; and the pure rules beneath.
+
+A message "buzzes" when pager sends it without `disable_notification` (the fake chat's `notified`). The
+phone's view is `world.chat.messages` (each message, whether it buzzed, what it replies to) after every
+step: a moment that must buzz on a thing already shown posts its message anew and deletes the old one.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from pager.attention import MOMENTS, Moment, QuietHours, Volume, due, heard_after, ripe
+from pager.errors import Transient
+from pager.signals import alarm, due as due_signals
+from pager.sweep.run import check
+from pager_world.cases import issue_comment_by, issue_opened, live_pull, pull, run, suite_passed
+from pager_world.matrix import Scenario, failure_matrix
+from pager_world.world import ALLOWED_USER, EXAMPLE_ALARM, REPO, REPO_ID
+
+MINUTE = 60.0
+
+
+def tick(world) -> dict:
+    """The every-minute check, now."""
+    return check(world.services, now=world.now, run_id=f"check-{int(world.now)}", seconds=60)
+
+
+def shown(world) -> list:
+    """The chat as the phone shows it: its messages, oldest first."""
+    return world.chat.chat()
+
+
+def buzzed(world) -> list[str]:
+    """The first line of every message sent with a sound, in the order they were sent (a reposted one too)."""
+    return [first for _, _, first in world.chat.buzzes]
+
+
+# -- the rules, pure ---------------------------------------------------------------------------------------
+
+
+def test_every_moment_says_whether_it_buzzes_and_why_and_the_action_moments_buzz():
+    assert {m for m, rule in MOMENTS.items() if rule.buzz} == {
+        Moment.CONTACT, Moment.ALARM_RED, Moment.RELEASE_READY, Moment.HEALTH, Moment.SUMMARY}
+    assert all(rule.why and rule.message for rule in MOMENTS.values())
+    assert set(MOMENTS) == set(Moment)  # none left out
+
+
+def test_a_mute_and_quiet_hours_turn_a_buzz_down_and_quiet_hours_keep_it_for_the_summary():
+    assert Volume().sound(Moment.CONTACT).buzz is True
+    muted = Volume(muted_until=1.0).sound(Moment.CONTACT)
+    assert muted.buzz is False and muted.summary is False and "muted" in muted.why
+    quiet = Volume(quiet=True).sound(Moment.RELEASE_READY)
+    assert quiet.buzz is False and quiet.summary is True
+    assert Volume(quiet=True).sound(Moment.ALARM_OPENED).summary is False  # silent anyway: nothing to keep
+
+
+def test_quiet_hours_wrap_midnight_on_the_maintainers_clock():
+    berlin = ZoneInfo("Europe/Berlin")
+    quiet = QuietHours.parse("22:00-07:00", berlin)
+    at = lambda *args: datetime(*args, tzinfo=berlin).timestamp()  # noqa: E731
+    assert quiet.period(at(2026, 12, 4, 21, 59)) is None
+    start, end = quiet.period(at(2026, 12, 4, 23, 30))
+    assert (start, end) == (at(2026, 12, 4, 22, 0), at(2026, 12, 5, 7, 0))
+    assert quiet.period(at(2026, 12, 5, 6, 59)) == (start, end)
+    assert quiet.period(at(2026, 12, 5, 7, 0)) is None and quiet.last_ended(at(2026, 12, 5, 7, 0)) == (start, end)
+    assert quiet.next_start(at(2026, 12, 5, 12, 0)) == at(2026, 12, 5, 22, 0)
+    # the night the clocks go back is an hour longer, and still one period
+    autumn = quiet.period(at(2026, 10, 25, 3, 0))
+    assert autumn is not None and autumn[1] - autumn[0] == 10 * 3600
+
+
+@pytest.mark.parametrize("value", ["22-07", "25:00-07:00", "22:00-22:00", "22:00 to 07:00"])
+def test_quiet_hours_that_are_no_hours_are_refused(value):
+    with pytest.raises(ValueError):
+        QuietHours.parse(value, UTC)
+
+
+def test_an_opening_buzzes_once_past_its_grace_and_one_heard_before_never_again():
+    openings = {"a": 100.0, "b": 500.0}
+    assert ripe(openings, None, 300, 399) == [] and due(openings, None, 300) == 400
+    assert ripe(openings, None, 300, 400) == ["a"]
+    heard = heard_after(None, 300, 400)
+    assert ripe(openings, heard, 300, 799) == [] and due(openings, heard, 300) == 800
+    assert ripe(openings, heard, 300, 800) == ["b"]
+    assert ripe(openings, heard_after(heard, 300, 800), 300, 5000) == []
+
+
+# -- contributions ------------------------------------------------------------------------------------------
+
+
+def test_an_outsiders_first_contact_buzzes_and_a_follow_up_within_the_hour_replies_to_it_silently(world):
+    world.deliver("issues", issue_opened())
+    world.advance(10)
+    world.deliver("issue_comment", issue_comment_by("alice", comment_id=1, number=1))
+    opened, comment = shown(world)
+    assert opened.notified is True and comment.notified is False and comment.reply_to == opened.message_id
+    world.advance(61)  # an hour after the thread's last buzz: a contact again
+    world.deliver("issue_comment", issue_comment_by("bob", comment_id=2, number=1))
+    later = shown(world)[-1]
+    assert later.notified is True and later.reply_to == opened.message_id
+
+
+def test_a_comment_is_the_first_contact_of_a_thread_no_message_began_and_its_follow_up_replies_to_it(world):
+    world.deliver("issue_comment", issue_comment_by("alice", comment_id=1, number=7))
+    world.deliver("issue_comment", issue_comment_by("carol", comment_id=2, number=7))
+    first, second = shown(world)
+    assert first.notified and first.reply_to is None and not second.notified and second.reply_to == first.message_id
+
+
+def test_a_follow_up_whose_first_message_is_gone_is_sent_all_the_same(world):
+    world.deliver("issues", issue_opened())
+    world.chat.delete(shown(world)[0].message_id)  # the maintainer deleted it
+    assert world.deliver("issue_comment", issue_comment_by("alice", comment_id=1, number=1))[0] == 200
+    [comment] = shown(world)
+    assert comment.reply_to is None and "alice commented on issue" in comment.text
+
+
+def test_a_contribution_delivered_twice_buzzes_once(world):
+    body = issue_opened()
+    world.deliver("issues", body, guid="g1")
+    world.deliver_again("g1")
+    assert len(world.chat.sent) == 1 and buzzed(world) == [shown(world)[0].text.splitlines()[0]]
+
+
+# -- the alarm's grace ----------------------------------------------------------------------------------------
+
+
+def test_a_failure_that_passes_within_its_grace_never_buzzes(world):
+    world.deliver("workflow_run", run("failure"))
+    assert shown(world)[0].notified is False and "🛠 Start fix" in str(shown(world)[0].buttons)  # 🛠 throughout
+    world.advance(10)
+    world.deliver("workflow_run", run("success", attempt=2))  # a flaky run, re-run green
+    world.advance(10)
+    tick(world)
+    assert buzzed(world) == [] and "is green again on master after 10 min" in shown(world)[0].text
+
+
+def test_a_failure_still_red_past_its_grace_buzzes_exactly_once_from_the_minute_check(world):
+    world.deliver("workflow_run", run("failure"))
+    first = shown(world)[0].message_id
+    world.advance(14)
+    tick(world)
+    assert buzzed(world) == []
+    world.advance(1)
+    summary = tick(world)
+    assert summary["alarms_due"] and buzzed(world) == [shown(world)[0].text.splitlines()[0]]
+    [red] = shown(world)  # posted anew with a sound, the silent one deleted
+    assert red.message_id != first and red.notified and world.chat.deleted == [first]
+    for _ in range(5):
+        world.advance(1)
+        assert tick(world).get("alarms_due") is None  # nothing comes due again
+    assert len(buzzed(world)) == 1
+
+
+def test_a_new_failing_workflow_in_a_red_alarm_buzzes_once_past_its_own_grace(world):
+    world.deliver("workflow_run", run("failure"))
+    world.advance(15)
+    tick(world)
+    world.advance(5)
+    world.deliver("workflow_run", run("failure", workflow_id=9, name="lint"))
+    assert len(buzzed(world)) == 1  # within lint's grace: an edit, silent
+    world.advance(15)
+    tick(world)
+    assert len(buzzed(world)) == 2 and "lint run #163 failed" in shown(world)[-1].text
+    world.deliver("workflow_run", run("failure", number=164))  # test fails again: the same entry, no new buzz
+    world.advance(20)
+    tick(world)
+    assert len(buzzed(world)) == 2
+
+
+def test_a_delivery_after_the_grace_buzzes_without_waiting_for_the_check(world):
+    world.deliver("workflow_run", run("failure"))
+    world.advance(16)
+    world.deliver("workflow_run", run("failure", workflow_id=9, name="lint"))
+    assert len(buzzed(world)) == 1 and "and 1 more" in buzzed(world)[0]
+
+
+def test_the_index_of_red_alarms_follows_the_alarm_and_clears_with_it(world):
+    from pager import attention_store
+
+    world.deliver("workflow_run", run("failure"))
+    [red] = attention_store.index(world.services).red
+    assert (red.ref, red.repository, red.branch, red.due) == (str(REPO_ID), REPO, "master", world.now + 15 * MINUTE)
+    world.deliver("workflow_run", run("success", attempt=2))
+    assert attention_store.index(world.services).red == ()
+
+
+def test_pagers_own_health_buzzes_at_once_and_once_per_entry(world):
+    from pager_world.cases import delivery_entry
+
+    alarm.update_alarm(world.services, alarm.control_alarm(world.services), opened={"delivery:g1": delivery_entry("g1")},
+                       closed=[])
+    assert shown(world)[0].notified
+    world.advance(1)
+    alarm.update_alarm(world.services, alarm.control_alarm(world.services), opened={"delivery:g2": delivery_entry("g2")},
+                       closed=[])
+    assert len(buzzed(world)) == 2  # a second entry: once more
+    alarm.update_alarm(world.services, alarm.control_alarm(world.services), opened={}, closed=["delivery:g1"])
+    world.advance(20)
+    tick(world)
+    assert len(buzzed(world)) == 2
+
+
+def test_the_all_clear_keeps_what_was_red_struck_through_and_for_how_long(world):
+    world.deliver("workflow_run", run("failure"))
+    world.deliver("workflow_run", run("timed_out", workflow_id=9, name="lint"))
+    world.advance(42)
+    world.deliver("workflow_run", run("success", number=164))
+    world.deliver("workflow_run", run("success", workflow_id=9, number=164))
+    [clear] = shown(world)
+    lines = clear.text.splitlines()
+    assert lines[0].endswith("is green again on master after 42 min") and clear.buttons == []
+    assert {line.split(">", 2)[-1].split("<")[0] for line in lines[1:]} == {"test run #163 failed", "lint run #163 timed out"}
+    assert all(line.startswith("• <s>") for line in lines[1:])
+
+
+# -- 🛠 ----------------------------------------------------------------------------------------------------
+
+
+def test_start_fix_shows_who_started_it_and_when_and_its_button_returns_when_the_alarm_changes(world):
+    world.deliver("workflow_run", run("failure"))
+    world.advance(2)
+    assert world.press("🛠")[1]["outcome"] == "🛠 fix started"
+    [message] = shown(world)
+    assert "🛠 fix started 08:02 by Maintainer" in message.text and "event%3Arepository_dispatch" in message.text
+    assert message.labels() == (("🔕 Mute for 8 h",),)
+    world.deliver("workflow_run", run("failure", workflow_id=9, name="lint"))  # the alarm changed: a fix may be wanted
+    assert shown(world)[0].labels() == (("🛠 Start fix",), ("🔕 Mute for 8 h",))
+
+
+def test_start_fix_comes_back_after_its_hour_by_the_minute_check(world):
+    world.deliver("workflow_run", run("failure"))
+    world.press("🛠")
+    world.advance(61)
+    tick(world)
+    assert shown(world)[0].labels()[0] == ("🛠 Start fix",) and "fix started" not in shown(world)[0].text
+
+
+# -- releases -------------------------------------------------------------------------------------------------
+
+
+def test_a_release_opens_silently_and_buzzes_when_it_is_ready_to_merge(world):
+    live_pull(world)
+    world.deliver("pull_request", pull("opened"))
+    assert shown(world)[0].notified is False
+    world.deliver("check_suite", suite_passed())
+    [ready] = shown(world)
+    assert ready.notified and ready.text.startswith("🔀 ") and ready.labels() == (("🔀 Merge",),)
+    world.press("🔀")
+    assert len(buzzed(world)) == 1 and shown(world)[0].text.startswith("✅ ")  # merged: an edit, silent
+
+
+def test_a_release_ready_in_a_muted_repository_is_shown_silently(world):
+    world.command(f"/mute {REPO} 2h")
+    live_pull(world)
+    world.deliver("pull_request", pull("opened"))
+    world.deliver("check_suite", suite_passed())
+    [release] = [m for m in shown(world) if m.author is None and "ready to merge" in m.text]
+    assert not release.notified and release.labels() == (("🔀 Merge",),)
+    assert not [first for first in buzzed(world) if "ready to merge" in first]
+
+
+# -- quiet hours ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def night(make_world):
+    """A world whose maintainer sleeps from 22:00 to 07:00 in Berlin; its clock at 23:00 there."""
+    world = make_world(quiet_hours="22:00-07:00", timezone="Europe/Berlin")
+    world.now = datetime(2027, 1, 15, 23, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    return world
+
+
+def test_nothing_buzzes_in_quiet_hours_and_one_summary_buzzes_when_they_end(night):
+    world = night
+    live_pull(world)
+    world.deliver("issues", issue_opened())
+    world.deliver("workflow_run", run("failure"))
+    world.deliver("pull_request", pull("opened"))
+    world.deliver("check_suite", suite_passed())
+    world.advance(30)
+    tick(world)  # the alarm past its grace, in quiet hours: noted, silent
+    assert [first for first in buzzed(world) if not first.startswith("🔕")] == []
+    world.now = datetime(2027, 1, 16, 7, 0, 30, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    tick(world)
+    [summary] = [m for m in shown(world) if m.notified and m.text.startswith("🌅")]
+    lines = summary.text.splitlines()
+    assert lines[0] == ("🌅 Quiet hours are over (22:00–07:00): 1 from outside, 1 alarm red past its grace, "
+                        "1 release ready to merge")
+    assert any(line.startswith("💬 ") and "alice opened" in line for line in lines)
+    assert any(line.startswith("🚨 still red: ") and REPO in line for line in lines)
+    assert any(line.startswith("🔀 ready to merge: ") and f"{REPO}#2" in line for line in lines)
+    world.advance(1)
+    tick(world)
+    assert len(buzzed(world)) == 1  # once
+
+
+def test_a_quiet_night_ends_in_no_summary(night):
+    night.now += 9 * 3600
+    tick(night)
+    assert shown(night) == []
+
+
+def test_a_summary_telegram_refuses_to_take_now_is_sent_by_a_later_check_once(night):
+    world = night
+    world.deliver("issues", issue_opened())
+    world.now = datetime(2027, 1, 16, 7, 1, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    world.chat.fail("sendMessage", 502)
+    tick(world)
+    assert buzzed(world) == []
+    world.advance(1)
+    tick(world)
+    world.advance(1)
+    tick(world)
+    assert len(buzzed(world)) == 1 and buzzed(world)[0].startswith("🌅 Quiet hours are over")
+
+
+def test_a_failure_at_any_call_of_the_summary_sends_it_once_in_the_end(make_world):
+    def setup(w):
+        w.now = datetime(2027, 1, 15, 23, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+        w.deliver("issues", issue_opened())
+        w.now = datetime(2027, 1, 16, 7, 1, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+
+    def act(w):
+        start, end = w.settings.quiet.last_ended(w.now)
+        try:
+            due_signals.send_summary(w.services, start, end, (), w.now)
+        except Transient:
+            return 500
+        return 200
+
+    scenario = Scenario("summary", setup, act)
+    assert failure_matrix(lambda: make_world(quiet_hours="22:00-07:00", timezone="Europe/Berlin"), scenario).failed
+
+
+def test_a_failure_at_any_call_of_an_alarm_come_due_buzzes_once_in_the_end(make_world):
+    def setup(w):
+        w.deliver("workflow_run", run("failure"))
+        w.advance(16)
+
+    def act(w):
+        try:
+            alarm.render_now(w.services, EXAMPLE_ALARM)
+        except Transient:
+            return 500
+        return 200
+
+    assert failure_matrix(make_world, Scenario("alarm come due", setup, act)).failed
+
+
+# -- mutes and commands -------------------------------------------------------------------------------------
+
+
+def answer(world) -> str:
+    """pager's answer to the last command: its reply, in the chat."""
+    return [m for m in shown(world) if m.author is None][-1].text
+
+
+def test_mute_silences_a_repository_without_losing_anything_and_unmute_lets_it_buzz_again(world):
+    status, body = world.command(f"/mute {REPO} 2h")
+    assert status == 200
+    said = answer(world)
+    assert said.startswith(f"🔕 {REPO} muted for 2 h, until 10:00") and not shown(world)[-1].notified
+    world.deliver("issues", issue_opened())
+    assert shown(world)[-1].text.startswith("💬 alice opened issue") and not shown(world)[-1].notified
+    world.command(f"/unmute {REPO}")
+    assert answer(world) == f"🔔 {REPO} buzzes again"
+    world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=9))
+    assert shown(world)[-1].notified
+
+
+def test_a_mute_ends_by_itself(world):
+    world.command(f"/mute {REPO} 30m")
+    world.advance(31)
+    world.deliver("issues", issue_opened())
+    assert shown(world)[-1].notified
+
+
+def test_an_alarm_red_past_its_grace_while_muted_never_buzzes_later(world):
+    world.command(f"/mute {REPO} 1h")
+    world.deliver("workflow_run", run("failure"))
+    world.advance(20)
+    tick(world)
+    world.advance(60)
+    tick(world)
+    assert [first for first in buzzed(world) if first.startswith("🚨")] == []
+
+
+def test_the_mute_button_mutes_the_repository_of_its_message(world):
+    world.deliver("workflow_run", run("failure"))
+    status, body = world.press("🔕")
+    assert body["outcome"].startswith(f"🔕 {REPO} muted for 8 h, until 16:00")
+    world.deliver("issues", issue_opened())
+    assert not shown(world)[-1].notified
+    world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=9))
+    assert world.press("🔕")[1]["outcome"].startswith(f"🔕 {REPO} muted for 8 h")  # the contribution's button too
+
+
+@pytest.mark.parametrize("text, said", [
+    ("/mute", "usage: /mute owner/name [30m|8h|2d] (at most 30 days)"),
+    (f"/mute {REPO} soon", "usage: /mute owner/name [30m|8h|2d] (at most 30 days)"),
+    ("/mute nobody/nothing", "unknown repository nobody/nothing: pager's app is not installed there"),
+    ("/unmute a b", "usage: /unmute owner/name"),
+])
+def test_a_malformed_command_gets_its_usage_and_an_unknown_repository_is_named(world, text, said):
+    world.command(text)
+    assert answer(world) == said
+    assert world.store.dump().get("mute") is None
+
+
+def test_a_mute_longer_than_thirty_days_is_thirty_days(world):
+    world.command(f"/mute {REPO} 90d")
+    assert answer(world).startswith(f"🔕 {REPO} muted for 30 days (at most 30 days)")
+
+
+def test_someone_not_allowed_is_answered_not_allowed_and_nothing_changes(world):
+    before = world.store.dump()
+    assert world.command(f"/mute {REPO} 2h", user=7)[1]["outcome"] == "not allowed"
+    assert answer(world) == "not allowed" and world.store.dump() == before
+
+
+def test_a_command_for_another_bot_is_left_to_it_and_one_for_this_bot_is_answered(world):
+    world.chat.bot["can_read_all_group_messages"] = True  # privacy mode off: Telegram sends the bot every message
+    assert world.command("/status@some_other_bot")[1]["outcome"] == "ignored: a command for another bot"
+    assert world.command("/help@pager_test_bot")[1]["outcome"] == "answered /help"
+    assert answer(world).startswith("ℹ️ pager pages this chat")
+
+
+def test_a_command_telegram_sends_again_is_answered_once(world):
+    update = world.chat.command_update(f"/mute {REPO} 1h", chat_id="-1001",
+                                       user={"id": ALLOWED_USER, "is_bot": False, "first_name": "Maintainer"})
+    world.update(update)
+    world.update(update)
+    assert len([m for m in shown(world) if m.author is None]) == 1
+
+
+def test_status_says_what_is_red_since_when_what_waits_for_merge_the_mutes_and_pagers_health(world):
+    world.deliver("workflow_run", run("failure"))
+    live_pull(world)
+    world.deliver("pull_request", pull("opened"))
+    world.deliver("check_suite", suite_passed())
+    world.command(f"/mute {REPO} 3h")
+    world.advance(5)
+    world.command("/status")
+    lines = answer(world).splitlines()
+    assert lines[0] == "📋 pager at 08:05: 1 repository red"
+    assert lines[1].startswith(f'🚨 <a href="https://github.com/{REPO}/actions">{REPO}</a> since 08:00: test run #163 failed')
+    assert any(line.startswith("🔀 ready to merge: ") and f"{REPO}#2" in line for line in lines)
+    assert any(line.startswith(f"🔕 {REPO} muted until 11:00") for line in lines)
+    assert lines[-1] == "⚙️ pager: no sweep has run yet; all well"
+    assert not shown(world)[-1].notified  # an answer: the person is looking at the chat
+
+
+def test_status_with_nothing_red_says_so_and_names_quiet_hours(make_world):
+    world = make_world(quiet_hours="22:00-07:00", timezone="Europe/Berlin")
+    world.command("/status")
+    lines = answer(world).splitlines()
+    assert lines[0] == "📋 pager at 09:00: nothing is red"
+    assert "🌙 quiet hours 22:00-07:00 (Europe/Berlin): next from 22:00" in lines
+
+
+# -- Telegram's refusals of an edit -------------------------------------------------------------------------
+
+
+def test_an_edit_telegram_refuses_with_any_400_sends_the_message_anew_without_a_sound(world):
+    world.deliver("workflow_run", run("failure"))
+    world.chat.fail("editMessageText", 400, body={"ok": False, "error_code": 400,
+                                                  "description": "Bad Request: message can't be edited"})
+    assert world.deliver("workflow_run", run("failure", workflow_id=9, name="lint"))[0] == 200
+    assert len(world.chat.sent) == 2 and not shown(world)[-1].notified and "lint run #163 failed" in shown(world)[-1].text
+
+
+# -- failed midway, then again ----------------------------------------------------------------------------------
+
+
+def test_a_failure_at_any_call_of_the_mute_button_mutes_once_in_the_end(make_world):
+    from pager_world.cases import pressing
+
+    scenario = Scenario("mute pressed", lambda w: w.deliver("workflow_run", run("failure")), *pressing("🔕"), presses=False)
+    assert failure_matrix(make_world, scenario).failed
+
+
+def test_a_failure_at_any_call_of_a_mute_command_mutes_and_answers_once_in_the_end(make_world):
+    def act(w):
+        w.last_update = w.chat.command_update(f"/mute {REPO} 2h", chat_id="-1001",
+                                              user={"id": ALLOWED_USER, "is_bot": False, "first_name": "Maintainer"})
+        return w.update(w.last_update)[0]
+
+    def again(w, _status):
+        return w.update(w.last_update)[0]  # Telegram delivers the update again after a non-2xx answer
+
+    assert failure_matrix(make_world, Scenario("mute command", lambda w: None, act, again)).failed
