@@ -494,3 +494,28 @@ def test_a_failure_at_any_call_of_a_mute_command_mutes_and_answers_once_in_the_e
         return w.update(w.last_update)[0]  # Telegram delivers the update again after a non-2xx answer
 
     assert failure_matrix(make_world, Scenario("mute command", lambda w: None, act, again)).failed
+
+
+def test_docs_attention_md_states_every_moment_as_the_code_decides_it():
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[1] / "docs" / "attention.md").read_text()
+    rows = {}
+    for line in doc.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[2] in ("🔔 buzzes", "🔕 silent"):
+            rows[cells[0]] = (cells[1], cells[2] == "🔔 buzzes", cells[3])
+    assert rows == {m.value: (rule.message, rule.buzz, rule.why) for m, rule in MOMENTS.items()}
+
+
+def test_the_readmes_command_menu_by_hand_is_the_one_setup_sets():
+    import json
+    import re
+    from pathlib import Path
+
+    from pager.commands import BOT_COMMANDS
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    found = re.search(r"--data-urlencode 'commands=(\[.*?\])'", readme, re.S)
+    assert found is not None
+    assert [(c["command"], c["description"]) for c in json.loads(found.group(1))] == list(BOT_COMMANDS)

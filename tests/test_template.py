@@ -130,6 +130,9 @@ SAMPLES = {
     "SweepCallBudget": ["", "50", "5000", "0", "x"],
     "SweepMaxAttempts": ["", "1", "99", "0"],
     "SweepAllPages": ["", "20", "200", "0"],
+    "AlarmGraceMinutes": ["", "0", "15", "90", "-1", "15m"],
+    "QuietHours": ["", "22:00-07:00", "00:30-06:00", "9:00-17:00", "22:00-24:00", "22:00 07:00"],
+    "TimeZone": ["UTC", "Europe/Berlin", "America/Argentina/Buenos_Aires", "Etc/GMT+5", "Europe/ Berlin", "/etc/localtime"],
     "GitHubApiUrl": ["", "https://api.github.com", "https://ghe.example.com/api/v3", "http://127.0.0.1:8080",
                      "http://ghe.example.com/api/v3", "ftp://x", "https://"],
 }

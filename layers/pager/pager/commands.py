@@ -43,7 +43,7 @@ from .words import duration, local_time, plural
 # (command, description): setMyCommands takes 1-32 characters of a-z, 0-9 and _ and a description of
 # 1-256 characters (the Bot API's BotCommand).
 BOT_COMMANDS: tuple[tuple[str, str], ...] = (
-    ("status", "What is red now, releases waiting for Merge, mutes and pager's own health"),
+    ("status", "What is red now, releases waiting for Merge, mutes and the health of pager"),
     ("mute", "Silence a repository for a while: /mute owner/name 8h"),
     ("unmute", "Let a muted repository buzz again: /unmute owner/name"),
     ("help", "What pager can do here"),
