@@ -2,10 +2,12 @@
 
     python -m pager_local.demo        (or: make demo)
 
-A story on a virtual clock: an outsider's discussion during a Telegram outage, CI failing on main and a
-rerun clearing it, a stale failure that reopens nothing, a release pull request merged by a button
-press, and an event that fails three times and lands in the control repository's alarm. It prints
-the chat as the maintainer sees it and each sweep's summary.
+A maintainer's day and night on a virtual clock, as their phone lives it: an outsider's discussion during
+a Telegram outage, a flaky CI run that a rerun clears before anyone is woken, a failure still red past its
+grace that buzzes once and a fix started from the chat, a release that buzzes when it is ready to merge,
+a repository muted from the chat, an event that fails three times and lands in pager's own alarm, /status,
+and a night of quiet hours that ends in one summary. It prints each step, the chat as the maintainer
+sees it (🔔 sent with a sound, 🔕 without; ↳ a reply) and each sweep's summary.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 import time
 from typing import Any
@@ -58,6 +61,7 @@ class Demo:
         self.github = FakeGitHub(clock=self.clock, endpoint=self._post_webhook)
         self.github.app_id = "1"
         self.github.installations.update({"acme/app": 1, "acme/lib": 1, CONTROL: 1})  # where the app is installed
+        self.github.repository_ids.update({"acme/app": 101, "acme/lib": 102})
         self.github.installation_permissions[1] = needed_permissions()  # as the README has the maintainer accept
         self.pager = PagerServer()
         self.github_server = FakeServer(self.github)
@@ -87,6 +91,7 @@ class Demo:
             "CONTROL_REPOSITORY": CONTROL,
             "GITHUB_API_URL": self.github_server.url,
             "TELEGRAM_API_URL": self.telegram_server.url,
+            "QUIET_HOURS": "22:00-07:00",  # on the UTC clock (TIMEZONE's default)
         }
 
     def _post_webhook(self, guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> int:
@@ -102,6 +107,13 @@ class Demo:
         return answer.status_code
 
     # -- the story's verbs
+
+    def until(self, hh_mm: str) -> None:
+        """Move the clock on to the next time of day `hh_mm` (UTC)."""
+        hours, minutes = (int(n) for n in hh_mm.split(":"))
+        now = self.clock.now
+        target = now - now % 86400 + hours * 3600 + minutes * 60
+        self.clock.advance((target if target > now else target + 86400) - now)
 
     def say(self, text: str) -> None:
         line = f"{time.strftime('%H:%M', time.gmtime(self.clock.now))}  {text}"
@@ -125,18 +137,36 @@ class Demo:
                   file=self.out)
         return summary
 
+    def minute_check(self) -> None:
+        """The every-minute schedule: what comes due without an event (an alarm past its grace, a summary)."""
+        from pager.sweep.recovery import CHECK_EVENT  # (pager is imported once main() has quieted its logs)
+
+        summary = self.sweep(dict(CHECK_EVENT), LambdaContext("SweepFunction", 60)) or {}
+        done = [*summary.get("alarms_due", ()), *summary.get("summaries", ())]
+        print(f"       the minute check: {'; '.join(done) or 'nothing due'}", file=self.out)
+
     def press(self, label: str) -> None:
         message = next(m for m in reversed(self.telegram.chat()) if any(b["text"] == label for row in m.buttons for b in row))
         query_id = f"cb-{int(self.clock.now)}"
         self.telegram.register_query(query_id)  # Telegram knows the press it sends
-        update = {"update_id": int(self.clock.now), "callback_query": {
-            "id": query_id, "from": {"id": MAINTAINER_ID, "is_bot": False, "first_name": "Maintainer"},
+        update = {"update_id": self.telegram.next_update_id(), "callback_query": {
+            "id": query_id, "from": {"id": MAINTAINER_ID, "is_bot": False, "first_name": "Ana"},
             "message": {"message_id": message.message_id, "chat": {"id": int(message.chat_id)}, "text": message.text},
             "chat_instance": "1", "data": self.telegram.button_data(message.message_id, label)}}
+        answer = self._telegram(update)
+        said = self.telegram.answers[-1][1] if self.telegram.answers else ""
+        print(f"       Ana presses [{label}] → {answer}; Telegram shows: {said!r}", file=self.out)
+
+    def command(self, text: str) -> None:
+        """The maintainer types a command in the chat."""
+        update = self.telegram.command_update(text, chat_id=CHAT_ID,
+                                              user={"id": MAINTAINER_ID, "is_bot": False, "first_name": "Ana"})
+        print(f"       Ana writes {text} → {self._telegram(update)}", file=self.out)
+
+    def _telegram(self, update: dict[str, Any]) -> int:
         answer = self.http.post(f"{self.pager.url}/telegram", json=update, timeout=10,
                                 headers={"x-telegram-bot-api-secret-token": TELEGRAM_SECRET})
-        said = self.telegram.answers[-1][1] if self.telegram.answers else ""
-        print(f"       maintainer presses [{label}] → {answer.status_code}; Telegram shows: {said!r}", file=self.out)
+        return answer.status_code
 
     def show_chat(self) -> None:
         print("       ┌─ the chat ─────────────────────────────────────────", file=self.out)
@@ -157,30 +187,40 @@ class Demo:
                                                 "I tried everything & it still fails.", "alice", at=c()),
                      "(Telegram answered 502: the pager answers 500, GitHub will not retry by itself)")
         c.advance(14 * 60)
-        self.say("CI fails on main of acme/lib, also while Telegram is down")
-        self.deliver("workflow_run", p.workflow_run(lib, run_id=501, workflow_id=7, name="CI", conclusion="failure",
-                                                    at=c(), run_number=88), "(500 as well)")
-        c.advance(1 * 60)
         self.telegram.heal()
-        self.say("Telegram is back; the first sweep asks GitHub to deliver again what failed")
+        self.say("Telegram is back; the sweep asks GitHub to deliver again what failed: alice's discussion buzzes")
         self.run_sweep()
         self.show_chat()
 
         c.advance(5 * 60)
-        self.say("2. A rerun of CI on acme/lib passes and clears the alarm")
+        self.say("2. CI fails on main of acme/lib: sent without a sound, 🛠 already there (it may be a flake)")
+        self.deliver("workflow_run", p.workflow_run(lib, run_id=501, workflow_id=7, name="CI", conclusion="failure",
+                                                    at=c(), run_number=88))
+        c.advance(6 * 60)
+        self.say("Its rerun passes within the grace: green again, and the phone never rang")
         self.deliver("workflow_run", p.workflow_run(lib, run_id=501, workflow_id=7, name="CI", conclusion="success",
                                                     at=c(), run_number=88, run_attempt=2))
-        self.show_chat()
-
         c.advance(3 * 60)
-        self.say("3. The failure of the first attempt arrives again, late (someone redelivered it by hand)")
         stale = p.workflow_run(lib, run_id=501, workflow_id=7, name="CI", conclusion="failure", at=c() - 9 * 60,
                                run_number=88)
-        self.deliver("workflow_run", stale, "(older than what the alarm applied: it reopens nothing)")
+        self.deliver("workflow_run", stale, "(the first attempt's failure again, late: older than what the alarm applied, "
+                                            "it reopens nothing)")
         self.show_chat()
 
-        c.advance(5 * 60)
-        self.say("4. release-please opens a release pull request on acme/app")
+        c.advance(2 * 60)
+        self.say("3. Deploy fails on main of acme/lib, and stays red")
+        self.deliver("workflow_run", p.workflow_run(lib, run_id=502, workflow_id=8, name="Deploy", conclusion="failure",
+                                                    at=c(), run_number=41))
+        c.advance(15 * 60)
+        self.say("15 minutes later, still red: the minute check posts the alarm anew, with a sound, once")
+        self.minute_check()
+        self.show_chat()
+        c.advance(60)
+        self.press("🛠 Start fix")
+        self.show_chat()
+
+        c.advance(4 * 60)
+        self.say("4. release-please opens a release pull request on acme/app: silent, nothing to do yet")
         head = "c" * 40
         self.github.pulls[("acme/app", 40)] = {"number": 40, "state": "open", "merged": False, "mergeable": True,
                                                "mergeable_state": "clean", "head": {"sha": head, "ref": "release-please--branches--main"},
@@ -189,7 +229,7 @@ class Demo:
                                                     head_ref="release-please--branches--main", head_sha=head,
                                                     author="release-please[bot]", bot=True, at=c()))
         c.advance(6 * 60)
-        self.say("Its checks pass: the pager reads the pull request and offers 🔀 Merge")
+        self.say("Its checks pass and GitHub calls it mergeable: 🔀 Merge, with a sound")
         self.deliver("check_suite", p.check_suite(app, suite_id=901, head_sha=head, conclusion="success", at=c(),
                                                   branch="release-please--branches--main",
                                                   pulls=[{"number": 40, "head": {"sha": head, "ref": "release-please--branches--main"},
@@ -204,10 +244,16 @@ class Demo:
                                                     merge_commit_sha=merged.get("merge_commit_sha")))
         c.advance(1 * 60)
         self.deliver("release", p.release(app, "v2.4.0", at=c()))
+
+        c.advance(3 * 60)
+        self.say("5. Ana mutes acme/app for two hours; an outsider's comment there arrives without a sound")
+        self.command("/mute acme/app 2h")
+        self.deliver("issue_comment", p.issue_comment(app, 13, 77000, "Same here, any workaround?", "carol", at=c(),
+                                                      title="Retries are not applied to webhooks"))
         self.show_chat()
 
         c.advance(4 * 60)
-        self.say("5. An outsider comments while GitHub refuses the pager's dispatches for an hour (503)")
+        self.say("6. An outsider comments while GitHub refuses the pager's dispatches for an hour (503)")
         self.github.fail(r"/dispatches$", 503, count=1000)
         self.deliver("issue_comment", p.issue_comment(lib, 3, 77001, "Any news on this?", "bob", at=c()))
         for _ in range(3):
@@ -217,20 +263,35 @@ class Demo:
         self.show_chat()
         self.github.heal()
         c.advance(10 * 60)
-        self.say("GitHub is healthy again; the maintainer presses ↻ on the alarm's entry")
+        self.say("GitHub is healthy again; Ana presses ↻ on pager's own alarm")
         again = next(b["text"] for m in self.telegram.chat() for row in m.buttons for b in row if b["text"].startswith("↻"))
         self.press(again)
         for item in self.github.deliver_pending():
             print(f"       GitHub → pager  {item['event']}.{item['action']} (delivered again)  → {item['status_code']}",
                   file=self.out)
         c.advance(5 * 60)
-        self.say("The next sweep sees the passing attempt and closes the entry")
+        self.say("The next sweep sees the passing attempt: pager is well again")
         self.run_sweep()
+        c.advance(60)
+        self.command("/status")
+        self.show_chat()
+
+        self.until("22:45")
+        self.say("7. The night: quiet hours from 22:00 to 07:00. An outsider opens a discussion: no sound")
+        self.deliver("discussion", p.discussion("created", lib, 14, "Crash on start with Python 3.13",
+                                                "Traceback attached.", "dave", at=c()))
+        self.until("07:01")
+        self.say("Quiet hours are over: one summary buzzes")
+        self.minute_check()
         self.show_chat()
         print(f"\n       GitHub saw {len(self.github.dispatches)} dispatches: "
               + ", ".join(f"{d['event_type']}→{d['repository']}" for d in self.github.dispatches), file=self.out)
         print(f"       and {len(self.github.merges)} merge: "
               + ", ".join(f"{m['repository']}#{m['number']} at {m['sha'][:7]}" for m in self.github.merges), file=self.out)
+        print(f"       The phone buzzed {len(self.telegram.buzzes)} times in all:", file=self.out)
+        for _, at, first in self.telegram.buzzes:
+            plain = re.sub(r"<[^>]+>", "", first).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+            print(f"         {time.strftime('%H:%M', time.gmtime(at))}  {plain}", file=self.out)
 
     def run(self) -> None:
         logging.getLogger().setLevel(logging.WARNING)

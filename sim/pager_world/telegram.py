@@ -864,7 +864,10 @@ class FakeTelegram:
         a name: a person's; ↳ [id]: a reply to that message), whether it was edited, its buttons."""
         lines = []
         for m in self.chat():
-            text = re.sub(r"<[^>]+>", "", m.text).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+            # struck-through text as a phone shows it (each character with a stroke through it)
+            struck = re.sub(r"<s>(.*?)</s>", lambda s: re.sub(r"<[^>]+>", "", s.group(1)).replace("", "\u0336")[1:],
+                            m.text, flags=re.S)
+            text = re.sub(r"<[^>]+>", "", struck).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
             who = f"{m.author.get('first_name') or m.author.get('id')}: " if m.author is not None else ""
             lines.append(f"{m.mark} [{m.message_id}]{m.replying}" + (" (edited)" if m.edits else "") + " " + who
                          + text.replace("\n", "\n     "))
