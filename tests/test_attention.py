@@ -519,3 +519,11 @@ def test_the_readmes_command_menu_by_hand_is_the_one_setup_sets():
     found = re.search(r"--data-urlencode 'commands=(\[.*?\])'", readme, re.S)
     assert found is not None
     assert [(c["command"], c["description"]) for c in json.loads(found.group(1))] == list(BOT_COMMANDS)
+
+
+def test_a_command_github_refuses_for_good_is_answered_with_the_reason_and_once(world):
+    world.hub.fail(rf"^GET /repos/{REPO}$", 403, body={"message": "Resource not accessible by integration"})
+    status, body = world.command(f"/mute {REPO} 2h")
+    assert status == 200 and body["outcome"].startswith("refused: ")
+    assert answer(world) == "⚠️ GitHub refused: Resource not accessible by integration"
+    assert world.store.dump().get(f"mute [{REPO_ID}]") is None

@@ -86,7 +86,7 @@ def test_a_failed_action_is_answered_with_its_reason_and_pressing_again_acts(wor
     status, answer = world.press("🛠")
     assert status == 200 and answer["outcome"].startswith("failed: ")
     text = world.chat.answers[-1][1]
-    assert text == "⚠️ GitHub is not answering: press again in a minute"
+    assert text == "⚠️ GitHub is not answering: try again in a minute"
     assert world.pending_claims() == []
     assert world.press("🛠")[1]["outcome"] == "🛠 fix started"
     assert len(world.hub.dispatches) == 1

@@ -35,23 +35,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import commands
-from .errors import (
-    DeadlineExceeded,
-    GitHubRefused,
-    GitHubUnavailable,
-    PagerError,
-    Partial,
-    StoreUnavailable,
-    TelegramRefused,
-    TelegramUnavailable,
-    Uncertain,
-)
+from .errors import PagerError, Partial, TelegramRefused, Uncertain
 from .services import Services
 from .signals import alarm, contribution, release
-from .signals.records import Busy, Held, settle
+from .signals.records import Held, settle
 from .signals.steps import Press, Step
 from .sweep import health, presses
 from .values import field, text
+from .words import failure
 
 NOT_ALLOWED = "not allowed"
 STILL_WORKING = "⏳ still working on it"
@@ -106,7 +97,7 @@ def handle_update(update: Mapping[str, Any], services: Services) -> str:
     except Partial as exc:
         return _answer(services, callback_id, exc.said, f"failed: {exc}")
     except PagerError as exc:
-        return _answer(services, callback_id, f"⚠️ {reason(exc)}", f"failed: {exc}")
+        return _answer(services, callback_id, f"⚠️ {failure(exc)}", f"failed: {exc}")
     return _answer(services, callback_id, answer, answer)
 
 
@@ -198,18 +189,3 @@ def _answer(services: Services, callback_id: str, answer: str, outcome: str) -> 
     except TelegramRefused:
         pass  # too old or already answered: nothing left to tell the person
     return outcome
-
-
-def reason(exc: PagerError) -> str:
-    """Why a press did not act, in the person's words (the exception itself goes to the log)."""
-    if isinstance(exc, (StoreUnavailable, Busy, DeadlineExceeded)):
-        return "pager is busy: press again in a minute"
-    if isinstance(exc, TelegramUnavailable):
-        return "Telegram is not answering: press again in a minute"
-    if isinstance(exc, GitHubUnavailable):
-        return "GitHub is not answering: press again in a minute"
-    if isinstance(exc, GitHubRefused):
-        return f"GitHub refused: {exc.reason or f'it answered {exc.status}'}"
-    if isinstance(exc, TelegramRefused):
-        return f"Telegram refused: {exc.description or f'it answered {exc.status}'}"
-    return "that did not work: press again in a minute"

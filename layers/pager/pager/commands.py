@@ -29,7 +29,7 @@ from typing import Any
 
 from . import attention_store
 from .attention_store import MUTE_DEFAULT_SECONDS, MUTE_MAX_SECONDS, Mute
-from .errors import GitHubRefused
+from .errors import GitHubRefused, Permanent
 from .html import escape, link
 from .perform import perform as perform_effect
 from .services import Services
@@ -38,7 +38,7 @@ from .signals.records import settle
 from .signals.steps import Command, SendMessage, Step
 from .values import field, integer, text
 from .waiting import STATE_KEY
-from .words import duration, local_time, plural
+from .words import duration, failure, local_time, plural
 
 # (command, description): setMyCommands takes 1-32 characters of a-z, 0-9 and _ and a description of
 # 1-256 characters (the Bot API's BotCommand).
@@ -109,8 +109,12 @@ def handle_message(message: Mapping[str, Any], services: Services, allowed: bool
         _reply(services, command, NOT_ALLOWED)
         return NOT_ALLOWED
     key = f"command#{written.chat}#{written.message_id}"
-    return settle(services, key, decide_command(command), ttl_seconds=COMMAND_TTL_SECONDS, wait=False,
-                  perform=_perform).outcome
+    try:
+        return settle(services, key, decide_command(command), ttl_seconds=COMMAND_TTL_SECONDS, wait=False,
+                      perform=_perform).outcome
+    except Permanent as exc:  # refused for good (a transient failure answers 500: Telegram sends it again)
+        _reply(services, command, f"⚠️ {failure(exc)}")
+        return f"refused: {exc}"
 
 
 def decide_command(command: Command):

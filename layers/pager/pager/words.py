@@ -9,6 +9,7 @@ raw ISO time, no table key and no exception class reaches the chat (SPEC §6.1);
     plural(n, one, many)           "1 delivery", "3 deliveries"
     EVENT_NOUNS / event_noun       what GitHub calls the thing of a webhook event ("issue", "workflow run")
     thing_of(event, payload)       the thing an event is about, named as GitHub's pages name it, and its link
+    failure(exc)                   why a press or a command did not act, in the person's words
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
 
+from .errors import GitHubRefused, GitHubUnavailable, PagerError, TelegramRefused, TelegramUnavailable, Transient
 from .values import field, integer, text
 
 WEEK = 7 * 24 * 3600
@@ -153,3 +155,18 @@ def thing_of(event: str, payload: Any, repository: str = "") -> Thing:
     noun = event_noun(event)
     article = "an" if noun[:1] in "aeiou" else "a"
     return Thing(f"{article} {noun} event of {where}", "", where)
+
+
+def failure(exc: PagerError) -> str:
+    """Why a press or a command did not act, in the person's words (the exception itself goes to the log)."""
+    if isinstance(exc, TelegramUnavailable):
+        return "Telegram is not answering: try again in a minute"
+    if isinstance(exc, GitHubUnavailable):
+        return "GitHub is not answering: try again in a minute"
+    if isinstance(exc, GitHubRefused):
+        return f"GitHub refused: {exc.reason or f'it answered {exc.status}'}"
+    if isinstance(exc, TelegramRefused):
+        return f"Telegram refused: {exc.description or f'it answered {exc.status}'}"
+    if isinstance(exc, Transient):
+        return "pager is busy: try again in a minute"
+    return "that did not work: try again in a minute"

@@ -773,7 +773,8 @@ def start_fix(services: Services, ref: str, by: str = "") -> str:
     """The 🛠 Start fix press (by whom): the answer to show the person. The message then says who started
     it and when, without 🛠, until the fix's hold ends or the alarm changes."""
     control = services.settings.control_repository
-    decide = lambda: decide_fix(control, entries_now(services, ref), by)  # noqa: E731
+    which = Alarm(ref, "")
+    decide = lambda: decide_fix(control, shown_entries(which, entries_now(services, ref)), by)  # noqa: E731
     settled = settle(services, alarm_key(ref), gather=decide, wait=False)
     head = settled.after
     if head.get("fix"):  # also for a press after one whose render failed: the message catches up
