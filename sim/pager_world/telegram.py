@@ -394,6 +394,9 @@ class FakeTelegram:
         self.buzzes: list[tuple[int, float, str]] = []  # (message id, when, its first line) of each sent with a sound
         self.edits: list[int] = []  # message ids, once per edit
         self.deleted: list[int] = []  # message ids the bot deleted (deleteMessage), in order
+        # (send, edit or delete; message id; when; the message's first line then) of each change the bot made to
+        # a chat, in order: what a phone lived through, a deleted message's included
+        self.history: list[tuple[str, int, float, str]] = []
         self.commands: dict[tuple[str, str], list[dict[str, str]]] = {}  # (scope_key, language) -> BotCommands
         self.allowed_updates: frozenset[str] = DEFAULT_UPDATES  # the bot's, set by setWebhook and getUpdates
         self.answers: list[tuple[str, str | None]] = []  # (callback query id, text) per answerCallbackQuery
@@ -762,6 +765,7 @@ class FakeTelegram:
         self.sent.append(message.message_id)
         if message.notified:  # what a phone rings for (kept when the message is deleted later)
             self.buzzes.append((message.message_id, message.sent_at, message.text.split("\n", 1)[0]))
+        self.history.append(("send", message.message_id, message.sent_at, message.text.split("\n", 1)[0]))
         self._count(chat)
         return _ok(self._message(message))
 
@@ -783,6 +787,7 @@ class FakeTelegram:
         message.text, message.buttons = text, buttons
         message.edits += 1
         self.edits.append(message.message_id)
+        self.history.append(("edit", message.message_id, self.clock(), text.split("\n", 1)[0]))
         self._count(chat)
         return _ok(self._message(message))
 
@@ -804,6 +809,7 @@ class FakeTelegram:
             raise _Refused(400, "Bad Request: message can't be deleted" + ("" if channel_like else " for everyone"))
         del self.messages[message_id]
         self.deleted.append(message_id)
+        self.history.append(("delete", message_id, self.clock(), message.text.split("\n", 1)[0]))
         return _ok(True)
 
     def _may_delete(self, chat: Chat, message: Message) -> bool:
