@@ -417,10 +417,23 @@ def test_a_mute_longer_than_thirty_days_is_thirty_days(world):
     assert answer(world).startswith(f"🔕 {REPO} muted for 30 days (at most 30 days)")
 
 
-def test_someone_not_allowed_is_answered_not_allowed_and_nothing_changes(world):
-    before = world.store.dump()
+def test_someone_not_allowed_is_answered_not_allowed_once_an_hour_and_nothing_changes(world):
     assert world.command(f"/mute {REPO} 2h", user=7)[1]["outcome"] == "not allowed"
-    assert answer(world) == "not allowed" and world.store.dump() == before
+    assert answer(world) == "not allowed"
+    assert list(world.store.dump()) == ["command#refused#-1001#7"]  # when it was said: no mute, nothing else
+    assert world.command("/status", user=7)[1]["outcome"] == "not allowed (said already)"
+    world.advance(61)
+    assert world.command("/status", user=7)[1]["outcome"] == "not allowed"
+    assert [m.text for m in shown(world) if m.author is None] == ["not allowed", "not allowed"]
+
+
+def test_commands_from_another_chat_are_answered_there_never_in_pagers_chat_and_never_flood_it(world):
+    world.chat.add_chat("777", "private")
+    for _ in range(25):  # someone found the bot and writes to it
+        world.command("/help", user=777, chat="777")
+    world.command("/status", user=ALLOWED_USER, chat="777")  # even an allowed user: pager's chat only
+    assert [m.chat_id for m in shown(world) if m.author is None] == ["777", "777"]  # "not allowed", once each
+    assert world.deliver("issues", issue_opened())[0] == 200 and shown(world)[-1].chat_id == "-1001"
 
 
 def test_a_command_for_another_bot_is_left_to_it_and_one_for_this_bot_is_answered(world):
@@ -527,3 +540,53 @@ def test_a_command_github_refuses_for_good_is_answered_with_the_reason_and_once(
     assert status == 200 and body["outcome"].startswith("refused: ")
     assert answer(world) == "⚠️ GitHub refused: Resource not accessible by integration"
     assert world.store.dump().get(f"mute [{REPO_ID}]") is None
+
+
+def test_a_failure_at_any_call_of_an_alarm_come_due_in_quiet_hours_keeps_it_for_the_summary_once(make_world):
+    def setup(w):
+        w.now = datetime(2027, 1, 15, 23, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+        w.deliver("workflow_run", run("failure"))
+        w.advance(16)
+
+    def act(w):
+        try:
+            alarm.render_now(w.services, EXAMPLE_ALARM)
+        except Transient:
+            return 500
+        return 200
+
+    night_world = lambda: make_world(quiet_hours="22:00-07:00", timezone="Europe/Berlin")  # noqa: E731
+    assert failure_matrix(night_world, Scenario("alarm come due at night", setup, act)).failed
+    # and the note is there, once: the summary names it
+    w = night_world()
+    setup(w)
+    act(w)
+    w.now = datetime(2027, 1, 16, 7, 1, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    tick(w)
+    assert buzzed(w) == ["🌅 Quiet hours are over (22:00–07:00): 1 alarm red past its grace"]
+
+
+def test_a_ready_release_touched_days_later_asks_for_no_summary_again(make_world):
+    world = make_world(quiet_hours="22:00-07:00", timezone="Europe/Berlin")
+    world.now = datetime(2027, 1, 15, 23, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    live_pull(world)
+    world.deliver("pull_request", pull("opened"))
+    world.deliver("check_suite", suite_passed())
+    world.now = datetime(2027, 1, 16, 7, 1, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    tick(world)
+    assert len(buzzed(world)) == 1
+    world.advance(5 * 60)
+    world.deliver("check_suite", suite_passed())  # its checks run again on the same head
+    world.advance(4 * 24 * 60)
+    world.deliver("check_suite", suite_passed())
+    tick(world)
+    assert len(buzzed(world)) == 1
+
+
+def test_two_contributions_of_one_thread_at_the_same_moment_call_once_and_the_other_replies(world):
+    statuses = world.concurrently(lambda: world.deliver("issues", issue_opened())[0],
+                                  lambda: world.deliver("issue_comment", issue_comment_by("alice", comment_id=1, number=1))[0])
+    assert statuses == [200, 200]
+    first, second = shown(world)
+    assert [first.notified, second.notified] == [True, False] and second.reply_to == first.message_id
+    assert world.pending_claims() == []

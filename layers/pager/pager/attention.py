@@ -81,23 +81,29 @@ MOMENTS: Mapping[Moment, Rule] = {
 
 @dataclass(frozen=True)
 class Sound:
-    """What one moment comes to: `buzz`, and why; `summary`: silent now, and kept for the summary at the
-    end of quiet hours."""
+    """What one moment comes to: `buzz`, and why; `period`: silent now, and kept for the summary at the end
+    of that quiet period (its start and end)."""
 
     buzz: bool
     why: str
-    summary: bool = False
+    period: tuple[float, float] | None = None
+
+    @property
+    def summary(self) -> bool:
+        return self.period is not None
 
     def to_data(self) -> dict[str, object]:
-        return {"buzz": self.buzz, "why": self.why, **({"summary": True} if self.summary else {})}
+        kept = {"summary": True, "period": list(self.period)} if self.period else {}
+        return {"buzz": self.buzz, "why": self.why, **kept}
 
 
 @dataclass(frozen=True)
 class Volume:
-    """What turns a buzz down for one repository at one moment: a mute (until when), quiet hours."""
+    """What turns a buzz down for one repository at one moment: a mute (until when), quiet hours (the period
+    the moment is in)."""
 
     muted_until: float | None = None
-    quiet: bool = False
+    quiet: tuple[float, float] | None = None
 
     def sound(self, moment: Moment) -> Sound:
         rule = MOMENTS[moment]
@@ -105,9 +111,17 @@ class Volume:
             return Sound(False, rule.why)
         if self.muted_until is not None:
             return Sound(False, "the repository is muted: silent, never lost")
-        if self.quiet:
-            return Sound(False, "quiet hours: kept for the summary at their end", summary=True)
+        if self.quiet is not None:
+            return Sound(False, "quiet hours: kept for the summary at their end", period=self.quiet)
         return Sound(True, rule.why)
+
+
+def period_of(sound: Mapping[str, object]) -> tuple[float, float] | None:
+    """The quiet period a recorded sound (`Sound.to_data`) is kept for, if any."""
+    period = sound.get("period")
+    if isinstance(period, list) and len(period) == 2 and all(isinstance(t, (int, float)) for t in period):
+        return float(period[0]), float(period[1])
+    return None
 
 
 LOUD = Volume()

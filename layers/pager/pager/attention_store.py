@@ -7,10 +7,10 @@
                             summary is still to send {start, end}
     summary#<start>         a quiet period's summary: the record itself {sent} once sent, and one item per
                             thing that would have buzzed meanwhile `<kind>:<thing>` {kind, label, url,
-                            repository, at}
+                            repository, at}, written by the `Note` effect of the decision that kept it
 
-Every write goes through `records.settle` (conditional on the version read) and writes only what changes,
-so a delivery or a check that comes twice writes once. The decisions are `pager.attention`'s.
+Every write is conditional (through `records.settle`, or on finding nothing there yet) and writes only
+what changes, so a delivery or a check that comes twice writes once. The decisions are `pager.attention`'s.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .attention import Volume
+from .errors import Conflict
 from .services import Services
 from .signals.records import settle
-from .signals.steps import Step
-from .store import Record
+from .signals.steps import Note, Step
+from .store import Record, Store
 from .values import iso
 
 MUTE_KEY = "mute"
@@ -64,7 +65,7 @@ def volume(services: Services, repository_id: int | None, now: float) -> Volume:
     """What turns a buzz down for a repository now: its mute (one read), quiet hours (the settings)."""
     quiet = services.settings.quiet
     muted = mute_of(services, repository_id, now) if repository_id else None
-    return Volume(muted_until=muted.until if muted else None, quiet=bool(quiet and quiet.period(now)))
+    return Volume(muted_until=muted.until if muted else None, quiet=quiet.period(now) if quiet else None)
 
 
 def _decide_mute(repository: str, until: float, by: str, now: float):
@@ -142,32 +143,37 @@ def summary_key(start: float) -> str:
     return f"summary#{iso(start)}"
 
 
-def _decide_note(note: Mapping[str, Any]):
-    def decide(data: dict[str, Any], _: float) -> Step:
-        return Step("", data=None if data else dict(note))
+def keep(store: Store, note: Note) -> None:
+    """Keep a note for its period's summary (once per thing: a note written already stays), and make the
+    every-minute check's index hold the period until its summary is sent. Safe twice: each write is
+    conditional on finding nothing there yet (a summary sent already leaves its mark, so nothing asks
+    for it again)."""
+    start, end = note.period
+    _put_once(store, Record(summary_key(start), item=f"{note.kind}:{note.thing}"[:200]),
+              {"kind": note.kind, "label": note.label, "url": note.url, "repository": note.repository, "at": note.at},
+              expires_at=int(end + 3 * DAY))
+    _put_once(store, Record(INDEX_KEY, item=f"{SUMMARY_ITEM}{int(start)}"), {"start": start, "end": end},
+              expires_at=int(end + 3 * DAY))
 
-    return decide
 
-
-def keep_for_summary(services: Services, now: float, *, kind: str, thing: str, label: str, url: str,
-                     repository: str = "") -> None:
-    """Note something that would have buzzed inside quiet hours, for the summary at their end (once per thing)."""
-    quiet = services.settings.quiet
-    period = quiet.period(now) if quiet else None
-    if period is None:
+def _put_once(store: Store, empty: Record, data: dict[str, Any], *, expires_at: int) -> None:
+    if store.load(empty.key, empty.item).exists:
         return
-    start, end = period
-    settle(services, summary_key(start), _decide_note({"kind": kind, "label": label, "url": url,
-                                                       "repository": repository, "at": now}),
-           item=f"{kind}:{thing}"[:200], ttl_seconds=3 * DAY)
-    pending = {"start": start, "end": end}
-    settle(services, INDEX_KEY, _decide_note(pending), item=f"{SUMMARY_ITEM}{int(start)}", ttl_seconds=3 * DAY)
+    try:
+        store.save(empty, data, expires_at=expires_at)
+    except Conflict:
+        return  # written meanwhile by another delivery: once is enough
 
 
 def summary_notes(services: Services, start: float) -> list[dict[str, Any]]:
     return [dict(r.data) for r in services.store.items(summary_key(start)) if r.data.get("kind")]
 
 
+def _decide_sent(data: dict[str, Any], now: float) -> Step:
+    return Step("", data=None if data.get("sent") else {**data, "sent": True})
+
+
 def summary_sent(services: Services, start: float) -> None:
-    """The check's index no longer holds a summary that was sent (or had nothing to say)."""
-    settle(services, INDEX_KEY, _decide_index(None), item=f"{SUMMARY_ITEM}{int(start)}", ttl_seconds=DAY)
+    """The check's index no longer asks for a summary that was sent (or had nothing to say); its mark stays
+    until the table's TTL takes it, days after the period, so that a late note never asks again."""
+    settle(services, INDEX_KEY, _decide_sent, item=f"{SUMMARY_ITEM}{int(start)}")

@@ -68,8 +68,10 @@ def handle_update(update: Mapping[str, Any], services: Services) -> str:
     """Act on one Telegram update; the outcome for the log."""
     message = update.get("message")
     if isinstance(message, Mapping):
-        permitted = _allowed(field(message, "from", "id"), field(message, "chat"), services)
-        return commands.handle_message(message, services, permitted)
+        chat = field(message, "chat")
+        user = field(message, "from", "id")
+        return commands.handle_message(message, services, in_chat=_in_pagers_chat(chat, services),
+                                       allowed=isinstance(user, int) and user in services.settings.telegram_allowed_users)
     query = update.get("callback_query")
     if not isinstance(query, Mapping):
         return "ignored: not a button press or a command"
@@ -124,14 +126,17 @@ def allowed(query: Mapping[str, Any], services: Services) -> bool:
 
 
 def _allowed(user: Any, chat: Any, services: Services) -> bool:
-    """Only the allowed users, and only in the configured chat: by its id, or, for a channel given as
-    `@name`, by the name Telegram sends beside the id (`chat.username`); or in the supergroup Telegram
-    moved the configured group to (pager.chat)."""
-    settings = services.settings
-    if not isinstance(user, int) or user not in settings.telegram_allowed_users:
+    """Only the allowed users, and only in pager's chat (`_in_pagers_chat`)."""
+    if not isinstance(user, int) or user not in services.settings.telegram_allowed_users:
         return False
+    return _in_pagers_chat(chat, services)
+
+
+def _in_pagers_chat(chat: Any, services: Services) -> bool:
+    """The configured chat: by its id, or, for a channel given as `@name`, by the name Telegram sends beside
+    the id (`chat.username`); or the supergroup Telegram moved the configured group to (pager.chat)."""
     chat_id = field(chat, "id")
-    return in_chat(chat, settings.telegram_chat_id) or (
+    return in_chat(chat, services.settings.telegram_chat_id) or (
         isinstance(chat_id, int) and services.chat.is_current(chat_id, services.store))
 
 

@@ -54,7 +54,8 @@ USAGE = {
 }
 NOT_ALLOWED = "not allowed"
 COMMAND_TTL_SECONDS = 24 * 3600
-COMMAND = re.compile(r"/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{1,64}))?(?=\s|$)")
+REFUSED_AGAIN_SECONDS = 3600  # "not allowed" is said to a person in a chat at most this often
+COMMAND = re.compile(r"/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{1,64}))?(?![A-Za-z0-9_@])")
 REPOSITORY = re.compile(r"[A-Za-z0-9_-]{1,39}/[A-Za-z0-9._-]{1,100}")
 DURATION = re.compile(r"([0-9]{1,4})\s*(m|min|h|d)", re.IGNORECASE)
 UNIT_SECONDS = {"m": 60, "min": 60, "h": 3600, "d": 86400}
@@ -94,27 +95,43 @@ def parse(text_: str, bot: str | None) -> tuple[str, list[str]] | None:
     return found.group(1).lower(), text_[found.end():].split()
 
 
-def handle_message(message: Mapping[str, Any], services: Services, allowed: bool) -> str:
-    """A message in the chat: a command of an allowed user is carried out and answered once; anyone else's
-    is answered "not allowed". The outcome for the log."""
+def handle_message(message: Mapping[str, Any], services: Services, *, in_chat: bool, allowed: bool) -> str:
+    """A message sent to the bot: a command of an allowed user in pager's chat is carried out and answered
+    once; anyone else's is answered "not allowed", in the chat it came from, at most once an hour per person
+    and chat (a stranger's commands never fill pager's chat or its flood limit). The outcome for the log."""
     written = Written.of(message)
-    if written is None or not written.text.startswith("/"):
+    if written is None or not written.text.startswith("/") or COMMAND.match(written.text) is None:
         return "ignored: not a command"
     addressed = COMMAND.match(written.text)
     bot = services.telegram.bot_username() if addressed and addressed.group(2) else None  # asked only then
     if parse(written.text, bot) is None:
         return "ignored: a command for another bot"
     command = Command(written.text, written.chat, written.message_id, written.by)
-    if not allowed:
-        _reply(services, command, NOT_ALLOWED)
-        return NOT_ALLOWED
+    if not (in_chat and allowed):
+        key = f"command#refused#{written.chat}#{written.user}"
+        return settle(services, key, decide_refusal(command), ttl_seconds=REFUSED_AGAIN_SECONDS).outcome
     key = f"command#{written.chat}#{written.message_id}"
     try:
         return settle(services, key, decide_command(command), ttl_seconds=COMMAND_TTL_SECONDS, wait=False,
                       perform=_perform).outcome
     except Permanent as exc:  # refused for good (a transient failure answers 500: Telegram sends it again)
-        _reply(services, command, f"⚠️ {failure(exc)}")
+        try:
+            _reply(services, command, f"⚠️ {escape(failure(exc))}")
+        except Permanent:
+            pass  # Telegram refuses the answer too: the log line says why
         return f"refused: {exc}"
+
+
+def decide_refusal(command: Command):
+    """"not allowed", once an hour for a person in a chat: the record keeps when it was said."""
+
+    def decide(record: dict[str, Any], now: float) -> Step:
+        if float(record.get("at") or 0) > now - REFUSED_AGAIN_SECONDS:
+            return Step("not allowed (said already)")
+        effect = SendMessage(NOT_ALLOWED, notify=False, reply_to=command.message_id, to=command.chat)
+        return Step(NOT_ALLOWED, effect=effect, then=lambda _: {"at": now})
+
+    return decide
 
 
 def decide_command(command: Command):
@@ -138,7 +155,8 @@ def _perform(services: Services, effect: Any) -> str:
 
 
 def _reply(services: Services, command: Command, answer: str) -> None:
-    perform_effect(services, SendMessage(answer, notify=False, reply_to=command.message_id, chat=command.chat))
+    """The answer, a reply to the command in its chat, without a sound (Moment.ANSWER)."""
+    perform_effect(services, SendMessage(answer, notify=False, reply_to=command.message_id, to=command.chat))
 
 
 def act(command: Command, services: Services) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import attention_store
 from .errors import ChatMigrated, GitHubRefused, MessageNotEditable
 from .services import Services
 from .signals.steps import (
@@ -17,6 +18,7 @@ from .signals.steps import (
     Effect,
     MergePull,
     MergeResult,
+    Note,
     Posted,
     Redeliver,
     SendMessage,
@@ -25,6 +27,11 @@ from .signals.steps import (
 
 def perform(services: Services, effect: Effect) -> Any:
     """Carry out one effect; the result is what the step's `then` records."""
+    if isinstance(effect, SendMessage) and effect.to is not None:
+        # An answer to a command, in the chat the command came from (never a page: no topic, no move).
+        sent = services.telegram.send_message(effect.to, effect.text, buttons=effect.buttons, notify=effect.notify,
+                                              reply_to=effect.reply_to)
+        return Posted(effect.to, sent)
     if isinstance(effect, SendMessage):
         # A reply goes under a message of the chat pager writes to now; one left in another is not replied to.
         same = effect.reply_to is not None and services.chat.is_current(effect.chat, services.store)
@@ -46,6 +53,9 @@ def perform(services: Services, effect: Effect) -> Any:
             return _send(services, effect.text, effect.buttons, notify=False)
     if isinstance(effect, DeleteMessage):
         _delete(services, effect)
+        return None
+    if isinstance(effect, Note):
+        attention_store.keep(services.store, effect)
         return None
     if isinstance(effect, Dispatch):
         services.github.dispatch(effect.repository, effect.event_type, effect.client_payload)

@@ -64,7 +64,7 @@ from datetime import UTC, tzinfo
 from typing import Any
 
 from .. import attention, attention_store
-from ..attention import LOUD, Moment, Volume, heard_after, ripe
+from ..attention import LOUD, Moment, Volume, heard_after, period_of, ripe
 from ..errors import GitHubRefused, PagerError
 from ..html import MAX_TEXT, escape, link, visible_length
 from ..observe import logger
@@ -76,7 +76,7 @@ from ..words import duration, local_time
 from .common import default_branch, repo_link, repo_url
 from .messages import RETIRED, Shown, buttons_json, retired_after, show, tidy
 from .records import Busy, Held, settle
-from .steps import Dispatch, EditMessage, Posted, Redeliver, SendMessage, Step
+from .steps import Dispatch, EditMessage, Note, Posted, Redeliver, SendMessage, Step
 
 FIX_EVENT = "pager-fix"
 DELIVERY_PREFIX = "delivery:"
@@ -489,6 +489,16 @@ def due_of(alarm: Alarm, data: Mapping[str, Any], entries: Mapping[str, Mapping[
     return min((t for t in (buzz, hold) if t is not None), default=None)
 
 
+def summary_note(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], period: tuple[float, float],
+                 at: float) -> Note:
+    """What the quiet hours' summary keeps of an alarm that came past its grace inside them (at `at`)."""
+    top = by_importance(entries)[0] if entries else ""
+    what = str(entries[top].get("title") or top) if top else "all clear again"
+    if alarm.ref == CONTROL:
+        return Note("health", alarm.ref, f"pager: {what}", "", period, alarm.name, at)
+    return Note("alarm", alarm.ref, f"{alarm.name}: {what}", f"{repo_url(alarm.name)}/actions", period, alarm.name, at)
+
+
 def decide_render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], *, grace: float = 0.0,
                   volume: Volume = LOUD, zone: tzinfo | None = None, actions: str = ""):
     """Make the head's message show `entries` (the open ones, as stored).
@@ -506,6 +516,10 @@ def decide_render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], *, gra
         tidying = tidy(data)
         if tidying is not None:
             return tidying
+        owed = period_of({"period": data.get("owed")})
+        if owed is not None:  # an opening heard inside quiet hours: kept for their summary, once
+            rest = {k: v for k, v in data.items() if k != "owed"}
+            return Step("kept for the summary", effect=summary_note(alarm, entries, owed, now), then=lambda _: rest)
         message = data.get("message") or {}
         showing = bool(message.get("open"))
         data = {**data, "repository": alarm.name, **({"branch": alarm.branch} if alarm.branch else {})}
@@ -529,6 +543,11 @@ def decide_render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], *, gra
             if not showing:
                 new = {k: v for k, v in new.items() if k != "fix"}
             effect, reposted = show(shown, body, buttons, sound)
+            if sound is not None and sound.period is not None:  # heard inside quiet hours: kept for their summary
+                if effect is None:
+                    return Step("kept for the summary", effect=summary_note(alarm, entries, sound.period, now),
+                                then=lambda _: new)
+                new["owed"] = list(sound.period)  # noted by the step after the message's (in one claim)
             if effect is None:
                 return Step("alarm unchanged", data=new if new != data else None)
             what = ("alarm opened" if shown is None else "alarm reposted" if reposted else "alarm updated") + (
@@ -678,7 +697,6 @@ def render_now(services: Services, alarm: Alarm, *, leave_to_render_under_way: b
                              actions=actions_url(services))
 
     shown: list[str] = []
-    before: Mapping[str, Any] | None = None
     for _ in range(RENDERS_AGAIN):
         try:
             settled = settle(services, key, gather=gather, wait=not leave_to_render_under_way)
@@ -686,36 +704,22 @@ def render_now(services: Services, alarm: Alarm, *, leave_to_render_under_way: b
             if held.effect in RENDERS:
                 return "; ".join(shown) or "shown by the render under way"
             settled = settle(services, key, gather=gather)
-        before = settled.before if before is None else before
         if not settled.performed:
             break
         shown.append(settled.outcome)
     else:
         raise Busy(f"{key} kept changing over {RENDERS_AGAIN} renders: its redelivery renders what is left")
-    _attend(services, alarm, before or {}, settled.after, last)
+    _attend(services, alarm, settled.after, last)
     return "; ".join(shown) or settled.idle
 
 
-def _attend(services: Services, alarm: Alarm, before: Mapping[str, Any], after: Mapping[str, Any],
-            last: Mapping[str, Any]) -> None:
-    """After a render: the check's index (since when it is red, when it comes due), and the summary's note of
-    openings that came past their grace inside quiet hours."""
+def _attend(services: Services, alarm: Alarm, after: Mapping[str, Any], last: Mapping[str, Any]) -> None:
+    """After a render: the check's index (since when the alarm is red, when it next comes due)."""
     entries = shown_entries(alarm, last.get("entries") or {})
     red = bool(field(after, "message", "open")) and bool(entries)
     attention_store.index_alarm(services, alarm.ref, repository=alarm.name, branch=str(after.get("branch") or ""),
                                 since=float(after.get("since") or services.now()) if red else None,
                                 due=due_of(alarm, after, entries, services.settings.alarm_grace) if red else None)
-    volume = last.get("volume")
-    heard = [h if isinstance(h, (int, float)) else None for h in (before.get("heard"), after.get("heard"))]
-    openings = [float(e.get("at", 0)) for e in entries.values()]
-    newly = any((heard[0] is None or at > heard[0]) and heard[1] is not None and at <= heard[1] for at in openings)
-    if red and newly and isinstance(volume, Volume) and volume.quiet and volume.muted_until is None:
-        top = by_importance(entries)[0]
-        where = "pager" if alarm.ref == CONTROL else alarm.name
-        label = f"{where}: {entries[top].get('title') or top}"
-        url = repo_url(alarm.name) + "/actions" if alarm.ref != CONTROL else services.settings.advanced_page
-        attention_store.keep_for_summary(services, services.now(), kind="health" if alarm.ref == CONTROL else "alarm",
-                                         thing=alarm.ref, label=label, url=url, repository=alarm.name)
 
 
 def apply(services: Services, alarm: Alarm, change: Change) -> tuple[str, bool]:

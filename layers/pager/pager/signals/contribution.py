@@ -36,15 +36,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import attention_store
-from ..attention import FOLLOW_UP_SECONDS, LOUD, Moment, Volume
+from ..attention import FOLLOW_UP_SECONDS, LOUD, Moment, Volume, period_of
 from ..html import escape, link
 from ..routing import Delivery
 from ..services import Services
 from ..values import field, integer, newest, order_of_time, text
 from .common import excerpt, is_outside, is_release_pull, needs_confirming
 from .messages import show
-from .records import settle
-from .steps import Buttons, Dispatch, EditMessage, Step
+from .records import holding, settle
+from .steps import Buttons, Dispatch, EditMessage, Note, Step
 
 TTL_SECONDS = 180 * 24 * 3600  # a contribution's record outlives any redelivery by far
 DRAFT_EVENT = "pager-draft"
@@ -244,6 +244,11 @@ def decide_opening(c: Contribution, control_repository: str, thread: Thread = NO
                     "sound": sound.to_data(),
                 },
             )
+        period = period_of(data.get("sound") or {})
+        if period is not None and not data.get("noted"):  # shown in quiet hours: kept for their summary, once
+            label = f"{c.author} {c.verb} {c.noun} {c.repository}#{c.number}"
+            note = Note("contribution", c.key, label, c.url, period, c.repository, at=float(data.get("shown_at") or now))
+            return Step("kept for the summary", effect=note, then=lambda _: {**data, "noted": True})
         if not data.get("drafted"):
             return Step(
                 "draft asked",
@@ -300,39 +305,31 @@ def opened(delivery: Delivery, services: Services) -> str:
             delivery.repository, c.author, installation_id=delivery.installation_id):
         return "ignored: a colleague (GitHub counts them a collaborator)"
     control = services.settings.control_repository
-    threads: list[Thread] = []
+    # The thread is held while its contribution is shown: two in one thread at the same moment (an issue
+    # and its first comment, the sweep's redeliveries) take turns, so only the first contact calls and the
+    # other replies under it.
+    with holding(services, c.thread, THREAD, ttl_seconds=TTL_SECONDS) as thread_data:
+        thread = Thread.from_data(thread_data)
 
-    def gather() -> Any:
-        threads.append(Thread.from_data(services.store.load(c.thread, THREAD).data))
-        return decide_opening(c, control, threads[-1], attention_store.volume(services, c.repository_id, services.now()))
+        def gather() -> Any:
+            return decide_opening(c, control, thread, attention_store.volume(services, c.repository_id, services.now()))
 
-    settled = settle(services, c.key, gather=gather, ttl_seconds=TTL_SECONDS)
-    shown = settled.after
-    if isinstance(shown.get("message_id"), int):
-        sound = shown.get("sound") or {}
-        # The thread learns its first message, and when it last buzzed (a silent follow-up changes neither).
-        if not threads or threads[-1].first is None or sound.get("buzz"):
-            settle(services, c.thread, decide_thread(c.repository, shown, sound), item=THREAD, ttl_seconds=TTL_SECONDS)
-        if sound.get("summary"):
-            attention_store.keep_for_summary(services, float(shown.get("shown_at") or services.now()), kind="contribution",
-                                             thing=c.key, label=f"{c.author} {c.verb} {c.repository}#{c.number}",
-                                             url=c.url, repository=c.repository)
+        settled = settle(services, c.key, gather=gather, ttl_seconds=TTL_SECONDS)
+        shown = settled.after
+        if isinstance(shown.get("message_id"), int):
+            thread_data.update(thread_after(thread_data, c.repository, shown))
     return settled.outcome
 
 
-def decide_thread(repository: str, shown: Mapping[str, Any], sound: Mapping[str, Any]):
+def thread_after(data: Mapping[str, Any], repository: str, shown: Mapping[str, Any]) -> dict[str, Any]:
     """The thread once a contribution in it was shown: its first message, when it last buzzed. Safe twice."""
-
-    def decide(data: dict[str, Any], now: float) -> Step:
-        new = {**data, "repository": repository}
-        if not isinstance(data.get("first"), int):
-            new.update(first=shown["message_id"], chat=shown.get("chat"))
-        at = shown.get("shown_at")
-        if sound.get("buzz") and isinstance(at, (int, float)) and at > float(data.get("buzzed_at") or 0):
-            new["buzzed_at"] = at
-        return Step("", data=new if new != data else None)
-
-    return decide
+    new = {**data, "repository": repository}
+    if not isinstance(data.get("first"), int):
+        new.update(first=shown["message_id"], chat=shown.get("chat"))
+    at, sound = shown.get("shown_at"), shown.get("sound") or {}
+    if sound.get("buzz") and isinstance(at, (int, float)) and at > float(data.get("buzzed_at") or 0):
+        new["buzzed_at"] = at
+    return new
 
 
 def closed(delivery: Delivery, services: Services) -> str:

@@ -42,7 +42,8 @@ repeated is harmless, and a merge repeated is refused by GitHub because the head
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -199,8 +200,35 @@ def _free(services: Services, key: str, wait: bool, item: str = "") -> Record:
         services.sleep(BUSY_WAIT_SECONDS)
 
 
-def _claimed(data: dict[str, Any], effect: Effect, now: float) -> dict[str, Any]:
-    return {**data, PENDING: {"effect": type(effect).__name__, "until": now + LEASE_SECONDS}}
+def _claimed(data: dict[str, Any], effect: Effect | str, now: float) -> dict[str, Any]:
+    name = effect if isinstance(effect, str) else type(effect).__name__
+    return {**data, PENDING: {"effect": name, "until": now + LEASE_SECONDS}}
+
+
+@contextlib.contextmanager
+def holding(services: Services, key: str, item: str = "", *, ttl_seconds: float | None = None) -> Iterator[dict[str, Any]]:
+    """Hold a record while one delivery takes a few steps that another one about the same thing must not
+    interleave with (a thread's first message and last buzz while a contribution in it is shown): claimed
+    as an effect is, so another delivery waits for it the same way; yields its data, a dict the steps may
+    change, which is written with the release (the claim taken back unchanged if a step raised)."""
+    store = services.store
+    while True:
+        record = _free(services, key, True, item)
+        now = services.now()
+        expires_at = int(now + ttl_seconds) if ttl_seconds else None
+        data = _without_claim(record.data)
+        try:
+            claimed = store.save(record, _claimed(data, "Hold", now), expires_at=expires_at)
+            break
+        except Conflict:
+            deadline.check(f"holding {key}")
+    held = dict(data)
+    try:
+        yield held
+    except BaseException:
+        _release(store, claimed, data, expires_at)
+        raise
+    _record(services, claimed, held, expires_at)
 
 
 def _without_claim(data: Mapping[str, Any]) -> dict[str, Any]:

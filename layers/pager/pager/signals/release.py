@@ -53,7 +53,7 @@ from functools import partial
 from typing import Any
 
 from .. import attention_store
-from ..attention import LOUD, Moment, Volume
+from ..attention import LOUD, Moment, Volume, period_of
 from ..errors import GitHubUnavailable, Partial, Transient
 from ..html import escape, link
 from ..routing import Delivery, Repository
@@ -62,7 +62,7 @@ from ..values import field, integer, iso, newest, order_of_time, text
 from .common import default_branch, is_release_pull, repo_url
 from .messages import RETIRED, Shown, buttons_json, retired_after, show, tidy
 from .records import settle
-from .steps import MergePull, MergeResult, Posted, Step
+from .steps import MergePull, MergeResult, Note, Posted, Step
 
 MERGE_PREFIX = "merge:"
 TTL_SECONDS = 180 * 24 * 3600
@@ -191,6 +191,12 @@ def converge(repo: Repository, data: dict[str, Any], new: dict[str, Any], done: 
     tidying = tidy(data)
     if tidying is not None:
         return tidying
+    period = period_of(data.get("sound") or {})
+    if period is not None and offers_merge(data) and not data.get("noted"):  # ready in quiet hours: for the summary
+        number = int(data.get("number") or 0)
+        note = Note("release", release_key(repo.id, number), f"{repo.name}#{number}", str(data.get("url") or ""), period,
+                    repo.name, at=float(data.get("shown_at") or now))
+        return Step("kept for the summary", effect=note, then=lambda _: {**data, "noted": True})
     if new.get("repository") != repo.name:
         new = {**new, "repository": repo.name}
     body, buttons = render(repo.name, new, repo.id)
@@ -205,7 +211,7 @@ def converge(repo: Repository, data: dict[str, Any], new: dict[str, Any], done: 
     if effect is None:
         return Step(done if new != data else idle, data=new if new != data else None)
     retired = retired_after(data, shown, reposted)
-    heard = {"sound": sound.to_data(), "shown_at": now} if sound is not None else {}
+    heard = {"sound": sound.to_data(), "shown_at": now, "noted": False} if sound is not None else {}
 
     def shown_now(posted: Posted) -> dict[str, Any]:
         kept = {k: v for k, v in new.items() if k != RETIRED}
@@ -419,8 +425,8 @@ def _waiting(data: Mapping[str, Any]) -> bool:
 def settle_release(services: Services, repo: Repository, number: int, decide_with: Callable[[Volume], Any],
                    **kwargs: Any) -> Any:
     """Settle a release pull request's record with the decision `decide_with(volume)` makes (its repository's
-    mute and quiet hours, read when the record is free), keep the index of those waiting for Merge or
-    ready in step, and note for the quiet hours' summary a release that became ready inside them."""
+    mute and quiet hours, read when the record is free), and keep the index of those waiting for Merge or
+    ready in step."""
 
     def gather() -> Any:
         return decide_with(attention_store.volume(services, repo.id, services.now()))
@@ -431,10 +437,6 @@ def settle_release(services: Services, repo: Repository, number: int, decide_wit
         waiting = _waiting(after)
         settle(services, WAITING_KEY, decide_waiting(repo, number, after), item=f"{repo.id}#{number}",
                ttl_seconds=None if waiting or offers_merge(after) else 7 * 24 * 3600)
-        if offers_merge(after) and field(after, "sound", "summary"):
-            attention_store.keep_for_summary(services, float(after.get("shown_at") or services.now()), kind="release",
-                                             thing=release_key(repo.id, number), label=f"{repo.name}#{number}",
-                                             url=str(after.get("url") or ""), repository=repo.name)
     return settled
 
 

@@ -24,6 +24,7 @@ class SendMessage:
     notify: bool = True
     reply_to: int | None = None
     chat: str | None = None  # the chat of `reply_to` (a reply goes nowhere else; None: the configured chat)
+    to: str | None = None  # an answer in the chat a command came from (None: a page, in pager's chat)
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,20 @@ class DeleteMessage:
     message_id: int
     chat: str | None = None
     moved: str = "⤵️ moved below"
+
+
+@dataclass(frozen=True)
+class Note:
+    """Keep for the summary at the end of a quiet period (`period`: its start and end) something that would
+    have buzzed inside it: its kind, the thing it is about (one note per thing), how it reads and its link."""
+
+    kind: str
+    thing: str
+    label: str
+    url: str
+    period: tuple[float, float]
+    repository: str = ""
+    at: float = 0.0  # when it would have buzzed (the summary lists them in this order)
 
 
 @dataclass(frozen=True)
@@ -102,7 +117,7 @@ class Command:
     by: str = ""
 
 
-Effect = SendMessage | EditMessage | DeleteMessage | Dispatch | MergePull | Redeliver | Press | Command
+Effect = SendMessage | EditMessage | DeleteMessage | Note | Dispatch | MergePull | Redeliver | Press | Command
 
 
 @dataclass(frozen=True)
