@@ -1,9 +1,11 @@
-"""The benchmark behind `make bench` (sim/pager_bench: fleet, alternatives, simulate, measure, bill, costs, report).
+"""The benchmark behind `make bench` (sim/pager_bench: fleet, alternatives, simulate, measure, phone, bill, costs,
+report).
 
 The trace's shape, the two comparison sweeps' decisions on hand-made delivery lists, the fake GitHub's
 pages over a long list, one replay of a tiny trace per sweep through the real webhook handler and
-the real sweep (and of its subscribed events), the bill's model, and the hot path's round trips and
-modules, checked on invariants (never on timings).
+the real sweep (and of its subscribed events, with quiet hours too), what the maintainer's phone lives
+through and the grace's model, the bill's model, and the hot path's round trips and modules, checked on
+invariants (never on timings).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pager.errors import Conflict
 from pager.observe import METRICS
 from pager.signals import SUPERSEDED
 from pager.values import iso
-from pager_bench import alternatives, bill, costs, fleet, measure, outages, report, simulate
+from pager_bench import alternatives, bill, costs, fleet, measure, outages, phone, report, simulate
 from pager_world.clock import Clock
 from pager_world.faults import Faults
 from pager_world.github import RETENTION, FakeGitHub
@@ -438,6 +440,15 @@ def subscribed(pem, replays):
     return trace, {"pager": simulate.simulate(trace, "pager", pem=pem, drain=DRAIN)}
 
 
+TINY_QUIET = "01:00-02:00"  # the tiny trace's second hour (it starts at midnight, the maintainer's clock UTC)
+
+
+@pytest.fixture(scope="module")
+def quiet(pem, subscribed):
+    """The phone of the tiny trace's subscribed events replayed again, with quiet hours over its second hour."""
+    return simulate.simulate(subscribed[0], "pager", pem=pem, drain=DRAIN, quiet_hours=TINY_QUIET)["phone"]
+
+
 @pytest.fixture(scope="module")
 def cost(pem):
     return costs.handler_cost(30, pem=pem)
@@ -692,3 +703,76 @@ def test_the_same_trace_replayed_again_gives_the_same_counts(replays, pem):
     again = simulate.simulate(trace, "pager", pem=pem, drain=DRAIN)
     assert again["counts"] == results["pager"]["counts"] and again["redeliveries"] == results["pager"]["redeliveries"]
     assert again["to_pass"] == results["pager"]["to_pass"]
+
+
+# ---------------------------------------------------------------------------------- the phone
+
+
+def test_the_phones_counts_add_up_by_day_and_kind_and_to_the_chat_and_every_moment_is_counted_once(subscribed):
+    result = subscribed[1]["pager"]
+    p = result["phone"]
+    cells = [counts for kinds in p["days"].values() for counts in kinds.values()]
+    assert sum(c["sends"] for c in cells) == p["sends"] > 0 and sum(c["buzzes"] for c in cells) == p["buzzes"] > 0
+    assert all(c["buzzes"] <= c["sends"] for c in cells)
+    deleted = sum(c["deletes"] for c in cells)
+    assert p["sends"] - deleted == result["chat_messages"]  # what is left in the chat
+    assert 0 < deleted <= p["reposts"] == sum(p["reposts_by_kind"].values())
+    assert p["night"] == sum(p["night_by_day"].values()) <= p["buzzes"]
+    week: dict[str, Counter] = {}
+    for kinds in p["days"].values():
+        for kind, counts in kinds.items():
+            week.setdefault(kind, Counter()).update(counts)
+    assert set(week) <= {kind for kind, _, _ in phone.KINDS}  # every message is of a known kind
+    moments = p["moments"]
+    for t in moments.values():
+        assert t["n"] == t["buzzed"] + t["kept"] + t.get("between_checks", 0) + t.get("telegram_down", 0) + t["silent"]
+        assert t["kept"] == 0 and t["silent"] == 0  # no quiet hours: each one buzzed, or it is said why not
+    # the chat's buzzes are the moments': a contribution's and a release's one each, an alarm's one for the
+    # failures that came past their grace together
+    assert week["contribution"]["buzzes"] == moments["contact"]["buzzed"] == moments["contact"]["n"] > 0
+    assert week["release"]["buzzes"] == moments["release"]["buzzed"] == moments["release"]["n"] > 0
+    assert 0 < week["alarm"]["buzzes"] <= moments["alarm"]["buzzed"]
+
+
+def test_the_grace_model_gives_the_chats_alarm_buzzes_at_the_replays_grace_and_fewer_with_a_longer_one(subscribed):
+    p = subscribed[1]["pager"]["phone"]
+    assert p["model"]["same_times"] and p["model"]["buzzes"] == p["model"]["phone"] > 0
+    rows = p["grace"]
+    assert [row["minutes"] for row in rows] == list(phone.GRACES)
+    assert all(a["buzzes"] >= b["buzzes"] and a["flakes"] >= b["flakes"] for a, b in itertools.pairwise(rows))
+    assert rows[0]["delay_median"] == 0 and rows[-1]["flakes"] == 0  # no grace: at once; 30 minutes: no flake
+    assert next(row for row in rows if row["minutes"] == 15)["buzzes"] == p["model"]["buzzes"]
+
+
+def test_quiet_hours_leave_no_buzz_inside_them_and_their_summary_buzzes_once_at_their_end(subscribed, quiet):
+    trace, plain = subscribed[0], subscribed[1]["pager"]["phone"]
+    assert quiet["quiet_hours"] == TINY_QUIET and quiet["inside_quiet"] == 0
+    assert quiet["summaries"] == [trace.start + 2 * 3600 + 30]  # the first every-minute check after 02:00
+    kept = {kind: t["kept"] for kind, t in quiet["moments"].items()}
+    assert kept["contact"] > 0 and all(t["silent"] == 0 for t in quiet["moments"].values())
+    assert quiet["buzzes"] < plain["buzzes"]
+    assert "grace" not in quiet  # the grace's model knows no quiet hours
+
+
+def test_a_flake_within_the_grace_never_buzzes_and_a_failure_red_past_it_buzzes_once(pem):
+    trace = fleet.red_trace([10 * 60, 40 * 60], start=fleet.WEEK_START + 10 * 3600)  # a flake, then red for 40 min
+    p = simulate.simulate(trace, "pager", pem=pem, drain=3600)["phone"]
+    assert p["episodes"] == {"n": 2, "buzzed": 1, "quiet_within_grace": 1, "quiet_longer": 0}
+    [(_, kinds)] = p["days"].items()
+    assert dict(kinds["alarm"]) == {"sends": 3, "buzzes": 1, "edits": 2, "deletes": 1}  # sent, sent, reposted
+    assert p["moments"]["alarm"]["n"] == p["moments"]["alarm"]["buzzed"] == 1
+    red = next(row for row in p["grace"] if row["minutes"] == 15)
+    # the failure that stayed red buzzed at the first every-minute check past its 15 minutes
+    assert red == {"minutes": 15, "buzzes": 1, "flakes": 0, "stayed_red": 1, "unheard": 0, "delay_median": 930.0}
+    assert [row["buzzes"] for row in p["grace"]] == [2, 2, 1, 1, 1, 1]  # the flake closed 10 minutes in
+
+
+def test_the_grace_model_buzzes_once_per_failure_past_its_grace_and_never_for_one_that_closes_before():
+    checks = phone.check_times(30.0, 60.0, 4000.0)
+    steps = [("open", 100.0, "1", "workflow:1", 100.0, "CI failed"), ("render", 100.0, "1", "webhook"),
+             ("open", 200.0, "1", "workflow:2", 200.0, "Lint failed"), ("render", 200.0, "1", "webhook"),
+             ("close", 700.0, "1", "workflow:1"), ("render", 700.0, "1", "webhook")]
+    assert phone.grace_buzzes(steps, 900.0, checks) == [phone.Buzz(1110.0, "1", (("workflow:2", 200.0),))]
+    assert [b.at for b in phone.grace_buzzes(steps, 0.0, checks)] == [100.0, 200.0]  # no grace: each at once
+    # the check's minute: Telegram down from the grace's end on, the repost waits for its return
+    assert [b.at for b in phone.grace_buzzes(steps, 900.0, checks, [(1000.0, 1500.0)])] == [1530.0]

@@ -1,6 +1,6 @@
 """`make bench`: replay a busy fleet's week with four sweeps, on the full trace and on the events the
-README subscribes to; measure the webhook's hot path and both functions' cold starts; write
-docs/benchmarks.md.
+README subscribes to, and pager once more on the latter with quiet hours (what the maintainer's phone
+lives through); measure the webhook's hot path and both functions' cold starts; write docs/benchmarks.md.
 
     python -m pager_bench [--days 7] [--seed 1] [--jobs N] [--designs pager,pager-15,first,script]
                           [--traces full,subscribed] [--handler-n 3000] [--import-repeats 7]
@@ -64,10 +64,15 @@ def main(argv: list[str] | None = None) -> int:
     traces = {name: every[name] for name in names}
     _log(f"trace: {args.days:g} days, " + ", ".join(f"{name} {len(t.events):,} events" for name, t in traces.items())
          + f"; replaying {', '.join(designs)} on each with {args.jobs} jobs")
-    results = simulate_designs(traces, designs, pem=pem, jobs=args.jobs, progress=_log)
+    results = simulate_designs(traces, designs, pem=pem, jobs=args.jobs, progress=_log,
+                               quiet_on=[name for name in ("subscribed", "full") if name in traces][:1])
     for name, by_design in results.items():
         for design, result in by_design.items():
             _log(_summary(name, design, result))
+        if "phone_quiet" in by_design.get("pager", {}):
+            plain, quiet = by_design["pager"]["phone"], by_design["pager"]["phone_quiet"]
+            _log(f"{name} trace, the phone: {plain['buzzes']} buzzes of {plain['sends']} sends ({plain['night']} at "
+                 f"night); with quiet hours {quiet['buzzes']} ({quiet['inside_quiet']} inside them)")
     _log("long outages ...")
     outages = long_outages(designs, pem=pem, seed=args.seed, progress=_log)
     bursting = burst(pem=pem)

@@ -172,8 +172,8 @@ class MeteredStore(FaultyStore):
     load reads the item (an absent one still costs a unit), a query the items it returns (rounded up
     to 4 KB all together), a write the new item (a lost conditional write is billed too)."""
 
-    def __init__(self, faults: Any) -> None:
-        super().__init__(faults)
+    def __init__(self, faults: Any, inner: Any = None) -> None:
+        super().__init__(faults, inner)
         self.read_units = 0
         self.write_units = 0
 

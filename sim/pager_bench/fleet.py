@@ -441,6 +441,28 @@ def outage_trace(*, hours: float, every_hours: float, seed: int = 1, start: floa
                  pulls={}, background_timeout_rate=0.0)
 
 
+def red_trace(red_for: Iterable[float], *, every_hours: float = 1.0, seed: int = 1, start: float = WEEK_START) -> Trace:
+    """One repository whose CI workflow fails on main and passes again `red_for` seconds later, once per value,
+    `every_hours` apart (the first ten minutes in): each run's `workflow_run.completed` alone, no fault. What
+    an alarm's grace is about: a failure that passes again within it is a flake a rerun cleared."""
+    repos = [Repo(id=70_000, name="service-0")]
+    guids = random.Random(seed * 7919 + 1)
+    raw, at, number = [], start + 600, 0
+    for red in red_for:
+        for conclusion, done in (("failure", at), ("success", at + red)):
+            number += 1
+            raw.append((done, dict(run_id=5_000_000 + number, run_number=number, workflow_id=WORKFLOWS[0][0],
+                                   workflow=WORKFLOWS[0][1], branch="main", suite_id=30_000_000 + number,
+                                   sha=hashlib.sha1(f"{seed}:{number}".encode()).hexdigest(), created=done - 300,
+                                   status="completed", conclusion=conclusion, updated=done)))
+        at += every_hours * 3600
+    raw.sort(key=lambda r: r[0])
+    events = [Event(seq=n, at=done, guid=_uuid(guids), event="workflow_run", action="completed", repo=0, fields=fields)
+              for n, (done, fields) in enumerate(raw)]
+    return Trace(seed=seed, start=start, end=max(at, raw[-1][0] + 60 if raw else at), repos=repos, events=events,
+                 faults=[], pulls={}, background_timeout_rate=0.0)
+
+
 # ------------------------------------------------------------------------------------------ payloads
 
 

@@ -18,12 +18,17 @@ per guid, one boolean per attempt in the order of `FakeGitHub.log` (`changed`), 
 It also counts what AWS would bill (`bill`): each Lambda invocation of either function with its
 modelled duration, the API Gateway requests, the table's request units, the bytes logged, the custom
 metrics published and the scheduled events.
+
+With the design "pager" it measures what the maintainer's phone lives through (`phone`): the table is
+`phone.Ledger` (pager's in-memory store noting what attention is about), the fake chat keeps its history,
+and a replay may set QUIET_HOURS (`simulate_designs` replays pager once more with the maintainer's night).
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import logging
 import math
 import multiprocessing
@@ -31,7 +36,7 @@ import os
 import time
 import warnings
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -49,7 +54,7 @@ from pager_world.http import HttpRequest, HttpResponse, session_for
 from pager_world.store import FaultyStore, key_kind
 from pager_world.telegram import FakeTelegram
 
-from . import alternatives, bill, fleet, prices
+from . import alternatives, bill, fleet, phone, prices
 from .measure import SWEEP_KINDS, measure
 
 GITHUB_API = "https://api.github.com"
@@ -237,7 +242,7 @@ def published_metrics(clock: Clock) -> Iterator[set[tuple[str, int]]]:
 class Replay:
     """One replay of a trace with one sweep design: the fake world, the schedules, and what is counted."""
 
-    def __init__(self, trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN,
+    def __init__(self, trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN, quiet_hours: str = "",
                  progress: Callable[[str], None] | None = None) -> None:
         from pager.bootstrap import SETTINGS_REFRESH_SECONDS
 
@@ -250,14 +255,15 @@ class Replay:
         self.faults = Faults(record=False)
         self.telegram = FakeTelegram(faults=self.faults, keep_requests=False, clock=self.clock)
         self.github = FakeGitHub(clock=self.clock, faults=self.faults, api_url=GITHUB_API, keep_requests=False)
-        self.store = bill.MeteredStore(self.faults)
+        self.ledger = phone.Ledger(self.clock, lambda: self.logs.function)  # what attention is about, in order
+        self.store = bill.MeteredStore(self.faults, self.ledger)
         self.sweep_keys: Counter[str] = Counter()  # writes of the sweeps' own records, by key
         self.recovery_writes: list[float] = []  # when a delivery noted what waits (in the sweep's state item)
         self.faults.observers.append(self._observe)
         self.by_guid = trace.by_guid()
         for key, pull in trace.pulls.items():
             self.github.pulls[key] = copy.deepcopy(pull)
-        self.settings = bench_settings(pem)
+        self.settings = dataclasses.replace(bench_settings(pem), quiet_hours=quiet_hours)
         install_on_fleet(self.github, trace, self.settings)
         join_chat(self.telegram, self.settings)
         self.in_fakes = 0.0  # CPU seconds spent inside the fake GitHub and Telegram
@@ -474,16 +480,22 @@ class Replay:
             "metric_hours": len(after),
             "scheduled_events": self.scheduled_events,
         }
+        if self.design in CHECKED:  # the grace's model needs the every-minute check
+            checks = phone.check_times(trace.start + CHECK_OFFSET, CHECK_EVERY, trace.end + self.drain)
+            down = [(f.start, f.end) for f in trace.faults if f.kind == "telegram"]
+            result["phone"] = phone.observe(self.telegram, self.ledger, grace=settings.alarm_grace, zone=settings.zone,
+                                            quiet_hours=settings.quiet_hours, checks=checks, down=down)
         result.update(design=self.design, call_budget=settings.sweep_call_budget, handler_status=dict(self.handler_status),
                       seconds=time.perf_counter() - self.started, chat_messages=len(self.telegram.messages),
                       dispatches=len(self.github.dispatches), events=len(trace.events))
         return result
 
 
-def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN,
+def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN, quiet_hours: str = "",
              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Replay the trace with one sweep design; returns the measures (see `pager_bench.measure`)."""
-    return Replay(trace, design, pem=pem, drain=drain, progress=progress).run()
+    """Replay the trace with one sweep design (and QUIET_HOURS, "" for none); returns the measures (see
+    `pager_bench.measure`, and `pager_bench.phone` for the design "pager")."""
+    return Replay(trace, design, pem=pem, drain=drain, quiet_hours=quiet_hours, progress=progress).run()
 
 
 # ------------------------------------------------------------------------- the designs side by side
@@ -491,22 +503,28 @@ def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN,
 _TRACES: dict[str, fleet.Trace] = {}
 _PEM = ""
 _PROGRESS: Callable[[str], None] | None = None
+Job = tuple[str, str, str]  # a trace's name, a design, QUIET_HOURS
 
 
-def _simulate_one(job: tuple[str, str]) -> dict[str, Any]:
-    name, design = job
-    progress = (lambda text: _PROGRESS(f"{name} trace, {text}")) if _PROGRESS else None
-    return simulate(_TRACES[name], design, pem=_PEM, progress=progress)
+def _simulate_one(job: Job) -> dict[str, Any]:
+    name, design, quiet_hours = job
+    label = f"{name} trace" + (f", quiet hours {quiet_hours}" if quiet_hours else "")
+    progress = (lambda text: _PROGRESS(f"{label}, {text}")) if _PROGRESS else None
+    return simulate(_TRACES[name], design, pem=_PEM, quiet_hours=quiet_hours, progress=progress)
 
 
 def simulate_designs(traces: dict[str, fleet.Trace], designs: list[str], *, pem: str, jobs: int = 1,
-                     progress: Callable[[str], None] | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+                     progress: Callable[[str], None] | None = None,
+                     quiet_on: Sequence[str] = ()) -> dict[str, dict[str, dict[str, Any]]]:
     """Replay each trace once per design, `jobs` of them at a time in forked processes (which inherit
-    the traces instead of receiving them pickled), the longest first; results by trace, then design."""
+    the traces instead of receiving them pickled), the longest first; results by trace, then design.
+    On each trace named in `quiet_on`, pager once more with QUIET_HOURS set to the maintainer's night
+    (`phone.NIGHT`): what its phone lived through is the pager result's `phone_quiet`."""
     global _TRACES, _PEM, _PROGRESS
     _TRACES, _PEM, _PROGRESS = dict(traces), pem, progress
-    work = sorted(((name, d) for name in traces for d in designs),
-                  key=lambda job: (-len(traces[job[0]].events), job[1] not in CHECKED))
+    quiet = [(name, "pager", phone.NIGHT) for name in quiet_on if name in traces and "pager" in designs]
+    work = sorted([(name, d, "") for name in traces for d in designs] + quiet,
+                  key=lambda job: (-len(traces[job[0]].events), job[1] not in CHECKED, job[2]))
     try:
         if jobs > 1 and len(work) > 1 and "fork" in multiprocessing.get_all_start_methods():
             with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
@@ -515,4 +533,7 @@ def simulate_designs(traces: dict[str, fleet.Trace], designs: list[str], *, pem:
             done = {job: _simulate_one(job) for job in work}
     finally:
         _TRACES, _PEM, _PROGRESS = {}, "", None
-    return {name: {d: done[(name, d)] for d in designs} for name in traces}
+    results = {name: {d: done[(name, d, "")] for d in designs} for name in traces}
+    for name, design, quiet_hours in quiet:
+        results[name][design]["phone_quiet"] = done[(name, design, quiet_hours)]["phone"]
+    return results
