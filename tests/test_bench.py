@@ -23,7 +23,7 @@ from pager.errors import Conflict
 from pager.observe import METRICS
 from pager.signals import SUPERSEDED
 from pager.values import iso
-from pager_bench import alternatives, bill, costs, fleet, measure, outages, phone, report, simulate
+from pager_bench import alternatives, bill, costs, fleet, measure, outages, phone, phone_report, report, simulate
 from pager_world.clock import Clock
 from pager_world.faults import Faults
 from pager_world.github import RETENTION, FakeGitHub
@@ -640,10 +640,10 @@ def test_the_weekly_bill_has_a_line_per_service_from_listed_prices(replays):
     assert api.usage == pytest.approx(results["pager"]["aws"]["http_api_units"] / weeks)
 
 
-def test_the_report_states_every_target_as_met_or_not_met(replays, subscribed, cost, modules, long_outage):
+def test_the_report_states_every_target_as_met_or_not_met(replays, subscribed, quiet, cost, modules, long_outage):
     trace, results = replays
     traces = {"full": trace, "subscribed": subscribed[0]}
-    both = {"full": results, "subscribed": subscribed[1]}
+    both = {"full": results, "subscribed": {"pager": {**subscribed[1]["pager"], "phone_quiet": quiet}}}
     args = argparse.Namespace(days=trace.days, seed=trace.seed)
     text = report.report(traces, both, cost, None, modules, args=args, handled=["issues"], elapsed=1.0,
                          outages=long_outage[0], burst=long_outage[1])
@@ -674,6 +674,13 @@ def test_the_report_states_every_target_as_met_or_not_met(replays, subscribed, c
     assert cost["ignored"]["app_ratio"] > 0 and cost["contribution"]["app_own_us"] > 0
     assert cost["contribution"]["bare_call_us"] > 0 and cost["ignored"]["bare_call_us"] > 0
     assert cost["ignored"]["calls"] == 0 and cost["contribution"]["calls"] >= 2  # a message and a draft dispatch
+    phone_section = text.split("## What the maintainer's phone lives through (the subscribed events only", 1)[1]
+    phone_section = phone_section.split("\n## ", 1)[0]
+    attention = [line for line in phone_section.splitlines() if re.search(r"\| (met|\*\*not met\*\*) \|$", line)]
+    assert len(attention) == len(phone_report.targets(subscribed[1]["pager"]["phone"], quiet)) == 5
+    assert "| ALARM_GRACE_MINUTES | alarm buzzes in the week |" in phone_section
+    assert "| **15** |" in phone_section and "the same, at the same times" in phone_section
+    assert "| **the week, QUIET_HOURS=01:00-02:00** |" in phone_section and "| **the week** |" in phone_section
 
 
 def test_an_ignored_delivery_makes_no_round_trip_and_a_contribution_at_most_eight(cost):

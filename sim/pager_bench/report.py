@@ -1,6 +1,7 @@
 """docs/benchmarks.md: the trace, what users feel on both traces, the sweeps side by side, recovery per
-fault, the custom metrics, the stack's weekly AWS cost, the targets (pager), the lean hot path, the
-handler's cost, the cold start, and how to read it. Each section is a function of its own."""
+fault, the custom metrics, the stack's weekly AWS cost, the targets (pager), what the maintainer's phone
+lives through (`phone_report`), the lean hot path, the handler's cost, the cold start, and how to read it.
+Each section is a function of its own."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 from pager.observe import METRICS
 from pager.values import iso
 
-from . import bill, fleet, prices
+from . import bill, fleet, phone_report, prices
 from .costs import BEFORE, HEAVY, NOT_FOR_IGNORED
 from .measure import LONG_OUTAGE, RECOVERY_LIMIT, percentile
 from .simulate import CHECK_EVERY, DESIGNS, DRAIN, PAGER_DESIGNS, SWEEP_EVERY
@@ -781,6 +782,10 @@ def report(traces: dict[str, fleet.Trace], results: dict[str, Results], cost: di
     cost_section(add, results, bills, imports)
     pager_bills = {name: by_design["pager"] for name, by_design in bills.items() if "pager" in by_design}
     targets_section(add, full, cost, imports, modules, budget, pager_bills, outages, burst)
+    phone_on = next((name for name in ("subscribed", "full") if "phone" in results.get(name, {}).get("pager", {})), None)
+    if phone_on is not None:
+        mine = results[phone_on]["pager"]
+        phone_report.section(add, traces[phone_on], TRACES[phone_on], mine["phone"], mine.get("phone_quiet"))
     if cost or modules:
         lean(add, cost, modules)
     if cost:
