@@ -19,7 +19,7 @@ from pager.signals import alarm, due as due_signals
 from pager.sweep.run import check
 from pager_world.cases import issue_comment_by, issue_opened, live_pull, pull, run, suite_passed
 from pager_world.matrix import Scenario, failure_matrix
-from pager_world.world import ALLOWED_USER, EXAMPLE_ALARM, REPO, REPO_ID
+from pager_world.world import ALLOWED_USER, CONTROL, EXAMPLE_ALARM, REPO, REPO_ID
 
 MINUTE = 60.0
 
@@ -226,7 +226,7 @@ def test_start_fix_shows_who_started_it_and_when_and_its_button_returns_when_the
     world.advance(2)
     assert world.press("🛠")[1]["outcome"] == "🛠 fix started"
     [message] = shown(world)
-    assert "🛠 fix started 08:02 by Maintainer" in message.text and "event%3Arepository_dispatch" in message.text
+    assert "🛠 fix started Fri 08:02 by Maintainer" in message.text and "event%3Arepository_dispatch" in message.text
     assert message.labels() == (("🔕 Mute for 8 h",),)
     world.deliver("workflow_run", run("failure", workflow_id=9, name="lint"))  # the alarm changed: a fix may be wanted
     assert shown(world)[0].labels() == (("🛠 Start fix",), ("🔕 Mute for 8 h",))
@@ -397,7 +397,9 @@ def test_the_mute_button_mutes_the_repository_of_its_message(world):
     world.deliver("issues", issue_opened())
     assert not shown(world)[-1].notified
     world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=9))
-    assert world.press("🔕")[1]["outcome"].startswith(f"🔕 {REPO} muted for 8 h")  # the contribution's button too
+    assert world.press("🔕")[1]["outcome"] == f"🔕 {REPO} is muted already, until 16:00"  # the contribution's button too
+    world.command(f"/mute {REPO} 7d")
+    assert world.press("🔕", shown(world)[0].message_id)[1]["outcome"].startswith(f"🔕 {REPO} is muted already, until 22 Jan 08:00")
 
 
 @pytest.mark.parametrize("text, said", [
@@ -461,10 +463,10 @@ def test_status_says_what_is_red_since_when_what_waits_for_merge_the_mutes_and_p
     world.command("/status")
     lines = answer(world).splitlines()
     assert lines[0] == "📋 pager at 08:05: 1 repository red"
-    assert lines[1].startswith(f'🚨 <a href="https://github.com/{REPO}/actions">{REPO}</a> since 08:00: test run #163 failed')
+    assert lines[1] == "⚙️ pager: no sweep has run yet; all well"
+    assert lines[2].startswith(f'🚨 <a href="https://github.com/{REPO}/actions">{REPO}</a> since 08:00: test run #163 failed')
     assert any(line.startswith("🔀 ready to merge: ") and f"{REPO}#2" in line for line in lines)
     assert any(line.startswith(f"🔕 {REPO} muted until 11:00") for line in lines)
-    assert lines[-1] == "⚙️ pager: no sweep has run yet; all well"
     assert not shown(world)[-1].notified  # an answer: the person is looking at the chat
 
 
@@ -590,3 +592,72 @@ def test_two_contributions_of_one_thread_at_the_same_moment_call_once_and_the_ot
     first, second = shown(world)
     assert [first.notified, second.notified] == [True, False] and second.reply_to == first.message_id
     assert world.pending_claims() == []
+
+
+def test_a_head_whose_merge_github_refused_is_not_offered_again_by_the_sweep_but_after_a_review(world):
+    from pager_world.cases import pull_review_approved, ready
+
+    world.hub.merge_methods[REPO] = {"merge"}  # pager squashes; the repository allows merge commits only
+    ready(world)
+    assert world.press("🔀")[1]["outcome"].startswith("GitHub refused the merge: ")
+    for _ in range(3):
+        world.advance(15)
+        world.sweep()
+    assert len([first for first in buzzed(world) if "ready to merge" in first]) == 1
+    [release] = [m for m in shown(world) if m.author is None]
+    assert "⚠️ GitHub refused the merge: " in release.text and release.labels() is None
+    world.deliver("pull_request_review", pull_review_approved())  # a review may be what it lacked
+    assert shown(world)[-1].labels() == (("🔀 Merge",),)
+
+
+def test_a_merge_github_made_is_answered_merged_even_when_telegram_refuses_the_edit(world):
+    from pager_world.cases import ready
+
+    ready(world)
+    world.chat.fail("editMessageText", 403, body={"ok": False, "error_code": 403,
+                                                  "description": "Forbidden: bot is not a member of the supergroup chat"})
+    world.press("🔀")
+    assert len(world.hub.merges) == 1 and world.chat.answers[-1][1] == "🔀 merged (the message catches up in a moment)"
+
+
+def test_the_fix_runs_end_says_how_it_ended_in_the_alarm_and_brings_start_fix_back(world):
+    world.deliver("workflow_run", run("failure"))
+    world.advance(2)
+    world.press("🛠")
+    world.advance(9)
+    ended = run("failure", workflow_id=77, name="pager-fix", **{
+        "repository.full_name": CONTROL, "repository.id": 4242, "workflow_run.head_repository.full_name": CONTROL,
+        "workflow_run.event": "repository_dispatch", "workflow_run.display_title": f"pager-fix {REPO}",
+        "workflow_run.updated_at": "2027-01-15T08:11:00Z", "workflow_run.html_url": "https://github.com/x/runs/9"})
+    world.hub.installations[CONTROL] = world.hub.installations[REPO]
+    assert world.deliver("workflow_run", ended)[1]["outcome"] == "alarm opened; fix ended"  # (a failed run: red too)
+    [alarm_message] = [m for m in shown(world) if REPO in m.text.splitlines()[0]]
+    assert "🛠 the fix by Maintainer failed Fri 08:11 (" in alarm_message.text
+    assert alarm_message.labels()[0] == ("🛠 Start fix",)
+    assert world.deliver("workflow_run", ended)[1]["outcome"].endswith("no fix under way")  # twice: once
+
+
+def test_an_edit_by_its_outside_author_is_a_silent_reply_once_and_an_older_one_late_shows_nothing(world):
+    from pager_world.cases import outside
+
+    def edit(at: str, body: str, who: str = "alice") -> dict:
+        return outside("issues", "edited", **{"issue.updated_at": at, "issue.body": body, "sender.login": who})
+
+    world.deliver("issues", issue_opened())
+    first = shown(world)[0]
+    assert world.deliver("issues", edit("2026-12-01T12:00:00Z", "Also on Windows."))[1]["outcome"] == "sent"
+    reply = shown(world)[-1]
+    assert reply.text.startswith("💬 alice edited issue") and "Also on Windows." in reply.text
+    assert reply.reply_to == first.message_id and not reply.notified
+    assert world.deliver("issues", edit("2026-12-01T12:00:00Z", "Also on Windows."))[1]["outcome"] == "stale: a newer edit was shown"
+    assert world.deliver("issues", edit("2026-12-01T11:00:00Z", "older"))[1]["outcome"] == "stale: a newer edit was shown"
+    assert world.deliver("issues", edit("2026-12-01T13:00:00Z", "typo", who="maintainer"))[1]["outcome"] == \
+        "ignored: not its author from outside"
+    assert len(shown(world)) == 2
+
+
+def test_an_edit_of_an_issue_never_shown_shows_nothing(world):
+    from pager_world.cases import outside
+
+    body = outside("issues", "edited", **{"issue.updated_at": "2026-12-01T12:00:00Z"})
+    assert world.deliver("issues", body)[1]["outcome"] == "ignored: its thread was never shown"

@@ -24,7 +24,7 @@ from moto import mock_aws
 
 from pager.dynamo import create_table
 from pager.signals import SIGNALS
-from pager.signals.alarm import update_alarm
+from pager.signals.alarm import render_now, update_alarm
 from pager_world.cases import (
     NEWER,
     alarmed,
@@ -47,7 +47,7 @@ from pager_world.cases import (
 from pager_world.faults import Faults
 from pager_world.matrix import Scenario, failure_matrix
 from pager_world.store import DynamoDump, FaultyDynamoClient
-from pager_world.world import CONTROL_ALARM, World
+from pager_world.world import ALLOWED_USER, CHAT_ID, CONTROL_ALARM, EXAMPLE_ALARM, World
 
 # -- the cases -------------------------------------------------------------------------------------------
 
@@ -86,6 +86,28 @@ def nothing(h: World) -> None:
     pass
 
 
+def command(text: str) -> Callable[[World], Any]:
+    """A command typed in the chat; applied again, Telegram's retry of the same update."""
+    updates: dict[int, dict] = {}
+
+    def apply(h: World) -> None:
+        if id(h) not in updates:
+            updates[id(h)] = h.chat.command_update(text, chat_id=CHAT_ID, user={"id": ALLOWED_USER, "is_bot": False,
+                                                                                 "first_name": "Maintainer"})
+        status, answer = h.update(updates[id(h)])
+        assert status == 200, answer
+
+    return apply
+
+
+def edited(event: str, who: str) -> dict:
+    """Its author from outside edits it (a later `updated_at` than the example's opening; GitHub's examples
+    have no pull_request.edited: its opened one, as edited)."""
+    fixture = "opened" if event == "pull_request" else "edited"
+    return outside(event, fixture, who=who, **{"action": "edited", f"{who}.updated_at": "2026-12-01T12:00:00Z",
+                                               f"{who}.body": "Edited: more detail"})
+
+
 
 
 def opened_then(event: str, who: str, fixture_action: str = "opened"):
@@ -113,6 +135,13 @@ CASES = [
          deliver("discussion_comment", outside("discussion_comment", "created", who="comment"))),
     Case("review comment", {("pull_request_review_comment", "created")}, nothing,
          deliver("pull_request_review_comment", outside("pull_request_review_comment", "created", who="comment"))),
+    Case("issue edited by its author", {("issues", "edited")}, lambda h: h.deliver("issues", issue_opened()),
+         deliver("issues", edited("issues", "issue"))),
+    Case("discussion edited by its author", {("discussion", "edited")},
+         lambda h: h.deliver("discussion", outside("discussion", "created", who="discussion")),
+         deliver("discussion", edited("discussion", "discussion"))),
+    Case("pull request edited by its author", {("pull_request", "edited")}, opened_then("pull_request", "pull_request"),
+         deliver("pull_request", edited("pull_request", "pull_request"))),
     Case("review", {("pull_request_review", "submitted")}, nothing,
          deliver("pull_request_review", outside("pull_request_review", "submitted", who="review", **{"review.body": "Looks off."}))),
     # the alarm
@@ -144,6 +173,10 @@ CASES = [
     Case("sweep entry", set(), nothing,
          lambda h: update_alarm(h.services, CONTROL_ALARM, opened={"delivery:g1": delivery_entry("g1")}, closed=[])),
     Case("start fix", set(), alarmed, press("🛠")),
+    Case("mute pressed", set(), alarmed, press("🔕")),
+    Case("a command", set(), nothing, command("/mute Codertocat/Hello-World 2h")),
+    Case("alarm come due", set(), lambda h: (alarmed(h), h.advance(16)),
+         lambda h: render_now(h.services, EXAMPLE_ALARM)),
     # releases
     Case("release opened", {("pull_request", "opened")}, nothing, deliver("pull_request", pull("opened"))),
     Case("release reopened", {("pull_request", "reopened")}, nothing, deliver("pull_request", pull("reopened"))),

@@ -101,7 +101,7 @@ def test_deliveries_refused_with_401_open_the_secret_entry_and_after_the_fix_its
     sweeps.advance(15)
     sweeps.sweep()
     message_id, text, buttons = control_message(sweeps)
-    assert "25 deliveries refused since 08:00" in text and "GITHUB_WEBHOOK_SECRET differs" in text and buttons == []
+    assert "25 deliveries refused since Thu 08:00" in text and "GITHUB_WEBHOOK_SECRET differs" in text and buttons == []
     assert press(sweeps, "refused:again", message_id).startswith("⚠️ GitHub's deliveries are still refused with 401")
 
     world.signing_secret = world.settings.github_webhook_secret  # the maintainer fixes the secret
@@ -310,8 +310,9 @@ def test_the_deliver_again_press_asks_for_exactly_one_attempt_and_anyone_elses_n
     # It failed again: the entry shows the new answer, and ↻ now asks for the newest attempt.
     sweeps.advance(15)
     sweeps.sweep()
-    message_id, text, [(_, data)] = control_message(sweeps)
+    message_id, text, [(label, data)] = control_message(sweeps)
     assert "delivered again, failed again (the last answered 500)" in text and data == f"again:{sweeps.attempts(guid)[-1]['id']}"
+    assert label == f"↻ {REPO}#1" and f"{REPO}#1: Spelling error" in text  # still named as the thing it is about
     sweeps.answer = lambda guid, redelivery: 200
     press(sweeps, data, message_id)
     sweeps.github.deliver_pending()

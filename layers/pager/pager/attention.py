@@ -31,6 +31,7 @@ FOLLOW_UP_SECONDS = 3600  # a further contribution in a thread within this long 
 class Moment(StrEnum):
     CONTACT = "contact"
     FOLLOW_UP = "follow-up"
+    EDITED = "edited"
     CONTRIBUTION_CLOSED = "contribution closed"
     ALARM_OPENED = "alarm opened"
     ALARM_RED = "alarm red"
@@ -59,6 +60,8 @@ MOMENTS: Mapping[Moment, Rule] = {
                          "someone from outside opened, commented or reviewed: they wait for an answer"),
     Moment.FOLLOW_UP: Rule("send (a reply in its thread)", False,
                            "the same thread buzzed less than an hour ago: the phone already called"),
+    Moment.EDITED: Rule("send (a reply in its thread)", False,
+                        "its author from outside changed what they wrote: there for when you read the thread"),
     Moment.CONTRIBUTION_CLOSED: Rule("edit", False, "closed, merged or answered: nothing is left to do"),
     Moment.ALARM_OPENED: Rule("send", False,
                               "a failure within its grace may be a flake that a rerun clears; 🛠 is there already"),

@@ -59,7 +59,7 @@ COMMAND = re.compile(r"/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{1,64}))?(?![A-Za-z
 REPOSITORY = re.compile(r"[A-Za-z0-9_-]{1,39}/[A-Za-z0-9._-]{1,100}")
 DURATION = re.compile(r"([0-9]{1,4})\s*(m|min|h|d)", re.IGNORECASE)
 UNIT_SECONDS = {"m": 60, "min": 60, "h": 3600, "d": 86400}
-RED_LISTED = 10  # red alarms /status names; the rest are counted
+LISTED = 10  # red alarms, releases ready and mutes /status names of each; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -205,11 +205,13 @@ def mute(services: Services, name: str, words: Sequence[str], by: str, now: floa
     if not words or not REPOSITORY.fullmatch(words[0]) or len(words) > (2 if name == "mute" else 1):
         return USAGE[name]
     seconds = MUTE_DEFAULT_SECONDS
+    capped = ""
     if name == "mute" and len(words) == 2:
         given = seconds_of(words[1])
         if given is None or given <= 0:
             return USAGE[name]
         seconds = min(given, MUTE_MAX_SECONDS)
+        capped = " (at most 30 days)" if given > MUTE_MAX_SECONDS else ""
     try:
         repository = services.github.get_repository(words[0])
     except GitHubRefused as exc:
@@ -226,19 +228,22 @@ def mute(services: Services, name: str, words: Sequence[str], by: str, now: floa
         return f"🔔 {escape(full_name)} buzzes again" if was else f"{escape(full_name)} was not muted"
     until = now + seconds
     attention_store.set_mute(services, repository_id, full_name, until, by)
-    capped = " (at most 30 days)" if seconds == MUTE_MAX_SECONDS and name == "mute" else ""
     return (f"🔕 {escape(full_name)} muted for {duration(seconds)}{capped}, until {local_time(until, zone, now)}: "
             "its pages arrive without a sound")
 
 
 def mute_press(services: Services, repository_id: int, repository: str, by: str) -> str:
-    """🔕 on a message: mute its repository for the default time."""
+    """🔕 on a message: mute its repository for the default time (a longer mute already set stays)."""
     now = services.now()
     if not repository:
         return "this repository is no longer known"
+    zone = services.settings.zone
+    current = attention_store.mute_of(services, repository_id, now)
+    if current is not None and current.until >= now + MUTE_DEFAULT_SECONDS:
+        return f"🔕 {repository} is muted already, until {local_time(current.until, zone, now)}"
     until = now + MUTE_DEFAULT_SECONDS
     attention_store.set_mute(services, repository_id, repository, until, by)
-    return f"🔕 {repository} muted for 8 h, until {local_time(until, services.settings.zone, now)}: /unmute {repository} undoes it"
+    return f"🔕 {repository} muted for 8 h, until {local_time(until, zone, now)}: /unmute {repository} undoes it"
 
 
 # -- /status ----------------------------------------------------------------------------------------------
@@ -258,7 +263,7 @@ class Status:
 def status(services: Services, now: float) -> str:
     index = attention_store.index(services)
     red = [(r, alarm.shown_entries(alarm.Alarm(r.ref, r.repository), alarm.entries_now(services, r.ref)))
-           for r in index.red if r.ref != alarm.CONTROL][:RED_LISTED + 1]
+           for r in index.red if r.ref != alarm.CONTROL][:LISTED]
     ready = [r.data for r in services.store.items(release.WAITING_KEY) if r.data.get("ready")]
     swept = services.store.load(STATE_KEY).data.get("ran_at")
     control = alarm.control_alarm(services)
@@ -269,35 +274,42 @@ def status(services: Services, now: float) -> str:
 
 
 def render_status(s: Status, settings: Any, now: float, red_count: int) -> str:
+    """/status: its first line, then pager's own health and quiet hours (short, and never cut), then the
+    lists, each at most LISTED long with how many more, so that the answer fits one message."""
     zone: tzinfo = settings.zone
     lines = [f"📋 pager at {local_time(now, zone, now)}: " + (plural(red_count, "repository", "repositories") + " red"
                                                               if red_count else "nothing is red")]
-    for red, entries in s.red[:RED_LISTED]:
-        top = alarm.by_importance(entries)[0] if entries else ""
-        what = f": {escape(str(entries[top].get('title') or top))}" if top else ""
-        more = f", and {len(entries) - 1} more" if len(entries) > 1 else ""
-        lines.append(f"🚨 {link(f'https://github.com/{red.repository}/actions', red.repository)} since "
-                     f"{local_time(red.since, zone, now)}{what}{more}")
-    if red_count > RED_LISTED:
-        lines.append(f"… and {red_count - RED_LISTED} more red")
-    for pull in s.ready:
-        ref = f"{pull.get('repository')}#{pull.get('number')}"
-        title = f": {escape(str(pull.get('title')))}" if pull.get("title") else ""
-        lines.append(f"🔀 ready to merge: {link(str(pull.get('url') or ''), ref)}{title}")
-    for muted in s.mutes:
-        lines.append(f"🔕 {escape(muted.repository)} muted until {local_time(muted.until, zone, now)}"
-                     + (f" (by {escape(muted.by)})" if muted.by else ""))
+    swept = f"last sweep {local_time(s.swept_at, zone, now)}" if s.swept_at else "no sweep has run yet"
+    if s.health:
+        top = alarm.by_importance(s.health)[0]
+        lines.append(f"⚙️ pager: {swept}; needs you: {escape(str(s.health[top].get('title') or top))[:300]}"
+                     + (f", and {len(s.health) - 1} more" if len(s.health) > 1 else ""))
+    else:
+        lines.append(f"⚙️ pager: {swept}; all well")
     quiet = settings.quiet
     if quiet is not None:
         period = quiet.period(now)
         when = (f"now, until {local_time(period[1], zone, now)}" if period
                 else f"next from {local_time(quiet.next_start(now), zone, now)}")
         lines.append(f"🌙 quiet hours {escape(settings.quiet_hours)} ({escape(settings.timezone)}): {when}")
-    swept = f"last sweep {local_time(s.swept_at, zone, now)}" if s.swept_at else "no sweep has run yet"
-    if s.health:
-        top = alarm.by_importance(s.health)[0]
-        lines.append(f"⚙️ pager: {swept}; needs you: {escape(str(s.health[top].get('title') or top))}"
-                     + (f", and {len(s.health) - 1} more" if len(s.health) > 1 else ""))
-    else:
-        lines.append(f"⚙️ pager: {swept}; all well")
+    for red, entries in s.red[:LISTED]:
+        top = alarm.by_importance(entries)[0] if entries else ""
+        what = f": {escape(str(entries[top].get('title') or top))[:200]}" if top else ""
+        more = f", and {len(entries) - 1} more" if len(entries) > 1 else ""
+        lines.append(f"🚨 {link(f'https://github.com/{red.repository}/actions', red.repository)} since "
+                     f"{local_time(red.since, zone, now)}{what}{more}")
+    lines += _more(red_count, "red")
+    for pull in s.ready[:LISTED]:
+        ref = f"{pull.get('repository')}#{pull.get('number')}"
+        title = f": {escape(str(pull.get('title')))[:200]}" if pull.get("title") else ""
+        lines.append(f"🔀 ready to merge: {link(str(pull.get('url') or ''), ref)}{title}")
+    lines += _more(len(s.ready), "ready to merge")
+    for muted in s.mutes[:LISTED]:
+        lines.append(f"🔕 {escape(muted.repository)} muted until {local_time(muted.until, zone, now)}"
+                     + (f" (by {escape(muted.by)})" if muted.by else ""))
+    lines += _more(len(s.mutes), "muted")
     return "\n".join(lines)
+
+
+def _more(count: int, what: str) -> list[str]:
+    return [f"… and {count - LISTED} more {what}"] if count > LISTED else []

@@ -4,6 +4,7 @@ Pure: values in, text out (plain text: the signals escape and link it). No GUID,
 raw ISO time, no table key and no exception class reaches the chat (SPEC §6.1); they stay in the logs.
 
     local_time(epoch, zone, now)   "14:02" today, "Tue 14:02" this week, "3 Dec 14:02" before
+    stamp(epoch, zone)             "Tue 14:02", in a message that stays in the chat for days
     clock(epoch, zone)             "22:00", where the day goes without saying
     duration(seconds)              "45 s", "12 min", "2 h 5 min", "3 days"
     plural(n, one, many)           "1 delivery", "3 deliveries"
@@ -36,6 +37,12 @@ def local_time(epoch: float, zone: tzinfo, now: float | None = None) -> str:
         if 0 < now - epoch < WEEK - 24 * 3600:
             return at.strftime("%a %H:%M")
     return f"{at.day} {at.strftime('%b %H:%M')}"
+
+
+def stamp(epoch: float, zone: tzinfo) -> str:
+    """A moment in a message that stays in the chat for days ("Tue 14:02"): never "14:02" alone, which
+    reads as today on any day."""
+    return datetime.fromtimestamp(epoch, tz=zone).strftime("%a %H:%M")
 
 
 def clock(epoch: float, zone: tzinfo) -> str:

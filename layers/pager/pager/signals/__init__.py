@@ -1,6 +1,7 @@
 """The signals: every webhook event pager acts on, and what acts on it, in one table (docs/signals.md).
 
-    contribution   outside contributions: one message, one pager-draft dispatch; closed or answered edits it
+    contribution   outside contributions: one message, one pager-draft dispatch; closed or answered edits it;
+                   an edit by its author is a silent reply in its thread
     alarm          one message per repository with its failing entries; 🛠 Start fix; `update_alarm` for the sweep
     release        release pull requests: one message, 🔀 Merge once ready, the merge and its tag recorded once
 
@@ -27,8 +28,10 @@ Handler = Callable[[Delivery, Services], str]
 SIGNALS: Mapping[tuple[str, str], tuple[Handler, ...]] = {
     # contributions from outside, and what closes them
     ("issues", "opened"): (contribution.opened,),
+    ("issues", "edited"): (contribution.edited,),
     ("issues", "closed"): (contribution.closed,),
     ("discussion", "created"): (contribution.opened,),
+    ("discussion", "edited"): (contribution.edited,),
     ("discussion", "answered"): (contribution.closed,),
     ("issue_comment", "created"): (contribution.opened,),
     ("discussion_comment", "created"): (contribution.opened,),
@@ -38,7 +41,7 @@ SIGNALS: Mapping[tuple[str, str], tuple[Handler, ...]] = {
     ("pull_request", "opened"): (contribution.opened, release.pull_request),
     ("pull_request", "reopened"): (release.pull_request,),
     ("pull_request", "synchronize"): (release.pull_request,),
-    ("pull_request", "edited"): (release.pull_request,),
+    ("pull_request", "edited"): (contribution.edited, release.pull_request),
     ("pull_request", "closed"): (contribution.closed, release.closed),
     # the alarm of the default branch, and a release's checks
     ("workflow_run", "completed"): (alarm.workflow_run,),

@@ -72,7 +72,7 @@ from ..routing import Delivery, Repository
 from ..services import Services
 from ..store import Record
 from ..values import field, integer, newest, order_of_time, parse_iso, text
-from ..words import duration, local_time
+from ..words import duration, stamp
 from .common import default_branch, repo_link, repo_url
 from .messages import RETIRED, Shown, buttons_json, retired_after, show, tidy
 from .records import Busy, Held, settle
@@ -92,7 +92,9 @@ ENTRY_ITEM = "entry:"
 CLOSED_MEMORY_SECONDS = 3 * 24 * 3600  # GitHub lists a delivery (and so may redeliver it) for 3 days
 FIX_PAYLOAD_ENTRIES = 40  # entries a pager-fix dispatch carries at most
 FIX_PAYLOAD_BYTES = 60_000  # ... and fewer when they would pass this (GitHub refuses a client_payload over 64 KB)
-FIX_HOLD_SECONDS = 3600  # after 🛠, its button stays away this long, unless the alarm changes first
+FIX_HOLD_SECONDS = 3600  # after 🛠, its button stays away this long, unless the alarm changes or the fix's run ends first
+FIX_RUN_NAME = "pager-fix "  # how the example pager-fix workflow names its runs: "pager-fix owner/name"
+ENDED = {"success": "succeeded", "failure": "failed", "cancelled": "was cancelled", "timed_out": "timed out"}
 FOOTER_ROOM = 400  # characters kept free in the message for the line saying how many more there are
 SEEN_KEPT = 20  # what was red during an alarm, kept for its all clear
 SEEN_SHOWN = 8  # ... and shown there, struck through
@@ -388,11 +390,17 @@ def render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], view: View,
     """The alarm's text and buttons: the headline, since when, a fix under way, the most important entries
     that fit, then how many more."""
     ordered = by_importance(entries)
-    state = [f"since {local_time(view.since, view.zone, view.now)}"]
+    state = [f"since {stamp(view.since, view.zone)}"]
     if view.fix:
         by = f" by {escape(str(view.fix['by']))}" if view.fix.get("by") else ""
-        run = f" ({link(view.actions, 'its run')})" if view.actions else ""
-        state.append(f"🛠 fix started {local_time(float(view.fix['at']), view.zone, view.now)}{by}{run}")
+        ended = view.fix.get("ended")
+        if isinstance(ended, Mapping):
+            how = ENDED.get(str(ended.get("conclusion")), f"ended: {escape(str(ended.get('conclusion')))}")
+            run = f" ({link(str(ended['url']), 'its run')})" if ended.get("url") else ""
+            state.append(f"🛠 the fix{by} {how} {stamp(float(ended.get('at') or view.now), view.zone)}{run}")
+        else:
+            run = f" ({link(view.actions, 'its run')})" if view.actions else ""
+            state.append(f"🛠 fix started {stamp(float(view.fix['at']), view.zone)}{by}{run}")
     lines = [headline(alarm, entries, ordered[0]), " · ".join(state)]
     used = sum(visible_length(line) + 1 for line in lines)
     shown = 1 if len(ordered) == 1 else 0  # one entry: the headline is all
@@ -406,7 +414,8 @@ def render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], view: View,
         shown += 1
     if shown < len(ordered):
         lines.append(_more(alarm.name, ordered[shown:], entries))
-    return "\n".join(lines), _buttons(alarm, entries, ordered[:shown], fixing=bool(view.fix)) or None
+    fixing = view.fix is not None and not view.fix.get("ended")
+    return "\n".join(lines), _buttons(alarm, entries, ordered[:shown], fixing=fixing) or None
 
 
 def _buttons(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], shown: list[str], *,
@@ -464,8 +473,8 @@ def seen_after(seen: Any, entries: Mapping[str, Mapping[str, Any]]) -> dict[str,
 
 
 def live_fix(fix: Any, entries: Mapping[str, Any], now: float) -> Mapping[str, Any] | None:
-    """The fix 🛠 started, while it holds: for FIX_HOLD_SECONDS, and only while the alarm lists what it
-    listed then (a new failure or a closed one brings 🛠 back)."""
+    """The fix 🛠 started, while the message says so: for FIX_HOLD_SECONDS, and only while the alarm lists
+    what it listed then (a new failure or a closed one brings 🛠 back, as does the fix's run ending)."""
     if not isinstance(fix, Mapping) or not isinstance(fix.get("at"), (int, float)):
         return None
     if now >= float(fix["at"]) + FIX_HOLD_SECONDS:
@@ -599,7 +608,7 @@ def decide_fix(control_repository: str, entries: Mapping[str, Mapping[str, Any]]
         if not offers_fix(entries):
             return Step("nothing here a fix in the repository could see")
         fix = live_fix(data.get("fix"), entries, now)
-        if fix is not None:
+        if fix is not None and not fix.get("ended"):
             who = f" by {fix['by']}" if fix.get("by") else ""
             return Step(f"🛠 a fix was started{who} already")
         listed = sorted(k for k in entries if fixable(k))
@@ -822,8 +831,52 @@ def _apply(delivery: Delivery, services: Services, change: Change | str) -> str:
 
 
 def workflow_run(delivery: Delivery, services: Services) -> str:
-    """workflow_run.completed: a run on the default branch opens or closes its workflow's entry."""
-    return _apply(delivery, services, read_workflow_run(delivery.payload))
+    """workflow_run.completed: a run on the default branch opens or closes its workflow's entry; a run of
+    the control repository's pager-fix workflow that ends (its run-name "pager-fix owner/name", as the
+    example workflow sets it) ends the fix its alarm shows, and brings 🛠 back."""
+    outcome = _apply(delivery, services, read_workflow_run(delivery.payload))
+    fixed = fixed_repository(delivery.payload, services.settings.control_repository)
+    if fixed:
+        return f"{outcome}; {fix_ended(services, fixed, delivery.payload)}"
+    return outcome
+
+
+def fixed_repository(payload: Mapping[str, Any], control_repository: str) -> str:
+    """The repository a pager-fix run of the control repository was for ("" for any other run)."""
+    run = payload.get("workflow_run")
+    title = text(field(run, "display_title"))
+    if (text(field(payload, "repository", "full_name")).lower() != control_repository.lower()
+            or text(field(run, "event")) != "repository_dispatch" or not title.startswith(FIX_RUN_NAME)):
+        return ""
+    return title[len(FIX_RUN_NAME):].strip()
+
+
+def fix_ended(services: Services, repository: str, payload: Mapping[str, Any]) -> str:
+    """The red alarm of `repository` says its fix's run ended (its conclusion and link), and offers 🛠 again."""
+    run = payload.get("workflow_run")
+    red = next((r for r in attention_store.index(services).red if r.repository.lower() == repository.lower()), None)
+    if red is None:
+        return f"the fix of {repository} ended; its alarm is not red"
+    ended = {"conclusion": text(field(run, "conclusion")), "url": text(field(run, "html_url")),
+             "at": parse_iso(field(run, "updated_at")) or services.now()}
+    settled = settle(services, alarm_key(red.ref), decide_fix_end(ended))
+    if settled.after.get("fix"):
+        render_now(services, Alarm(red.ref, red.repository, red.branch))
+    return settled.outcome
+
+
+def decide_fix_end(ended: Mapping[str, Any]):
+    """Record that the fix's run ended, once (a run started before the fix, or a second delivery, changes nothing)."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        fix = data.get("fix")
+        if not isinstance(fix, Mapping) or fix.get("ended"):
+            return Step("no fix under way")
+        if float(ended.get("at") or now) < float(fix.get("at") or 0):
+            return Step("stale: a run from before the fix")
+        return Step("fix ended", data={**data, "fix": {**fix, "ended": dict(ended)}})
+
+    return decide
 
 
 def check_suite(delivery: Delivery, services: Services) -> str:

@@ -32,7 +32,7 @@ records its verdict, and the opening event then shows nothing: it is no longer n
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import attention_store
@@ -330,6 +330,44 @@ def thread_after(data: Mapping[str, Any], repository: str, shown: Mapping[str, A
     if sound.get("buzz") and isinstance(at, (int, float)) and at > float(data.get("buzzed_at") or 0):
         new["buzzed_at"] = at
     return new
+
+
+def edited(delivery: Delivery, services: Services) -> str:
+    """An issue, pull request or discussion edited by its author from outside, in a thread already shown: a
+    silent reply under the thread's first message with what it says now (once per edit; an edit older than
+    one shown, delivered late, shows nothing)."""
+    payload = delivery.payload
+    if delivery.event == "pull_request" and is_release_pull(payload.get("pull_request"), payload, services.settings):
+        return "ignored: release pull request"
+    opened_as = read_contribution(delivery.event, payload, delivery.repository)
+    if opened_as is None or not opened_as.number or not opened_as.repository_id or not opened_as.order:
+        return "ignored: nothing edited"
+    if not opened_as.outside or text(field(payload, "sender", "login")).lower() != opened_as.author.lower():
+        return "ignored: not its author from outside"
+    c = replace(opened_as, verb="edited", comment=f"e{opened_as.order}")
+    with holding(services, c.thread, THREAD, ttl_seconds=TTL_SECONDS) as thread_data:
+        thread = Thread.from_data(thread_data)
+        if thread.first is None:
+            return "ignored: its thread was never shown"
+        if c.order <= str(thread_data.get("edited") or ""):
+            return "stale: a newer edit was shown"
+        settled = settle(services, c.key, decide_edit(c, thread), ttl_seconds=TTL_SECONDS)
+        if isinstance(settled.after.get("message_id"), int):
+            thread_data.update(edited=c.order)
+    return settled.outcome
+
+
+def decide_edit(c: Contribution, thread: Thread):
+    """Show an edit once, silently, under the thread's first message."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        if data.get("message_id") is not None:
+            return Step("already shown")
+        message = render(c)
+        effect, _ = show(None, message, None, LOUD.sound(Moment.EDITED), reply_to=thread.first, reply_chat=thread.chat)
+        return Step("sent", effect=effect, then=lambda sent: {**sent.fields(), "text": message, "shown_at": now})
+
+    return decide
 
 
 def closed(delivery: Delivery, services: Services) -> str:

@@ -54,7 +54,7 @@ from typing import Any
 
 from .. import attention_store
 from ..attention import LOUD, Moment, Volume, period_of
-from ..errors import GitHubUnavailable, Partial, Transient
+from ..errors import GitHubUnavailable, PagerError, Partial
 from ..html import escape, link
 from ..routing import Delivery, Repository
 from ..services import Services
@@ -262,14 +262,17 @@ def applied(data: dict[str, Any], p: ReleasePull) -> dict[str, Any]:
     if data.get("head") != p.head:
         new.update(head=p.head, ready=False)
         new.pop("refusal", None)
+        new.pop("refused_head", None)
     return new
 
 
 def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], live_is_release: bool,
-                 installation_id: int | None, volume: Volume = LOUD):
+                 installation_id: int | None, volume: Volume = LOUD, *, review: bool = False):
     """`live` is the pull request as GitHub has it now, read after a check suite passed on `sha` (or,
-    with `sha` None, after a review): offer Merge if it is open, still at that head and GitHub calls
-    it clean.
+    with `sha` None, after a review or the sweep's look): offer Merge if it is open, still at that head
+    and GitHub calls it clean. A head whose merge GitHub refused is not offered again (GitHub may still
+    call it clean: a merge method the repository forbids, a workflow file the app may not change) but
+    after a review (`review`), which may be what it lacked, or a new head.
 
     A head the record does not have yet is adopted from `live` when it is the suite's: its
     pull_request event failed or comes late (and may never come, if a newer one passed meanwhile)."""
@@ -286,6 +289,8 @@ def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], liv
             new = applied(data, p)
         if new.get("ready"):
             return converge(repo, data, new, "release updated", "Merge already offered", volume, now)
+        if new.get("refused_head") == sha and not review:
+            return Step("not offered again: GitHub refused this head's merge")
         if p.state != "open" and p.order and p.order >= data.get("order", ""):
             # Closed or merged as GitHub has it (its closed event failed, or comes late): so recorded,
             # and no longer waiting for Merge; the closed event, if it comes, records the merge.
@@ -297,6 +302,7 @@ def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], liv
             return converge(repo, data, new, f"not ready: {mergeable}", f"not ready: {mergeable}", volume, now)
         ready = {**new, "ready": True}
         ready.pop("refusal", None)
+        ready.pop("refused_head", None)
         return converge(repo, data, ready, "Merge offered", "Merge already offered", volume, now)
 
     return decide
@@ -400,7 +406,7 @@ def decide_merge(repo: Repository, number: int, method: str, volume: Volume = LO
                 merged = {**data, "state": "merged", "ready": False, "merged": {"commit": result.sha, "at": iso(now)}}
                 merged.pop("refusal", None)
                 return merged
-            return {**data, "ready": False, "refusal": result.reason}
+            return {**data, "ready": False, "refusal": result.reason, "refused_head": data["head"]}
 
         def describe(result: MergeResult) -> str:
             return "🔀 merged" if result.merged else f"GitHub refused the merge: {result.reason}"
@@ -419,7 +425,8 @@ RELEASES_CHECKED = 3  # release pull requests the sweep reads again per run, the
 
 
 def _waiting(data: Mapping[str, Any]) -> bool:
-    return data.get("state") == "open" and not data.get("ready")
+    """Open and not offered Merge: the sweep looks again (not at a head whose merge GitHub refused)."""
+    return data.get("state") == "open" and not data.get("ready") and data.get("refused_head") != data.get("head")
 
 
 def settle_release(services: Services, repo: Repository, number: int, decide_with: Callable[[Volume], Any],
@@ -502,7 +509,7 @@ def merge_press(services: Services, repository_id: int, number: int) -> str:
     decide = partial(decide_merge, repo, number, services.settings.release_merge_method)
     try:
         settled = settle_release(services, repo, number, decide, wait=False)
-    except Transient as exc:
+    except PagerError as exc:
         # GitHub merged, and then the message or the index could not be brought up to date: the merge is
         # what the person asked for, and it is recorded (the pull request's `closed`, or a press again,
         # edits the message).
@@ -564,7 +571,8 @@ def reviewed(delivery: Delivery, services: Services) -> str:
     if not number:
         return "ignored: no pull request number"
     live = gather_pull(services, repo.name, number, delivery.installation_id)
-    decide = partial(decide_ready, repo, None, live, is_release_pull(live, payload, services.settings), delivery.installation_id)
+    decide = partial(decide_ready, repo, None, live, is_release_pull(live, payload, services.settings), delivery.installation_id,
+                     review=True)
     return f"#{number}: " + settle_release(services, repo, number, decide).outcome
 @dataclass(frozen=True)
 class SuitePassed:

@@ -337,8 +337,8 @@ def wanted(health: Health, job: Job | None, *, now: float, url: str, zone: tzinf
     """The `pager:` entries the alarm should show (None: closed), each {title, url, order[, button]}, times
     on the maintainer's clock (`zone`). `moved`: the configured chat's move to a supergroup, as pager.chat
     records it (None: none)."""
-    def at(epoch: float | None) -> str:
-        return words.local_time(epoch if epoch is not None else now, zone, now)
+    def at(epoch: float | None) -> str:  # in a message that stays in the chat for days
+        return words.stamp(epoch if epoch is not None else now, zone)
 
     entries: dict[str, dict[str, Any] | None] = {LIST: None, SECRET: None, REFUSED: None, CHAT: None, FORGOTTEN: None}
     if health.forgotten_count:

@@ -319,7 +319,7 @@ def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: f
     job_after = _save_job(services, job_record, job, job_after, picks_unasked - picks_refused, run_id)
     all_again = alarm.deliver_again_picked(services, control.ref, planned.again_all)
     _finish_all(services, all_record, planned.again_all_pending or all_again < len(planned.again_all), run_id)
-    plan = replace(plan, opened=_name_repositories(services, plan.opened, calls))
+    plan = replace(plan, opened=_name_repositories(services, plan.opened, calls, shown))
     alarm_change, new_state = _change_alarm(services, control, plan, calls, run_id)
     new_state = _put_back(new_state, waiting, (unasked - refused) | (picks_unasked - picks_refused), summary)
     saved, new_state = _save_after(services, committed, new_state, alarm_change, unasked | picks_unasked, run_id)
@@ -595,15 +595,23 @@ def _check_releases(services: Services, calls: _Calls, run_id: str) -> list[str]
 NAMED_REPOSITORIES = 5  # entries a run names the thing of (one call each)
 
 
-def _name_repositories(services: Services, opened: Mapping[str, dict[str, Any]], calls: _Calls) -> dict[str, dict[str, Any]]:
+def _name_repositories(services: Services, opened: Mapping[str, dict[str, Any]], calls: _Calls,
+                       shown: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """The entries to open, each with the thing its event was about, named and linked as GitHub's pages do
-    (the list gives only the kind of event and the repository's id): read from the delivery's own payload,
-    one call each, for at most NAMED_REPOSITORIES entries and as many as the budget leaves beside the
-    alarm's change; the others keep the kind and the id."""
+    (the list gives only the kind of event and the repository's id): an entry the alarm shows already keeps
+    the name it has; another is read from the delivery's own payload, one call each, for at most
+    NAMED_REPOSITORIES entries and as many as the budget leaves beside the alarm's change; the others keep
+    the kind and the id."""
     named: dict[str, dict[str, Any]] = {}
     asked = 0
     for key, entry in opened.items():
         entry = dict(entry)
+        known = shown.get(key) or {}
+        if known.get("thing"):
+            entry.update({k: known[k] for k in ("thing", "short", "url", "repository") if known.get(k)})
+            entry["title"] = planner.delivery_title(entry)
+            named[key] = entry
+            continue
         delivery_id = entry.get("delivery_id")
         room = services.settings.sweep_call_budget - calls.used - planner.ALARM_CALLS
         if delivery_id and entry.get("repository_id") is not None and room > 0 and asked < NAMED_REPOSITORIES:
