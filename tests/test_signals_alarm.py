@@ -45,7 +45,7 @@ def test_a_failing_run_on_the_default_branch_opens_the_alarm_with_start_fix(worl
     _, (text, buttons) = only_message(world)
     assert text.splitlines()[0] == (f'🚨 <a href="https://github.com/{REPO}">{REPO}</a> is red on master: '
                                     f'<a href="https://github.com/{REPO}/actions/runs/28235251631">test run #163 failed</a>')
-    assert text.splitlines()[1] == "since 08:00" and len(text.splitlines()) == 2  # one entry: the headline says it
+    assert text.splitlines()[1] == "since Fri 08:00" and len(text.splitlines()) == 2  # one entry: the headline says it
     assert buttons == (("🛠 Start fix",), ("🔕 Mute for 8 h",))
     assert world.chat.messages[max(world.chat.messages)].notified is False  # within its grace: it may be a flake
 
