@@ -15,7 +15,8 @@ import pytest
 
 from pager.attention import MOMENTS, Moment, QuietHours, Volume, due, heard_after, ripe
 from pager.errors import Transient
-from pager.signals import alarm, due as due_signals
+from pager.signals import alarm
+from pager.signals import due as due_signals
 from pager.sweep.run import check
 from pager_world.cases import issue_comment_by, issue_opened, live_pull, pull, run, suite_passed
 from pager_world.matrix import Scenario, failure_matrix
