@@ -1,0 +1,95 @@
+"""The bench at a busy fleet's size (sim/pager_bench.scale).
+
+A tiny scale replay, on worlds where the answer is known: with no sweep every failed event pager acts on
+is lost without a word; with the real sweep each one has exactly one fate. Never timings, and never the
+sweep's targets themselves.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pager.signals import acts_on, subscribed_events
+from pager_bench import scale, simulate
+
+TINY = scale.Scenario("a 10-minute outage", "outage", before=900.0, trouble=600.0, after=2100.0)
+PER_DAY = 20_000  # about 830 deliveries in the tiny scenario's hour
+
+
+@pytest.fixture(scope="module")
+def pem():
+    return simulate.private_key()
+
+
+def no_sweep(services, what, *, now, run_id, event_id=None):
+    """A sweep that does nothing: nothing is ever delivered again, nor named."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def unswept(pem):
+    return scale.scale(PER_DAY, TINY, pem=pem, sweep=no_sweep)
+
+
+@pytest.fixture(scope="module")
+def swept(pem):
+    replay = scale.ScaleReplay(PER_DAY, TINY, pem=pem)
+    return replay, replay.run()
+
+
+def test_the_traffic_is_a_poisson_stream_of_the_subscribed_events_sorted_in_time():
+    mix = scale.fleet_mix()
+    assert {event for (event, _), _ in mix} <= set(subscribed_events())
+    deliveries = scale.traffic(48_000, 3600, start=0.0)  # 2,000 expected
+    assert 1800 < len(deliveries) < 2200
+    assert [d.at for d in deliveries] == sorted(d.at for d in deliveries) and deliveries[-1].at < 3600
+    assert len({d.guid for d in deliveries}) == len(deliveries)
+    assert len({d.repository_id for d in deliveries}) == scale.REPOSITORIES
+    assert any(acts_on(d.event, d.action) for d in deliveries) and not all(acts_on(d.event, d.action) for d in deliveries)
+    assert [d.guid for d in scale.traffic(48_000, 3600, start=0.0)] == [d.guid for d in deliveries]
+
+
+def test_a_failure_rate_is_drawn_per_guid_and_attempt():
+    draws = [scale.draw(1, f"guid-{k}", 0) for k in range(2000)]
+    assert 60 < sum(d < 0.05 for d in draws) < 140
+    assert draws == [scale.draw(1, f"guid-{k}", 0) for k in range(2000)]
+    assert draws != [scale.draw(1, f"guid-{k}", 1) for k in range(2000)]
+
+
+def test_without_a_sweep_every_failed_event_pager_acts_on_is_neither_passed_nor_named(unswept):
+    c = unswept["counts"]
+    assert c["failed"] > 0 and c["ignored"] > 0
+    assert c["passed"] == c["named"] == c["said"] == 0 and c["neither"] == c["failed"]
+    assert unswept["failed_in_it"] == c["failed"] and unswept["passed_in_it"] == 0 and not unswept["all_within"]
+    assert unswept["last_pass_minutes"] is None and unswept["redeliveries"] == 0
+    assert unswept["calls_max"] == 0 and unswept["writes"] == 0 and unswept["largest_bytes"] == 0
+    assert any("neither passed nor named" in note for note in unswept["breaks"])
+
+
+def test_with_the_real_sweep_each_failed_event_has_exactly_one_fate(swept, unswept):
+    replay, row = swept
+    c = row["counts"]
+    assert c["passed"] + c["named"] + c["said"] + c["neither"] == c["failed"] == unswept["counts"]["failed"]
+    assert c["passed"] > 0 and row["redeliveries"] > 0
+    # the failed events are exactly those delivered in the outage (none fails outside it)
+    start, end = replay.trouble
+    assert c["failed"] + c["ignored"] == sum(1 for d in replay.deliveries if start <= d.at < end)
+    assert row["deliveries"] == len(replay.deliveries) == unswept["deliveries"]  # the same traffic
+
+
+def test_the_runs_and_checks_keep_their_schedules_and_are_counted(swept):
+    replay, row = swept
+    span = replay.end - replay.start
+    assert row["runs"] == len([t for t, what in replay.schedule() if what == "sweep"]) == int((span - 60) // 900) + 1
+    assert row["checks"] == int((span - 90) // 60) + 1
+    assert 0 < row["calls_max"] and row["seconds_max"] > 0 and row["deadline"] == scale.run_seconds()
+    assert row["largest_key"].startswith("sweep#") and row["largest_bytes"] > 0
+    assert row["writes"] >= 0 and row["redeliveries_per_minute_max"] <= row["redeliveries"]
+
+
+def test_a_steady_failure_rate_fails_about_its_share_of_first_attempts(pem):
+    rate = scale.Scenario("5%", "rate", before=0.0, trouble=3600.0, after=0.0, rate=0.05)
+    replay = scale.ScaleReplay(PER_DAY, rate, pem=pem, sweep=no_sweep)
+    row = replay.run()
+    failed = row["counts"]["failed"] + row["counts"]["ignored"]
+    assert 0.02 * len(replay.deliveries) < failed < 0.08 * len(replay.deliveries)
