@@ -1,8 +1,8 @@
-"""The bench at a busy fleet's size (sim/pager_bench.scale).
+"""The bench at a busy fleet's size (sim/pager_bench: scale, held).
 
 A tiny scale replay, on worlds where the answer is known: with no sweep every failed event pager acts on
-is lost without a word; with the real sweep each one has exactly one fate. Never timings, and never the
-sweep's targets themselves.
+is lost without a word; with the real sweep each one has exactly one fate. The outages the sweep must
+hold through, short, counted on invariants. Never timings, and never the sweep's targets themselves.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from pager.signals import acts_on, subscribed_events
-from pager_bench import scale, simulate
+from pager_bench import held, scale, simulate
 
 TINY = scale.Scenario("a 10-minute outage", "outage", before=900.0, trouble=600.0, after=2100.0)
 PER_DAY = 20_000  # about 830 deliveries in the tiny scenario's hour
@@ -93,3 +93,19 @@ def test_a_steady_failure_rate_fails_about_its_share_of_first_attempts(pem):
     row = replay.run()
     failed = row["counts"]["failed"] + row["counts"]["ignored"]
     assert 0.02 * len(replay.deliveries) < failed < 0.08 * len(replay.deliveries)
+
+
+@pytest.fixture(scope="module")
+def held_short(pem):
+    return {"github": {"1 h": held.github_outage(pem=pem, hours=1.0, every_hours=0.5)},
+            "endpoint": held.endpoint_outage(pem=pem, hours=0.5, after=1800.0)}
+
+
+def test_the_held_outages_count_each_comment_once(held_short):
+    g = held_short["github"]["1 h"]
+    assert g["comments"] == g["kept"] == 2
+    assert g["drafts"] <= g["comments"] and g["as_page"] <= g["comments"] and g["lost"] <= g["comments"]
+    e = held_short["endpoint"]
+    assert e["pages"] == 5  # a comment every 6 minutes from 10 minutes in, the outage 30 minutes from 5 minutes in
+    assert e["exhausted"] <= e["named"] <= e["pages"] and e["as_page"] <= e["pages"]
+    assert e["pages"] <= e["attempts"] <= 3 * e["pages"] + 2  # a probe's attempt or two besides three each
