@@ -1,8 +1,9 @@
-"""The bench at a busy fleet's size (sim/pager_bench: scale, held).
+"""The bench at a busy fleet's size (sim/pager_bench: scale, held, scale_report).
 
 A tiny scale replay, on worlds where the answer is known: with no sweep every failed event pager acts on
 is lost without a word; with the real sweep each one has exactly one fate. The outages the sweep must
-hold through, short, counted on invariants. Never timings, and never the sweep's targets themselves.
+hold through, short, counted on invariants; the report's section renders. Never timings, and never the
+sweep's targets themselves (the section states them as met or not).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from pager.signals import acts_on, subscribed_events
-from pager_bench import held, scale, simulate
+from pager_bench import held, scale, scale_report, simulate
 
 TINY = scale.Scenario("a 10-minute outage", "outage", before=900.0, trouble=600.0, after=2100.0)
 PER_DAY = 20_000  # about 830 deliveries in the tiny scenario's hour
@@ -109,3 +110,19 @@ def test_the_held_outages_count_each_comment_once(held_short):
     assert e["pages"] == 5  # a comment every 6 minutes from 10 minutes in, the outage 30 minutes from 5 minutes in
     assert e["exhausted"] <= e["named"] <= e["pages"] and e["as_page"] <= e["pages"]
     assert e["pages"] <= e["attempts"] <= 3 * e["pages"] + 2  # a probe's attempt or two besides three each
+
+
+def test_the_section_renders_the_tables_the_breaks_and_the_targets(swept, unswept, held_short):
+    table = {TINY.label: {PER_DAY: swept[1]}, "no sweep": {PER_DAY: unswept}}
+    lines: list[str] = []
+    scale_report.section(lines.append, {"table": table, "held": held_short})
+    text = "\n".join(lines)
+    assert text.startswith("## At a busy fleet's size")
+    assert f"| {TINY.label} | {PER_DAY:,} |" in text and "| no sweep | 20,000 |" in text
+    assert "Where it breaks:" in text and "no sweep, 20,000 a day" in text
+    assert "0 events neither passed nor named" in text and "**not met**" in text
+    assert "GitHub down 1 h" in text and "pager's endpoint down 0.5 h" in text
+    assert "Replay times" in text
+    empty: list[str] = []
+    scale_report.section(empty.append, {})
+    assert empty[0] == "## At a busy fleet's size"

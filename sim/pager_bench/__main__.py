@@ -4,7 +4,8 @@ lives through); measure the webhook's hot path and both functions' cold starts; 
 
     python -m pager_bench [--days 7] [--seed 1] [--jobs N] [--designs pager,pager-15,first,script]
                           [--traces full,subscribed] [--handler-n 3000] [--import-repeats 7]
-                          [--skip-imports] [--out docs/benchmarks.md]
+                          [--skip-imports] [--scale 10000,40000,100000,250000] [--skip-scale]
+                          [--out docs/benchmarks.md]
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from pathlib import Path
 
 from . import fleet
 from .costs import ROOT, cold_imports, handler_cost, ignored_delivery_modules
+from .held import held
 from .outages import burst, long_outages
 from .report import TRACES, report
+from .scale import SIZES, scale_table
 from .simulate import DESIGNS, private_key, register_signals, simulate_designs
 
 
@@ -49,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--handler-n", type=int, default=3000, help="deliveries per case in the handler's cost")
     parser.add_argument("--import-repeats", type=int, default=7)
     parser.add_argument("--skip-imports", action="store_true", help="no cold start measure (needs pip the first time)")
+    parser.add_argument("--scale", default=",".join(map(str, SIZES)), help="deliveries a day of the scale table's sizes")
+    parser.add_argument("--skip-scale", action="store_true", help="no scale table, nor the outages the sweep must hold through")
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
     args = parser.parse_args(argv)
     began = time.perf_counter()
@@ -77,6 +82,12 @@ def main(argv: list[str] | None = None) -> int:
     outages = long_outages(designs, pem=pem, seed=args.seed, progress=_log)
     bursting = burst(pem=pem)
     _log(f"a burst of {bursting['deliveries']} failures on one repository: {bursting['first_500']} answered 500")
+    scale = None
+    if not args.skip_scale:
+        _log("at a busy fleet's size ...")
+        sizes = [int(n.replace("_", "")) for n in args.scale.split(",") if n]
+        scale = {"table": scale_table(sizes, pem=pem, seed=args.seed, jobs=args.jobs, progress=_log),
+                 "held": held(pem=pem, seed=args.seed, progress=_log)}
     _log("handler cost ...")
     cost = handler_cost(args.handler_n, pem=pem)
     _log(f"round trips: contribution {cost['contribution']['round_trips']:g}, ignored {cost['ignored']['round_trips']:g}")
@@ -91,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         _log("no report: pager's design was not replayed on the full trace")
         return 0
     text = report(traces, results, cost, imports, modules, args=args, handled=handled, outages=outages, burst=bursting,
-                  elapsed=time.perf_counter() - began)
+                  elapsed=time.perf_counter() - began, scale=scale)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)

@@ -15,7 +15,7 @@ from typing import Any
 from pager.observe import METRICS
 from pager.values import iso
 
-from . import bill, fleet, phone_report, prices
+from . import bill, fleet, phone_report, prices, scale_report
 from .costs import BEFORE, HEAVY, NOT_FOR_IGNORED
 from .measure import LONG_OUTAGE, RECOVERY_LIMIT, percentile
 from .simulate import CHECK_EVERY, DESIGNS, DRAIN, PAGER_DESIGNS, SWEEP_EVERY
@@ -761,11 +761,12 @@ def reading_section(add: Add, trace: fleet.Trace, results: Results) -> None:
 def report(traces: dict[str, fleet.Trace], results: dict[str, Results], cost: dict[str, Any] | None,
            imports: dict[str, Any] | None, modules: dict[str, Any] | None = None, *, args: argparse.Namespace,
            handled: list[str], elapsed: float, outages: dict[str, Results] | None = None,
-           burst: dict[str, Any] | None = None) -> str:
+           burst: dict[str, Any] | None = None, scale: dict[str, Any] | None = None) -> str:
     """docs/benchmarks.md from the replays (by trace, "full" and maybe "subscribed", then design), the
     handler's cost, the cold starts and the modules of an ignored delivery (each of the last three may be
     None: its section and targets are left out), the long outages (by scenario, then design) and the
-    burst (`pager_bench.outages`; either may be None: left out)."""
+    burst (`pager_bench.outages`; either may be None: left out), and what a busy fleet's size does
+    (`pager_bench.scale_report`; None: left out)."""
     full = results["full"]
     budget = full["pager"]["call_budget"]
     bills = bills_of(results, imports)
@@ -796,4 +797,7 @@ def report(traces: dict[str, fleet.Trace], results: dict[str, Results], cost: di
     add("- Simulation times: " + "; ".join(
         f"{TRACES[name]}: " + ", ".join(f"{DESIGNS[d]} {r['seconds']:.0f} s" for d, r in rs.items())
         for name, rs in results.items()) + ".")
+    if scale:
+        add("")
+        scale_report.section(add, scale)
     return "\n".join(lines) + "\n"

@@ -1,0 +1,176 @@
+"""The section "At a busy fleet's size" of docs/benchmarks.md: the scale table (`pager_bench.scale`), the
+outages the sweep must hold through (`pager_bench.held`), and their targets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .scale import CALL_SECONDS, FIX_LIMIT, FUNCTION_TIMEOUT, HOUR
+
+Add = Callable[[str], None]
+Table = dict[str, dict[int, dict[str, Any]]]  # scenario's label -> deliveries a day -> one replay's figures
+KINDS = {"outage": "pager's endpoint fails (502 to every attempt)", "rate": "a steady failure rate (500 to a share of attempts)"}
+TARGET_SIZE, TARGET_OUTAGE = 100_000, 1800.0  # the target: a 30-minute outage at 100,000 a day
+
+
+def _minutes(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0f} min"
+
+
+def _row(label: str, r: dict[str, Any]) -> str:
+    c = r["counts"]
+    within = "" if r["all_within"] else " (not all within 2 h)"
+    cells = [label, f"{r['per_day']:,}", f"{c['failed']:,} (of {c['failed'] + c['ignored']:,})", f"{c['passed']:,}",
+             f"{c['named']:,}" + (f" + {c['said']:,} said" if c["said"] else ""), f"**{c['neither']:,}**",
+             _minutes(r["last_pass_minutes"]) + within, f"{r['calls_max']} / {r['budget']}",
+             f"{r['seconds_max']:.0f} s / {r['deadline']:.0f} s", f"{r['redeliveries_per_minute_max']:,}",
+             f"{r['writes']:,}", f"{r['largest_bytes'] / 1024:.1f} KB"]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _kind_table(add: Add, kind: str, table: Table) -> None:
+    rows = [(label, r) for label, by_size in table.items() for r in by_size.values() if r["kind"] == kind]
+    if not rows:
+        return
+    add(f"**{KINDS[kind]}**")
+    add("")
+    add("| scenario | per day | failed, pager acts on (of all) | passed | named | neither | to the last pass | calls per "
+        "run, max / budget | modelled run time, max / deadline | redeliveries a minute, max | writes | largest sweep item |")
+    add("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, r in rows:
+        add(_row(label, r))
+    add("")
+
+
+def _breaks(add: Add, table: Table) -> None:
+    broken = [(label, r) for label, by_size in table.items() for r in by_size.values() if r["breaks"]]
+    if not broken:
+        add("Where it breaks: nowhere in these scenarios.")
+        add("")
+        return
+    add("Where it breaks:")
+    add("")
+    for label, r in broken:
+        add(f"- {label}, {r['per_day']:,} a day: " + "; ".join(r["breaks"]) + ".")
+    add("")
+
+
+def _held(add: Add, held: dict[str, Any]) -> None:
+    add("**Outages the sweep must hold through** (`pager_bench.held`: the real handler and the real sweep). GitHub's "
+        "whole REST API answers 502 (the deliveries list and the redeliveries too) while webhooks still arrive and an "
+        "outsider comments, each comment a page and a `pager-draft` dispatch; the replay goes on 4 hours after GitHub "
+        "returns:")
+    add("")
+    add("| GitHub down | comments | still kept by GitHub at its return | drafts dispatched | shown as pages | named | "
+        "counted as no longer kept | lost silently |")
+    add("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for label, g in held.get("github", {}).items():
+        add(f"| {label} | {g['comments']} | {g['kept']} | {g['drafts']} | {g['as_page']} | {g['named']} | "
+            f"{g['said_forgotten']} | **{g['lost']}** |")
+    add("")
+    e = held.get("endpoint")
+    if e:
+        add(f"pager's own endpoint answers 502 to every delivery for {e['hours']:g} hours in a quiet fleet whose list "
+            f"holds only pages (a comment every 6 minutes), then works again: {e['after_minutes']:.0f} minutes after the "
+            f"fix, {e['as_page']} of {e['pages']} reached the chat as pages, {e['exhausted']} were named as \"all attempts "
+            f"failed\" ({e['named']} named at all); GitHub made {e['attempts']} attempts of them, at most "
+            f"{e['attempts_max']} of one.")
+        add("")
+
+
+def _mark(met: bool | None) -> str:
+    return "met" if met else ("–" if met is None else "**not met**")
+
+
+def _target_rows(table: Table, held: dict[str, Any] | None) -> list[tuple[str, str, bool | None]]:
+    rows = [r for by_size in table.values() for r in by_size.values()]
+    neither = sum(r["counts"]["neither"] for r in rows)
+    out: list[tuple[str, str, bool | None]] = [
+        ("0 events neither passed nor named, in every scenario at every size",
+         f"{neither:,} in all" + (f", at most {max(r['counts']['neither'] for r in rows):,} in one replay" if neither else ""),
+         neither == 0 if rows else None)]
+    out.append(_fix_target(table))
+    out.append(_writes_target(table))
+    return out + _held_targets(held or {})
+
+
+def _fix_target(table: Table) -> tuple[str, str, bool | None]:
+    r = next((by_size[TARGET_SIZE] for by_size in table.values() if TARGET_SIZE in by_size
+              and by_size[TARGET_SIZE]["kind"] == "outage" and _trouble(by_size[TARGET_SIZE]) == TARGET_OUTAGE), None)
+    target = f"after a 30-minute outage at {TARGET_SIZE:,} a day, every event passed within {FIX_LIMIT / HOUR:.0f} h of the fix"
+    if r is None:
+        return target, "not replayed", None
+    return target, f"{r['passed_in_it']:,} of {r['failed_in_it']:,}, the last {_minutes(r['last_pass_minutes'])} after", r["all_within"]
+
+
+def _trouble(r: dict[str, Any]) -> float:
+    return float(r.get("trouble_seconds", 0.0))
+
+
+def _writes_target(table: Table) -> tuple[str, str, bool | None]:
+    outages = {label: [r["writes"] for r in by_size.values()] for label, by_size in table.items()
+               if any(r["kind"] == "outage" for r in by_size.values())}
+    measured = "; ".join(f"{label}: " + ", ".join(f"{w:,}" for w in writes) for label, writes in outages.items())
+    met = all(len(set(writes)) == 1 for writes in outages.values()) if outages else None
+    return "the table's writes per outage are the same at every size", measured or "not replayed", met
+
+
+def _held_targets(held: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
+    out: list[tuple[str, str, bool | None]] = []
+    for label, g in held.get("github", {}).items():
+        met = g["drafts"] == g["kept"] and g["said_forgotten"] >= g["comments"] - g["kept"]
+        out.append((f"GitHub down {label}: a draft for every comment GitHub still keeps, the rest counted in the chat",
+                    f"{g['drafts']} of {g['comments']} drafts ({g['kept']} kept), {g['said_forgotten']} counted", met))
+    e = held.get("endpoint")
+    if e:
+        out.append((f"pager's endpoint down {e['hours']:g} h: every page back {e['after_minutes']:.0f} min after the fix, "
+                    "none named (probes never spend an attempt)",
+                    f"{e['as_page']} of {e['pages']} back, {e['named']} named", e["as_page"] == e["pages"] and e["named"] == 0))
+    return out
+
+
+def section(add: Add, scale: dict[str, Any]) -> None:
+    """The section, from {"table": `scale.scale_table`'s result, "held": `held.held`'s (either may be absent)}."""
+    table: Table = scale.get("table") or {}
+    held = scale.get("held")
+    add("## At a busy fleet's size")
+    add("")
+    add("The real sweep (`run_sweep` every 15 minutes with its event's id, the recovery check every minute) against a "
+        "model of pager's endpoint, at N deliveries a day (`pager_bench.scale`: a Poisson stream over ten repositories, "
+        "the mix of the fleet's subscribed events; GitHub redelivers 2 s after each run and keeps three days). Per "
+        "event that failed and that pager acts on (those it ignores are answered 200 whenever pager answers: nothing "
+        "is lost with them; the column says of how many failed in all): passed later, named in the control "
+        "repository's alarm at some look, and **neither**. To the last pass: from the trouble's end to the last "
+        "passing attempt of the events that failed in it. A run's time is modelled: each call to GitHub "
+        f"{CALL_SECONDS['github']} s, to Telegram {CALL_SECONDS['telegram']} s, each table round trip "
+        f"{CALL_SECONDS['table']} s (assumptions; the function times out at {FUNCTION_TIMEOUT:.0f} s). Writes: the "
+        "table's writes from the trouble's start to the replay's end, less the one each scheduled run makes anyway. "
+        "The largest sweep item: the largest `sweep#...` item written, as DynamoDB counts it (its limit is 400 KB).")
+    add("")
+    for kind in KINDS:
+        _kind_table(add, kind, table)
+    if table:
+        _breaks(add, table)
+    if held:
+        _held(add, held)
+    add("Targets:")
+    add("")
+    for target, measured, met in _target_rows(table, held):
+        add(f"- {target}: {measured}. {_mark(met)}")
+    add("")
+    _times(add, table, held)
+
+
+def _times(add: Add, table: Table, held: dict[str, Any] | None) -> None:
+    sizes: dict[int, float] = {}
+    for by_size in table.values():
+        for n, r in by_size.items():
+            sizes[n] = sizes.get(n, 0.0) + r["seconds"]
+    parts = [f"{n:,} a day: {seconds:.0f} s" for n, seconds in sorted(sizes.items())]
+    if held:
+        parts += [f"GitHub down ({label}): {g['seconds']:.0f} s" for label, g in held.get("github", {}).items()]
+        parts += [f"pager's endpoint down: {held['endpoint']['seconds']:.0f} s"] if held.get("endpoint") else []
+    if parts:
+        add("Replay times (each size: all its scenarios, one after another): " + "; ".join(parts) + ".")
+        add("")
