@@ -86,6 +86,18 @@ def test_the_runs_and_checks_keep_their_schedules_and_are_counted(swept):
     assert 0 < row["calls_max"] and row["seconds_max"] > 0 and row["deadline"] == scale.run_seconds()
     assert row["largest_key"].startswith("sweep#") and row["largest_bytes"] > 0
     assert row["writes"] >= 0 and row["redeliveries_per_minute_max"] <= row["redeliveries"]
+    assert 1 <= row["attempts_max"] and row["again_after_pass"] >= 0
+
+
+def test_a_redelivery_of_an_event_that_had_passed_is_counted_and_named_where_it_breaks(pem):
+    replay = scale.ScaleReplay(PER_DAY, TINY, pem=pem, sweep=no_sweep)
+    replay.run()
+    guid = replay.deliveries[0].guid  # passed, before the outage
+    for _ in range(3):
+        replay.world.github.record(guid, "check_suite", "completed", 70_000, 200, redelivery=True)
+    row = scale.measure(replay)
+    assert row["again_after_pass"] == 3 and row["attempts_max"] == 4 > row["max_attempts"]
+    assert any("3 redeliveries of events that had passed already" in note for note in row["breaks"])
 
 
 def test_a_steady_failure_rate_fails_about_its_share_of_first_attempts(pem):

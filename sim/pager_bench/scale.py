@@ -26,7 +26,8 @@ table's writes from its start to the replay's end, less the one write every sche
 Per run and check: its GitHub and Telegram calls (against the call budget), its modelled time (calls
 times `CALL_SECONDS`, against the run's deadline `pager.sweep.run.RUN_SECONDS` and the function's
 timeout), the redeliveries GitHub carried out per minute, and the largest item of the sweep's own
-(`sweep#...`) written, in bytes as DynamoDB counts them (its limit is 400 KB).
+(`sweep#...`) written, in bytes as DynamoDB counts them (its limit is 400 KB). And the redeliveries of
+events that had passed already (a pass the sweep did not see), and the most attempts of one event.
 """
 
 from __future__ import annotations
@@ -384,6 +385,19 @@ def after_trouble(replay: ScaleReplay, during: Iterable[str]) -> dict[str, Any]:
             "all_within": all(at is not None and at <= end + FIX_LIMIT for at in first_pass)}
 
 
+def repeats(replay: ScaleReplay) -> dict[str, Any]:
+    """Redeliveries of events that had passed already (a pass the sweep did not see), and the most attempts
+    GitHub made of one event, against the sweep's own limit."""
+    again, most = 0, 0
+    for attempts in replay.world.github.log.values():
+        most = max(most, len(attempts))
+        first = next((at for at, code, _ in attempts if passed(code)), None)
+        if first is not None:
+            again += sum(1 for at, _, redelivery in attempts if redelivery and at > first)
+    return {"again_after_pass": again, "attempts_max": most,
+            "max_attempts": replay.world.services.settings.sweep_max_attempts}
+
+
 def per_run(replay: ScaleReplay) -> dict[str, Any]:
     """Calls, modelled time, redeliveries a minute, table writes over the trouble, the largest sweep item."""
     runs, budget = replay.invocations, replay.world.services.settings.sweep_call_budget
@@ -418,6 +432,10 @@ def breaks(row: dict[str, Any]) -> list[str]:
         notes.append(f"{row['over_budget']} runs over the budget of {row['budget']} calls")
     if row["largest_bytes"] >= ITEM_NEAR * ITEM_LIMIT:
         notes.append(f"`{row['largest_key']}` at {row['largest_bytes'] / 1024:.0f} KB of DynamoDB's 400 KB")
+    if row["again_after_pass"]:
+        notes.append(f"{row['again_after_pass']:,} redeliveries of events that had passed already")
+    if row["attempts_max"] > row["max_attempts"]:
+        notes.append(f"an event attempted {row['attempts_max']} times (the limit is {row['max_attempts']})")
     if row["aborted"]:
         notes.append(f"{row['aborted']} runs aborted")
     if row["reach_gaps"]:
@@ -431,7 +449,7 @@ def measure(replay: ScaleReplay) -> dict[str, Any]:
     row = {"per_day": replay.per_day, "label": replay.scenario.label, "kind": replay.scenario.kind,
            "trouble_seconds": replay.scenario.trouble, "rate": replay.scenario.rate,
            "deliveries": len(replay.deliveries), "counts": dict(fate["counts"]),
-           **after_trouble(replay, fate["during"]), **per_run(replay)}
+           **after_trouble(replay, fate["during"]), **per_run(replay), **repeats(replay)}
     for key in ("failed", "ignored", "passed", "named", "said", "neither"):
         row["counts"].setdefault(key, 0)
     row["breaks"] = breaks(row)
