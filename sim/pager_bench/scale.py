@@ -433,7 +433,8 @@ def breaks(row: dict[str, Any]) -> list[str]:
     if row["largest_bytes"] >= ITEM_NEAR * ITEM_LIMIT:
         notes.append(f"`{row['largest_key']}` at {row['largest_bytes'] / 1024:.0f} KB of DynamoDB's 400 KB")
     if row["again_after_pass"]:
-        notes.append(f"{row['again_after_pass']:,} redeliveries of events that had passed already")
+        n = row["again_after_pass"]
+        notes.append(f"{n:,} redeliver{'y' if n == 1 else 'ies'} of events that had passed already")
     if row["attempts_max"] > row["max_attempts"]:
         notes.append(f"an event attempted {row['attempts_max']} times (the limit is {row['max_attempts']})")
     if row["aborted"]:
