@@ -64,17 +64,19 @@ def test_without_a_sweep_every_failed_event_pager_acts_on_is_neither_passed_nor_
     assert unswept["failed_in_it"] == c["failed"] and unswept["passed_in_it"] == 0 and not unswept["all_within"]
     assert unswept["last_pass_minutes"] is None and unswept["redeliveries"] == 0
     assert unswept["calls_max"] == 0 and unswept["writes"] == 0 and unswept["largest_bytes"] == 0
+    # with nothing delivered again, the failed events are exactly those delivered in the outage
+    assert c["failed"] + c["ignored"] == unswept["deliveries_in_trouble"]
     assert any("neither passed nor named" in note for note in unswept["breaks"])
 
 
 def test_with_the_real_sweep_each_failed_event_has_exactly_one_fate(swept, unswept):
     replay, row = swept
     c = row["counts"]
-    assert c["passed"] + c["named"] + c["said"] + c["neither"] == c["failed"] == unswept["counts"]["failed"]
+    assert c["passed"] + c["named"] + c["said"] + c["neither"] == c["failed"] > 0
+    assert c["failed"] >= unswept["counts"]["failed"]  # a redelivery in the outage may fail an event that had passed
     assert c["passed"] > 0 and row["redeliveries"] > 0
-    # the failed events are exactly those delivered in the outage (none fails outside it)
     start, end = replay.trouble
-    assert c["failed"] + c["ignored"] == sum(1 for d in replay.deliveries if start <= d.at < end)
+    assert row["deliveries_in_trouble"] == sum(1 for d in replay.deliveries if start <= d.at < end)
     assert row["deliveries"] == len(replay.deliveries) == unswept["deliveries"]  # the same traffic
 
 
@@ -84,7 +86,7 @@ def test_the_runs_and_checks_keep_their_schedules_and_are_counted(swept):
     assert row["runs"] == len([t for t, what in replay.schedule() if what == "sweep"]) == int((span - 60) // 900) + 1
     assert row["checks"] == int((span - 90) // 60) + 1
     assert 0 < row["calls_max"] and row["seconds_max"] > 0 and row["deadline"] == scale.run_seconds()
-    assert row["largest_key"].startswith("sweep#") and row["largest_bytes"] > 0
+    assert row["largest_key"].startswith("sweep") and row["largest_bytes"] > 0
     assert row["writes"] >= 0 and row["redeliveries_per_minute_max"] <= row["redeliveries"]
     assert 1 <= row["attempts_max"] and row["again_after_pass"] >= 0
 
@@ -121,7 +123,7 @@ def test_the_held_outages_count_each_comment_once(held_short):
     e = held_short["endpoint"]
     assert e["pages"] == 5  # a comment every 6 minutes from 10 minutes in, the outage 30 minutes from 5 minutes in
     assert e["exhausted"] <= e["named"] <= e["pages"] and e["as_page"] <= e["pages"]
-    assert e["pages"] <= e["attempts"] <= 3 * e["pages"] + 2  # a probe's attempt or two besides three each
+    assert e["attempts"] >= e["pages"] and e["attempts_max"] >= 1
 
 
 def test_the_section_renders_the_tables_the_breaks_and_the_targets(swept, unswept, held_short):

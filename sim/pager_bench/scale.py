@@ -26,8 +26,9 @@ table's writes from its start to the replay's end, less the one write every sche
 Per run and check: its GitHub and Telegram calls (against the call budget), its modelled time (calls
 times `CALL_SECONDS`, against the run's deadline `pager.sweep.run.RUN_SECONDS` and the function's
 timeout), the redeliveries GitHub carried out per minute, and the largest item of the sweep's own
-(`sweep#...`) written, in bytes as DynamoDB counts them (its limit is 400 KB). And the redeliveries of
-events that had passed already (a pass the sweep did not see), and the most attempts of one event.
+(a key of the kind `sweep`: `sweep#state`, ...) written, in bytes as DynamoDB counts them (its limit is
+400 KB). And the redeliveries of events that had passed already (a probe's, or a pass the sweep did
+not see), and the most attempts of one event.
 """
 
 from __future__ import annotations
@@ -386,7 +387,7 @@ def after_trouble(replay: ScaleReplay, during: Iterable[str]) -> dict[str, Any]:
 
 
 def repeats(replay: ScaleReplay) -> dict[str, Any]:
-    """Redeliveries of events that had passed already (a pass the sweep did not see), and the most attempts
+    """Redeliveries of events that had passed already (a probe's, or a pass the sweep did not see), and the most attempts
     GitHub made of one event, against the sweep's own limit."""
     again, most = 0, 0
     for attempts in replay.world.github.log.values():
@@ -434,7 +435,8 @@ def breaks(row: dict[str, Any]) -> list[str]:
         notes.append(f"`{row['largest_key']}` at {row['largest_bytes'] / 1024:.0f} KB of DynamoDB's 400 KB")
     if row["again_after_pass"]:
         n = row["again_after_pass"]
-        notes.append(f"{n:,} redeliver{'y' if n == 1 else 'ies'} of events that had passed already")
+        notes.append(f"{n:,} redeliver{'y' if n == 1 else 'ies'} of events that had passed already (a probe's, or a "
+                     "pass the sweep did not see)")
     if row["attempts_max"] > row["max_attempts"]:
         notes.append(f"an event attempted {row['attempts_max']} times (the limit is {row['max_attempts']})")
     if row["aborted"]:
@@ -450,6 +452,7 @@ def measure(replay: ScaleReplay) -> dict[str, Any]:
     row = {"per_day": replay.per_day, "label": replay.scenario.label, "kind": replay.scenario.kind,
            "trouble_seconds": replay.scenario.trouble, "rate": replay.scenario.rate,
            "deliveries": len(replay.deliveries), "counts": dict(fate["counts"]),
+           "deliveries_in_trouble": sum(1 for d in replay.deliveries if replay.trouble[0] <= d.at < replay.trouble[1]),
            **after_trouble(replay, fate["during"]), **per_run(replay), **repeats(replay)}
     for key in ("failed", "ignored", "passed", "named", "said", "neither"):
         row["counts"].setdefault(key, 0)

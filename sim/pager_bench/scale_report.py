@@ -146,7 +146,8 @@ def section(add: Add, scale: dict[str, Any]) -> None:
         f"{CALL_SECONDS['github']} s, to Telegram {CALL_SECONDS['telegram']} s, each table round trip "
         f"{CALL_SECONDS['table']} s (assumptions; the function times out at {FUNCTION_TIMEOUT:.0f} s). Writes: the "
         "table's writes from the trouble's start to the replay's end, less the one each scheduled run makes anyway. "
-        "The largest sweep item: the largest `sweep#...` item written, as DynamoDB counts it (its limit is 400 KB).")
+        "The largest sweep item: the largest item of the sweep's own (its key of the kind `sweep`) written, as DynamoDB "
+        "counts it (its limit is 400 KB).")
     add("")
     for kind in KINDS:
         _kind_table(add, kind, table)
