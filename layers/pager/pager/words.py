@@ -15,7 +15,7 @@ raw ISO time, no table key and no exception class reaches the chat (SPEC §6.1);
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
@@ -101,67 +101,101 @@ class Thing:
     short: str = ""  # the shortest name that still tells it apart ("acme/lib#3"), for a button
 
 
+# The things GitHub numbers in a repository: the event, the payload's field that holds the thing, its noun.
+_NUMBERED: Mapping[str, tuple[str, str]] = {
+    "issues": ("issue", "issue"),
+    "pull_request": ("pull_request", "pull request"),
+    "discussion": ("discussion", "discussion"),
+}
+# Comments and reviews on a numbered thing: the event, the payload's field that holds the thing, the one
+# that holds the comment, its noun.
+_COMMENTS: Mapping[str, tuple[str, str, str]] = {
+    "issue_comment": ("issue", "comment", "comment"),
+    "discussion_comment": ("discussion", "comment", "comment"),
+    "pull_request_review_comment": ("pull_request", "comment", "review comment"),
+    "pull_request_review": ("pull_request", "review", "review"),
+}
+
+
 def thing_of(event: str, payload: Any, repository: str = "") -> Thing:
     """The thing a webhook event is about, from its payload (GitHub's account of it); with a payload that
     says nothing, the kind of thing and where."""
     repository = text(field(payload, "repository", "full_name")) or repository
     where = repository or "a repository"
-
-    def numbered(obj: Any, noun: str, by_author: bool = True) -> Thing:
-        number = integer(field(obj, "number"))
-        ref = f"{where}#{number}" if number else where
-        author = text(field(obj, "user", "login"))
-        title = text(field(obj, "title"))
-        label = f"{author}'s {noun} {ref}" if by_author and author else f"{noun} {ref}"
-        return Thing(f"{label}: {title}" if title else label, text(field(obj, "html_url")), ref)
-
-    def comment(parent: Any, obj: Any, noun: str = "comment") -> Thing:
-        number = integer(field(parent, "number"))
-        ref = f"{where}#{number}" if number else where
-        author = text(field(obj, "user", "login"))
-        label = f"{author}'s {noun} on {ref}" if author else f"a {noun} on {ref}"
-        return Thing(label, text(field(obj, "html_url")) or text(field(parent, "html_url")), ref)
-
-    if event == "issues":
-        return numbered(payload.get("issue") if isinstance(payload, Mapping) else None, "issue")
-    if event == "pull_request":
-        return numbered(field(payload, "pull_request"), "pull request")
-    if event == "discussion":
-        return numbered(field(payload, "discussion"), "discussion")
-    if event == "issue_comment":
-        return comment(field(payload, "issue"), field(payload, "comment"))
-    if event == "discussion_comment":
-        return comment(field(payload, "discussion"), field(payload, "comment"))
-    if event == "pull_request_review_comment":
-        return comment(field(payload, "pull_request"), field(payload, "comment"), "review comment")
-    if event == "pull_request_review":
-        return comment(field(payload, "pull_request"), field(payload, "review"), "review")
-    if event == "workflow_run":
-        run = field(payload, "workflow_run")
-        name = text(field(payload, "workflow", "name")) or text(field(run, "name")) or "workflow"
-        number = integer(field(run, "run_number"))
-        branch = text(field(run, "head_branch"))
-        label = f"{name} run #{number}" if number else f"{name} run"
-        label += f" on {where}" + (f" {branch}" if branch else "")
-        return Thing(label, text(field(run, "html_url")), f"{name} #{number} {where}" if number else where)
-    if event == "check_suite":
-        suite = field(payload, "check_suite")
-        app = text(field(suite, "app", "name")) or "another app"
-        sha = text(field(suite, "head_sha"))[:7]
-        return Thing(f"{app}'s checks on {where}" + (f" {sha}" if sha else ""), "", f"{app} {where}")
-    if event == "code_scanning_alert":
-        alert = field(payload, "alert")
-        number = integer(field(alert, "number"))
-        label = f"code scanning alert #{number} of {where}" if number else f"a code scanning alert of {where}"
-        return Thing(label, text(field(alert, "html_url")), f"alert #{number} {where}")
-    if event == "release":
-        release = field(payload, "release")
-        tag = text(field(release, "tag_name"))
-        return Thing(f"release {tag} of {where}" if tag else f"a release of {where}", text(field(release, "html_url")),
-                     f"{tag} {where}" if tag else where)
+    if event in _NUMBERED:
+        kind, noun = _NUMBERED[event]
+        return _numbered(field(payload, kind), noun, where)
+    if event in _COMMENTS:
+        parent, kind, noun = _COMMENTS[event]
+        return _comment(field(payload, parent), field(payload, kind), noun, where)
+    if event in _OWN_NAMES:
+        return _OWN_NAMES[event](payload, where)
     noun = event_noun(event)
     article = "an" if noun[:1] in "aeiou" else "a"
     return Thing(f"{article} {noun} event of {where}", "", where)
+
+
+def _numbered(obj: Any, noun: str, where: str) -> Thing:
+    """An issue, a pull request or a discussion: its author's, with its number and title."""
+    number = integer(field(obj, "number"))
+    ref = f"{where}#{number}" if number else where
+    author = text(field(obj, "user", "login"))
+    title = text(field(obj, "title"))
+    label = f"{author}'s {noun} {ref}" if author else f"{noun} {ref}"
+    return Thing(f"{label}: {title}" if title else label, text(field(obj, "html_url")), ref)
+
+
+def _comment(parent: Any, obj: Any, noun: str, where: str) -> Thing:
+    """A comment or a review: its author's, on the numbered thing it is on (whose page stands in when it has none)."""
+    number = integer(field(parent, "number"))
+    ref = f"{where}#{number}" if number else where
+    author = text(field(obj, "user", "login"))
+    label = f"{author}'s {noun} on {ref}" if author else f"a {noun} on {ref}"
+    return Thing(label, text(field(obj, "html_url")) or text(field(parent, "html_url")), ref)
+
+
+def _workflow_run(payload: Any, where: str) -> Thing:
+    """A workflow's run: the workflow's name, the run's number and its branch."""
+    run = field(payload, "workflow_run")
+    name = text(field(payload, "workflow", "name")) or text(field(run, "name")) or "workflow"
+    number = integer(field(run, "run_number"))
+    branch = text(field(run, "head_branch"))
+    label = f"{name} run #{number}" if number else f"{name} run"
+    label += f" on {where}" + (f" {branch}" if branch else "")
+    return Thing(label, text(field(run, "html_url")), f"{name} #{number} {where}" if number else where)
+
+
+def _check_suite(payload: Any, where: str) -> Thing:
+    """A check suite: the app that runs it and the commit it checks (it has no page of its own)."""
+    suite = field(payload, "check_suite")
+    app = text(field(suite, "app", "name")) or "another app"
+    sha = text(field(suite, "head_sha"))[:7]
+    return Thing(f"{app}'s checks on {where}" + (f" {sha}" if sha else ""), "", f"{app} {where}")
+
+
+def _code_scanning_alert(payload: Any, where: str) -> Thing:
+    """A code scanning alert, by its number."""
+    alert = field(payload, "alert")
+    number = integer(field(alert, "number"))
+    label = f"code scanning alert #{number} of {where}" if number else f"a code scanning alert of {where}"
+    return Thing(label, text(field(alert, "html_url")), f"alert #{number} {where}")
+
+
+def _release(payload: Any, where: str) -> Thing:
+    """A release, by its tag."""
+    release = field(payload, "release")
+    tag = text(field(release, "tag_name"))
+    return Thing(f"release {tag} of {where}" if tag else f"a release of {where}", text(field(release, "html_url")),
+                 f"{tag} {where}" if tag else where)
+
+
+# The things named in a way of their own: the event, how its payload names the thing.
+_OWN_NAMES: Mapping[str, Callable[[Any, str], Thing]] = {
+    "workflow_run": _workflow_run,
+    "check_suite": _check_suite,
+    "code_scanning_alert": _code_scanning_alert,
+    "release": _release,
+}
 
 
 def failure(exc: PagerError) -> str:
