@@ -202,16 +202,10 @@ def seconds_of(word: str) -> int | None:
 
 
 def mute(services: Services, name: str, words: Sequence[str], by: str, now: float) -> str:
-    if not words or not REPOSITORY.fullmatch(words[0]) or len(words) > (2 if name == "mute" else 1):
+    asked = _asked_for(name, words)
+    if asked is None:
         return USAGE[name]
-    seconds = MUTE_DEFAULT_SECONDS
-    capped = ""
-    if name == "mute" and len(words) == 2:
-        given = seconds_of(words[1])
-        if given is None or given <= 0:
-            return USAGE[name]
-        seconds = min(given, MUTE_MAX_SECONDS)
-        capped = " (at most 30 days)" if given > MUTE_MAX_SECONDS else ""
+    seconds, capped = asked
     try:
         repository = services.github.get_repository(words[0])
     except GitHubRefused as exc:
@@ -230,6 +224,19 @@ def mute(services: Services, name: str, words: Sequence[str], by: str, now: floa
     attention_store.set_mute(services, repository_id, full_name, until, by)
     return (f"🔕 {escape(full_name)} muted for {duration(seconds)}{capped}, until {local_time(until, zone, now)}: "
             "its pages arrive without a sound")
+
+
+def _asked_for(name: str, words: Sequence[str]) -> tuple[int, str] | None:
+    """How long /mute asks for (the default when it names no duration; /unmute names none), and what the
+    answer adds when that was more than the most; None when the words are not the command's (its usage)."""
+    if not words or not REPOSITORY.fullmatch(words[0]) or len(words) > (2 if name == "mute" else 1):
+        return None
+    if len(words) == 1:
+        return MUTE_DEFAULT_SECONDS, ""
+    given = seconds_of(words[1])
+    if given is None or given <= 0:
+        return None
+    return min(given, MUTE_MAX_SECONDS), " (at most 30 days)" if given > MUTE_MAX_SECONDS else ""
 
 
 def mute_press(services: Services, repository_id: int, repository: str, by: str) -> str:
@@ -278,37 +285,57 @@ def render_status(s: Status, settings: Any, now: float, red_count: int) -> str:
     lists, each at most LISTED long with how many more, so that the answer fits one message."""
     zone: tzinfo = settings.zone
     lines = [f"📋 pager at {local_time(now, zone, now)}: " + (plural(red_count, "repository", "repositories") + " red"
-                                                              if red_count else "nothing is red")]
-    swept = f"last sweep {local_time(s.swept_at, zone, now)}" if s.swept_at else "no sweep has run yet"
-    if s.health:
-        top = alarm.by_importance(s.health)[0]
-        lines.append(f"⚙️ pager: {swept}; needs you: {escape(str(s.health[top].get('title') or top))[:300]}"
-                     + (f", and {len(s.health) - 1} more" if len(s.health) > 1 else ""))
-    else:
-        lines.append(f"⚙️ pager: {swept}; all well")
-    quiet = settings.quiet
-    if quiet is not None:
-        period = quiet.period(now)
-        when = (f"now, until {local_time(period[1], zone, now)}" if period
-                else f"next from {local_time(quiet.next_start(now), zone, now)}")
-        lines.append(f"🌙 quiet hours {escape(settings.quiet_hours)} ({escape(settings.timezone)}): {when}")
-    for red, entries in s.red[:LISTED]:
-        top = alarm.by_importance(entries)[0] if entries else ""
-        what = f": {escape(str(entries[top].get('title') or top))[:200]}" if top else ""
-        more = f", and {len(entries) - 1} more" if len(entries) > 1 else ""
-        lines.append(f"🚨 {link(f'https://github.com/{red.repository}/actions', red.repository)} since "
-                     f"{local_time(red.since, zone, now)}{what}{more}")
-    lines += _more(red_count, "red")
-    for pull in s.ready[:LISTED]:
-        ref = f"{pull.get('repository')}#{pull.get('number')}"
-        title = f": {escape(str(pull.get('title')))[:200]}" if pull.get("title") else ""
-        lines.append(f"🔀 ready to merge: {link(str(pull.get('url') or ''), ref)}{title}")
-    lines += _more(len(s.ready), "ready to merge")
-    for muted in s.mutes[:LISTED]:
-        lines.append(f"🔕 {escape(muted.repository)} muted until {local_time(muted.until, zone, now)}"
-                     + (f" (by {escape(muted.by)})" if muted.by else ""))
-    lines += _more(len(s.mutes), "muted")
+                                                              if red_count else "nothing is red"),
+             _health_line(s, zone, now)]
+    lines += _quiet_lines(settings, now)
+    lines += [_red_line(red, entries, zone, now) for red, entries in s.red[:LISTED]] + _more(red_count, "red")
+    lines += [_ready_line(pull) for pull in s.ready[:LISTED]] + _more(len(s.ready), "ready to merge")
+    lines += [_muted_line(muted, zone, now) for muted in s.mutes[:LISTED]] + _more(len(s.mutes), "muted")
     return "\n".join(lines)
+
+
+def _health_line(s: Status, zone: tzinfo, now: float) -> str:
+    """pager's own health: its last sweep, and what needs the maintainer most (with how many more)."""
+    swept = f"last sweep {local_time(s.swept_at, zone, now)}" if s.swept_at else "no sweep has run yet"
+    if not s.health:
+        return f"⚙️ pager: {swept}; all well"
+    top = alarm.by_importance(s.health)[0]
+    return (f"⚙️ pager: {swept}; needs you: {escape(str(s.health[top].get('title') or top))[:300]}"
+            + (f", and {len(s.health) - 1} more" if len(s.health) > 1 else ""))
+
+
+def _quiet_lines(settings: Any, now: float) -> list[str]:
+    """Quiet hours, when there are any: now until when, or when they next begin."""
+    quiet = settings.quiet
+    if quiet is None:
+        return []
+    zone: tzinfo = settings.zone
+    period = quiet.period(now)
+    when = (f"now, until {local_time(period[1], zone, now)}" if period
+            else f"next from {local_time(quiet.next_start(now), zone, now)}")
+    return [f"🌙 quiet hours {escape(settings.quiet_hours)} ({escape(settings.timezone)}): {when}"]
+
+
+def _red_line(red: attention_store.Red, entries: Mapping[str, Mapping[str, Any]], zone: tzinfo, now: float) -> str:
+    """A red alarm: its repository's actions, since when, and its most important open entry (with how many more)."""
+    top = alarm.by_importance(entries)[0] if entries else ""
+    what = f": {escape(str(entries[top].get('title') or top))[:200]}" if top else ""
+    more = f", and {len(entries) - 1} more" if len(entries) > 1 else ""
+    return (f"🚨 {link(f'https://github.com/{red.repository}/actions', red.repository)} since "
+            f"{local_time(red.since, zone, now)}{what}{more}")
+
+
+def _ready_line(pull: Mapping[str, Any]) -> str:
+    """A release pull request offered 🔀 Merge."""
+    ref = f"{pull.get('repository')}#{pull.get('number')}"
+    title = f": {escape(str(pull.get('title')))[:200]}" if pull.get("title") else ""
+    return f"🔀 ready to merge: {link(str(pull.get('url') or ''), ref)}{title}"
+
+
+def _muted_line(muted: Mute, zone: tzinfo, now: float) -> str:
+    """A muted repository: until when, and by whom."""
+    return (f"🔕 {escape(muted.repository)} muted until {local_time(muted.until, zone, now)}"
+            + (f" (by {escape(muted.by)})" if muted.by else ""))
 
 
 def _more(count: int, what: str) -> list[str]:
