@@ -123,19 +123,10 @@ class Settings:
     def from_env(cls, env: Mapping[str, str], read_secret: SecretReader = read_secret_with_powertools) -> Settings:
         """The settings, or one `ConfigError` naming every problem at once (`problems`: missing, malformed,
         out of range), never a value."""
-        secrets: dict[str, str] = {}
-        unread = ""  # why the secret could not be read: one problem among the others
-        missing = [name for name in SECRET_NAMES if not env.get(name)]
-        if missing and env.get("PAGER_SECRET_ID"):
-            try:
-                stored = read_secret(env["PAGER_SECRET_ID"])
-            except ConfigError as exc:
-                stored, unread = {}, str(exc)
-            secrets = {name: str(stored[name]) for name in missing if stored.get(name)}
+        secrets, unread = _stored_secrets(env, read_secret)
         read = _Reader({**{k: v for k, v in env.items() if isinstance(v, str)}, **secrets})
         if unread:
             read.problems.append(unread)
-        prefixes = env.get("RELEASE_BRANCH_PREFIXES")
         budget = read.number("SWEEP_CALL_BUDGET", 50, 1)
         redeliveries = read.number("SWEEP_MAX_REDELIVERIES", 10, 0)
         pages = read.number("SWEEP_FAILURE_PAGES", 3, 1)
@@ -155,9 +146,7 @@ class Settings:
             control_repository=read.required("CONTROL_REPOSITORY", REPOSITORY, "owner/name of a GitHub repository"),
             github_api_url=read.url("GITHUB_API_URL", "https://api.github.com"),
             telegram_api_url=read.url("TELEGRAM_API_URL", "https://api.telegram.org"),
-            release_branch_prefixes=tuple(
-                p.strip() for p in (prefixes if prefixes is not None else "release-please--,changeset-release/").split(",") if p.strip()
-            ),
+            release_branch_prefixes=_prefixes(env.get("RELEASE_BRANCH_PREFIXES")),
             release_merge_method=read.choice("RELEASE_MERGE_METHOD", MERGE_METHODS, "squash"),
             sweep_call_budget=budget,
             sweep_max_redeliveries=redeliveries,
@@ -178,6 +167,26 @@ class Settings:
         if problems:
             raise ConfigError("settings: " + "; ".join(problems), problems=problems)
         return cls(**values)  # type: ignore[arg-type]
+
+
+def _stored_secrets(env: Mapping[str, str], read_secret: SecretReader) -> tuple[dict[str, str], str]:
+    """The secrets the environment does not set, from the store PAGER_SECRET_ID names (none when it names
+    none or the environment sets them all), and why that store could not be read ("" when it could)."""
+    missing = [name for name in SECRET_NAMES if not env.get(name)]
+    if not (missing and env.get("PAGER_SECRET_ID")):
+        return {}, ""
+    try:
+        stored = read_secret(env["PAGER_SECRET_ID"])
+    except ConfigError as exc:
+        return {}, str(exc)
+    return {name: str(stored[name]) for name in missing if stored.get(name)}, ""
+
+
+def _prefixes(value: str | None) -> tuple[str, ...]:
+    """RELEASE_BRANCH_PREFIXES, comma-separated: release-please's and Changesets' when it is not set, none
+    when it is set empty."""
+    listed = value if value is not None else "release-please--,changeset-release/"
+    return tuple(p.strip() for p in listed.split(",") if p.strip())
 
 
 # The forms a setting must have, from their owners' documentation, kept as wide as what exists: GitHub's
