@@ -243,6 +243,7 @@ class Telegram:
         return self._result(response, step)
 
     def _result(self, response: requests.Response, step: str) -> Any:
+        """The method's result; the error that Telegram's answer says otherwise (the module's docstring)."""
         status = response.status_code
         try:
             body = response.json()
@@ -256,28 +257,32 @@ class Telegram:
             return body.get("result")
         code = body.get("error_code")
         code = code if isinstance(code, int) and not isinstance(code, bool) else status
-        description = self._scrub(str(body.get("description") or ""))
         given = body.get("parameters")
-        parameters = given if isinstance(given, dict) else {}
-        if code == 429:
-            retry_after = parameters.get("retry_after")
-            retry_after = float(retry_after) if isinstance(retry_after, (int, float)) else None
-            raise TelegramUnavailable(
-                f"{step}: rate limited" + (f", retry after {retry_after:g} s" if retry_after is not None else ""),
-                status=429,
-                retry_after=retry_after,
-            )
-        if not 400 <= code < 500:
-            raise TelegramUnavailable(f"{step}: Telegram answered {code}: {description}", status=code)
-        migrated = parameters.get("migrate_to_chat_id")
-        if isinstance(migrated, (int, str)) and not isinstance(migrated, bool) and str(migrated).lstrip("-").isdigit():
-            raise ChatMigrated(f"{step}: the group is now the supergroup {migrated}", status=code, description=description,
-                               to_chat=str(migrated))
-        raise TelegramRefused(f"{step}: Telegram refused ({code}): {description}", status=code, description=description)
+        raise _failure(step, code, self._scrub(str(body.get("description") or "")), given if isinstance(given, dict) else {})
 
     def _scrub(self, text: str) -> str:
         """Telegram's words, with the token taken out should they ever quote it."""
         return text.replace(self._token, "<token>") if self._token else text
+
+
+def _failure(step: str, code: int, description: str, parameters: dict[str, Any]) -> TelegramUnavailable | TelegramRefused:
+    """What a failed answer's error code and parameters mean: a flood limit and its wait, Telegram failing, a
+    group upgraded to a supergroup, or a refusal."""
+    if code == 429:
+        retry_after = parameters.get("retry_after")
+        retry_after = float(retry_after) if isinstance(retry_after, (int, float)) else None
+        return TelegramUnavailable(
+            f"{step}: rate limited" + (f", retry after {retry_after:g} s" if retry_after is not None else ""),
+            status=429,
+            retry_after=retry_after,
+        )
+    if not 400 <= code < 500:
+        return TelegramUnavailable(f"{step}: Telegram answered {code}: {description}", status=code)
+    migrated = parameters.get("migrate_to_chat_id")
+    if isinstance(migrated, (int, str)) and not isinstance(migrated, bool) and str(migrated).lstrip("-").isdigit():
+        return ChatMigrated(f"{step}: the group is now the supergroup {migrated}", status=code, description=description,
+                            to_chat=str(migrated))
+    return TelegramRefused(f"{step}: Telegram refused ({code}): {description}", status=code, description=description)
 
 
 def may_post(member: dict[str, Any]) -> bool:
