@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import commands
@@ -45,6 +45,7 @@ from .values import field, text
 from .words import failure
 
 NOT_ALLOWED = "not allowed"
+UNKNOWN_BUTTON = "this button is not known"
 STILL_WORKING = "⏳ still working on it"
 MAYBE_DONE = "⚠️ this may have happened already, but pager could not record it: look before pressing again"
 EARLIER_PRESS = "⏳ an earlier press is at it, or may have done it already: look before pressing again"
@@ -150,41 +151,71 @@ def in_chat(chat: Any, configured: str) -> bool:
 def act(data: str, services: Services, by: str = "") -> str:
     """Carry out a button's action for the person who pressed it; the answer to show. Raises PagerError
     when it failed."""
-    if data.startswith(alarm.FIX_PREFIX):
-        ref = data[len(alarm.FIX_PREFIX):]
-        if not (ID.fullmatch(ref) or ref == alarm.CONTROL):  # ASCII digits only: int() takes others
-            return "this alarm is no longer known"
-        return alarm.start_fix(services, ref, by)
-    if data.startswith(alarm.MUTE_PREFIX):
-        ref = data[len(alarm.MUTE_PREFIX):]
-        if not ID.fullmatch(ref):
-            return "this button is not known"
-        name = text(services.store.load(alarm.alarm_key(ref)).data.get("repository"))
-        return commands.mute_press(services, int(ref), name, by)
-    if data.startswith(contribution.MUTE_PREFIX):
-        found = MUTE_THREAD.fullmatch(data[len(contribution.MUTE_PREFIX):])
-        if found is None:
-            return "this button is not known"
-        thing = {short: long for long, short in contribution.THINGS.items()}[found.group(2)]
-        key = contribution.thing_key(int(found.group(1)), thing, int(found.group(3)))
-        name = text(services.store.load(key, contribution.THREAD).data.get("repository"))
-        return commands.mute_press(services, int(found.group(1)), name, by)
-    if data.startswith(release.MERGE_PREFIX):
-        repository_id, _, number = data[len(release.MERGE_PREFIX):].partition(":")
-        if not NUMBER.fullmatch(number):  # ASCII digits only: int() takes others, and fails on thousands
-            return "this button is not known"
-        if not ID.fullmatch(repository_id):
-            return "this release is no longer known"
-        return release.merge_press(services, int(repository_id), int(number))
-    if data.startswith(alarm.AGAIN_PREFIX) or data in (alarm.REFUSED_AGAIN, alarm.PAGES_AGAIN):
-        if data == alarm.AGAIN_ALL:
-            return presses.deliver_all_again(services)
-        if data == alarm.REFUSED_AGAIN:
-            return presses.deliver_refused_again(services, health.SECRET_REFUSED)
-        if data == alarm.PAGES_AGAIN:
-            return presses.deliver_refused_again(services, health.PAGE_REFUSED)
-        return presses.deliver_again(services, data[len(alarm.AGAIN_PREFIX):])
-    return "this button is not known"
+    whole = _WHOLE.get(data)
+    if whole is not None:
+        return whole(services)
+    for prefix, press in _PREFIXED:
+        if data.startswith(prefix):
+            return press(services, data[len(prefix):], by)
+    return UNKNOWN_BUTTON
+
+
+def _fix(services: Services, ref: str, by: str) -> str:
+    """🛠 Start fix of a repository's alarm (`ref` its id) or of pager's own."""
+    if not (ID.fullmatch(ref) or ref == alarm.CONTROL):  # ASCII digits only: int() takes others
+        return "this alarm is no longer known"
+    return alarm.start_fix(services, ref, by)
+
+
+def _mute_alarm(services: Services, ref: str, by: str) -> str:
+    """🔕 on an alarm: its repository, named as the alarm's record names it."""
+    if not ID.fullmatch(ref):
+        return UNKNOWN_BUTTON
+    name = text(services.store.load(alarm.alarm_key(ref)).data.get("repository"))
+    return commands.mute_press(services, int(ref), name, by)
+
+
+def _mute_thread(services: Services, thread: str, by: str) -> str:
+    """🔕 on a contribution (`thread`: <repository id>:<i|p|d><number>): its repository, named as the
+    thread's record names it."""
+    found = MUTE_THREAD.fullmatch(thread)
+    if found is None:
+        return UNKNOWN_BUTTON
+    thing = {short: long for long, short in contribution.THINGS.items()}[found.group(2)]
+    key = contribution.thing_key(int(found.group(1)), thing, int(found.group(3)))
+    name = text(services.store.load(key, contribution.THREAD).data.get("repository"))
+    return commands.mute_press(services, int(found.group(1)), name, by)
+
+
+def _merge(services: Services, pull: str, by: str) -> str:
+    """🔀 Merge of a release pull request (`pull`: <repository id>:<number>)."""
+    repository_id, _, number = pull.partition(":")
+    if not NUMBER.fullmatch(number):  # ASCII digits only: int() takes others, and fails on thousands
+        return UNKNOWN_BUTTON
+    if not ID.fullmatch(repository_id):
+        return "this release is no longer known"
+    return release.merge_press(services, int(repository_id), int(number))
+
+
+def _again(services: Services, delivery: str, by: str) -> str:
+    """↻ a failed delivery once more."""
+    return presses.deliver_again(services, delivery)
+
+
+# The buttons whose data is the whole of it, and what each does.
+_WHOLE: Mapping[str, Callable[[Services], str]] = {
+    alarm.AGAIN_ALL: lambda services: presses.deliver_all_again(services),
+    alarm.REFUSED_AGAIN: lambda services: presses.deliver_refused_again(services, health.SECRET_REFUSED),
+    alarm.PAGES_AGAIN: lambda services: presses.deliver_refused_again(services, health.PAGE_REFUSED),
+}
+# The buttons whose data is a prefix and what they are about (the rest), and what each does with that.
+_PREFIXED: tuple[tuple[str, Callable[[Services, str, str], str]], ...] = (
+    (alarm.FIX_PREFIX, _fix),
+    (alarm.MUTE_PREFIX, _mute_alarm),
+    (contribution.MUTE_PREFIX, _mute_thread),
+    (release.MERGE_PREFIX, _merge),
+    (alarm.AGAIN_PREFIX, _again),
+)
 
 
 def _answer(services: Services, callback_id: str, answer: str, outcome: str) -> str:
