@@ -6,6 +6,7 @@ into calls of the clients, and a client's answer into the result the step record
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from . import attention_store
@@ -27,55 +28,68 @@ from .signals.steps import (
 
 def perform(services: Services, effect: Effect) -> Any:
     """Carry out one effect; the result is what the step's `then` records."""
-    if isinstance(effect, SendMessage) and effect.to is not None:
+    for kind, carry_out in _PERFORMERS:
+        if isinstance(effect, kind):
+            return carry_out(services, effect)
+    raise TypeError(f"not an effect pager performs here: {type(effect).__name__}")
+
+
+def _message(services: Services, effect: SendMessage) -> Posted:
+    """A new message: an answer to a command in the chat the command came from, any other in the chat pager
+    writes to."""
+    if effect.to is not None:
         # An answer to a command, in the chat the command came from (never a page: no topic, no move).
         sent = services.telegram.send_message(effect.to, effect.text, buttons=effect.buttons, notify=effect.notify,
                                               reply_to=effect.reply_to)
         return Posted(effect.to, sent)
-    if isinstance(effect, SendMessage):
-        # A reply goes under a message of the chat pager writes to now; one left in another is not replied to.
-        same = effect.reply_to is not None and services.chat.is_current(effect.chat, services.store)
-        return _send(services, effect.text, effect.buttons, effect.notify, effect.reply_to if same else None)
-    if isinstance(effect, EditMessage):
-        chat = effect.chat or services.chat.configured
-        if not services.chat.is_current(chat, services.store):
-            # In a chat pager no longer writes to: its id may be another message's here. Shown anew (an
-            # edit's moment never buzzes).
-            return _send(services, effect.text, effect.buttons, notify=False)
-        try:
-            services.telegram.edit_message(chat, effect.message_id, effect.text, buttons=effect.buttons)
-            return Posted(chat, effect.message_id)
-        except MessageNotEditable:
-            # Deleted in the chat, too old, or no longer the bot's to edit: the text is still worth showing.
-            return _send(services, effect.text, effect.buttons, notify=False)
-        except ChatMigrated as moved:
-            services.chat.moved(services.store, chat, moved.to_chat, services.now())
-            return _send(services, effect.text, effect.buttons, notify=False)
-    if isinstance(effect, DeleteMessage):
-        _delete(services, effect)
-        return None
-    if isinstance(effect, Note):
-        attention_store.keep(services.store, effect)
-        return None
-    if isinstance(effect, Dispatch):
-        services.github.dispatch(effect.repository, effect.event_type, effect.client_payload)
-        return None
-    if isinstance(effect, MergePull):
-        try:
-            answer = services.github.merge_pull(
-                effect.repository,
-                effect.number,
-                sha=effect.sha,
-                method=effect.method,
-                installation_id=effect.installation_id,
-            )
-        except GitHubRefused as exc:
-            return MergeResult(merged=False, status=exc.status, reason=exc.reason or f"refused ({exc.status})")
-        return MergeResult(merged=True, sha=str(answer.get("sha") or ""))
-    if isinstance(effect, Redeliver):
-        services.github.redeliver(effect.delivery_id)
-        return None
-    raise TypeError(f"not an effect pager performs here: {type(effect).__name__}")
+    # A reply goes under a message of the chat pager writes to now; one left in another is not replied to.
+    same = effect.reply_to is not None and services.chat.is_current(effect.chat, services.store)
+    return _send(services, effect.text, effect.buttons, effect.notify, effect.reply_to if same else None)
+
+
+def _edit(services: Services, effect: EditMessage) -> Posted:
+    """A message's new text, in place; shown anew where it cannot be edited."""
+    chat = effect.chat or services.chat.configured
+    if not services.chat.is_current(chat, services.store):
+        # In a chat pager no longer writes to: its id may be another message's here. Shown anew (an
+        # edit's moment never buzzes).
+        return _send(services, effect.text, effect.buttons, notify=False)
+    try:
+        services.telegram.edit_message(chat, effect.message_id, effect.text, buttons=effect.buttons)
+        return Posted(chat, effect.message_id)
+    except MessageNotEditable:
+        # Deleted in the chat, too old, or no longer the bot's to edit: the text is still worth showing.
+        return _send(services, effect.text, effect.buttons, notify=False)
+    except ChatMigrated as moved:
+        services.chat.moved(services.store, chat, moved.to_chat, services.now())
+        return _send(services, effect.text, effect.buttons, notify=False)
+
+
+def _note(services: Services, effect: Note) -> None:
+    attention_store.keep(services.store, effect)
+
+
+def _dispatch(services: Services, effect: Dispatch) -> None:
+    services.github.dispatch(effect.repository, effect.event_type, effect.client_payload)
+
+
+def _merge(services: Services, effect: MergePull) -> MergeResult:
+    """Merge a pull request; GitHub's refusal is a result too (not merged, with its status and reason)."""
+    try:
+        answer = services.github.merge_pull(
+            effect.repository,
+            effect.number,
+            sha=effect.sha,
+            method=effect.method,
+            installation_id=effect.installation_id,
+        )
+    except GitHubRefused as exc:
+        return MergeResult(merged=False, status=exc.status, reason=exc.reason or f"refused ({exc.status})")
+    return MergeResult(merged=True, sha=str(answer.get("sha") or ""))
+
+
+def _redeliver(services: Services, effect: Redeliver) -> None:
+    services.github.redeliver(effect.delivery_id)
 
 
 def _send(services: Services, text: str, buttons: Any, notify: bool = True, reply_to: int | None = None) -> Posted:
@@ -105,3 +119,15 @@ def _delete(services: Services, effect: DeleteMessage) -> None:
         return
     except ChatMigrated as moved:
         services.chat.moved(services.store, chat, moved.to_chat, services.now())
+
+
+# Each kind of effect pager performs here, and how.
+_PERFORMERS: tuple[tuple[type, Callable[[Services, Any], Any]], ...] = (
+    (SendMessage, _message),
+    (EditMessage, _edit),
+    (DeleteMessage, _delete),
+    (Note, _note),
+    (Dispatch, _dispatch),
+    (MergePull, _merge),
+    (Redeliver, _redeliver),
+)
