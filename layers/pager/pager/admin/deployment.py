@@ -103,6 +103,23 @@ class Stack:
 
 def find_stack(cloudformation: Any, name: str, region: str) -> tuple[Stack | None, str]:
     """The stack and its outputs, or None and why not (no such stack, no credentials, ...)."""
+    found, why = _described(cloudformation, name, region)
+    if found is None:
+        return None, why
+    if not found:
+        return None, f"no stack named {name} in {region}"
+    stack = found[0]
+    outputs = {o["OutputKey"]: o.get("OutputValue", "") for o in stack.get("Outputs") or []}
+    parameters = {p["ParameterKey"]: p.get("ParameterValue", "") for p in stack.get("Parameters") or []}
+    status = str(stack.get("StackStatus", ""))
+    if not _has_outputs(outputs):
+        return None, f"the stack {name} has no outputs yet ({status}): wait for `make deploy` to finish"
+    return Stack(name, region, outputs, parameters, status), ""
+
+
+def _described(cloudformation: Any, name: str, region: str) -> tuple[list[Any] | None, str]:
+    """CloudFormation's stacks of that name (none when it answers with none), or None and why it could not
+    be asked."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     try:
@@ -114,17 +131,14 @@ def find_stack(cloudformation: Any, name: str, region: str) -> tuple[Stack | Non
         return None, f"the stack {name} could not be read ({error.get('Code', 'error')})"
     except BotoCoreError as exc:
         return None, f"AWS could not be asked for the stack {name} ({type(exc).__name__})"
-    found = answer.get("Stacks") or []
-    if not found:
-        return None, f"no stack named {name} in {region}"
-    stack = found[0]
-    outputs = {o["OutputKey"]: o.get("OutputValue", "") for o in stack.get("Outputs") or []}
-    parameters = {p["ParameterKey"]: p.get("ParameterValue", "") for p in stack.get("Parameters") or []}
-    status = str(stack.get("StackStatus", ""))
-    if not all(outputs.get(key) for key in OUTPUTS if key not in SECRET_OUTPUTS) or not any(
-            outputs.get(key) for key in SECRET_OUTPUTS):
-        return None, f"the stack {name} has no outputs yet ({status}): wait for `make deploy` to finish"
-    return Stack(name, region, outputs, parameters, status), ""
+    return answer.get("Stacks") or [], ""
+
+
+def _has_outputs(outputs: Mapping[str, str]) -> bool:
+    """Whether a stack has every output setup reads: the URLs and the table, and the secret under one of its
+    names (a stack of before has SecretArn)."""
+    return (all(outputs.get(key) for key in OUTPUTS if key not in SECRET_OUTPUTS)
+            and any(outputs.get(key) for key in SECRET_OUTPUTS))
 
 
 SECRET_PARAMETER_BYTES = 4096  # a standard parameter's value holds at most 4 KB
