@@ -448,15 +448,24 @@ def chats_in(updates: list[dict[str, Any]]) -> list[ChatFound]:
             continue
         thread = message.get("message_thread_id") if message.get("is_topic_message") else None
         entry = found.setdefault((str(chat["id"]), thread), {"chat": chat, "users": {}})
-        sender = message.get("from")
-        if isinstance(sender, dict) and not sender.get("is_bot") and isinstance(sender.get("id"), int):
-            entry["users"][sender["id"]] = sender.get("username") or sender.get("first_name") or str(sender["id"])
-    chats = []
-    for (chat_id, thread), entry in found.items():
-        chat = entry["chat"]
-        title = chat.get("title") or (f"@{chat['username']}" if chat.get("username") else chat.get("first_name") or chat_id)
-        chats.append(ChatFound(chat_id, str(chat.get("type", "")), str(title), thread, tuple(entry["users"].items())))
-    return chats
+        entry["users"].update(_writer(message.get("from")))
+    return [ChatFound(chat_id, str(entry["chat"].get("type", "")), _chat_title(entry["chat"], chat_id), thread,
+                      tuple(entry["users"].items()))
+            for (chat_id, thread), entry in found.items()]
+
+
+def _writer(sender: Any) -> dict[int, str]:
+    """The person who wrote a message, by id, as setup names them (their username, else their first name);
+    none for a bot or a sender Telegram did not say."""
+    if not isinstance(sender, dict) or sender.get("is_bot") or not isinstance(sender.get("id"), int):
+        return {}
+    return {sender["id"]: sender.get("username") or sender.get("first_name") or str(sender["id"])}
+
+
+def _chat_title(chat: dict[str, Any], chat_id: str) -> str:
+    """A chat as setup names it: a group's or a channel's title, a private chat's @username or first name,
+    else its id."""
+    return str(chat.get("title") or (f"@{chat['username']}" if chat.get("username") else chat.get("first_name") or chat_id))
 
 
 def allowed_users(chosen: ChatFound, chats: list[ChatFound]) -> dict[int, str]:
