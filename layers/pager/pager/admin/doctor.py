@@ -348,6 +348,17 @@ def check_webhook(facts: Facts) -> Check:
     if hook is None or app is None:
         return _skip("webhook", facts.errors.get("hook") or "the app could not be read")
     expected = facts.target.github_webhook_url
+    url = str(hook.get("url") or "")
+    problems = _webhook_problems(hook, app) + _webhook_url_problems(url, expected)
+    if problems:
+        return Check(False, f"webhook: {'; '.join(problems)}",
+                     f"on {facts.pages.settings}: tick Active, Webhook URL {expected or '<your URL>/github'}, a Webhook "
+                     "secret equal to GITHUB_WEBHOOK_SECRET; Save changes")
+    return Check(True, f"webhook: active, JSON, signed, at {url}")
+
+
+def _webhook_problems(hook: dict[str, Any], app: dict[str, Any]) -> list[str]:
+    """What is wrong with the app's webhook but its URL: inactive, not JSON, unverified, unsigned."""
     problems = []
     if not app.get("events"):
         problems.append("not active (the app subscribes to no event)")
@@ -357,16 +368,16 @@ def check_webhook(facts: Facts) -> Check:
         problems.append("SSL verification is off")
     if not hook.get("secret"):
         problems.append("no secret: pager refuses unsigned deliveries with 401")
-    url = str(hook.get("url") or "")
+    return problems
+
+
+def _webhook_url_problems(url: str, expected: str) -> list[str]:
+    """Where the app's webhook points, when it is not the stack's /github (or, with no stack, any /github)."""
     if expected and url != expected:
-        problems.append(f"it points at {url or 'nothing'}, not at {expected}")
-    elif not expected and not url.endswith("/github"):
-        problems.append(f"it points at {url or 'nothing'}, not at pager's /github")
-    if problems:
-        return Check(False, f"webhook: {'; '.join(problems)}",
-                     f"on {facts.pages.settings}: tick Active, Webhook URL {expected or '<your URL>/github'}, a Webhook "
-                     "secret equal to GITHUB_WEBHOOK_SECRET; Save changes")
-    return Check(True, f"webhook: active, JSON, signed, at {url}")
+        return [f"it points at {url or 'nothing'}, not at {expected}"]
+    if not expected and not url.endswith("/github"):
+        return [f"it points at {url or 'nothing'}, not at pager's /github"]
+    return []
 
 
 def check_installation(facts: Facts) -> Check:
@@ -463,26 +474,41 @@ def check_telegram_webhook(facts: Facts) -> Check:
     expected = facts.target.telegram_webhook_url
     url = str(info.get("url") or "")
     fix = "run `pager setup`: it sets the webhook with TELEGRAM_WEBHOOK_SECRET, for button presses and commands"
+    wrong = _telegram_webhook_wrong(info, url, expected)
+    if wrong:
+        return Check(False, f"Telegram webhook: {wrong}", fix)
+    waiting = int(info.get("pending_update_count") or 0)
+    return (_telegram_webhook_failed(facts, info, waiting, fix)
+            or Check(True, f"Telegram webhook: {url}, button presses and commands allowed, no error in the last day, "
+                           f"{waiting} waiting"))
+
+
+def _telegram_webhook_wrong(info: dict[str, Any], url: str, expected: str) -> str:
+    """What keeps button presses or commands from reaching pager: no webhook, one elsewhere than the stack's
+    /telegram (or, with no stack, any /telegram), or one that does not allow them; "" when none does."""
     if not url:
-        return Check(False, "Telegram webhook: none is set, so button presses and commands never reach the pager", fix)
+        return "none is set, so button presses and commands never reach the pager"
     if (expected and url != expected) or (not expected and not url.endswith("/telegram")):
-        return Check(False, f"Telegram webhook: it points at {url}, not at {expected or 'pager’s /telegram'}", fix)
+        return f"it points at {url}, not at {expected or 'pager’s /telegram'}"
     allowed = info.get("allowed_updates")  # absent: Telegram's default, which has both
     missing = [name for name in ALLOWED_UPDATES if allowed is not None and name not in allowed]
     if missing:
         what = " and ".join(UPDATE_WORDS[name] for name in missing)
-        return Check(False, f"Telegram webhook: {', '.join(missing)} is not among its allowed updates, so {what} "
-                            "never reach the pager", fix)
-    waiting = int(info.get("pending_update_count") or 0)
+        return f"{', '.join(missing)} is not among its allowed updates, so {what} never reach the pager"
+    return ""
+
+
+def _telegram_webhook_failed(facts: Facts, info: dict[str, Any], waiting: int, fix: str) -> Check | None:
+    """The webhook's last delivery, when it failed in the last day (a wrong secret token, or why the log
+    says); None when none did."""
     error_at = float(info.get("last_error_date") or 0)
-    if error_at and facts.now - error_at < DAY:
-        message = str(info.get("last_error_message") or "")
-        line = f"Telegram webhook: its last delivery failed {ago(facts.now - error_at)} ago: {message}; {waiting} updates wait"
-        if "401" in message:
-            return Check(False, line + " (the secret token Telegram sends is not TELEGRAM_WEBHOOK_SECRET)", fix)
-        return Check(False, line, "see why in the webhook function's log (`sam logs --name WebhookFunction`)")
-    return Check(True, f"Telegram webhook: {url}, button presses and commands allowed, no error in the last day, "
-                       f"{waiting} waiting")
+    if not (error_at and facts.now - error_at < DAY):
+        return None
+    message = str(info.get("last_error_message") or "")
+    line = f"Telegram webhook: its last delivery failed {ago(facts.now - error_at)} ago: {message}; {waiting} updates wait"
+    if "401" in message:
+        return Check(False, line + " (the secret token Telegram sends is not TELEGRAM_WEBHOOK_SECRET)", fix)
+    return Check(False, line, "see why in the webhook function's log (`sam logs --name WebhookFunction`)")
 
 
 UPDATE_WORDS = {"callback_query": "button presses", "message": "the chat's commands"}
