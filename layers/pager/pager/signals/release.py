@@ -191,25 +191,20 @@ def converge(repo: Repository, data: dict[str, Any], new: dict[str, Any], done: 
     tidying = tidy(data)
     if tidying is not None:
         return tidying
-    period = period_of(data.get("sound") or {})
-    if period is not None and offers_merge(data) and not data.get("noted"):  # ready in quiet hours: for the summary
-        number = int(data.get("number") or 0)
-        note = Note("release", release_key(repo.id, number), f"{repo.name}#{number}", str(data.get("url") or ""), period,
-                    repo.name, at=float(data.get("shown_at") or now))
-        return Step("kept for the summary", effect=note, then=lambda _: {**data, "noted": True})
+    noting = _quiet_note(repo, data, now)
+    if noting is not None:
+        return noting
     if new.get("repository") != repo.name:
         new = {**new, "repository": repo.name}
     body, buttons = render(repo.name, new, repo.id)
-    message_id = data.get("message_id")
-    shown = Shown(int(message_id), data.get("chat"), str(data.get("text", "")), data.get("buttons")) \
-        if isinstance(message_id, int) else None
+    shown = _shown(data)
     if shown is None and new.get("state") != "open":
-        return Step(done if new != data else idle, data=new if new != data else None)  # never shown, over already
+        return _saved(data, new, done, idle)  # never shown, over already
     moment = moment_of(data, new)
     sound = volume.sound(moment) if moment is not None else None
     effect, reposted = show(shown, body, buttons, sound)
     if effect is None:
-        return Step(done if new != data else idle, data=new if new != data else None)
+        return _saved(data, new, done, idle)
     retired = retired_after(data, shown, reposted)
     heard = {"sound": sound.to_data(), "shown_at": now, "noted": False} if sound is not None else {}
 
@@ -219,6 +214,31 @@ def converge(repo: Repository, data: dict[str, Any], new: dict[str, Any], done: 
                 **({RETIRED: retired} if retired else {})}
 
     return Step(done, effect=effect, then=shown_now)
+
+
+def _quiet_note(repo: Repository, data: dict[str, Any], now: float) -> Step | None:
+    """A release offered 🔀 Merge in quiet hours (its sound kept for their summary), kept for the summary
+    once; None for any other."""
+    period = period_of(data.get("sound") or {})
+    if period is None or not offers_merge(data) or data.get("noted"):
+        return None
+    number = int(data.get("number") or 0)
+    note = Note("release", release_key(repo.id, number), f"{repo.name}#{number}", str(data.get("url") or ""), period,
+                repo.name, at=float(data.get("shown_at") or now))
+    return Step("kept for the summary", effect=note, then=lambda _: {**data, "noted": True})
+
+
+def _shown(data: Mapping[str, Any]) -> Shown | None:
+    """The message the record says the chat shows, if any."""
+    message_id = data.get("message_id")
+    if not isinstance(message_id, int):
+        return None
+    return Shown(int(message_id), data.get("chat"), str(data.get("text", "")), data.get("buttons"))
+
+
+def _saved(data: dict[str, Any], new: dict[str, Any], done: str, idle: str) -> Step:
+    """Nothing for the chat: `new` saved when it changed the record (`done`), else nothing at all (`idle`)."""
+    return Step(done if new != data else idle, data=new if new != data else None)
 
 
 # -- decisions ----------------------------------------------------------------------------------------
