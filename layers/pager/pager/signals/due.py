@@ -95,20 +95,39 @@ def render_summary(notes: Sequence[Mapping[str, Any]], red: Sequence[attention_s
     counts = [plural(len(by_kind[kind]), *words) for kind, _, words in KINDS if by_kind[kind]]
     hours = f"{clock(start, zone)}–{clock(end, zone)}"
     lines = [f"🌅 Quiet hours are over ({hours}): " + ", ".join(counts)]
+    lines += _noted_lines(by_kind)
+    lines += _red_lines(red, zone, now)
+    lines += _ready_lines(ready)
+    return "\n".join(lines)
+
+
+def _noted_lines(by_kind: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
+    """A line for each kind of note that arrived, its things with links in the order they arrived."""
+    lines = []
     for kind, emoji, _ in KINDS:
         if kind in ("alarm", "release"):
-            continue  # listed as they stand now, below
+            continue  # listed as they stand now (_red_lines, _ready_lines)
         found = sorted(by_kind[kind], key=lambda n: float(n.get("at") or 0))
         if found:
             lines.append(f"{emoji} " + _listed([_link(n) for n in found]))
-    if red:
-        lines.append("🚨 still red: " + _listed([
-            link(f"https://github.com/{r.repository}/actions", r.repository) + f" since {local_time(r.since, zone, now)}"
-            if r.ref != alarm.CONTROL else f"pager since {local_time(r.since, zone, now)}" for r in red]))
-    if ready:
-        lines.append("🔀 ready to merge: " + _listed([
-            link(str(r.get("url") or ""), f"{r.get('repository')}#{r.get('number')}") for r in ready]))
-    return "\n".join(lines)
+    return lines
+
+
+def _red_lines(red: Sequence[attention_store.Red], zone: tzinfo, now: float) -> list[str]:
+    """The alarms still red, each since when (pager's own as pager); none when none is."""
+    if not red:
+        return []
+    return ["🚨 still red: " + _listed([
+        link(f"https://github.com/{r.repository}/actions", r.repository) + f" since {local_time(r.since, zone, now)}"
+        if r.ref != alarm.CONTROL else f"pager since {local_time(r.since, zone, now)}" for r in red])]
+
+
+def _ready_lines(ready: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The releases waiting for 🔀 Merge; none when none is."""
+    if not ready:
+        return []
+    return ["🔀 ready to merge: " + _listed([
+        link(str(r.get("url") or ""), f"{r.get('repository')}#{r.get('number')}") for r in ready])]
 
 
 def _link(note: Mapping[str, Any]) -> str:
