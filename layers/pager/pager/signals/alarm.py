@@ -88,6 +88,12 @@ AGAIN_ALL = "again:all"  # ↻ all: every failed delivery of the alarm, delivere
 REFUSED_AGAIN = "refused:again"  # ↻ of the deliveries refused with 401
 PAGES_AGAIN = "refused:pages"  # ↻ of the signals GitHub or Telegram refused (answered 424)
 AGAIN_BUTTONS = 3  # failed deliveries offered ↻ in one message, the most important first
+# The ↻ buttons pager's own entries ask for (an entry's `button`, pager.sweep.health), each at most once a
+# message: the entry's button, its label, its data.
+OWN_BUTTONS = (
+    ("refused", "↻ Deliver the refused again", REFUSED_AGAIN),
+    ("pages", "↻ Deliver the refused pages again", PAGES_AGAIN),
+)
 ENTRY_ITEM = "entry:"
 CLOSED_MEMORY_SECONDS = 3 * 24 * 3600  # GitHub lists a delivery (and so may redeliver it) for 3 days
 FIX_PAYLOAD_ENTRIES = 40  # entries a pager-fix dispatch carries at most
@@ -420,19 +426,35 @@ def render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], view: View,
 
 def _buttons(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], shown: list[str], *,
              fixing: bool) -> list[list[tuple[str, str]]]:
+    """The alarm's buttons, one a row: 🛠 and 🔕 for the alarm itself, then ↻ for what the entries shown
+    offer to deliver again."""
+    return _alarm_rows(alarm, entries, fixing) + _own_rows(entries, shown) + _again_rows(entries, shown)
+
+
+def _alarm_rows(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], fixing: bool) -> list[list[tuple[str, str]]]:
+    """🛠 Start fix, unless a fix is under way or none could see its entries; 🔕 for a repository's alarm."""
     rows = []
     if offers_fix(entries) and not fixing:
         rows.append([("🛠 Start fix", f"{FIX_PREFIX}{alarm.ref}")])
     if alarm.ref != CONTROL:
         rows.append([("🔕 Mute for 8 h", f"{MUTE_PREFIX}{alarm.ref}")])
+    return rows
+
+
+def _own_rows(entries: Mapping[str, Mapping[str, Any]], shown: list[str]) -> list[list[tuple[str, str]]]:
+    """The buttons pager's own entries shown ask for."""
     own_buttons = {entries[k].get("button") for k in shown if k.startswith(OWN_PREFIX)}
-    if "refused" in own_buttons:
-        rows.append([("↻ Deliver the refused again", REFUSED_AGAIN)])
-    if "pages" in own_buttons:
-        rows.append([("↻ Deliver the refused pages again", PAGES_AGAIN)])
+    return [[(label, data)] for button, label, data in OWN_BUTTONS if button in own_buttons]
+
+
+def _again_rows(entries: Mapping[str, Mapping[str, Any]], shown: list[str]) -> list[list[tuple[str, str]]]:
+    """↻ all when more than one failed delivery is still to ask for, then ↻ for each of the first
+    AGAIN_BUTTONS failed deliveries shown, named by their thing (numbered when two read the same)."""
+    rows = []
     again = [k for k in shown if k.startswith(DELIVERY_PREFIX) and isinstance(entries[k].get("delivery_id"), int)]
-    if len(to_deliver_again(entries)) > 1:
-        rows.append([(f"↻ Deliver all {len(to_deliver_again(entries))} again", AGAIN_ALL)])
+    left = len(to_deliver_again(entries))
+    if left > 1:
+        rows.append([(f"↻ Deliver all {left} again", AGAIN_ALL)])
     labels: dict[str, int] = {}
     for key in again[:AGAIN_BUTTONS]:
         what = str(entries[key].get("short") or entries[key].get("thing") or "this delivery")[:40]
