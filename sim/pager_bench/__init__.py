@@ -14,7 +14,11 @@
     prices        the AWS list prices, in one place, with their pages
     costs         the webhook handler's cost and table round trips per delivery, the modules an ignored
                   delivery loads, and the cold start of both functions (first invocation included)
-    report        docs/benchmarks.md: the tables, and each target with its measured value, met or not met
+    report        docs/benchmarks.md: the tables, and each target with its measured value, met or not met;
+                  `report.report` puts the sections in order, each a module `*_report` of its own (the
+                  trace, what users feel, the sweeps compared, each fault, long outages, custom metrics,
+                  the bill, the targets, the phone, the hot path, the handler's cost, the cold start, how
+                  to read it, a busy fleet's size), and `markdown` holds what they share
     __main__      the command line
 
 Never deployed: like `pager_world`, it only stands around pager's real code.
