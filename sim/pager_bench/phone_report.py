@@ -10,6 +10,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from . import fleet
+from .markdown import table
 from .phone import FLAKE_SECONDS, KINDS, NIGHT, OTHER
 
 Add = Callable[[str], None]
@@ -99,14 +100,24 @@ def supported_grace(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     return next((row for row in rows if 2 * row["flakes"] <= loudest), None) if loudest else None
 
 
-def _grace(add: Add, p: dict[str, Any]) -> None:
-    e, f, m, rows = p["episodes"], p["flakes"], p["model"], p["grace"]
-    grace = p["grace_minutes"]
+def _episodes(add: Add, p: dict[str, Any]) -> None:
+    e, grace = p["episodes"], p["grace_minutes"]
     add(f"Alarms (repository alarm messages; ALARM_GRACE_MINUTES={grace:g}): a repository went red {e['n']} times in "
         f"the week; {e['quiet_within_grace']} cleared within the grace without ever buzzing, {e['buzzed']} buzzed"
         + (f", {e['quiet_longer']} were red longer but never buzzed (each failure closed within its own grace, "
            "or Telegram was down)" if e["quiet_longer"] else "") + ".")
     add("")
+
+
+def _grace_row(row: dict[str, Any], grace: float) -> str:
+    mark = "**" if row["minutes"] == round(grace) else ""
+    unheard = f" ({row['unheard']} never buzzed)" if row["unheard"] else ""
+    return (f"| {mark}{row['minutes']}{mark} | {row['buzzes']} | {row['flakes']} | {_minutes(row['delay_median'])} of "
+            f"{row['stayed_red']}{unheard} |")
+
+
+def _grace_table(add: Add, p: dict[str, Any]) -> None:
+    f, m, grace = p["flakes"], p["model"], p["grace_minutes"]
     add(f"The grace's table: each value of ALARM_GRACE_MINUTES on the same week. Flakes: failures that closed "
         f"within {FLAKE_SECONDS / 60:.0f} minutes of failing, as a rerun that passes closes them ({f['n']} of the "
         f"week's failures, closed {_minutes(f['min'])} to {_minutes(f['max'])} after failing, median "
@@ -115,11 +126,8 @@ def _grace(add: Add, p: dict[str, Any]) -> None:
     add("")
     add("| ALARM_GRACE_MINUTES | alarm buzzes in the week | … of them flakes' | failures red past 30 min: median delay to their buzz |")
     add("|---:|---:|---:|---:|")
-    for row in rows:
-        mark = "**" if row["minutes"] == round(grace) else ""
-        unheard = f" ({row['unheard']} never buzzed)" if row["unheard"] else ""
-        add(f"| {mark}{row['minutes']}{mark} | {row['buzzes']} | {row['flakes']} | {_minutes(row['delay_median'])} of "
-            f"{row['stayed_red']}{unheard} |")
+    for row in p["grace"]:
+        add(_grace_row(row, grace))
     add("")
     add("Computed from the one replay without quiet hours (`pager_bench.phone.grace_buzzes`): the table's history "
         "of each alarm (every failure's opening and closing, the renders the deliveries made, in the order the "
@@ -129,9 +137,11 @@ def _grace(add: Add, p: dict[str, Any]) -> None:
         f"had {m['phone']}: " + ("the same, at the same times." if m["same_times"] and m["buzzes"] == m["phone"]
                                  else "**not the same**: the other rows are an estimate."))
     add("")
-    chosen = supported_grace(rows)
-    if chosen is None:
-        return
+
+
+def _supported(add: Add, p: dict[str, Any], chosen: dict[str, Any]) -> None:
+    """The default the grace's table supports, and whether the grace could decide the week's total."""
+    rows, grace = p["grace"], p["grace_minutes"]
     own = next((row for row in rows if row["minutes"] == round(grace)), chosen)
     steps = ", ".join(f"{b['minutes']}→{a['minutes']}: {b['flakes'] - a['flakes']}" for b, a in zip(rows, rows[1:], strict=False))
     longest = rows[-1]
@@ -151,6 +161,14 @@ def _grace(add: Add, p: dict[str, Any]) -> None:
         add(f"The grace does not decide the week's total: with {longest['minutes']} minutes the week would still have "
             f"{fewest} buzzes, above the {limit} of the target below.")
         add("")
+
+
+def _grace(add: Add, p: dict[str, Any]) -> None:
+    _episodes(add, p)
+    _grace_table(add, p)
+    chosen = supported_grace(p["grace"])
+    if chosen is not None:
+        _supported(add, p, chosen)
 
 
 def _n(count: int, one: str, many: str) -> str:
@@ -202,14 +220,30 @@ def targets(p: dict[str, Any], quiet: dict[str, Any] | None) -> list[tuple[str, 
     return rows
 
 
+def _conflict(p: dict[str, Any], quiet: dict[str, Any] | None, limit: int) -> list[str]:
+    """When the buzz target and the first contacts' cannot both be met, why (else nothing)."""
+    contacts = p["moments"]["contact"]
+    daytime = contacts["n"] - contacts["night"]
+    if not (p["buzzes"] > limit and (daytime if quiet else contacts["n"]) > limit):
+        return []
+    c = p["contributions"]
+    threads = ("opens a thread of its own, so each is a first contact" if c["threads"] == c["shown"] == contacts["n"]
+               else f"is one of {c['shown']} shown in {c['threads']} threads")
+    return [f"**The buzz target and the first contacts' cannot both be met on this trace.** Each outsider's "
+            f"contribution here {threads}: {contacts['n']} first contacts in the "
+            f"week, {daytime} of them outside {NIGHT.replace('-', '–')}. Buzzing for each needs more buzzes "
+            f"than the {limit} the buzz target allows, with quiet hours or without; meeting it would mean "
+            "leaving most first contacts silent. The buzz target is not met"
+            + ("; the first contacts' is." if contacts["silent"] == 0 else ".")]
+
+
 def _floor(p: dict[str, Any], quiet: dict[str, Any] | None) -> list[str]:
     """What the buzz target is up against: the moments that must buzz."""
     limit = int(BUZZ_SHARE * (p["sends"] - p["reposts"]))
     m = p["moments"]
     health = sum(c["buzzes"] for kinds in p["days"].values() for kind, c in kinds.items() if kind == "health")
     must = sum(t["n"] for t in m.values()) + health
-    contacts = m["contact"]
-    said = (f"{contacts['n']} first contacts, {m['alarm']['n']} alarm failures red past their grace, "
+    said = (f"{m['contact']['n']} first contacts, {m['alarm']['n']} alarm failures red past their grace, "
             f"{_n(m['release']['n'], 'release', 'releases')} offered 🔀 Merge"
             + (f", {_n(health, 'time', 'times')} pager's own health" if health else ""))
     lines = [f"Every buzz of the week is a moment that must buzz: {said} ({must})." if must == p["buzzes"] else
@@ -219,37 +253,12 @@ def _floor(p: dict[str, Any], quiet: dict[str, Any] | None) -> list[str]:
         lines.append(f"With quiet hours, the {inside} of them inside the night are kept for the summaries: what must "
                      f"buzz comes to {must - inside + len(quiet['summaries'])} with the "
                      f"{_n(len(quiet['summaries']), 'summary', 'summaries')} (measured: {quiet['buzzes']} buzzes).")
-    daytime = contacts["n"] - contacts["night"]
-    if p["buzzes"] > limit and (daytime if quiet else contacts["n"]) > limit:
-        c = p["contributions"]
-        threads = ("opens a thread of its own, so each is a first contact" if c["threads"] == c["shown"] == contacts["n"]
-                   else f"is one of {c['shown']} shown in {c['threads']} threads")
-        lines.append(f"**The buzz target and the first contacts' cannot both be met on this trace.** Each outsider's "
-                     f"contribution here {threads}: {contacts['n']} first contacts in the "
-                     f"week, {daytime} of them outside {NIGHT.replace('-', '–')}. Buzzing for each needs more buzzes "
-                     f"than the {limit} the buzz target allows, with quiet hours or without; meeting it would mean "
-                     "leaving most first contacts silent. The buzz target is not met"
-                     + ("; the first contacts' is." if contacts["silent"] == 0 else "."))
-    return lines
+    return lines + _conflict(p, quiet, limit)
 
 
-def _before_now(add: Add, p: dict[str, Any], quiet: dict[str, Any] | None) -> None:
-    """Buzzes by kind under the rule before (a buzz per message; reposts were not made) and now."""
-    week = _totals(p["days"])
-    q = _totals(quiet["days"]) if quiet else {}
-    kinds = [(kind, label) for kind, _, label in KINDS if week.get(kind) or q.get(kind)]
-    add("Buzzes by kind: under the rule before (every message buzzed; counted in this run as its sends less its "
-        "reposts) and now" + (", without quiet hours and with them." if quiet else "."))
-    add("")
-    add("| kind | the rule before | now |" + (" with quiet hours |" if quiet else ""))
-    add("|---|---:|---:|" + ("---:|" if quiet else ""))
-    for kind, label in kinds:
-        before = week.get(kind, Counter())["sends"] - p["reposts_by_kind"].get(kind, 0)
-        add(f"| {label} | {before} | {week.get(kind, Counter())['buzzes']} |"
-            + (f" {q.get(kind, Counter())['buzzes']} |" if quiet else ""))
-    add(f"| **all** | **{p['sends'] - p['reposts']}** | **{p['buzzes']}** |" + (f" **{quiet['buzzes']}** |" if quiet else ""))
-    add("")
-    alarms, e = week.get("alarm", Counter()), p["episodes"]
+def _alarms_more(add: Add, p: dict[str, Any], alarms: Counter[str]) -> None:
+    """Why alarms buzz more than under the rule before, when they do."""
+    e = p["episodes"]
     before = alarms["sends"] - p["reposts_by_kind"].get("alarm", 0)
     if alarms["buzzes"] > before:
         add(f"Alarms buzz more than before: the rule before buzzed once per alarm message, when a repository went red "
@@ -258,6 +267,23 @@ def _before_now(add: Add, p: dict[str, Any], quiet: dict[str, Any] | None) -> No
             f"repository cleared within the grace stay silent. Buzzing once per time a repository went red would "
             f"have made {e['buzzed']}.")
         add("")
+
+
+def _before_now(add: Add, p: dict[str, Any], quiet: dict[str, Any] | None) -> None:
+    """Buzzes by kind under the rule before (a buzz per message; reposts were not made) and now."""
+    week = _totals(p["days"])
+    q = _totals(quiet["days"]) if quiet else {}
+    add("Buzzes by kind: under the rule before (every message buzzed; counted in this run as its sends less its "
+        "reposts) and now" + (", without quiet hours and with them." if quiet else "."))
+    add("")
+    rows = [[label, f"{week.get(kind, Counter())['sends'] - p['reposts_by_kind'].get(kind, 0)}",
+             f"{week.get(kind, Counter())['buzzes']}", f"{q.get(kind, Counter())['buzzes']}"]
+            for kind, _, label in KINDS if week.get(kind) or q.get(kind)]
+    rows.append(["**all**", f"**{p['sends'] - p['reposts']}**", f"**{p['buzzes']}**",
+                 f"**{quiet['buzzes']}**" if quiet else ""])
+    width = 4 if quiet else 3  # the last column only with quiet hours
+    table(add, ["kind", "the rule before", "now", "with quiet hours"][:width], "lrrr"[:width], [r[:width] for r in rows])
+    _alarms_more(add, p, week.get("alarm", Counter()))
 
 
 def section(add: Add, trace: fleet.Trace, label: str, p: dict[str, Any], quiet: dict[str, Any] | None) -> None:
