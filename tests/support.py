@@ -139,8 +139,8 @@ class Sweeps:
         self.github.deliver_pending()
         return summary
 
-    def check(self) -> dict[str, Any]:
-        """One run of the every-minute recovery check; GitHub then carries out what it was asked for."""
+    def check(self, *, later: float = 20) -> dict[str, Any]:
+        """One run of the every-minute check; GitHub then carries out what it was asked for, `later` seconds on."""
         from pager.sweep.recovery import CHECK_EVENT
         from pager.sweep.run import check
 
@@ -150,9 +150,19 @@ class Sweeps:
             summary = check(self.services, now=self.now, run_id=run_id, seconds=150.0)
         else:
             summary = self._invoke(dict(CHECK_EVENT), run_id)
-        self.now += 20
+        self.now += later
         self.github.deliver_pending()
         return summary
+
+    def minutes(self, n: int) -> list[dict[str, Any]]:
+        """`n` minutes as a deployment lives them: the every-minute check at each (GitHub carrying out what
+        it was asked for within the minute); the summaries."""
+        summaries = []
+        for _ in range(n):
+            start = self.now
+            summaries.append(self.check())
+            self.now = start + 60
+        return summaries
 
     def _invoke(self, event: dict[str, Any], run_id: str) -> dict[str, Any]:
         bootstrap.use(self.services)
@@ -180,9 +190,9 @@ class Sweeps:
         return self.world.update(self.world.press_update(data, message_id=message.message_id))[1]["outcome"]
 
     def until_nothing_waits(self) -> None:
-        """The every-minute check, a minute apart, until nothing waits."""
-        while self.check()["outcome"] != "nothing waits":
-            self.advance(1)
+        """The every-minute check, a minute apart, until nothing waits (nothing held, nothing queued)."""
+        while self.minutes(1)[0]["outcome"] != "nothing waits":
+            pass
 
     def alarm_text(self) -> str:
         shown = [text for text, _ in self.telegram.view().values() if text.startswith(OWN_MESSAGE)]

@@ -1,6 +1,6 @@
-"""Recovery that follows the outage (pager.sweep.recovery), through the sweep function's lambda_handler
-with its two schedules: the every-minute check and the 15-minute run, pager's real handlers answering
-GitHub's deliveries in the fake world.
+"""Holds and recovery (pager.sweep.recovery, pager.waiting), through the sweep function's lambda_handler with
+its two schedules: the every-minute check and the 15-minute run, pager's real handlers answering GitHub's
+deliveries in the fake world.
 """
 
 from __future__ import annotations
@@ -8,11 +8,12 @@ from __future__ import annotations
 import pytest
 
 from pager.errors import DeadlineExceeded, GitHubUnavailable, StoreUnavailable, TelegramUnavailable, Uncertain
-from pager.store import MemoryStore
-from pager.sweep import plan, recovery
+from pager.sweep import recovery
+from pager.sweep.deliveries import REDELIVERY_SPACING_SECONDS
+from pager.sweep.lists import Attempt
 from pager.sweep.run import check
 from pager.values import parse_iso
-from pager.waiting import Waiting, note, noted, service_of
+from pager.waiting import SWEEP_KEY, Waiting, merged, note, noted, service_of
 from pager_world.cases import issue_comment_by
 from pager_world.world import CONTROL
 
@@ -25,74 +26,72 @@ def shown(world) -> str:
     return " ".join(m.text for m in world.telegram.chat())
 
 
-def state_writes(world) -> int:
-    return sum(1 for service, name in world.world.faults.log if service == "store" and name == f"save {plan.STATE_KEY}")
+def sweep_writes(world, item: str | None = None) -> int:
+    return sum(1 for service, name in world.world.faults.log if service == "store" and name.startswith(f"save {SWEEP_KEY} ")
+               and (item is None or name == f"save {SWEEP_KEY} [{item}]"))
+
+
+def outage(world):
+    return world.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
 
 
 def test_with_nothing_waiting_or_due_the_check_is_two_reads_and_no_call(sweeps):
     loads, calls = sweeps.store.loads, sweeps.services.calls
     assert sweeps.check()["outcome"] == "nothing waits"
-    # what comes due (the attention index) and what waits for a failed service (the sweep's state)
+    # what comes due (the attention index) and the sweep's items (one query)
     assert sweeps.store.loads - loads == 2 and sweeps.services.calls == calls
 
 
 def test_a_telegram_outage_spends_no_attempt_and_the_check_sweeps_within_a_minute_of_its_end(sweeps):
-    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    down = outage(sweeps)
     guids = [f"comment-{n}" for n in range(3)]
     for n, guid in enumerate(guids):
         assert sweeps.world.deliver("issue_comment", comment(n), guid=guid)[0] == 500
         sweeps.advance(1)
-    assert state_writes(sweeps) == 1  # noted once per outage, not per delivery
+    assert sweep_writes(sweeps, "waiting") == 1  # noted once per outage, not per delivery
 
     for minute in range(45):  # the outage lasts: a check every minute, a scheduled run every 15
         summary = sweeps.sweep() if minute % 15 == 14 else sweeps.check()
         if minute % 15 == 14:
-            assert summary["recovery"] == "held: telegram still failing" and summary["redeliveries"] == 0
+            assert summary["recovery"] == "waiting: telegram" and summary["redeliveries"] == 0
             assert summary["decisions"]["held"] == 3
         else:
             assert summary["outcome"] == "waiting: telegram still failing"
         sweeps.advance(1)
     assert all(len(sweeps.attempts(g)) == 1 for g in guids)  # no attempt spent while it would fail again
 
-    sweeps.world.faults.rules.remove(outage)  # Telegram is back
+    sweeps.world.faults.rules.remove(down)  # Telegram is back
     summary = sweeps.check()
-    assert summary["redeliveries"] == 3 and summary["recovery"].startswith("recovered: waited")
+    assert summary["redeliveries"] == 3 and summary["recovery"] == "recovered"
     assert [[a["status_code"] for a in sweeps.attempts(g)] for g in guids] == [[500, 200]] * 3
     assert all(f"issuecomment-{9000 + n}" in shown(sweeps) for n in range(3))
     sweeps.advance(1)
     assert sweeps.check()["outcome"] == "nothing waits"
 
 
-def test_more_failed_events_than_a_run_may_ask_for_come_back_over_checks_a_minute_apart(sweeps):
-    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+def test_more_failed_events_than_a_minute_takes_come_back_a_minute_at_a_time_and_write_nothing(make_sweeps):
+    sweeps = make_sweeps(through_handler=True, sweep_max_redeliveries=10)
+    sweeps.answer = None
+    down = outage(sweeps)
     for n in range(25):
         sweeps.world.deliver("issue_comment", comment(n), guid=f"comment-{n}")
     sweeps.advance(3)
-    sweeps.world.faults.rules.remove(outage)
-    runs = []
-    while True:
-        summary = sweeps.check()
-        runs.append(summary)
-        sweeps.advance(1)
-        if summary["outcome"] == "nothing waits" or len(runs) > 6:
-            break
-    assert [r.get("redeliveries") for r in runs] == [10, 10, 5, None]  # ten a run at most, a run a minute
-    assert [r.get("recovery", "")[:8] for r in runs[:3]] == ["waiting:", "waiting:", "recovere"]
-    assert all(r["calls_used"] <= r["call_budget"] for r in runs[:3])
+    sweeps.world.faults.rules.remove(down)
+    writes = sweep_writes(sweeps)
+    runs = sweeps.minutes(5)
+    assert [r.get("redeliveries") for r in runs] == [10, 10, 5, None, None]
+    assert runs[0]["recovery"] == "recovered" and sweep_writes(sweeps) - writes == 2  # the release's commit, the note cleared
     assert all(f"issuecomment-{9000 + n}" in shown(sweeps) for n in range(25))
 
 
 def test_an_outage_of_three_hours_alarms_nothing_and_every_event_is_shown_within_minutes_of_its_end(sweeps):
-    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    down = outage(sweeps)
     for n in range(12):  # one every quarter hour, for three hours
         sweeps.world.deliver("issue_comment", comment(n), guid=f"comment-{n}")
-        for minute in range(15):
-            if minute == 14:
-                sweeps.sweep()
-            else:
-                sweeps.check()
-            sweeps.advance(1)
-    sweeps.world.faults.rules.remove(outage)
+        sweeps.minutes(14)
+        sweeps.sweep()
+        sweeps.advance(1)
+    sweeps.world.faults.rules.remove(down)
     ended = sweeps.now
     while sweeps.check()["outcome"] != "nothing waits":
         sweeps.advance(1)
@@ -114,13 +113,13 @@ def test_a_github_outage_is_probed_on_the_repositories_api(sweeps):
 
 
 def test_a_run_that_could_not_complete_has_the_check_wait_five_minutes(sweeps):
-    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    down = outage(sweeps)
     sweeps.world.deliver("issue_comment", comment(1))
-    sweeps.world.faults.rules.remove(outage)
+    sweeps.world.faults.rules.remove(down)
     sweeps.github.fail(r"^GET /app/hook/deliveries$", 503)
     sweeps.advance(1)
     failed = sweeps.check()
-    assert failed["outcome"].startswith("aborted") and failed["recovery"] == "waiting: the run did not complete"
+    assert failed["outcome"].startswith("aborted") and failed["recovery"] == "waiting: telegram"
     for _ in range(3):
         sweeps.advance(1)
         assert sweeps.check()["outcome"] == "waiting: retry later"
@@ -132,16 +131,164 @@ def test_a_service_that_answers_the_probe_but_still_fails_the_call_gets_its_atte
     # A chat's flood limit: sendMessage answers 429 while getMe (the probe) answers.
     flood = sweeps.world.faults.fail("telegram", r"^sendMessage$", kind="telegram-429", count=10**9)
     assert sweeps.world.deliver("issue_comment", comment(1), guid="c1")[0] == 500
-    for _ in range(10):  # the checks run the sweep every minute or so: one attempt, then a rest
-        sweeps.advance(1)
-        sweeps.check()
+    sweeps.minutes(10)  # the checks run the sweep each minute: one attempt, then a rest
     assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 500]
     sweeps.world.faults.rules.remove(flood)
-    while sweeps.check()["outcome"] != "nothing waits":
-        sweeps.advance(1)
+    sweeps.minutes(10)
     attempts = sweeps.attempts("c1")
     assert [a["status_code"] for a in attempts] == [500, 500, 200] and sweeps.entries() == {}
-    assert parse_iso(attempts[2]["delivered_at"]) - parse_iso(attempts[1]["delivered_at"]) >= plan.REDELIVERY_SPACING_SECONDS
+    assert parse_iso(attempts[2]["delivered_at"]) - parse_iso(attempts[1]["delivered_at"]) >= REDELIVERY_SPACING_SECONDS
+
+
+def test_an_outage_holds_the_events_for_days_asking_nothing_while_the_probe_fails_and_says_so_after_half_an_hour(sweeps):
+    github_down = sweeps.github.fail(r"^(GET|POST) /(repos|app/installations)/", 502, count=10**9)
+    sweeps.world.deliver("issue_comment", comment(1), guid="long")
+    for _ in range(2 * 24 * 4):  # two days of scheduled runs
+        sweeps.advance(15)
+        assert sweeps.sweep()["recovery"] == "waiting: github"
+    assert len(sweeps.attempts("long")) == 1  # no attempt spent while GitHub was down
+    assert "GitHub has failed pager's calls since" in sweeps.alarm_text()
+    sweeps.world.faults.rules.remove(github_down)
+    sweeps.advance(1)
+    sweeps.check()
+    assert [a["status_code"] for a in sweeps.attempts("long")] == [500, 200]
+    assert sweeps.alarm_text().startswith("✅ pager is well again")
+
+
+@pytest.mark.parametrize("schedule", ["check", "sweep"])
+def test_a_table_throttled_before_a_run_begins_is_logged_and_answered_not_raised(make_sweeps, schedule, log_lines):
+    sweeps = make_sweeps(through_handler=True)
+    sweeps.world.faults.fail("store", r"^query sweep$", kind="store")
+    summary = getattr(sweeps, schedule)()
+    assert summary["outcome"].startswith("aborted")
+    [line] = [line for line in log_lines() if line["message"] == "sweep run"]
+    assert line["level"] == "ERROR" and "ThrottlingException" in line["error"]
+
+
+def test_a_redelivery_github_failed_to_take_is_asked_for_again_at_the_next_check(sweeps):
+    down = outage(sweeps)
+    sweeps.world.deliver("issue_comment", comment(1), guid="c1")
+    sweeps.world.faults.rules.remove(down)
+    sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 502)
+    sweeps.advance(1)
+    first = sweeps.check()
+    assert first["redeliveries_failed"] == 1 and first["recovery"] == "waiting: github"
+    sweeps.advance(1)
+    assert sweeps.check()["redeliveries"] == 1
+    assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 200]
+
+
+def test_an_outage_costs_three_writes_whatever_its_size(sweeps):
+    down = outage(sweeps)
+    for n in range(3):
+        sweeps.world.deliver("issue_comment", comment(n), guid=f"c{n}")
+    sweeps.minutes(5)
+    sweeps.world.faults.rules.remove(down)
+    assert sweeps.minutes(1)[0]["recovery"] == "recovered"
+    # the note, the release's commit, the note cleared; none while the probe fails, none after
+    assert sweep_writes(sweeps) == 3 and sweeps.store.load(SWEEP_KEY, "waiting").data == {}
+    assert sweeps.minutes(1)[0]["outcome"] == "nothing waits"
+
+
+def test_a_note_made_while_a_run_works_is_kept_beside_what_the_run_saves(sweeps, monkeypatch):
+    down = outage(sweeps)
+    sweeps.world.deliver("issue_comment", comment(1), guid="c1")
+    sweeps.world.faults.rules.remove(down)
+    github = sweeps.services.github
+    take = github.redeliver
+
+    def redeliver(delivery_id):  # while the released run asks, GitHub fails a handler: the webhook notes it
+        monkeypatch.setattr(github, "redeliver", take)
+        note(sweeps.services, "github")
+        return take(delivery_id)
+
+    monkeypatch.setattr(github, "redeliver", redeliver)
+    sweeps.advance(1)
+    assert sweeps.check()["redeliveries"] == 1
+    assert sweeps.store.load(SWEEP_KEY, "waiting").data["services"] == ["github"]
+
+
+def test_a_redelivery_github_refuses_is_named_not_asked_for_again(sweeps):
+    down = outage(sweeps)
+    sweeps.world.deliver("issue_comment", comment(1), guid="c1")
+    sweeps.world.faults.rules.remove(down)
+    sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 422, count=10**9)
+    sweeps.advance(1)
+    first = sweeps.check()
+    assert first["redeliveries_refused"] == 1 and first["recovery"] == "recovered"
+    sweeps.advance(15)
+    assert sweeps.sweep()["entries_opened"] == 1
+    assert "GitHub refused to deliver it again (422)" in sweeps.alarm_text()
+
+
+def test_a_state_that_cannot_be_read_keeps_what_waits_and_the_run_holds(sweeps):
+    sweeps.sweep()
+    record = sweeps.store.load(SWEEP_KEY, "deliveries")
+    sweeps.store.save(record, {**record.data, "followed": "not packed"})
+    outage(sweeps)
+    assert sweeps.world.deliver("issue_comment", comment(1), guid="c1")[0] == 500
+    sweeps.advance(15)
+    summary = sweeps.sweep()
+    assert summary["recovery"] == "waiting: telegram" and summary["redeliveries"] == 0
+
+
+def test_a_run_cut_short_by_its_deadline_has_the_check_wait_before_the_next(sweeps):
+    down = outage(sweeps)
+    sweeps.world.deliver("issue_comment", comment(1))
+    sweeps.world.faults.rules.remove(down)
+    sweeps.advance(1)
+    cut = check(sweeps.services, now=sweeps.now, run_id="slow", seconds=0.0)
+    assert cut["outcome"].startswith("aborted")
+    sweeps.advance(1)
+    assert sweeps.check()["outcome"] == "waiting: retry later"
+    sweeps.advance(5)
+    assert sweeps.check()["redeliveries"] == 1
+
+
+# -- pager's own endpoint -----------------------------------------------------------------------------
+
+
+def test_pagers_own_outage_is_probed_with_a_passed_delivery_and_no_page_spends_an_attempt(make_sweeps):
+    sweeps = make_sweeps()
+    sweeps.deliver("workflow_run", "completed", 1)  # passed: any signal is safe twice, so it serves as the probe
+    sweeps.answer = lambda guid, redelivery: 502
+    pages = [sweeps.deliver("issue_comment", "created", 10 + i) for i in range(5)]
+    sweeps.advance(15)
+    assert sweeps.sweep()["recovery"] == "waiting: pager"
+    probe = sweeps.github.deliveries[0]["guid"]
+    sweeps.minutes(30)
+    assert all(len(sweeps.attempts(g)) == 1 for g in pages) and len(sweeps.attempts(probe)) > 1
+    sweeps.answer = lambda guid, redelivery: 200
+    sweeps.minutes(7)  # the probe answers, the check runs the sweep, the pages come back
+    assert all([a["status_code"] for a in sweeps.attempts(g)] == [502, 200] for g in pages) and sweeps.entries() == {}
+
+
+def test_the_probe_asks_for_the_newest_passed_delivery_else_the_oldest_failing_event_and_backs_off():
+    from pager.sweep.deliveries import Followed, State
+
+    now = 1_800_000_000.0
+    passed = Attempt(7, "p", now - 60, False, 200, "workflow_run")
+    state = State(probe=(5, "older", now - 3600))
+    assert recovery.probe_ask(state, [passed], now).delivery_id == 7
+    assert recovery.probe_ask(state, [], now).delivery_id == 5
+    row = Followed("f", 3, now - 900, "issues", "opened", 1, 1, 3, now - 900, 502, False)
+    gone = State(probe=(5, "older", now - 3 * 86400), followed=(row,))
+    assert recovery.probe_ask(gone, [], now).guid == "f"
+    assert [m for m in range(0, 120) if recovery.probe_minute(m * 60)] == [*range(10), 10, 15, 20, 25, 30, 35, 40, 45,
+                                                                          50, 55, 60, 75, 90, 105]
+
+
+def test_the_newest_three_attempts_all_failing_hold_and_one_event_failing_alone_does_not():
+    def attempts(*codes: int) -> list[Attempt]:
+        return [Attempt(i, f"g{i}", 100.0 + i, False, code, "issues") for i, code in enumerate(codes)]
+
+    assert recovery.own_outage(attempts(200, 500, 502, 0))
+    assert not recovery.own_outage(attempts(500, 502, 200)) and not recovery.own_outage(attempts(500, 502))
+    held = recovery.hold(None, attempts(500, 500, 500), released=False, now=5.0)
+    assert held == Waiting(("pager",), 5.0)
+    assert recovery.hold(held, attempts(500, 200), released=False, now=6.0) is None  # an answer since
+    told = Waiting(("telegram",), 1.0)
+    assert recovery.hold(told, attempts(500, 500, 500), released=False, now=5.0) == told  # Telegram says why
 
 
 # -- the pure parts ---------------------------------------------------------------------------------------
@@ -157,6 +304,7 @@ def test_a_failure_is_noted_once_per_service():
     limited = noted(first, "telegram", 200.0, retry_after=300)
     assert limited == Waiting(("telegram",), 100.0, 500.0)
     assert noted(limited, "telegram", 210.0, retry_after=300) is None
+    assert merged(first, Waiting(("github",), 50.0, 9.0)) == Waiting(("github", "telegram"), 50.0, 9.0)
 
 
 @pytest.mark.parametrize(("error", "service"), [
@@ -172,173 +320,3 @@ def test_the_every_minute_schedule_sends_what_the_function_takes_for_a_check():
 
     template = (Path(__file__).resolve().parents[1] / "template.yaml").read_text()
     assert f"Input: '{json.dumps(recovery.CHECK_EVENT)}'" in template and "Schedule: rate(1 minute)" in template
-
-
-def test_an_outage_holds_the_events_for_days_asking_nothing_while_the_probe_fails(sweeps):
-    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
-    sweeps.world.deliver("issue_comment", comment(1), guid="long")
-    for _ in range(2 * 24 * 4):  # two days of scheduled runs
-        sweeps.advance(15)
-        assert sweeps.sweep()["recovery"] == "held: telegram still failing"
-    assert len(sweeps.attempts("long")) == 1  # no attempt spent while Telegram was down
-    sweeps.world.faults.rules.remove(outage)
-    sweeps.advance(1)
-    sweeps.check()
-    assert [a["status_code"] for a in sweeps.attempts("long")] == [500, 200]
-
-
-@pytest.mark.parametrize("schedule", ["check", "sweep"])
-def test_a_table_throttled_before_a_run_begins_is_logged_and_answered_not_raised(make_sweeps, schedule, log_lines):
-    sweeps = make_sweeps(through_handler=True)
-    sweeps.world.faults.fail("store", r"^load sweep#state$", kind="store")
-    summary = getattr(sweeps, schedule)()
-    assert summary["outcome"] == "aborted: StoreUnavailable"
-    [line] = [line for line in log_lines() if line["message"] == "sweep run"]
-    assert line["level"] == "ERROR" and "ThrottlingException" in line["error"]
-
-
-def test_a_redelivery_github_failed_to_take_is_asked_for_again_at_the_next_check(sweeps):
-    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
-    sweeps.world.deliver("issue_comment", comment(1), guid="c1")
-    sweeps.world.faults.rules.remove(outage)
-    sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 502)
-    sweeps.advance(1)
-    first = sweeps.check()
-    assert first["redeliveries_failed"] == 1 and first["recovery"] == "waiting: 1 still to come back"
-    sweeps.advance(1)
-    assert sweeps.check()["redeliveries"] == 1
-    assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 200]
-
-
-# -- the note lives in the sweep's state item: one outage, two writes -------------------------------------
-
-
-def test_an_outage_costs_two_writes_the_note_and_the_commit_of_the_run_that_clears_it(sweeps):
-    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
-    for n in range(3):
-        sweeps.world.deliver("issue_comment", comment(n), guid=f"c{n}")
-    for _ in range(5):
-        sweeps.advance(1)
-        sweeps.check()
-    sweeps.world.faults.rules.remove(outage)
-    sweeps.advance(1)
-    assert sweeps.check()["recovery"].startswith("recovered")
-    assert state_writes(sweeps) == 2  # no write while the probe fails, none after the run's commit
-    assert "waiting" not in sweeps.store.load(plan.STATE_KEY).data
-    sweeps.advance(1)
-    assert sweeps.check()["outcome"] == "nothing waits"
-
-
-class Racing(MemoryStore):
-    """A store in which `between` runs once, right after the first load of the sweep's state."""
-
-    def __init__(self, between):
-        super().__init__()
-        self.between = between
-
-    def load(self, key, item=""):
-        record = super().load(key, item)
-        if key == plan.STATE_KEY and self.between:
-            between, self.between = self.between, None
-            between(self)
-        return record
-
-
-def test_a_note_racing_a_run_is_kept_and_the_run_steps_aside(sweeps):
-    sweeps.sweep()  # a state to race on
-    ran = sweeps.store.load(plan.STATE_KEY).data
-
-    def a_delivery_fails(store):
-        note(sweeps.services, "telegram")  # the services' store is `store`
-
-    store = Racing(None)
-    store.save(store.load(plan.STATE_KEY), ran)
-    sweeps.services.store = sweeps.world.store = store
-    store.between = a_delivery_fails
-    sweeps.advance(15)
-    summary = sweeps.sweep()
-    assert summary["outcome"] == "skipped: what waits was noted meanwhile"
-    assert summary["state"] == "not saved: a note of what waits came first"
-    kept = sweeps.store.load(plan.STATE_KEY).data
-    assert kept["waiting"]["services"] == ["telegram"] and {k: v for k, v in kept.items() if k != "waiting"} == ran
-
-
-def test_a_run_committing_between_a_notes_read_and_write_does_not_lose_the_note(sweeps):
-    sweeps.sweep()
-    ran = sweeps.store.load(plan.STATE_KEY).data
-
-    def a_run_commits(store):
-        store.save(store.load(plan.STATE_KEY), {**ran, "ran_at": ran["ran_at"] + 60})
-
-    store = Racing(None)
-    store.save(store.load(plan.STATE_KEY), ran)
-    sweeps.services.store = store
-    store.between = a_run_commits
-    note(sweeps.services, "github")
-    kept = store.load(plan.STATE_KEY).data
-    assert kept["waiting"]["services"] == ["github"] and kept["ran_at"] == ran["ran_at"] + 60
-
-
-def test_a_note_made_while_a_run_asks_is_kept_and_what_github_failed_to_take_is_asked_for_at_the_next_check(sweeps, monkeypatch):
-    # The check's run commits (clearing what waited), GitHub takes c1 and delivers it at once while the
-    # run goes on; Telegram fails that delivery, so the webhook notes it; then GitHub fails to take c2.
-    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
-    sweeps.world.deliver("issue_comment", comment(1), guid="c1")
-    sweeps.world.deliver("issue_comment", comment(2), guid="c2")
-    sweeps.world.faults.rules.remove(outage)
-    github = sweeps.services.github
-    take = github.redeliver
-
-    def redeliver(delivery_id):
-        taken = take(delivery_id)
-        monkeypatch.setattr(github, "redeliver", take)
-        sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=1)
-        sweeps.github.deliver_pending()  # c1 fails again, and is noted
-        sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 502)  # c2 is not taken
-        return taken
-
-    monkeypatch.setattr(github, "redeliver", redeliver)
-    sweeps.advance(1)
-    first = sweeps.check()
-    assert first["redeliveries_failed"] == 1 and first["state"] == "saved"
-    assert sweeps.store.load(plan.STATE_KEY).data["waiting"]["services"] == ["telegram"]  # noted, and put back
-    sweeps.advance(1)
-    assert sweeps.check()["redeliveries"] >= 1
-    assert [a["status_code"] for a in sweeps.attempts("c2")] == [500, 200]
-
-
-def test_a_redelivery_github_refuses_is_named_not_awaited_by_the_check(sweeps):
-    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
-    sweeps.world.deliver("issue_comment", comment(1), guid="c1")
-    sweeps.world.faults.rules.remove(outage)
-    sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 422, count=10**9)
-    sweeps.advance(1)
-    first = sweeps.check()
-    assert first["redeliveries_refused"] == 1 and first["recovery"].startswith("recovered")
-    sweeps.advance(1)
-    assert sweeps.check()["outcome"] == "nothing waits"  # the 15-minute runs carry on with it, as before the outage
-
-
-def test_a_state_that_cannot_be_read_keeps_what_waits_and_the_run_holds(sweeps):
-    sweeps.sweep()
-    record = sweeps.store.load(plan.STATE_KEY)
-    sweeps.store.save(record, {**record.data, "asked": [["g", "not a time", 1]]})
-    sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
-    assert sweeps.world.deliver("issue_comment", comment(1), guid="c1")[0] == 500
-    sweeps.advance(15)
-    summary = sweeps.sweep()
-    assert summary["recovery"] == "held: telegram still failing" and summary["redeliveries"] == 0
-    assert sweeps.store.load(plan.STATE_KEY).data["waiting"]["services"] == ["telegram"]
-
-
-def test_a_run_cut_short_by_its_deadline_has_the_check_wait_before_the_next(sweeps):
-    outage = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
-    sweeps.world.deliver("issue_comment", comment(1))
-    sweeps.world.faults.rules.remove(outage)
-    sweeps.advance(1)
-    cut = check(sweeps.services, now=sweeps.now, run_id="slow", seconds=0.0)
-    assert cut["outcome"].startswith("aborted") and cut["recovery"] == "waiting: the run did not complete"
-    sweeps.advance(1)
-    assert sweeps.check()["outcome"] == "waiting: retry later"
-    sweeps.advance(5)
-    assert sweeps.check()["redeliveries"] == 1

@@ -21,8 +21,10 @@ def test_the_defaults_of_the_operator_contract_hold_when_only_required_settings_
     assert settings.telegram_thread_id is None
     assert settings.release_branch_prefixes == ("release-please--", "changeset-release/")
     assert settings.release_merge_method == "squash"
-    assert (settings.sweep_call_budget, settings.sweep_max_redeliveries, settings.sweep_max_attempts) == (50, 10, 3)
-    assert (settings.sweep_window_minutes, settings.sweep_failure_pages, settings.sweep_all_pages) == (180, 3, 20)
+    # The sweep's limits are sized for Lambda and GitHub (docs/sweep.md, "Limits"), no longer the Workers plan's
+    # 50 calls, 10 redeliveries and 3 / 20 pages; the attempts and the first pass's window are the decision's.
+    assert (settings.sweep_call_budget, settings.sweep_max_redeliveries, settings.sweep_max_attempts) == (400, 40, 3)
+    assert (settings.sweep_window_minutes, settings.sweep_failure_pages, settings.sweep_all_pages) == (180, 30, 250)
     assert settings.telegram_allowed_users == frozenset({42})
 
 

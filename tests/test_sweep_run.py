@@ -1,10 +1,11 @@
-"""The sweep's shell in scenarios (pager.sweep.run_sweep): runs 15 minutes apart against GitHub's list.
+"""The sweep's shell in scenarios (pager.sweep.run_sweep, run.check): runs 15 minutes apart and a check each
+minute, against GitHub's list.
 
-Played in the fake world (`pager_world.World`): GitHub's list of the app's deliveries is served page
-by page to the real client (Link headers, `status=failure` filtering), each delivery and each
-redelivery the sweep asks for is answered by the endpoint (here scripted with `answer`, or pager's
-real handlers), and the control repository's alarm is the real one on the fake chat. Every run goes
-through `Sweeps.sweep`, the one place that invokes the sweep; `through_handler=True` runs it through
+Played in the fake world (`pager_world.World`): GitHub's list of the app's deliveries is served page by page
+to the real client (Link headers, `status=failure` filtering), each delivery and each redelivery the sweep
+asks for is answered by the endpoint (here scripted with `answer`, or pager's real handlers), and the
+control repository's alarm is the real one on the fake chat. `Sweeps.sweep` is a scheduled run,
+`Sweeps.minutes(n)` n minutes of the every-minute check; `through_handler=True` runs them through
 functions/sweep/app.py:lambda_handler instead.
 """
 
@@ -16,7 +17,10 @@ from support import Sweeps, json_lines
 from pager.observe import metrics
 from pager.store import MemoryStore
 from pager.sweep import run_sweep
-from pager.sweep.run import STATE_KEY
+from pager.sweep.deliveries import ASK_WAIT_SECONDS
+from pager.waiting import SWEEP_KEY
+
+DELIVERIES = f"{SWEEP_KEY} [deliveries]"
 
 
 @pytest.fixture
@@ -24,45 +28,55 @@ def world(make_sweeps) -> Sweeps:
     return make_sweeps()
 
 
-def test_a_quiet_run_makes_two_list_calls_with_one_jwt(world):
+def stored(world: Sweeps, item: str = "deliveries") -> dict:
+    return world.store.load(SWEEP_KEY, item).data
+
+
+def test_a_first_run_reads_back_to_its_window_then_a_quiet_run_is_one_list_call_with_one_jwt(world):
     for i in range(250):  # a long list from before: the first run reads it back to the window's start
         world.deliver("workflow_run", "completed", 1 + i % 5)
         world.now += 10
     first = world.sweep()
-    assert first["pages"] == {"failures": 1, "all": 3}
+    assert first["pages"] == {"all": 3, "failures": 1} and first["pass"] == "read"  # the failure list, once
     for repo in (1, 2, 3):
         world.deliver("workflow_run", "completed", repo)
     world.advance(15)
-    seen = len(world.github.requests)
-    calls = world.services.github.calls
+    seen, calls = len(world.github.requests), world.services.github.calls
     summary = world.sweep()
-    assert world.services.github.calls - calls == 2
-    assert summary["pages"] == {"failures": 1, "all": 1}
-    assert summary["redeliveries"] == 0 and summary["calls_used"] == 2 and summary["reach_gaps"] == []
+    assert world.services.github.calls - calls == 1 and summary["pages"] == {"all": 1, "failures": 0}
+    assert summary["redeliveries"] == 0 and summary["calls_used"] == 1 and summary["reach_gaps"] == []
     listed = world.requests_since(seen)
-    assert [r.query.get("status") for r in listed] == ["failure", None]
-    assert len({r.headers["Authorization"] for r in listed}) == 1
-    assert world.store.load(STATE_KEY).exists
+    assert [r.query.get("status") for r in listed] == [None]
+    assert stored(world)["every"]["top"] == world.github.deliveries[-1]["id"]
 
 
-def test_an_outages_failures_come_back_on_the_next_run_and_once(world):
+def test_each_run_reads_only_what_came_since_the_one_before_each_delivery_once(world):
     world.sweep()
-    world.answer = lambda guid, redelivery: 502  # Telegram is down: every handler answers 500
+    for _ in range(3):
+        for repo in range(40):
+            world.deliver("workflow_run", "completed", repo)
+        world.advance(15)
+        assert world.sweep()["deliveries_seen"] == 40
+
+
+def test_the_failures_of_an_outage_come_back_within_minutes_once(world):
+    world.deliver("workflow_run", "completed", 1)  # a delivery that passed: what a hold probes with
+    world.sweep()
+    world.answer = lambda guid, redelivery: 502  # pager's endpoint fails every delivery
     failed = [world.deliver("issue_comment", "created", 10 + i) for i in range(6)]
     failed += [world.deliver("workflow_run", "completed", 20 + i) for i in range(3)]
-    world.answer = lambda guid, redelivery: 0  # then the pager does not answer in time
-    failed.append(world.deliver("issues", "opened", 30))
-    world.answer = lambda guid, redelivery: 200  # the outage is over
     world.advance(15)
-    summary = world.sweep()
-    assert summary["redeliveries"] == len(failed) == 10
+    held = world.sweep()
+    assert held["redeliveries"] == 0 and held["recovery"] == "waiting: pager" and held["decisions"]["held"] == 9
+    world.minutes(3)  # each check probes with the passed delivery, which fails: still held
+    assert all(len(world.attempts(g)) == 1 for g in failed)
+    world.answer = lambda guid, redelivery: 200  # the endpoint works again
+    world.minutes(3)
     for guid in failed:
-        attempts = world.attempts(guid)
-        assert [a["redelivery"] for a in attempts] == [False, True] and attempts[-1]["status_code"] == 200
+        assert [(a["status_code"], a["redelivery"]) for a in world.attempts(guid)] == [(502, False), (200, True)]
     world.advance(15)
     again = world.sweep()
     assert again["redeliveries"] == 0 and world.entries() == {} and world.telegram.view() == {}
-    assert all(len(world.attempts(guid)) == 2 for guid in failed)
 
 
 def test_a_third_failure_opens_an_entry_and_a_manual_redelivery_that_passes_closes_it(world):
@@ -94,8 +108,9 @@ def test_a_third_failure_opens_an_entry_and_a_manual_redelivery_that_passes_clos
     assert summary["entries_closed"] == 1 and world.entries() == {} and world.alarm_text().startswith("✅ pager is well again")
 
 
-def test_a_busy_day_logs_a_reach_gap_for_the_every_outcome_list_while_every_5xx_is_still_found(world, log_lines):
-    cursor = world.github.deliver("ping", {"zen": "x"})
+def test_a_busy_hour_more_than_a_run_may_read_is_read_whole_over_runs_a_minute_apart(make_sweeps, log_lines):
+    world = make_sweeps(sweep_all_pages=8)
+    world.deliver("workflow_run", "completed", 1)
     world.sweep()
     world.advance(0.5)
     failed = []
@@ -106,21 +121,13 @@ def test_a_busy_day_logs_a_reach_gap_for_the_every_outcome_list_while_every_5xx_
             world.answer = lambda guid, redelivery: 200
         world.deliver("workflow_run", "completed", 1000 + i % 10)
         world.now += 0.4
-    summary = world.sweep()
-
-    assert summary["pages"] == {"failures": 1, "all": 20}
-    (gap,) = summary["reach_gaps"]
-    newest_first = sorted(world.github.deliveries[: -len(failed)], key=lambda d: -d["id"])
-    assert gap == {"list": "all", "reached": newest_first[1999]["delivered_at"],
-                   "wanted": cursor["delivered_at"], "pages": 20}
-    logged = [line for line in log_lines() if line["message"] == "reach gap"]
-    assert [(line["list"], line["reached"], line["wanted"]) for line in logged] == [("all", gap["reached"], gap["wanted"])]
-
-    hidden = [g for g in failed if world.attempts(g)[0]["id"] < newest_first[1999]["id"]]
-    assert hidden, "some failures lie in the part of the list the pages did not reach"
-    assert summary["redeliveries"] == len(failed)
-    assert all(world.attempts(g)[-1]["redelivery"] for g in failed)
-    assert summary["calls_used"] == 1 + 20 + len(failed) <= 50
+    first = world.sweep()
+    assert first["pages"]["all"] == 8 and first["pass"] == "under way" and first["recovery"] == "waiting: any"
+    summaries = world.minutes(4)  # the check runs the sweep each minute until the pass is read
+    assert [s["pages"]["all"] for s in summaries if "pages" in s] == [8, 6]
+    assert all(len(world.attempts(g)) == 2 and world.attempts(g)[-1]["status_code"] == 200 for g in failed)
+    assert not [line for line in log_lines() if line["message"] == "reach gap"]
+    assert summaries[-1]["outcome"] == "nothing waits"
 
 
 def test_a_run_moments_after_another_never_asks_again_for_what_it_asked_and_a_duplicate_invocation_steps_aside(world):
@@ -129,7 +136,7 @@ def test_a_run_moments_after_another_never_asks_again_for_what_it_asked_and_a_du
     world.answer = lambda guid, redelivery: 200
     world.advance(5)
     first = run_sweep(world.services, now=world.now, run_id="a", event_id="scheduled-1")
-    # A deliberate run a second later (the recovery check's): GitHub has not listed the attempt yet.
+    # A deliberate run a second later: GitHub has not listed the attempt yet.
     second = run_sweep(world.services, now=world.now + 1, run_id="b")
     assert first["redeliveries"] == 1 and second["redeliveries"] == 0 and second["decisions"]["awaiting"] == 1
     calls = world.services.github.calls
@@ -140,7 +147,7 @@ def test_a_run_moments_after_another_never_asks_again_for_what_it_asked_and_a_du
     assert world.sweep()["outcome"] == "done" and [a["status_code"] for a in world.attempts(guid)] == [502, 200]
 
 
-def test_a_redelivery_github_carries_out_late_is_not_asked_for_twice_and_one_it_lost_is_asked_again_after_an_hour(world):
+def test_a_redelivery_github_carries_out_late_is_not_asked_for_twice_and_one_it_lost_is_asked_again(world):
     world.answer = lambda guid, redelivery: 502
     guid = world.deliver("issue_comment", "created", 10)
 
@@ -149,14 +156,12 @@ def test_a_redelivery_github_carries_out_late_is_not_asked_for_twice_and_one_it_
         return run_sweep(world.services, now=world.now, run_id=f"at-{world.now}")  # GitHub carries out nothing yet
 
     assert run(1)["redeliveries"] == 1
-    for _ in range(3):  # GitHub accepted it (202) and is slow: the attempt is awaited, not asked for again
-        assert run(15)["decisions"]["awaiting"] == 1
-    world.github.deliver_pending()  # carried out 45 minutes late
+    assert run(5)["decisions"]["awaiting"] == 1  # GitHub took it (202) and is slow: awaited, not asked again
+    world.github.deliver_pending()  # carried out late, and failed
     assert run(15)["redeliveries"] == 1  # the third attempt, not a fourth
     world.github.pending.clear()  # and this one GitHub loses
-    for _ in range(3):
-        assert run(15)["decisions"]["awaiting"] == 1
-    assert run(15)["redeliveries"] == 1  # an hour on, asked for again
+    assert run(5)["decisions"]["awaiting"] == 1
+    assert run(ASK_WAIT_SECONDS / 60)["redeliveries"] == 1  # ten minutes on, asked for again
     world.github.deliver_pending()
     assert len(world.attempts(guid)) == 3
 
@@ -173,88 +178,81 @@ def test_a_telegram_failure_of_the_alarm_stops_no_redelivery_and_the_change_wait
     world.advance(15)
     summary = world.sweep()
     assert summary["redeliveries"] == 1 and world.attempts(fresh)[-1]["redelivery"]
-    assert summary["alarm"] == "waiting: TelegramUnavailable" and world.telegram.view() == {}
+    assert summary["alarm"].startswith("waiting: TelegramUnavailable") and world.telegram.view() == {}
     assert doomed in world.entries()  # recorded; the message waits
     world.advance(15)
     summary = world.sweep()
     assert summary["alarm"] == "applied" and world.alarm_text().startswith("⚙️ pager needs you: ")
 
 
-def test_a_run_without_room_for_a_page_of_every_outcome_asks_for_nothing_and_leaves_alarm_and_cursor(make_sweeps, log_lines):
-    world = make_sweeps(sweep_call_budget=12)
+def test_a_run_without_room_for_a_page_asks_for_nothing_and_keeps_its_state(make_sweeps):
+    world = make_sweeps(sweep_call_budget=12, sweep_max_redeliveries=11)
     world.answer = lambda guid, redelivery: 502
     world.deliver("issue_comment", "created", 10)
     world.advance(5)
     summary = world.sweep()
-    assert summary["outcome"] == "no room for the every-outcome list"
-    assert summary["pages"] == {"failures": 1, "all": 0} and summary["redeliveries"] == 0
-    assert world.store.load(STATE_KEY).data["cursor"] is None and world.entries() == {}
-    assert any(line["message"] == "no room for the every-outcome list" for line in log_lines())
+    assert summary["outcome"].startswith("aborted: no call left") and summary["redeliveries"] == 0
+    assert stored(world)["every"]["top"] == 0 and world.entries() == {}
 
 
 def test_a_redelivery_that_github_refuses_is_logged_and_the_run_goes_on(world):
     world.answer = lambda guid, redelivery: 502
-    guids = [world.deliver("issue_comment", "created", 10 + i) for i in range(3)]
+    guids = [world.deliver("issue_comment", "created", 10 + i) for i in range(2)]
     world.answer = lambda guid, redelivery: 200
     world.github.fail(r"/attempts$", 404, count=1, body={"message": "Not Found"})
     world.advance(5)
     summary = world.sweep()
-    assert (summary["redeliveries"], summary["redeliveries_refused"]) == (2, 1)
-    assert [len(world.attempts(g)) for g in guids] == [1, 2, 2]
+    assert (summary["redeliveries"], summary["redeliveries_refused"]) == (1, 1)
+    assert [len(world.attempts(g)) for g in guids] == [1, 2]
 
 
-def test_a_redelivery_that_github_answers_with_a_rate_limit_counts_as_failed_not_refused(world):
+def test_githubs_rate_limit_stops_the_minutes_redeliveries_and_the_check_waits_as_github_says(world):
     world.answer = lambda guid, redelivery: 502
-    guids = [world.deliver("issue_comment", "created", 10 + i) for i in range(3)]
+    guids = [world.deliver("issue_comment", "created", 10 + i) for i in range(2)]
     world.answer = lambda guid, redelivery: 200
-    world.github.fail(r"/attempts$", 429, count=1, body={"message": "API rate limit exceeded"})
+    world.github.fail(r"/attempts$", 429, count=1, body={"message": "API rate limit exceeded"},
+                      headers={"retry-after": "120"})
     world.advance(5)
     summary = world.sweep()
-    assert (summary["redeliveries"], summary["redeliveries_refused"], summary["redeliveries_failed"]) == (2, 0, 1)
-    assert [len(world.attempts(g)) for g in guids] == [1, 2, 2]
+    assert (summary["redeliveries"], summary["redeliveries_refused"], summary["redeliveries_failed"]) == (0, 0, 2)
+    assert stored(world, "waiting")["services"] == ["github"]
+    outcomes = [s["outcome"] for s in world.minutes(3)]
+    assert outcomes[:2] == ["waiting: retry later", "waiting: retry later"]
+    world.minutes(12)
+    assert [len(world.attempts(g)) for g in guids] == [2, 2]
 
 
-def test_a_list_github_does_not_serve_ends_the_run_before_any_redelivery_and_keeps_the_state(world):
+def test_a_list_github_does_not_serve_asks_for_nothing_keeps_the_pass_and_counts_it_for_the_alarm(world):
     world.sweep()
-    saved = world.store.load(STATE_KEY)
+    saved = stored(world)
     world.answer = lambda guid, redelivery: 502
     world.deliver("issue_comment", "created", 10)
-    listed = {"calls": 0}
-
-    def after_the_failure_list(service, name):  # GitHub fails right after serving the failure list
-        if (service, name) == ("github", "GET /app/hook/deliveries"):
-            listed["calls"] += 1
-            if listed["calls"] == 2:
-                world.github.fail(r"/app/hook/deliveries$", 503)
-
+    world.github.fail(r"^GET /app/hook/deliveries$", 503)
     world.advance(15)
-    world.world.faults.observers.append(after_the_failure_list)
     summary = world.sweep()
-    assert summary["outcome"] == "aborted: every-outcome list: GitHubUnavailable"
+    assert summary["outcome"] == "aborted: GitHub did not serve the deliveries list (5xx or no answer)"
     assert not any(r.path.endswith("/attempts") for r in world.github.requests)
-    kept = world.store.load(STATE_KEY).data
-    assert kept["health"]["unserved"] == 1  # counted, for the alarm to say so if it lasts
-    assert {k: v for k, v in kept["health"].items() if not k.startswith("unserved")} == saved.data.get("health", {})
-    assert {k: v for k, v in kept.items() if k not in ("health", "ran_at", "last_event")} == \
-        {k: v for k, v in saved.data.items() if k not in ("health", "ran_at", "last_event")}
+    assert stored(world, "health")["unserved"]["runs"] == 1  # counted, for the alarm to say so if it lasts
+    kept = stored(world)
+    assert {k: v for k, v in kept.items() if k not in ("ran_at", "last_event")} == \
+        {k: v for k, v in saved.items() if k not in ("ran_at", "last_event")}
 
 
-def test_the_state_is_saved_only_on_the_version_the_run_read(world):
+def test_the_state_is_committed_only_on_the_version_the_run_read_and_a_run_that_lost_does_nothing(world):
     class Racing(MemoryStore):
-        def load(self, key, item=""):
-            record = super().load(key, item)
-            if key == STATE_KEY:
-                super().save(record, {"written": "by someone else"})
-            return record
+        def items(self, key, after="#"):
+            found = super().items(key, after)
+            if key == SWEEP_KEY:
+                self.save(self.load(SWEEP_KEY, "deliveries"), {"written": "by someone else"})
+            return found
 
     world.services.store = world.world.store = Racing()
     world.answer = lambda guid, redelivery: 502
     world.deliver("issue_comment", "created", 10)
     summary = world.sweep()
     assert summary["outcome"] == "skipped: another run committed first"
-    assert summary["state"] == "not saved: another run wrote it first"
     assert not any(r.path.endswith("/attempts") for r in world.github.requests)
-    assert world.store.load(STATE_KEY).data == {"written": "by someone else"}
+    assert stored(world) == {"written": "by someone else"}
 
 
 def test_a_run_logs_one_summary_line_and_emits_its_metrics(world, capsys, log_lines):
@@ -267,7 +265,7 @@ def test_a_run_logs_one_summary_line_and_emits_its_metrics(world, capsys, log_li
     metrics.flush_metrics()
     (summary,) = [line for line in log_lines() if line["message"] == "sweep run"]
     assert summary["service"] == "pager" and summary["redeliveries"] == 1 and summary["calls_used"] == 3
-    assert summary["pages"] == {"failures": 1, "all": 1} and summary["reach_gaps"] == []
+    assert summary["pages"] == {"all": 1, "failures": 1} and summary["reach_gaps"] == []
     assert "entries_opened" in summary and "entries_closed" in summary and "deliveries_seen" in summary
     emf = [line for line in json_lines(capsys.readouterr().out) if "_aws" in line]
     # Only the dead man's switch every run; the counters only when not zero (none here).
@@ -276,8 +274,8 @@ def test_a_run_logs_one_summary_line_and_emits_its_metrics(world, capsys, log_li
 
 
 def test_an_unreadable_state_item_is_logged_and_the_run_reads_like_a_first_run(world, log_lines):
-    record = world.store.load(STATE_KEY)
-    world.store.save(record, {"v": 2, "cursor": "not a cursor", "remembered": [[1]]})
+    record = world.store.load(SWEEP_KEY, "deliveries")
+    world.store.save(record, {"v": 3, "every": {"top": "not an id"}, "followed": "not packed"})
     world.answer = lambda guid, redelivery: 502
     world.deliver("issue_comment", "created", 10)
     world.advance(5)
@@ -286,12 +284,13 @@ def test_an_unreadable_state_item_is_logged_and_the_run_reads_like_a_first_run(w
     assert any(line["message"] == "sweep state unreadable, starting afresh" for line in log_lines())
 
 
-def test_past_its_deadline_a_run_starts_no_call_and_keeps_the_state(world):
+def test_past_its_deadline_a_run_starts_no_call_and_keeps_the_pass(world):
     world.answer = lambda guid, redelivery: 502
     world.deliver("issue_comment", "created", 10)
     summary = run_sweep(world.services, now=world.now, run_id="late", seconds=0)
-    assert summary["outcome"] == "aborted: failure list: DeadlineExceeded"
-    assert world.services.github.calls == 0 and not world.store.load(STATE_KEY).exists
+    assert summary["outcome"].startswith("aborted: no call left for the deliveries list, or the run's deadline")
+    assert world.services.github.calls == 0 and stored(world)["every"]["top"] == 0
+    assert stored(world, "health") == {}  # the run's own deadline says nothing of GitHub
 
 
 def test_through_the_lambda_handler_a_third_failure_pages_once_in_the_control_repositorys_alarm(make_sweeps):
@@ -321,13 +320,13 @@ def test_through_the_lambda_handler_a_third_failure_pages_once_in_the_control_re
     assert world.telegram.chat()[0].text.startswith("✅ pager is well again")
 
 
-def test_a_run_writes_its_state_once_and_once_more_only_when_the_alarm_changes(world):
+def test_a_run_writes_its_deliveries_once_and_once_more_only_when_the_alarm_changes_and_checks_write_nothing(world):
     def saves() -> list[str]:
         return [name.removeprefix("save ") for service, name in world.world.faults.log[since:] if service == "store" and name.startswith("save")]
 
     since = len(world.world.faults.log)
     world.sweep()
-    assert saves() == [STATE_KEY]
+    assert saves() == [DELIVERIES]
     world.answer = lambda guid, redelivery: 500
     guid = world.deliver("issue_comment", "created", 10)
     for _ in range(3):
@@ -335,13 +334,30 @@ def test_a_run_writes_its_state_once_and_once_more_only_when_the_alarm_changes(w
         since = len(world.world.faults.log)
         summary = world.sweep()
     assert summary["alarm"] == "applied"
-    # The state, the alarm's entry and message, the state again.
-    assert saves()[0] == STATE_KEY and saves()[-1] == STATE_KEY and saves().count(STATE_KEY) == 2
+    # The deliveries' commit, the alarm's entry and message, the deliveries again.
+    assert saves()[0] == DELIVERIES and saves()[-1] == DELIVERIES and saves().count(DELIVERIES) == 2
     assert f"alarm#control [entry:delivery:{guid}]" in saves()
     world.advance(15)
     since = len(world.world.faults.log)
     world.sweep()
-    assert saves() == [STATE_KEY]
+    world.minutes(5)
+    assert saves() == [DELIVERIES]
+
+
+def test_the_checks_carry_out_the_minutes_a_run_queued_and_write_nothing(make_sweeps):
+    world = make_sweeps(sweep_max_redeliveries=4)
+    world.answer = lambda guid, redelivery: 502
+    guids = [world.deliver("workflow_run", "completed", i) for i in range(10)]
+    world.answer = lambda guid, redelivery: 200
+    world.deliver("workflow_run", "completed", 99)  # pager answers again (no hold)
+    world.advance(5)
+    writes = sum(world.store.writes.values())
+    first = world.sweep()
+    assert first["redeliveries"] == 4 and first["queued"] == 6
+    # each check asks for the minute that has begun: the first, 20 s after the run, for the run's own minute
+    asked = [s.get("redeliveries", 0) for s in world.minutes(4)]
+    assert asked == [0, 4, 2, 0] and sum(world.store.writes.values()) - writes == 1  # the run's commit, no more
+    assert all(world.attempts(g)[-1]["status_code"] == 200 for g in guids)
 
 
 # -- closed loop: pager's real handlers answer, the sweep's redeliveries go through them again ------------
@@ -388,27 +404,23 @@ def test_a_stale_failure_redelivered_after_its_success_changes_nothing(world):
     assert world.telegram.view() == {}
 
 
-def test_forty_comments_during_a_three_hour_telegram_outage_are_each_shown_afterwards_or_named(world):
+def test_forty_comments_during_a_three_hour_telegram_outage_are_each_shown_afterwards(world):
     real(world)
     outage = world.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
     comments = []
-    for n in range(40):  # one every 4.5 minutes, for three hours, with a sweep every 15 minutes
+    for n in range(40):  # one every 4.5 minutes, for three hours, a check every minute, a run every 15
         guid = f"comment-{n}"
         world.world.deliver("issue_comment", issue_comment_by("alice", comment_id=9000 + n, number=200 + n), guid=guid)
         comments.append(guid)
-        world.advance(4.5)
+        world.minutes(4)
         if n % 3 == 2:
             world.sweep()
+    assert all(len(world.attempts(g)) == 1 for g in comments)  # held: no attempt spent while Telegram was down
     world.world.faults.rules.remove(outage)  # Telegram is back
-    for _ in range(16):  # four hours of sweeps
-        world.advance(15)
-        world.sweep()
+    world.minutes(10)
     shown = {text for text, _ in world.telegram.view().values()}
-    named = world.entries()
-    lost = [g for n, g in enumerate(comments)
-            if g not in named and not any(f"issuecomment-{9000 + n}" in t for t in shown)]
-    assert lost == []
-    assert not named or world.alarm_text().startswith("⚙️ pager needs you: ")  # the named ones, said in the chat
+    assert [g for n, g in enumerate(comments) if not any(f"issuecomment-{9000 + n}" in t for t in shown)] == []
+    assert world.entries() == {}
 
 
 def test_a_release_opened_with_github_token_gets_no_check_suite_and_the_sweep_offers_merge(world):

@@ -15,6 +15,7 @@ from pager.permissions import needed_permissions
 from pager.signals import release
 from pager.store import Record
 from pager.sweep import health
+from pager.waiting import SWEEP_KEY
 from pager.webhook import handle_github
 from pager_world.cases import issue_comment_by, issue_opened, live_pull, pull, run, suite, suite_passed
 from pager_world.events import github_event
@@ -33,6 +34,11 @@ def comment(login: str, n: int, association: str = "CONTRIBUTOR", **changes) -> 
 
 def checks(world) -> list[str]:
     return [r.path for r in world.hub.requests if "/collaborators/" in r.path]
+
+
+def refusals_work(sweeps) -> bool:
+    """Whether pager's own health, as the last run left it, holds that the refused signals would be taken now."""
+    return health.Health.from_data(sweeps.store.load(SWEEP_KEY, health.ITEM).data).refusals.works
 
 
 def newest(world):
@@ -167,10 +173,10 @@ def test_refused_pages_are_not_offered_again_while_the_bot_is_still_out(sweeps):
     world.deliver("issues", issue_opened())
     for _ in range(3):
         sweeps.advance(15)
-        summary = sweeps.sweep()
-    assert summary["health"]["refusals"] == 1 and summary["health"]["refusers_answer"] is False
-    answer = health.start_job(None, sweeps.now, health.Health.from_data(sweeps.store.load("sweep#state").data["health"]),
-                              health.PAGE_REFUSED)[0]
+        sweeps.sweep()
+    own = health.Health.from_data(sweeps.store.load(SWEEP_KEY, health.ITEM).data)
+    assert own.refusals.count == 1 and own.refusals.works is False  # Telegram would still refuse: no ↻
+    answer = health.start_job(None, sweeps.now, own, health.PAGE_REFUSED)[0]
     assert answer.startswith("⚠️ GitHub or Telegram would still refuse them")
 
 
@@ -340,27 +346,33 @@ def test_the_probe_asks_the_chat_pager_writes_to_and_the_control_repositorys_ins
     for _ in range(2):
         sweeps.advance(15)
         world.services.chat = Chat(CHAT_ID)  # the sweep's own container, which sent nothing since the move
-        assert sweeps.sweep()["health"]["refusers_answer"] is False  # the control repository's would refuse
+        sweeps.sweep()
+        assert refusals_work(sweeps) is False  # the control repository's would refuse
     world.hub.installation_permissions[7] = needed_permissions()
     sweeps.advance(15)
     world.services.chat = Chat(CHAT_ID)
-    assert sweeps.sweep()["health"]["refusers_answer"] is True  # Telegram asked in the supergroup
+    sweeps.sweep()
+    assert refusals_work(sweeps) is True  # Telegram asked in the supergroup
 
 
 def test_the_smallest_budget_accepted_still_redelivers_while_a_refusal_waits(make_sweeps):
-    sweeps = make_sweeps(sweep_call_budget=15)  # the least the settings accept (3 + 1 + 10 + 1)
+    # the least the settings accept: a page of the deliveries, a minute's redeliveries, the alarm's change, and
+    # four for pager's own health (whether the refusers answer, a ↻ job's page)
+    sweeps = make_sweeps(sweep_call_budget=1 + 10 + 1 + 4, sweep_max_redeliveries=10)
     world = sweeps.world
     world.hub.installation_permissions[INSTALLATION] = {k: v for k, v in needed_permissions().items() if k != "contents"}
     refusals.record(world.store, guid="kept", event="issues.opened", repository=REPO, now=sweeps.now,
                     refusals=[TelegramRefused("send: refused", status=400), GitHubRefused("dispatch: refused", status=403)])
     sweeps.answer = lambda guid, redelivery: 500
-    for n in range(150):
-        sweeps.deliver("issue_comment", "created", 10 + n)
-    asked = 0
-    for _ in range(3):
-        sweeps.advance(15)
-        asked += sweeps.sweep().get("redeliveries", 0)
-    assert asked > 0
+    failed = [sweeps.deliver("issue_comment", "created", 10 + n) for n in range(150)]
+    sweeps.answer = lambda guid, redelivery: 200  # pager answers (its endpoint is not what fails: no hold)
+    sweeps.deliver("issues", "labeled", 1)
+    sweeps.advance(15)
+    runs = [sweeps.sweep(), *sweeps.minutes(20)]  # ten a minute: fifteen minutes
+    assert all(s.get("calls_used", 0) <= 16 for s in runs) and sum(s.get("redeliveries", 0) for s in runs) == 150
+    assert all([a["status_code"] for a in sweeps.attempts(g)] == [500, 200] for g in failed)  # the probe took no list call
+    own = health.Health.from_data(sweeps.store.load(SWEEP_KEY, health.ITEM).data)
+    assert own.refusals.count == 1  # and the refusal still waits, counted
 
 
 def test_github_refusing_the_app_from_the_first_run_is_said_in_the_chat(make_sweeps):

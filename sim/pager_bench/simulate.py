@@ -44,7 +44,8 @@ from pager.permissions import needed_permissions
 from pager.services import Services
 from pager.settings import Settings
 from pager.signals.alarm import CONTROL
-from pager.sweep.plan import STATE_KEY
+from pager.waiting import ITEM as WAITING_ITEM
+from pager.waiting import SWEEP_KEY
 from pager_local.local import load_handler
 from pager_world.clock import Clock
 from pager_world.events import LambdaContext, github_event
@@ -294,7 +295,7 @@ class Replay:
         if service != "store" or not name.startswith("save "):
             return
         key = name[5:]
-        if key == STATE_KEY and self.logs.function == "webhook":  # a handler's 500 noted what waits
+        if key == f"{SWEEP_KEY} [{WAITING_ITEM}]" and self.logs.function == "webhook":  # a handler's 500 noted what waits
             self.recovery_writes.append(self.clock())
         elif key_kind(key) in SWEEP_KINDS:
             self.sweep_keys[key] += 1

@@ -40,8 +40,9 @@ from pager.settings import Settings
 from pager.signals import records
 from pager.signals.alarm import CONTROL as CONTROL_REF
 from pager.signals.alarm import Alarm
-from pager.sweep.plan import STATE_KEY
 from pager.telegram import Telegram
+from pager.waiting import ITEM as WAITING_ITEM
+from pager.waiting import SWEEP_KEY
 from pager.webhook import handle_github, handle_telegram
 
 from .clock import Clock
@@ -291,12 +292,10 @@ class World:
 
     def snapshot(self, *, presses: bool = True) -> dict[str, Any]:
         """What a maintainer and the table would show: records, the chat, dispatches, merges. Not the
-        note that a service failed (`waiting` in the sweep's state, pager.sweep.recovery): it records the
-        failure itself, which an undisturbed run has not had, and the recovery check clears it."""
+        note that a service failed (the sweep's `waiting` item, pager.waiting): it records the failure
+        itself, which an undisturbed run has not had, and the recovery check clears it."""
         dump = self.store.dump()
-        state = {k: v for k, v in dump.pop(STATE_KEY, {}).items() if k != "waiting"}
-        if state:
-            dump[STATE_KEY] = state
+        dump.pop(f"{SWEEP_KEY} [{WAITING_ITEM}]", None)
         if not presses:
             dump = {k: v for k, v in dump.items() if not k.startswith("press#")}
         return {

@@ -37,7 +37,7 @@ from .signals import alarm, release
 from .signals.records import settle
 from .signals.steps import Command, SendMessage, Step
 from .values import field, integer, text
-from .waiting import STATE_KEY
+from .waiting import SWEEP_KEY
 from .words import duration, failure, local_time, plural
 
 # (command, description): setMyCommands takes 1-32 characters of a-z, 0-9 and _ and a description of
@@ -272,7 +272,7 @@ def status(services: Services, now: float) -> str:
     red = [(r, alarm.shown_entries(alarm.Alarm(r.ref, r.repository), alarm.entries_now(services, r.ref)))
            for r in index.red if r.ref != alarm.CONTROL][:LISTED]
     ready = [r.data for r in services.store.items(release.WAITING_KEY) if r.data.get("ready")]
-    swept = services.store.load(STATE_KEY).data.get("ran_at")
+    swept = services.store.load(SWEEP_KEY, "deliveries").data.get("ran_at")
     control = alarm.control_alarm(services)
     health = alarm.shown_entries(control, alarm.entries_now(services, control.ref))
     gathered = Status(red, ready, attention_store.mutes(services, now), float(swept) if isinstance(swept, (int, float)) else None,

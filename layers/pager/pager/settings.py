@@ -29,6 +29,15 @@ SECRET_NAMES = (
 MERGE_METHODS = ("merge", "squash", "rebase")
 # A failing run that passes again within this long never buzzes (docs/attention.md says how it was chosen).
 ALARM_GRACE_MINUTES = 15
+# The sweep's limits (docs/sweep.md, "Limits"): sized for Lambda and GitHub, not the Workers plan the decision
+# was written for. A run's calls stay inside its 150 s deadline (a page of 100 deliveries takes well under
+# half a second); an hour's, four runs and sixty minutes of redeliveries, inside the 5,000 an hour GitHub
+# grants an installation at least; a minute's redeliveries far inside GitHub's secondary limits (900 points
+# a minute per endpoint, 5 a POST; 80 content-creating requests a minute).
+SWEEP_CALL_BUDGET = 400  # calls of one run, GitHub and Telegram together
+SWEEP_MAX_REDELIVERIES = 40  # redeliveries a minute: a run asks for its first minute's, each check for its own
+SWEEP_ALL_PAGES = 250  # pages of the every-outcome list one run reads (a pass goes on in the next run)
+SWEEP_FAILURE_PAGES = 30  # pages of the failure list one run reads, until it was read back to GitHub's three days
 
 SecretReader = Callable[[str], Mapping[str, Any]]
 
@@ -89,12 +98,12 @@ class Settings:
     telegram_api_url: str = "https://api.telegram.org"
     release_branch_prefixes: tuple[str, ...] = ("release-please--", "changeset-release/")
     release_merge_method: str = "squash"
-    sweep_call_budget: int = 50
-    sweep_max_redeliveries: int = 10
+    sweep_call_budget: int = SWEEP_CALL_BUDGET
+    sweep_max_redeliveries: int = SWEEP_MAX_REDELIVERIES
     sweep_max_attempts: int = 3
     sweep_window_minutes: int = 180
-    sweep_failure_pages: int = 3
-    sweep_all_pages: int = 20
+    sweep_failure_pages: int = SWEEP_FAILURE_PAGES
+    sweep_all_pages: int = SWEEP_ALL_PAGES
     alarm_grace_minutes: int = ALARM_GRACE_MINUTES
     quiet_hours: str = ""  # HH:MM-HH:MM in `timezone`, "" for none (pager.attention.QuietHours)
     timezone: str = "UTC"
@@ -127,9 +136,8 @@ class Settings:
         read = _Reader({**{k: v for k, v in env.items() if isinstance(v, str)}, **secrets})
         if unread:
             read.problems.append(unread)
-        budget = read.number("SWEEP_CALL_BUDGET", 50, 1)
-        redeliveries = read.number("SWEEP_MAX_REDELIVERIES", 10, 0)
-        pages = read.number("SWEEP_FAILURE_PAGES", 3, 1)
+        budget = read.number("SWEEP_CALL_BUDGET", SWEEP_CALL_BUDGET, 1)
+        redeliveries = read.number("SWEEP_MAX_REDELIVERIES", SWEEP_MAX_REDELIVERIES, 0)
         values = dict(
             table=read.required("PAGER_TABLE"),
             github_app_id=read.required("GITHUB_APP_ID", APP_ID, "an app id (a number)"),
@@ -152,17 +160,18 @@ class Settings:
             sweep_max_redeliveries=redeliveries,
             sweep_max_attempts=read.number("SWEEP_MAX_ATTEMPTS", 3, 1),
             sweep_window_minutes=read.number("SWEEP_WINDOW_MINUTES", 180, 1),
-            sweep_failure_pages=pages,
-            sweep_all_pages=read.number("SWEEP_ALL_PAGES", 20, 1),
+            sweep_failure_pages=read.number("SWEEP_FAILURE_PAGES", SWEEP_FAILURE_PAGES, 1),
+            sweep_all_pages=read.number("SWEEP_ALL_PAGES", SWEEP_ALL_PAGES, 1),
             alarm_grace_minutes=read.number("ALARM_GRACE_MINUTES", ALARM_GRACE_MINUTES, 0),
             timezone=(zone := read.zone("TIMEZONE")),
             quiet_hours=read.quiet_hours("QUIET_HOURS", zone),
         )
         if not read.all_problems():
-            least = pages + 1 + redeliveries + 1
-            if budget < least:  # no run would have room to ask for anything
-                read.problems.append(f"SWEEP_CALL_BUDGET must be at least {least} (SWEEP_FAILURE_PAGES, a page of "
-                                     "every outcome, SWEEP_MAX_REDELIVERIES and the alarm's change)")
+            least = 1 + redeliveries + 1 + 4
+            if budget < least:  # no run would have room to ask for anything, or to see pager's own health
+                read.problems.append(f"SWEEP_CALL_BUDGET must be at least {least} (a page of the deliveries, "
+                                     "SWEEP_MAX_REDELIVERIES, the alarm's change, and four calls for pager's own "
+                                     "health: whether refusers answer, a page of a ↻ job)")
         problems = read.all_problems()
         if problems:
             raise ConfigError("settings: " + "; ".join(problems), problems=problems)

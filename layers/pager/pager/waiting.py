@@ -1,10 +1,11 @@
 """What waits for a failed service: the note a delivery's 500 leaves for the sweep (the intake's side).
 
 When a handler answers 500 because Telegram or GitHub failed, the webhook notes that something waits
-(`note_failure`: `waiting` in the sweep's state item, `STATE_KEY`, written once per outage, then only
-read); a ↻ press notes "any" so that the recovery check runs the sweep each minute until its job is done.
-The every-minute check (pager.sweep.run.check) reads it, probes the services (pager.sweep.recovery) and
-runs the sweep, whose commit clears it. Light on purpose: the webhook imports it at the top.
+(`note_failure`: the `waiting` item of the sweep's key, written once per outage, then only read); a ↻
+press notes "any" so that the every-minute check runs the sweep each minute until its job is done. The
+check (pager.sweep.run.check) reads it, probes the services (pager.sweep.recovery) and runs the sweep,
+whose run clears it. The sweep itself notes "pager" when pager's own endpoint fails every delivery.
+Light on purpose: the webhook imports it at the top.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from .observe import logger
 from .services import Services
 from .store import Record
 
-STATE_KEY = "sweep#state"  # the sweep's state item (pager.sweep.plan.State), where the note is kept
-OWN = "pager"  # pager's own endpoint, back after an outage: nothing to probe, the check sweeps until caught up
+SWEEP_KEY = "sweep"  # the sweep's items: `deliveries`, `health`, `waiting`, `refused-again`, `again-all`
+ITEM = "waiting"
+OWN = "pager"  # pager's own endpoint fails every delivery: the check probes with a passed delivery
+ANY = "any"  # nothing to probe (a ↻ job): the check sweeps each minute until it is done
 
 
 def service_of(exc: Transient) -> str:
@@ -31,13 +34,13 @@ def service_of(exc: Transient) -> str:
     if isinstance(exc, StoreUnavailable):
         return "store"
     assert isinstance(exc, (DeadlineExceeded, Uncertain, Transient))
-    return "any"
+    return ANY
 
 
 @dataclass(frozen=True)
 class Waiting:
     """Something failed and waits for its service: since when, which services, and not before when
-    the check may run the sweep (after a run that could not complete)."""
+    the check may probe again (a rate limit's wait, or a run that could not complete)."""
 
     services: tuple[str, ...]
     since: float
@@ -47,32 +50,40 @@ class Waiting:
         return {"services": list(self.services), "since": self.since, "not_before": self.not_before}
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Waiting | None:
-        services = tuple(s for s in (data or {}).get("services", ()) if isinstance(s, str))
+    def from_data(cls, data: Any) -> Waiting | None:
+        if not isinstance(data, Mapping):
+            return None
+        services = tuple(s for s in data.get("services", ()) if isinstance(s, str))
         if not services:
             return None
         return cls(services, float(data.get("since", 0)), float(data.get("not_before", 0)))
 
+    def without(self, *services: str) -> Waiting | None:
+        left = tuple(s for s in self.services if s not in services)
+        return replace(self, services=left) if left else None
 
-def noted(waiting: Waiting | None, service: str, now: float, retry_after: float | None = None) -> Waiting | None:
+
+def noted(waiting: Waiting | None, service: str, now: float, retry_after: float | None = None,
+          since: float | None = None) -> Waiting | None:
     """What waits after a failure of `service` (which asked to wait `retry_after` seconds, a rate
-    limit); None when the note already says so (no write)."""
+    limit), failing since `since` (now); None when the note already says so (no write)."""
     not_before = now + retry_after if retry_after else 0.0
+    began = now if since is None else since
     if waiting is None:
-        return Waiting((service,), now, not_before)
+        return Waiting((service,), began, not_before)
     later = not_before > waiting.not_before + 60  # a write only for a wait that changes the check's minute
     if service in waiting.services and not later:
         return None
-    since = waiting.since if service in waiting.services else now  # a new outage: its hold counts from now
-    return replace(waiting, services=tuple(sorted({*waiting.services, service})), since=since,
+    began = waiting.since if service in waiting.services else began  # a new outage: its hold counts from it
+    return replace(waiting, services=tuple(sorted({*waiting.services, service})), since=began,
                    not_before=max(waiting.not_before, not_before))
 
 
 def merged(a: Waiting | None, b: Waiting | None) -> Waiting | None:
-    """Two notes of what waits as one: every service of both, held from the later start."""
+    """Two notes of what waits as one: every service of both, held from the earlier start."""
     if a is None or b is None:
         return a or b
-    return Waiting(tuple(sorted({*a.services, *b.services})), max(a.since, b.since), max(a.not_before, b.not_before))
+    return Waiting(tuple(sorted({*a.services, *b.services})), min(a.since, b.since), max(a.not_before, b.not_before))
 
 
 def note_failure(services: Services, exc: Transient) -> None:
@@ -84,20 +95,20 @@ def note_failure(services: Services, exc: Transient) -> None:
     note(services, service, retry_after if isinstance(retry_after, (int, float)) else None)
 
 
-NOTE_TRIES = 3  # a run's commit or another delivery's note may land between the read and the write
+NOTE_TRIES = 3  # a run's write or another delivery's note may land between the read and the write
 
 
-def note(services: Services, service: str, retry_after: float | None = None) -> None:
+def note(services: Services, service: str, retry_after: float | None = None, since: float | None = None) -> None:
     """Note that something waits for `service` ("any": nothing to probe, such as the ↻ of deliveries
-    refused with 401, which the check's runs then carry out a page a minute)."""
+    refused with 401, which the check's runs then carry out a page a minute), failing since `since` (now)."""
     for _ in range(NOTE_TRIES):
         try:
             record, waiting = load(services)
-            new = noted(waiting, service, services.now(), retry_after)
+            new = noted(waiting, service, services.now(), retry_after, since)
             if new is not None:
-                services.store.save(record, {**record.data, "waiting": new.to_data()})
+                services.store.save(record, new.to_data())
             return
-        except Conflict:  # a run committed, or another delivery noted it: read again
+        except Conflict:  # a run wrote it, or another delivery noted it: read again
             continue
         except StoreUnavailable:  # the table is the outage
             break
@@ -105,7 +116,6 @@ def note(services: Services, service: str, retry_after: float | None = None) -> 
 
 
 def load(services: Services) -> tuple[Record, Waiting | None]:
-    """The sweep's state item and what waits, as noted in it."""
-    record = services.store.load(STATE_KEY)
-    data = record.data.get("waiting")
-    return record, Waiting.from_data(data) if isinstance(data, Mapping) else None
+    """The `waiting` item and what waits, as noted in it."""
+    record = services.store.load(SWEEP_KEY, ITEM)
+    return record, Waiting.from_data(record.data)

@@ -77,6 +77,12 @@ def acts_on(event: str, action: str | None) -> bool:
     return bool(handlers(event, action))
 
 
+def pages(event: str, action: str | None) -> bool:
+    """Whether a handler of this event and action sends or edits a message of its own (a contribution's):
+    the sweep paces these for Telegram's limit of a chat."""
+    return any(h.__module__ == contribution.__name__ for h in handlers(event, action))
+
+
 def subscribed_events() -> list[str]:
     """The events the GitHub App must subscribe to."""
     return sorted({event for event, _ in SIGNALS})

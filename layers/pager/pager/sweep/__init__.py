@@ -1,5 +1,7 @@
-"""The redelivery sweep (README, "Operating the sweep"): `plan` decides, `run` reads and acts."""
+"""The redelivery sweep (docs/sweep.md): three units, each gathering, planning with no I/O, and folding what
+happened into its own item: `deliveries` (the decision), `health` (pager's own), `recovery` (holds); `run`
+gathers, performs and saves, every 15 minutes and at once after an outage; `run.check` every minute."""
 
-from .run import read_and_plan, run_sweep
+from .run import check, run_sweep
 
-__all__ = ["read_and_plan", "run_sweep"]
+__all__ = ["check", "run_sweep"]

@@ -1,5 +1,5 @@
-"""pager's own health: what keeps signals from reaching the maintainer, shown in the control repository's
-alarm beside the failed deliveries, decided by the sweep from what it reads anyway.
+"""pager's own health, the sweep's second unit: what keeps signals from reaching the maintainer, shown in the
+control repository's alarm beside the failed deliveries, decided once per run (`plan`) from what the run read.
 
 Entries (items of the control repository's alarm, like the `delivery:` ones):
 
@@ -8,28 +8,28 @@ Entries (items of the control repository's alarm, like the `delivery:` ones):
                     can come back. Says what GitHub's answer means (401: the app's id or private key
                     is not accepted). Closes at the first run GitHub serves the list again.
     pager:secret    deliveries pager refused with 401 (the signature does not match: the webhook secret
-                    differs from the app's). GitHub's list shows them, so each is a real delivery that a
-                    4xx keeps from ever coming again. Once a delivery passes after the newest 401 (the
-                    secret was fixed), the entry offers ↻, which delivers the refused ones of the last
-                    three days again (`Job`, over as many runs as it takes); it closes when that is done,
-                    or when GitHub has forgotten the last of them (three days).
+                    differs from the app's). Each is a real delivery that a 4xx keeps from ever coming
+                    again. Once a delivery passes after the newest 401 (the secret was fixed), the entry
+                    offers ↻, which delivers the refused ones of the last three days again (`Job`, over
+                    as many runs as it takes); it closes when that is done, or three days after the last.
     pager:forgotten events that failed and that GitHub no longer keeps (three days) before they could be
                     delivered: their `delivery:` entries close, and this entry counts them by kind and
-                    repository, with when (never closed silently). It closes three days after the last.
+                    repository, with when; and deliveries GitHub forgot before any pass read them, as a
+                    span (never closed silently). It closes three days after the last.
     pager:chat      Telegram made the configured group a supergroup (pager.chat): pager writes there, and
                     says so until TELEGRAM_CHAT_ID names the new chat.
+    pager:held      a hold (pager.sweep.recovery) has lasted HELD_SAID_SECONDS: what fails, since when, and
+                    that what failed meanwhile comes back once it answers. Closes when the hold ends.
     pager:refused   signals GitHub or Telegram refused in a handler (a message refused, a bot removed from
                     the chat, a dispatch refused for a permission the app lacks): the webhook answered
                     them 424 and wrote an item each (pager.refusals); the entry counts them and names the
-                    last reason. The pages are kept: GitHub lists the deliveries among its failures for
-                    three days. While the entry is open, each run asks the services that refused whether
-                    they would take such a call now (`probe`: Telegram, whether the bot may post in the
-                    chat; GitHub, whether the installation holds the permissions pager needs); once they
-                    would, the entry offers ↻, which delivers the refused ones again (`Job`, as for the
-                    401s), and their pages reach the chat. It closes when that is done, or when GitHub
-                    has forgotten the last of them (three days).
+                    last reason. GitHub keeps the deliveries among its failures for three days. While the
+                    entry is open, each run asks the services that refused whether they would take such a
+                    call now (pager.sweep.run gathers it); once they would, the entry offers ↻, which
+                    delivers the refused ones again (`Job`), and their pages reach the chat.
 
-Everything here is pure (data in, decision out); `run.py` reads, writes and calls.
+Three records, each with its own fold: `Unserved`, `Refused` (the 401s and the 424s alike), `Forgotten`.
+Everything here is pure; the run gathers, performs and saves (the `health` item of the sweep's key).
 """
 
 from __future__ import annotations
@@ -39,16 +39,24 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, tzinfo
 from typing import Any
 
-from .. import refusals as refused
+from .. import refusals as refused_items
 from .. import words
 from ..signals.alarm import OWN_PREFIX
 from ..values import iso, parse_iso
-from .plan import GITHUB_RETENTION, Attempt
+from .effects import Ask
+from .lists import GITHUB_RETENTION, PASSED, Attempt
+
+ITEM = "health"
+JOB_ITEM = "refused-again"  # the ↻ job of refused deliveries (its own item: a press writes it)
 
 LIST = OWN_PREFIX + "list"
 SECRET = OWN_PREFIX + "secret"
 REFUSED = OWN_PREFIX + "refused"
 CHAT = OWN_PREFIX + "chat"
+HELD = OWN_PREFIX + "held"
+HELD_SAID_SECONDS = 1800  # a hold this long is said in the alarm (a short one the maintainer never needs to know)
+HOLDERS = {"pager": "pager's own endpoint has failed every delivery", "github": "GitHub has failed pager's calls",
+           "telegram": "Telegram has failed pager's calls"}
 FORGOTTEN = OWN_PREFIX + "forgotten"
 FORGOTTEN_KINDS = 8  # kinds and repositories the forgotten entry names (the most frequent)
 
@@ -57,53 +65,98 @@ UNSERVED_SECONDS = 840  # ... and this long: the recovery check's runs come more
 REFUSALS_FIRST_READ_SECONDS = 24 * 3600  # a first run reads the refusals of the last day
 REFUSALS_OVERLAP_SECONDS = 60  # refusals are read again this far back (a write seen late), counted once
 SECRET_REFUSED = 401
-PAGE_REFUSED = refused.ANSWER  # the webhook's answer to a signal GitHub or Telegram refused
+PAGE_REFUSED = refused_items.ANSWER  # the webhook's answer to a signal GitHub or Telegram refused
 REFUSAL_LEAD_SECONDS = 120  # how far before the first refusal written the job looks (GitHub's 10 s, clocks apart)
-JOB_KEY = "sweep#refused-again"
+
+
+# -- the records ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Unserved:
+    """GitHub not serving the deliveries list: runs in a row, since when, and what its answer means."""
+
+    runs: int = 0
+    since: float | None = None
+    cause: str = ""  # a key of MEANING
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Deliveries refused for good by pager (401) or signals refused upstream (424), since the entry opened."""
+
+    count: int = 0
+    first: float | None = None
+    last: float | None = None
+    last_id: int = 0  # the newest refused attempt counted (401s: read from GitHub's list)
+    works: bool = False  # they would be taken now
+    reason: str = ""  # the last refusal in words (424s)
+    services: tuple[str, ...] = ()  # the services that refused (424s)
+    repository: str = ""  # the repository of the last GitHub refusal (what the run asks about)
+
+    def counted(self, at: Iterable[float], *, last_id: int = 0, **more: Any) -> Refused:
+        """With more of them (their times), no longer taken."""
+        times = list(at)
+        return replace(self, count=self.count + len(times), first=self.first if self.count else min(times),
+                       last=max([*times, self.last or 0]), last_id=max(last_id, self.last_id), works=False, **more)
+
+    def over(self, job: Job | None, status: int, now: float) -> bool:
+        """Done with: delivered again by a ↻ that began after the last, or the last left GitHub's three days."""
+        if not self.count:
+            return False
+        delivered = job is not None and job.status == status and job.finished and job.asked_at >= (self.last or 0)
+        return delivered or (self.last or 0) < now - GITHUB_RETENTION
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """What GitHub no longer keeps and never came back: events by the thing each was about, and spans of
+    deliveries no pass read."""
+
+    count: int = 0
+    first: float | None = None
+    last: float | None = None
+    noted: float | None = None  # when the last of them was counted
+    by: Mapping[str, int] = field(default_factory=dict)
+    unread: tuple[float, float] | None = None  # deliveries GitHub forgot before any pass read them
 
 
 @dataclass(frozen=True)
 class Health:
-    """What the sweep's state keeps of pager's own health between runs."""
+    """What the `health` item keeps between runs."""
 
-    unserved: int = 0  # runs in a row the deliveries list was not served
-    unserved_since: float | None = None
-    unserved_cause: str = ""  # a key of MEANING
-    secret_count: int = 0  # deliveries refused with 401, counted since the entry opened
-    secret_first: float | None = None
-    secret_last: float | None = None
-    secret_last_id: int = 0  # the newest 401 counted (an attempt's id)
-    secret_works: bool = False  # a delivery passed after the newest 401
-    refusals_count: int = 0
-    refusals_first: float | None = None
-    refusals_last: float | None = None
-    refusals_reason: str = ""
-    refusals_services: tuple[str, ...] = ()  # the services that refused since the entry opened
-    refusals_repository: str = ""  # the repository of the last GitHub refusal (what the probe reads)
-    refusals_work: bool = False  # the probe found the services taking such calls again, after the last refusal
-    forgotten_count: int = 0  # events GitHub no longer keeps, whose entries closed unanswered
-    forgotten_first: float | None = None  # the oldest of their last attempts
-    forgotten_last: float | None = None  # the newest of their last attempts
-    forgotten_noted: float | None = None  # when the last of them was counted
-    forgotten_by: dict[str, int] = field(default_factory=dict)  # the thing (as words.thing_of names it) -> how many
+    unserved: Unserved = Unserved()
+    secret: Refused = Refused()
+    refusals: Refused = Refused()
+    forgotten: Forgotten = Forgotten()
     refusals_seen: tuple[str, ...] = ()  # the refusal items counted that the next run reads again (the overlap)
-    refusals_read_to: float | None = None  # the time of the run that read the refusals last
 
     def to_data(self) -> dict[str, Any]:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items() if v != getattr(NO_HEALTH, k)}
+        return asdict(self)
 
     @classmethod
     def from_data(cls, data: Any) -> Health:
         if not isinstance(data, Mapping):
-            return NO_HEALTH
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        for name in ("refusals_seen", "refusals_services"):
-            if name in known:
-                known[name] = tuple(str(n) for n in known[name])
-        return cls(**known)
+            return cls()
+        try:
+            return cls(unserved=Unserved(**data.get("unserved", {})), secret=_refused(data.get("secret")),
+                       refusals=_refused(data.get("refusals")), forgotten=_forgotten(data.get("forgotten")),
+                       refusals_seen=tuple(data.get("refusals_seen") or ()))
+        except TypeError:  # another shape (an older version): start afresh
+            return cls()
 
 
-NO_HEALTH = Health()
+def _refused(data: Any) -> Refused:
+    data = dict(data or {})
+    data["services"] = tuple(data.get("services") or ())
+    return Refused(**data)
+
+
+def _forgotten(data: Any) -> Forgotten:
+    data = dict(data or {})
+    unread = data.get("unread")
+    data["unread"] = (float(unread[0]), float(unread[1])) if unread else None
+    return Forgotten(**data)
 
 
 @dataclass(frozen=True)
@@ -134,15 +187,23 @@ class Job:
                    int(data.get("done", 0)), bool(data.get("finished")), tuple(data.get("recent", ())),
                    int(data.get("status", SECRET_REFUSED)))
 
+    @property
+    def under_way(self) -> bool:
+        return not self.finished
+
+    def works(self, health: Health) -> bool:
+        """Whether what the job delivers again would be taken now."""
+        return health.secret.works if self.status == SECRET_REFUSED else health.refusals.works
+
 
 RECENT_GUIDS = 300
 
 
 def advance(job: Job, items: Iterable[Attempt], next_url: str | None, room: int,
             asked: frozenset[str] = frozenset()) -> tuple[tuple[Attempt, ...], Job]:
-    """One page of the failure list read at `job.url`: the 401s to deliver again (at most `room`, newest
-    first as the list goes; none another run asked for already, `asked`) and the job moved past what it
-    looked at."""
+    """One page of the failure list read at `job.url`: the refused ones to deliver again (at most `room`,
+    newest first as the list goes; none another run asked for already, `asked`) and the job moved past what
+    it looked at."""
     picked: list[Attempt] = []
     recent = list(job.recent)
     below = job.below
@@ -167,143 +228,124 @@ def start_job(job: Job | None, now: float, health: Health, status: int = SECRET_
               zone: tzinfo = UTC) -> tuple[str, Job | None]:
     """The ↻ press on the secret entry (status 401) or the refused entry (424): the answer, and the job to
     store (None: nothing to store)."""
-    if job is not None and not job.finished:
+    if job is not None and job.under_way:
         if job.status != status:
             return "↻ other refused deliveries are being delivered again: press again once they are", None
         return f"↻ already delivering them again: {job.done} so far", None
     if status == SECRET_REFUSED:
-        count, first, works = health.secret_count, health.secret_first, health.secret_works  # GitHub's own times
+        record, first = health.secret, health.secret.first  # GitHub's own times
         what, not_yet = "deliveries refused with 401", "⚠️ GitHub's deliveries are still refused with 401: fix the webhook secret first"
     else:
-        count, first, works = health.refusals_count, health.refusals_first, health.refusals_work
+        record = health.refusals
         # The handler's clock, after it ran; GitHub stamps a delivery when it sends it, to the second.
-        first = None if first is None else first - REFUSAL_LEAD_SECONDS
+        first = None if record.first is None else record.first - REFUSAL_LEAD_SECONDS
         what, not_yet = "refused signals", "⚠️ GitHub or Telegram would still refuse them: fix the cause first (pager doctor)"
-    if not count:
+    if not record.count:
         return f"no {what} to deliver again", None
-    if not works:
+    if not record.works:
         return not_yet, None
     # Not again what an earlier ↻ delivered again: only what was refused since it began.
     earlier = job.asked_at if job is not None and job.status == status else 0.0
     since = max(now - GITHUB_RETENTION, first or now, earlier)
-    when = words.local_time(since, zone, now)
-    return f"↻ the {what} since {when} are delivered again over the next minutes", Job(since, now, status=status)
+    return f"↻ the {what} since {words.local_time(since, zone, now)} are delivered again over the next minutes", \
+        Job(since, now, status=status)
 
 
-# -- what the state learns from a run ---------------------------------------------------------------------
+# -- what a run learns ---------------------------------------------------------------------------------
 
 
-def not_served(health: Health, cause: str, now: float) -> Health:
-    """`cause`: what GitHub's answer means (a key of MEANING: "401", "403", "404", "429", "key", or ""
-    for a 5xx or no answer); the error itself goes to the run's log line."""
-    return replace(health, unserved=health.unserved + 1, unserved_since=health.unserved_since or now,
-                   unserved_cause=cause)
+@dataclass(frozen=True)
+class Seen:
+    """What a run read that pager's health weighs."""
+
+    served: bool | None  # GitHub served the deliveries list (None: the run could not ask it, and learns nothing)
+    cause: str = ""  # when not: what GitHub's answer means (a key of MEANING)
+    attempts: tuple[Attempt, ...] = ()  # the attempts read (each once)
+    refusals: tuple[tuple[str, Mapping[str, Any]], ...] = ()  # refusal items written since the last run (name, data)
+    refusers_answer: bool = False  # the services that refused signals would take such calls now
+    forgotten: tuple[Mapping[str, Any], ...] = ()  # `delivery:` entries closing because GitHub no longer keeps them
+    unread: tuple[float, float] | None = None  # deliveries GitHub forgot before a pass read them
+    held: tuple[tuple[str, ...], float] | None = None  # the hold after the run: what fails, since when
 
 
-def served(
-    health: Health,
-    *,
-    failures: Iterable[Attempt],
-    outcomes: Iterable[Attempt],
-    refusals: Iterable[tuple[str, Mapping[str, Any]]],
-    job: Job | None,
-    now: float,
-    works: bool = False,
-    forgotten: Iterable[Mapping[str, Any]] = (),
-) -> Health:
-    """The health after a run that read the lists: the 401s and passes it saw, the refusals written
-    since the run before (`refusals`: item name and data, as read from pager.refusals' items), whether
-    the probe found the services that refused taking such calls again (`works`), and what is healthy
-    again."""
-    health = replace(health, unserved=0, unserved_since=None, unserved_cause="")
-    health = _secret(health, list(failures), list(outcomes), job, now)
-    health = _forgotten(health, list(forgotten), now)
-    return _refusals(health, list(refusals), job, works, now)
+def learn(health: Health, seen: Seen, job: Job | None, now: float) -> Health:
+    """The health after a run: each record folded with what the run saw. The refusals (read from the table)
+    are folded whether or not GitHub served the list: the next run reads on after this one."""
+    if seen.served is False:
+        unserved = health.unserved
+        health = replace(health, unserved=Unserved(unserved.runs + 1, unserved.since or now, seen.cause))
+    elif seen.served:
+        health = replace(health, unserved=Unserved(), forgotten=_forget(health.forgotten, seen, now))
+        health = replace(health, secret=_secret(health.secret, seen.attempts, job, now))
+    return _refusals(health, seen, job, now)
 
 
-def _forgotten(health: Health, entries: list[Mapping[str, Any]], now: float) -> Health:
-    """Count the `delivery:` entries that close because GitHub no longer keeps their events (`entries`, as
-    the alarm held them), by the thing each was about; the count starts anew three days after the last."""
-    if health.forgotten_count and (health.forgotten_noted or 0) < now - GITHUB_RETENTION:
-        health = replace(health, forgotten_count=0, forgotten_first=None, forgotten_last=None, forgotten_noted=None,
-                         forgotten_by={})
-    if not entries:
-        return health
-    times = [t for t in (parse_iso(e.get("order")) for e in entries) if t is not None] or [now]
-    by = dict(health.forgotten_by)
-    for entry in entries:
-        where = entry.get("repository") or (f"repository {entry['repository_id']}" if entry.get("repository_id") else "")
-        what = str(entry.get("thing") or words.thing_of(str(entry.get("event") or ""), None, where).label)
-        by[what] = by.get(what, 0) + 1
-    return replace(
-        health,
-        forgotten_count=health.forgotten_count + len(entries),
-        forgotten_first=min([*times, *([health.forgotten_first] if health.forgotten_first else [])]),
-        forgotten_last=max([*times, *([health.forgotten_last] if health.forgotten_last else [])]),
-        forgotten_noted=now,
-        forgotten_by=by,
-    )
+def _secret(record: Refused, attempts: tuple[Attempt, ...], job: Job | None, now: float) -> Refused:
+    """The deliveries refused with 401 (each counted once, by id), and whether one passed after the newest."""
+    if record.over(job, SECRET_REFUSED, now):
+        record = Refused(last_id=record.last_id)
+    new = sorted((a for a in attempts if a.status_code == SECRET_REFUSED and a.id > record.last_id), key=lambda a: a.id)
+    if new:
+        record = record.counted([a.at for a in new], last_id=new[-1].id)
+    if record.count and any(a.outcome == PASSED and a.id > record.last_id for a in attempts):
+        record = replace(record, works=True)
+    return record
 
 
-def _secret(health: Health, failures: list[Attempt], outcomes: list[Attempt], job: Job | None, now: float) -> Health:
-    if health.secret_count and (
-        (job is not None and job.finished and job.asked_at >= (health.secret_last or 0))
-        or (health.secret_last or 0) < now - GITHUB_RETENTION
-    ):
-        health = replace(health, secret_count=0, secret_first=None, secret_last=None, secret_works=False)
-    refused = sorted({a.id: a for a in failures if a.status_code == SECRET_REFUSED and a.id > health.secret_last_id}.values(),
-                     key=lambda a: a.id)
-    if refused:
-        health = replace(
-            health,
-            secret_count=health.secret_count + len(refused),
-            secret_first=health.secret_first if health.secret_count else refused[0].at,
-            secret_last=max(refused[-1].at, health.secret_last or 0),
-            secret_last_id=refused[-1].id,
-            secret_works=False,
-        )
-    if health.secret_count and any(200 <= a.status_code < 400 and a.id > health.secret_last_id for a in outcomes):
-        health = replace(health, secret_works=True)
-    return health
-
-
-def _refusals(health: Health, refusals: list[tuple[str, Mapping[str, Any]]], job: Job | None, works: bool,
-              now: float) -> Health:
-    if health.refusals_count and (
-        (job is not None and job.status == PAGE_REFUSED and job.finished and job.asked_at >= (health.refusals_last or 0))
-        or (health.refusals_last or 0) < now - GITHUB_RETENTION
-    ):
-        health = replace(health, refusals_count=0, refusals_first=None, refusals_last=None, refusals_reason="",
-                         refusals_services=(), refusals_repository="", refusals_work=False)
-    if health.refusals_count and works:
-        health = replace(health, refusals_work=True)
-    new = [(name, data) for name, data in sorted(refusals) if name not in health.refusals_seen]
+def _refusals(health: Health, seen: Seen, job: Job | None, now: float) -> Health:
+    """The signals refused upstream: each refusal item counted once (those read again in the overlap are
+    known by name), and whether the services that refused would take such calls now."""
+    record = Refused() if health.refusals.over(job, PAGE_REFUSED, now) else health.refusals
+    if record.count and seen.refusers_answer:
+        record = replace(record, works=True)
+    new = [(name, data) for name, data in sorted(seen.refusals) if name not in health.refusals_seen]
     overlap = iso(now - REFUSALS_OVERLAP_SECONDS)  # the next run reads after this name again
-    seen = tuple(sorted({n for n in (*health.refusals_seen, *(name for name, _ in refusals)) if n > overlap}))
-    health = replace(health, refusals_seen=seen, refusals_read_to=now)
-    if not new:
-        return health
-    times = [_time(data, now) for _, data in new]
-    services = {str(s) for _, data in new for s in str(data.get("service") or "telegram github").split()}
-    github = [str(data.get("repository") or "") for _, data in new if "github" in str(data.get("service") or "github")]
-    return replace(
-        health,
-        refusals_count=health.refusals_count + len(new),
-        refusals_first=health.refusals_first if health.refusals_count else min(times),
-        refusals_last=max(max(times), health.refusals_last or 0),
-        refusals_reason=_refusal_line(new[-1][1]),
-        refusals_services=tuple(sorted(services | set(health.refusals_services if health.refusals_count else ()))),
-        refusals_repository=next((r for r in reversed(github) if r), health.refusals_repository),
-        refusals_work=False,  # refused again since the probe said otherwise
-    )
+    names = {*health.refusals_seen, *(name for name, _ in seen.refusals)}
+    health = replace(health, refusals_seen=tuple(sorted(n for n in names if n > overlap)))
+    if new:
+        record = _more_refusals(record, [data for _, data in new], now)
+    return replace(health, refusals=record)
 
 
-def refusals_after(health: Health, now: float) -> str:
-    """The item name the run reads the refusals after: from the run that read them last (a little
-    before it: a write seen late is not missed, and counted once), or the last day on a first run."""
-    if health.refusals_read_to is None:
+def _more_refusals(record: Refused, new: list[Mapping[str, Any]], now: float) -> Refused:
+    services = {s for data in new for s in str(data.get("service") or "telegram github").split()}
+    github = [str(data.get("repository") or "") for data in new if "github" in str(data.get("service") or "github")]
+    return record.counted([_time(data, now) for data in new], reason=_refusal_line(new[-1]),
+                          services=tuple(sorted(services | set(record.services))),
+                          repository=next((r for r in reversed(github) if r), record.repository))
+
+
+def _forget(record: Forgotten, seen: Seen, now: float) -> Forgotten:
+    """Count the `delivery:` entries that close because GitHub no longer keeps their events, by the thing each
+    was about, and the spans no pass read; all of it starts anew three days after the last."""
+    if (record.count or record.unread) and (record.noted or 0) < now - GITHUB_RETENTION:
+        record = Forgotten()
+    if seen.unread:
+        unread = seen.unread if record.unread is None else (min(record.unread[0], seen.unread[0]),
+                                                            max(record.unread[1], seen.unread[1]))
+        record = replace(record, unread=unread, noted=now)
+    if not seen.forgotten:
+        return record
+    times = [t for t in (parse_iso(e.get("order")) for e in seen.forgotten) if t is not None] or [now]
+    by = dict(record.by)
+    for entry in seen.forgotten:
+        by[_thing(entry)] = by.get(_thing(entry), 0) + 1
+    return replace(record, count=record.count + len(seen.forgotten), noted=now, by=by,
+                   first=min([*times, *([record.first] if record.first else [])]),
+                   last=max([*times, *([record.last] if record.last else [])]))
+
+
+def _thing(entry: Mapping[str, Any]) -> str:
+    where = entry.get("repository") or (f"repository {entry['repository_id']}" if entry.get("repository_id") else "")
+    return str(entry.get("thing") or words.thing_of(str(entry.get("event") or ""), None, where).label)
+
+
+def refusals_after(last_run: float | None, now: float) -> str:
+    """The item name the run reads the refusals after: from the run before (a little before it: a write seen
+    late is not missed, and counted once), or the last day on a first run."""
+    if last_run is None:
         return iso(now - REFUSALS_FIRST_READ_SECONDS)
-    return iso(health.refusals_read_to - REFUSALS_OVERLAP_SECONDS)
+    return iso(last_run - REFUSALS_OVERLAP_SECONDS)
 
 
 def _time(data: Mapping[str, Any], now: float) -> float:
@@ -331,62 +373,97 @@ MEANING = {
     "": "GitHub answers 5xx or not at all (githubstatus.com)",
 }
 
+Entries = dict[str, dict[str, Any] | None]
 
-def wanted(health: Health, job: Job | None, *, now: float, url: str, zone: tzinfo = UTC,
-           moved: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any] | None]:
-    """The `pager:` entries the alarm should show (None: closed), each {title, url, order[, button]}, times
-    on the maintainer's clock (`zone`). `moved`: the configured chat's move to a supergroup, as pager.chat
-    records it (None: none)."""
-    def at(epoch: float | None) -> str:  # in a message that stays in the chat for days
-        return words.stamp(epoch if epoch is not None else now, zone)
 
-    entries: dict[str, dict[str, Any] | None] = {LIST: None, SECRET: None, REFUSED: None, CHAT: None, FORGOTTEN: None}
-    if health.forgotten_count:
-        things = sorted(health.forgotten_by.items(), key=lambda item: (-item[1], item[0]))
+@dataclass(frozen=True)
+class Where:
+    """What the entries' words need besides the health: the app's Advanced page, the maintainer's clock,
+    the chat's move to a supergroup (pager.chat; None: none) and now."""
+
+    url: str
+    now: float
+    zone: tzinfo = UTC
+    moved: Mapping[str, Any] | None = None
+
+    def at(self, epoch: float | None) -> str:  # in a message that stays in the chat for days
+        return words.stamp(epoch if epoch is not None else self.now, self.zone)
+
+
+def wanted(health: Health, job: Job | None, where: Where, held: tuple[tuple[str, ...], float] | None = None) -> Entries:
+    """The `pager:` entries the alarm should show (None: closed), each {title, url, order[, button]}."""
+    return {LIST: _list_entry(health.unserved, where), SECRET: _secret_entry(health.secret, job, where),
+            REFUSED: _refused_entry(health.refusals, job, where), CHAT: _chat_entry(where),
+            FORGOTTEN: _forgotten_entry(health.forgotten, where), HELD: _held_entry(held, where)}
+
+
+def _held_entry(held: tuple[tuple[str, ...], float] | None, w: Where) -> dict[str, Any] | None:
+    if held is None or w.now - held[1] < HELD_SAID_SECONDS:
+        return None
+    what = "; ".join(HOLDERS[s] for s in held[0] if s in HOLDERS)
+    return {"title": f"{what} since {w.at(held[1])}: nothing is delivered again meanwhile, and what failed comes back "
+                     "once it answers (pager doctor)", "url": w.url, "order": ""} if what else None
+
+
+def _list_entry(unserved: Unserved, w: Where) -> dict[str, Any] | None:
+    since = unserved.since or w.now
+    if unserved.runs < UNSERVED_RUNS or w.now - since < UNSERVED_SECONDS:
+        return None
+    meaning = MEANING.get(unserved.cause, MEANING[""])
+    return {"title": f"GitHub has not served pager its webhook's deliveries since {w.at(since)}: {meaning}; "
+                     "nothing that failed comes back meanwhile", "url": w.url, "order": ""}
+
+
+def _chat_entry(w: Where) -> dict[str, Any] | None:
+    moved = w.moved
+    if not moved:
+        return None
+    return {"title": f"Telegram made the group {moved['from']} the supergroup {moved['to']}"
+                     f" ({w.at(float(moved.get('at') or w.now))}): pager writes there now; set TELEGRAM_CHAT_ID "
+                     f"(the TelegramChatId parameter) to {moved['to']}", "url": "", "order": ""}
+
+
+def _forgotten_entry(record: Forgotten, w: Where) -> dict[str, Any] | None:
+    said = []
+    if record.count:
+        things = sorted(record.by.items(), key=lambda item: (-item[1], item[0]))
         named = "; ".join(f"{what} ({n} times)" if n > 1 else what for what, n in things[:FORGOTTEN_KINDS])
         more = f"; and {len(things) - FORGOTTEN_KINDS} more" if len(things) > FORGOTTEN_KINDS else ""
-        entries[FORGOTTEN] = {"title": f"{_count(health.forgotten_count, 'event')} failed between "
-                                       f"{at(health.forgotten_first)} and {at(health.forgotten_last)} and GitHub no "
-                                       f"longer keeps them, so they never reached you: {named}{more}",
-                              "url": "", "order": ""}
-    if moved:
-        entries[CHAT] = {"title": f"Telegram made the group {moved['from']} the supergroup {moved['to']}"
-                                  f" ({at(float(moved.get('at') or now))}): pager writes there now; set TELEGRAM_CHAT_ID "
-                                  f"(the TelegramChatId parameter) to {moved['to']}", "url": "", "order": ""}
-    since = health.unserved_since or now
-    if health.unserved >= UNSERVED_RUNS and now - since >= UNSERVED_SECONDS:
-        meaning = MEANING.get(health.unserved_cause, MEANING[""])
-        entries[LIST] = {"title": f"GitHub has not served pager its webhook's deliveries since {at(since)}: {meaning}; "
-                                  "nothing that failed comes back meanwhile", "url": url, "order": ""}
-    if health.secret_count:
-        entries[SECRET] = _secret_entry(health, job, url, at)
-    if health.refusals_count:
-        entries[REFUSED] = _refused_entry(health, job, url, at)
-    return entries
+        said.append(f"{_count(record.count, 'event')} failed between {w.at(record.first)} and {w.at(record.last)} and "
+                    f"GitHub no longer keeps them, so they never reached you: {named}{more}")
+    if record.unread:
+        said.append(f"GitHub no longer keeps its deliveries between {w.at(record.unread[0])} and "
+                    f"{w.at(record.unread[1])}, which pager never read: what failed then did not come back")
+    return {"title": "; ".join(said), "url": "", "order": ""} if said else None
 
 
-def _secret_entry(health: Health, job: Job | None, url: str, at: Any) -> dict[str, Any]:
-    refused = f"{_count(health.secret_count, 'delivery', 'deliveries')} refused"
-    first, last = at(health.secret_first or 0), at(health.secret_last or 0)
-    if not health.secret_works:
+def _secret_entry(record: Refused, job: Job | None, w: Where) -> dict[str, Any] | None:
+    if not record.count:
+        return None
+    refused = f"{_count(record.count, 'delivery', 'deliveries')} refused"
+    first, last = w.at(record.first or 0), w.at(record.last or 0)
+    if not record.works:
         title = (f"{refused} since {first}: their signature does not match, GITHUB_WEBHOOK_SECRET differs from the "
                  "app's webhook secret, and GitHub sends none of them again by itself")
-        return {"title": title, "url": url, "order": ""}
-    if job is not None and not job.finished and job.asked_at >= (health.secret_last or 0):
-        return {"title": f"{refused} between {first} and {last}: delivering them again, {job.done} so far", "url": url, "order": ""}
+        return {"title": title, "url": w.url, "order": ""}
+    if job is not None and job.under_way and job.asked_at >= (record.last or 0):
+        return {"title": f"{refused} between {first} and {last}: delivering them again, {job.done} so far", "url": w.url,
+                "order": ""}
     title = f"{refused} between {first} and {last}: the webhook secret works again, ↻ delivers them again"
-    return {"title": title, "url": url, "order": "", "button": "refused"}
+    return {"title": title, "url": w.url, "order": "", "button": "refused"}
 
 
-def _refused_entry(health: Health, job: Job | None, url: str, at: Any) -> dict[str, Any]:
-    refused = f"{_count(health.refusals_count, 'page')} GitHub or Telegram refused since {at(health.refusals_first)}"
-    last = f"the last: {health.refusals_reason}"
-    if not health.refusals_work:
+def _refused_entry(record: Refused, job: Job | None, w: Where) -> dict[str, Any] | None:
+    if not record.count:
+        return None
+    refused = f"{_count(record.count, 'page')} GitHub or Telegram refused since {w.at(record.first)}"
+    last = f"the last: {record.reason}"
+    if not record.works:
         return {"title": f"{refused}, kept; {last}; once the cause is fixed (pager doctor), ↻ delivers them again "
-                         "(GitHub keeps them three days)", "url": url, "order": ""}
-    if job is not None and job.status == PAGE_REFUSED and not job.finished and job.asked_at >= (health.refusals_last or 0):
-        return {"title": f"{refused}: delivering them again, {job.done} so far", "url": url, "order": ""}
-    return {"title": f"{refused}: GitHub and Telegram take such calls again, ↻ delivers them again; {last}", "url": url,
+                         "(GitHub keeps them three days)", "url": w.url, "order": ""}
+    if job is not None and job.status == PAGE_REFUSED and job.under_way and job.asked_at >= (record.last or 0):
+        return {"title": f"{refused}: delivering them again, {job.done} so far", "url": w.url, "order": ""}
+    return {"title": f"{refused}: GitHub and Telegram take such calls again, ↻ delivers them again; {last}", "url": w.url,
             "order": "", "button": "pages"}
 
 
@@ -397,15 +474,52 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 SHOWN_FIELDS = ("title", "url", "button")
 
 
-def change(
-    wanted_entries: Mapping[str, Mapping[str, Any] | None], shown: Mapping[str, Mapping[str, Any]]
-) -> tuple[dict[str, dict[str, Any]], tuple[str, ...]]:
+def change(wanted_entries: Entries, shown: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, dict[str, Any]], tuple[str, ...]]:
     """The alarm's change for the `pager:` entries: those to open or update (what they show differs),
     and those to close."""
-    opened = {
-        key: dict(entry)
-        for key, entry in wanted_entries.items()
-        if entry is not None and (key not in shown or any(shown[key].get(k) != entry.get(k) for k in SHOWN_FIELDS))
-    }
+    opened = {key: dict(entry) for key, entry in wanted_entries.items()
+              if entry is not None and (key not in shown or any(shown[key].get(k) != entry.get(k) for k in SHOWN_FIELDS))}
     closed = tuple(key for key, entry in wanted_entries.items() if entry is None and key in shown)
     return opened, closed
+
+
+# -- the plan --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobPage:
+    """The page of the failure list the ↻ job reads next, as GitHub served it."""
+
+    items: tuple[Attempt, ...]
+    next_url: str | None
+
+
+@dataclass(frozen=True)
+class Plan:
+    health: Health
+    opened: dict[str, dict[str, Any]]
+    closed: tuple[str, ...]
+    picks: tuple[Attempt, ...]  # refused deliveries the ↻ job asks for again now
+    job: Job | None  # the ↻ job once they are asked for
+
+    @property
+    def asks(self) -> tuple[Ask, ...]:
+        return tuple(Ask(a.id, a.guid, "refused") for a in self.picks)
+
+    @property
+    def job_pending(self) -> bool:
+        """The ↻ job has more to deliver again, and it would be taken: the check sweeps each minute."""
+        return self.job is not None and self.job.under_way and self.job.works(self.health)
+
+
+def plan(health: Health, seen: Seen, job: Job | None, page: JobPage | None, shown: Mapping[str, Mapping[str, Any]],
+         where: Where, *, room: int, asked: frozenset[str] = frozenset()) -> Plan:
+    """pager's health after this run, the change of its entries, and the ↻ job's picks from the page gathered
+    (at most `room`; none another run asked for, `asked`; nothing while they would still be refused)."""
+    health = learn(health, seen, job, where.now)
+    picks: tuple[Attempt, ...] = ()
+    if job is not None and job.under_way and page is not None and job.works(health) and room > 0:
+        picks, job = advance(job, page.items, page.next_url, room, asked)
+    mine = {k: v for k, v in shown.items() if k.startswith(OWN_PREFIX)}
+    opened, closed = change(wanted(health, job, where, seen.held), mine)
+    return Plan(health, opened, closed, picks, job)

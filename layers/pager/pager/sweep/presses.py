@@ -20,7 +20,9 @@ from .. import waiting
 from ..services import Services
 from ..signals import alarm
 from . import health
-from .plan import GITHUB_RETENTION, STATE_KEY, State
+from .lists import GITHUB_RETENTION
+
+ALL_ITEM = "again-all"  # ↻ all pressed: {asked_at}, until the sweep asked for every entry
 
 DELIVERY_ID = re.compile(r"[0-9]{1,20}")
 
@@ -36,17 +38,13 @@ def deliver_refused_again(services: Services, status: int = health.SECRET_REFUSE
     """↻ on the deliveries refused with 401 (`status` 401) or on the signals GitHub or Telegram refused (424):
     start the sweep's job, unless one runs or they would still be refused."""
     now = services.now()
-    state = State.from_data(services.store.load(STATE_KEY).data)
-    record = services.store.load(health.JOB_KEY)
-    answer, job = health.start_job(health.Job.from_data(record.data), now, health.Health.from_data(state.health), status,
-                                   services.settings.zone)
+    own = health.Health.from_data(services.store.load(waiting.SWEEP_KEY, health.ITEM).data)
+    record = services.store.load(waiting.SWEEP_KEY, health.JOB_ITEM)
+    answer, job = health.start_job(health.Job.from_data(record.data), now, own, status, services.settings.zone)
     if job is not None:
         services.store.save(record, job.to_data(), expires_at=int(now + GITHUB_RETENTION))
-        waiting.note(services, "any")  # the check runs the sweep each minute until the job is done
+        waiting.note(services, waiting.ANY)  # the check runs the sweep each minute until the job is done
     return answer
-
-
-ALL_KEY = "sweep#again-all"  # ↻ all pressed: {asked_at}, until the sweep asked for every entry
 
 
 def deliver_all_again(services: Services) -> str:
@@ -55,10 +53,10 @@ def deliver_all_again(services: Services) -> str:
     left = len(alarm.to_deliver_again(alarm.entries_now(services, alarm.CONTROL)))
     if not left:
         return "no failed delivery left to deliver again"
-    record = services.store.load(ALL_KEY)
+    record = services.store.load(waiting.SWEEP_KEY, ALL_ITEM)
     if record.data.get("asked_at"):
         return f"↻ already delivering them again: {left} left"
     now = services.now()
     services.store.save(record, {"asked_at": now}, expires_at=int(now + GITHUB_RETENTION))
-    waiting.note(services, "any")
+    waiting.note(services, waiting.ANY)
     return f"↻ the {left} failed deliveries are delivered again over the next minutes"

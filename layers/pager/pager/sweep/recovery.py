@@ -1,53 +1,111 @@
-"""Recovery that follows the outage, not the clock.
+"""Holds and recovery, the sweep's third unit: ask for nothing while what it would ask for fails again, and
+bring back what was held as soon as it would pass.
 
-When a handler answers 500 because Telegram or GitHub failed, the webhook notes that something is
-waiting (pager.waiting: `waiting` in the sweep's state item, written once per outage, then only read).
-A check runs every minute (pager.sweep.run.check, on its own schedule): with nothing waiting it is one read of that
-item (a few kB; docs/benchmarks.md); with something waiting it probes each service that failed (Telegram's getMe; for GitHub the
-app's installation on the control repository, a read on the same API as the handlers' calls) and, as
-soon as every probe passes, runs the sweep at once: the same run as the scheduled one, with its budget,
-its conditional commit and its rules. The run clears `waiting` in the very write that commits its plan
-(`after_plan`), when that plan asks for every event it can (none deferred, resting or awaiting its
-attempt); until then the check runs the sweep again each minute. So an outage costs two writes besides
-the scheduled runs' own: the note, and the commit of the run the check starts. A redelivery GitHub then
-fails to take puts `waiting` back in the run's second write, which it makes anyway.
+A hold is the `waiting` item of the sweep's key (pager.waiting): the services that fail, since when.
+- Telegram or GitHub: a handler that answered 500 because one of them failed noted it (the webhook's side).
+- pager's own endpoint ("pager"): the run notes it when the newest deliveries it read
+  (OWN_OUTAGE_ATTEMPTS of them) all failed, none answered (`own_outage`): a Lambda that fails, an API that
+  throttles.
 
-While a probe fails, a sweep run (the scheduled one too) asks GitHub for nothing: an attempt spent
-while the service is still down would fail again, and three of them inside one long outage would put
-the event in the alarm although a single attempt after it would have passed. The events stay followed.
+While a hold lasts, no run asks for a redelivery: an attempt spent while the service is still down would
+fail again, and three of them inside one long outage would name in the alarm an event that a single attempt
+after it would have brought back. The every-minute check (pager.sweep.run.check) probes instead (`probe`,
+one or two calls, no write): Telegram's getMe; for GitHub the app's installation on the control repository,
+a read on the same API as the handlers' calls; for pager's own endpoint, whether GitHub lists a delivery
+answered since the hold began, else it asks GitHub to deliver once more the newest passed delivery (any
+passed delivery is a safe probe: every signal is safe twice; only with none at all does a failing event
+serve, and an attempt made during a hold never counts toward the three: pager.sweep.deliveries).
 
-Everything the decision promises still holds: at most `sweep_max_attempts` attempts and
-`sweep_max_redeliveries` a run, the budget, stale redeliveries changing nothing, and two runs never
-asking twice for the same attempt (a run remembers the redeliveries GitHub took, until GitHub lists
-their attempts, an hour at most; a duplicate invocation of a scheduled event steps aside by its id);
-a redelivery that failed is asked for again no sooner than a schedule's interval later.
+As soon as every probe passes, the check runs the sweep: its plan queues what was held, paced, and its
+write clears the hold. So an outage costs a constant number of writes whatever its size: the note (or the
+run's own hold), the release's commit, and the cleared note; the drain itself is carried out by the
+checks, which write nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Iterable
 
 from ..errors import PagerError, Transient
 from ..services import Services
-from ..waiting import Waiting
+from ..waiting import ANY, OWN, Waiting, noted
+from . import deliveries
+from .effects import Ask, perform
+from .lists import GITHUB_RETENTION, PER_PAGE, Attempt, attempts_of
 
 RETRY_SECONDS = 300  # after a run that could not complete, the check waits this long before the next
 CHECK_EVENT = {"pager": "recovery-check"}  # the input of the every-minute schedule (template.yaml)
+OWN_OUTAGE_ATTEMPTS = 3  # the newest attempts that must all fail for pager's own endpoint to count as failing
 
 
-def probe(services: Services, waiting: Waiting) -> str | None:
-    """The first service still failing (one call each), None when all answer. A refusal is no outage:
-    it is left to the alarm (pager's own health), and holds nothing. An outage holds the events for as
-    long as it lasts: each one only until GitHub is about to forget it, when the plan names it in the
-    alarm (`Reason.FORGOTTEN`), and what GitHub forgets is counted there (pager.sweep.health); so even a
-    probe that kept failing where the handlers no longer do loses nothing silently."""
-    for service in waiting.services:
+def own_outage(fresh: Iterable[Attempt]) -> bool:
+    """Whether pager's own endpoint fails: the newest OWN_OUTAGE_ATTEMPTS attempts read all failed (one
+    event failing again and again is no outage: it is asked for, and named once its attempts are spent)."""
+    newest = sorted(fresh, key=lambda a: a.id)[-OWN_OUTAGE_ATTEMPTS:]
+    return len(newest) == OWN_OUTAGE_ATTEMPTS and not any(a.answered for a in newest)
+
+
+def answered_since(attempts: Iterable[Attempt], since: float) -> bool:
+    return any(a.answered and a.at > since for a in attempts)
+
+
+HOLDING = ("telegram", "github", OWN)  # what holds the redeliveries ("any" only keeps the check sweeping)
+
+
+def held_since(waiting: Waiting | None) -> float | None:
+    """Since when redeliveries are held (None: they are not)."""
+    return waiting.since if waiting is not None and any(s in HOLDING for s in waiting.services) else None
+
+
+def hold(waiting: Waiting | None, fresh: list[Attempt], *, released: bool, now: float, newest: bool = True) -> Waiting | None:
+    """What holds after a run read `fresh`: `released`, the check found every service answering (this run
+    brings back what was held); pager's own endpoint held from the newest attempts read, or released once
+    GitHub lists one it answered since the hold began. `newest`: the run read the list's head (a pass resumed
+    below it reads older attempts, which say nothing of pager's endpoint now)."""
+    if waiting is not None and released:
+        waiting = waiting.without("telegram", "github", ANY)
+    if waiting is not None and OWN in waiting.services and answered_since(fresh, waiting.since):
+        waiting = waiting.without(OWN)
+    explained = waiting is not None and bool({"telegram", "github"} & set(waiting.services))  # a handler said why
+    if newest and not released and not explained and own_outage(fresh):
+        waiting = noted(waiting, OWN, now) or waiting
+    return waiting
+
+
+def noted_since(read: Waiting | None, now: Waiting | None) -> Waiting | None:
+    """Of what waits as stored now, what was noted since `read` was read: the services it adds."""
+    if now is None or read is None:
+        return now
+    added = tuple(s for s in now.services if s not in read.services)
+    return Waiting(added, now.since, now.not_before) if added else None
+
+
+def retry_later(waiting: Waiting | None, now: float) -> Waiting | None:
+    """What waits after a run the check started that could not read the list: the check waits a little
+    (RETRY_SECONDS) before it runs the sweep again."""
+    return None if waiting is None else Waiting(waiting.services, waiting.since, max(waiting.not_before, now + RETRY_SECONDS))
+
+
+def keep_sweeping(waiting: Waiting | None, *, pending: bool, complete: bool, now: float) -> Waiting | None:
+    """What waits with "any" besides, while the check should run the sweep each minute: a ↻ job with more
+    to deliver again (`pending`), or a pass of the list that one run could not finish (`complete` False)."""
+    if complete and not pending:
+        return waiting
+    return noted(waiting, ANY, now) or waiting
+
+
+def probe(services: Services, waiting: Waiting, state: deliveries.State, run_id: str, *, own: bool = True) -> str | None:
+    """The first service still failing (one or two calls each), None when all answer. A refusal is no
+    outage: it is left to the alarm (pager's own health), and holds nothing. `own`: probe pager's own
+    endpoint too (the check does; a run reads the list, which says)."""
+    for service in sorted(waiting.services, key=lambda s: s == OWN):  # pager's own endpoint last: it costs a probe
         try:
             if service == "telegram":
                 services.telegram.get_me()
             elif service == "github":
                 services.github.probe(services.settings.control_repository)
+            elif service == OWN and own and not _own_answers(services, waiting, state, run_id):
+                return OWN
         except Transient:
             return service
         except PagerError:
@@ -55,17 +113,33 @@ def probe(services: Services, waiting: Waiting) -> str | None:
     return None
 
 
-STILL_TO_COME = ("deferred", "resting", "awaiting")  # a plan's reasons for an event the run does not ask for yet
+def _own_answers(services: Services, waiting: Waiting, state: deliveries.State, run_id: str) -> bool:
+    """Whether GitHub lists a delivery pager answered since the hold began; if not, ask for the probe."""
+    page = attempts_of(services.github.list_deliveries(per_page=PER_PAGE).items)
+    if answered_since(page, waiting.since):
+        return True
+    now = services.now()
+    ask = probe_ask(state, page, now)
+    if ask is not None and probe_minute(now - waiting.since):
+        perform(services, ask, run_id)  # its answer shows on the list by the next minute's check
+    return False
 
 
-def after_plan(waiting: Waiting, counts: Mapping[str, int], *, job_pending: bool, complete: bool,
-               now: float) -> tuple[Waiting | None, str]:
-    """What waits once the run's plan is committed (None: nothing, cleared in that same write), and the
-    outcome for the summary. `complete`: the run read what it must (not cut short by
-    the budget), else the check waits a little before it runs the sweep again."""
-    if not complete:
-        return replace(waiting, not_before=now + RETRY_SECONDS), "waiting: the run did not complete"
-    still = sum(int(counts.get(reason, 0)) for reason in STILL_TO_COME) + int(job_pending)  # the ↻ job: a page a run
-    if still:
-        return waiting, f"waiting: {still} still to come back"
-    return None, f"recovered: waited {int(now - waiting.since)} s"
+def probe_minute(held_for: float) -> bool:
+    """Whether a check asks for the probe, `held_for` seconds into a hold: each minute for the first ten,
+    then every fifth minute until the hour, then every fifteenth (a long outage does not fill GitHub's list
+    with probes; a busy fleet's own deliveries end the hold sooner)."""
+    minute = int(held_for // 60)
+    return minute < 10 or minute % (5 if minute < 60 else 15) == 0
+
+
+def probe_ask(state: deliveries.State, page: list[Attempt], now: float) -> Ask | None:
+    """What a hold of pager's own endpoint asks for: the newest passed delivery the sweep read, or one on the
+    page, while GitHub keeps it; with none at all, the oldest followed event (its attempt in the hold does
+    not count)."""
+    fresh = [(a.id, a.guid, a.at) for a in page if a.outcome == "passed"]
+    known = max([*fresh, *([state.probe] if state.probe else [])], default=None)
+    if known is not None and known[2] > now - GITHUB_RETENTION + deliveries.RETENTION_MARGIN:
+        return Ask(known[0], known[1], "probe")
+    failing = min(state.followed, key=lambda r: r.at, default=None)
+    return Ask(failing.newest, failing.guid, "probe") if failing is not None else None

@@ -1,210 +1,675 @@
-"""The sweep's shell: gather, let the one pure plan decide (pager.sweep.cycle), commit it, carry it out.
+"""The sweep's shell: gather, let each unit plan with no I/O, commit, perform, fold what happened, save.
 
-A run (README, "Operating the sweep"):
-1. load the state (`sweep#state`); a duplicate invocation of the scheduled event whose run saved it
-   (EventBridge may invoke twice; its `id` tells) steps aside before any call. While something a
-   handler failed on still waits for its service (pager.sweep.recovery) and a probe says the service
-   still fails, the run asks GitHub for nothing (`hold`);
-2. gather: the control repository's alarm, the refusals written since the last run and whether the
-   services that refused would take such calls now, the ↻ job's next page of the failure list, ↻ all,
-   the chat's move; then the failure list and, within what the budget leaves, the every-outcome list
-   (one app JWT for every call: the GitHub client signs it once and reuses it); and plan, all of it at
-   once, with no I/O (`cycle.plan_cycle`; `read_and_plan`, its deliveries' part, the property tests
-   run on a simulated GitHub);
-3. **commit** the plan's state, conditionally on the version read, before
-   acting on it: of two overlapping runs only the one whose write lands goes on, so they never both
-   redeliver; the other logs and stops (so does a run whose state a failing delivery noted meanwhile).
-   The same write clears what waited for a service once the plan asks for every event it can;
-4. ask GitHub for the redeliveries, oldest first; a refused (4xx) or failed (5xx, rate limit, no
-   answer) redelivery is logged and the run goes on;
-5. change the control repository's alarm last, only if the calls left fit one change; a failure there
-   stops nothing, the change waits for the next run (the state's `alarm_due`). A change that was made
-   clears `alarm_due`, the run's second write, and the only one: the state is written once per run,
-   and once more when the alarm changes (besides the alarm's own records);
-6. log one summary line, one "reach gap" line per list that fell short, and the EMF metrics.
+Three units, each with its own item under the sweep's key (`sweep`):
 
-So the state item is also the lease: its version orders overlapping runs, and its `asked` (the
-redeliveries asked for, until GitHub lists their attempts, an hour at most) keeps a run that comes
-moments after another (the recovery check's, a minute apart) from asking again for what that run asked
-for. Committing before acting is safe because GitHub's list counts the attempts: what GitHub did not
-take is dropped from `asked` by the run's second write, and a run that dies after its commit leaves
-its events to the runs after that hour.
+    deliveries  the decision: GitHub's list read whole, what to ask for again, paced (pager.sweep.deliveries)
+    health      pager's own health, its entries and the ↻ job of refused deliveries (pager.sweep.health)
+    waiting     holds and recovery: what waits for a failed service (pager.sweep.recovery, pager.waiting)
 
-A list that GitHub does not serve (5xx, rate limit, refusal) ends the run before any redelivery: the
-state is left as it was, only counting the run for pager's own health, so the next run reads back as far.
+A run (`run_sweep`, every 15 minutes, and at once when the check finds a failed service answering again):
 
-The run keeps a deadline (`RUN_SECONDS`, inside the function's 180 s timeout): past it the clients start
-no new call, so a slow GitHub ends the run early but still lets it save the state and log its summary.
+1. load every item of the sweep's key (one query); a duplicate invocation of the scheduled event whose
+   run saved the deliveries item (EventBridge may invoke twice; its `id` tells) steps aside;
+2. gather: the releases waiting for Merge read again (their own unit: pager.signals.release), the control
+   repository's alarm, the refusals written since the last run and whether the services that refused
+   would take such calls now, the ↻ job's next page, the chat's move, and the lists of deliveries as far as
+   the pass goes (one app JWT for every call: the GitHub client signs it once and reuses it);
+3. plan, unit by unit, pure: what holds, the decision, pager's health and the ↻ picks, ↻ all's picks;
+   then name the entries about to open (a read of each one's delivery: what it was about);
+4. **commit** the deliveries item, conditionally on the version read, before acting: of two overlapping
+   runs only the one whose write lands goes on, so they never both redeliver;
+5. perform the effects: this minute's redeliveries and picks, then the alarm's change (a failure there
+   stops nothing; the change waits for the next run, `alarm_due`);
+6. fold what happened and save the other items (each when it changed), then the deliveries item once more
+   only when the alarm's change was made; log one summary line and the EMF metrics.
+
+The every-minute check (`check`) attends to what came due (pager.signals.due), then: with something held,
+probes the failed services and runs the sweep as soon as all answer; else asks GitHub for the redeliveries
+the last run queued for this minute, writing nothing.
+
+The run keeps a deadline (`RUN_SECONDS`, inside the function's 180 s timeout): past it the clients start no
+new call, so a slow GitHub ends the run early, with what it read kept for the next run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import chat, deadline, words
-from ..errors import ConfigError, Conflict, DeadlineExceeded, PagerError, Permanent, StoreUnavailable
+from ..errors import ConfigError, Conflict, DeadlineExceeded, GitHubRefused, PagerError, StoreUnavailable
 from ..observe import count, logger
 from ..permissions import missing_permissions, needed_permissions
 from ..refusals import KEY as REFUSALS_KEY
 from ..services import Services
 from ..settings import Settings
-from ..signals import acts_on, alarm, due, release
-from ..signals.alarm import OWN_PREFIX, entries_now, record_entries, render_now
-from ..values import field, text
-from ..waiting import Waiting, load, merged
-from . import cycle, presses, recovery
-from . import health as own
-from . import plan as planner
-from .plan import STATE_KEY, ActsOn, Limits, ListRead, Plan, Reading, State
+from ..signals import acts_on, alarm, due, pages, release
+from ..signals.alarm import delivery_times, entries_now, to_deliver_again
+from ..store import Record
+from ..values import field as payload_field
+from ..values import text
+from ..waiting import ITEM as WAITING_ITEM
+from ..waiting import SWEEP_KEY, Waiting, merged, note, noted
+from . import deliveries, health, recovery
+from .effects import FAILED, LIMITED, TOOK, Ask, AskEntry, ChangeAlarm, Done, Effect, perform
+from .lists import GITHUB_RETENTION, PAGES, PER_PAGE, Read, Scan, attempts_of
+from .presses import ALL_ITEM
 
-PER_PAGE = 100
 RUN_SECONDS = 150.0
 ATTEND_SECONDS = 20.0  # what comes due in one minute: renders and a summary, well inside the check's minute
-
-FetchPage = Callable[[str | None, str | None], Any]  # (status filter, next URL; None: the first page) -> DeliveryPage
-_LIST_NAMES = {planner.FAILURES: "failure list", planner.ALL: "every-outcome list"}
+NAMED_ENTRIES = 5  # entries a run names the thing of (a read of its delivery each)
+RELEASE_CALLS = 3  # a release read again: an installation token, the pull request, once more if GitHub computes it
+PROBE_CALLS = 3  # whether the refusers answer: getChatMember, and two installations read
 
 
 class ListNotServed(PagerError):
-    """GitHub did not serve a list (a 5xx, a rate limit, a refusal, the deadline): the run ends before any
-    redelivery and keeps the state, so the next run reads back as far. `error` is what the page raised."""
+    """GitHub did not serve a list (a 5xx, a rate limit, a refusal, the deadline): the run asks for nothing,
+    and the next run reads on from where this one stopped. `error` is what the page raised."""
 
-    def __init__(self, reading: Reading, error: PagerError) -> None:
-        super().__init__(f"{_LIST_NAMES[reading.list]}: {type(error).__name__}")
+    def __init__(self, name: str, error: PagerError, read: Read) -> None:
+        super().__init__(f"{name}: {type(error).__name__}")
         self.error = error
+        self.read = read
 
 
-def read_list(fetch: FetchPage, reading: Reading) -> ListRead:
-    """Follow `Link: rel="next"` until the page that reaches `reading`'s stop, the list's end or its page cap."""
-    items: list[planner.Attempt] = []
-    url: str | None = None
-    pages = 0
-    while pages < reading.pages:
-        try:
-            page = fetch(reading.status, url)
-        except PagerError as exc:
-            raise ListNotServed(reading, exc) from exc
-        pages += 1
-        parsed = [a for a in (planner.Attempt.from_github(item) for item in page.items) if a is not None]
-        items.extend(parsed)
-        if reading.reached(parsed) or not page.next_url:
-            return ListRead(tuple(items), pages, cut_short=False)
-        url = page.next_url
-    return ListRead(tuple(items), pages, cut_short=True)
+# -- the items ------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class Planned:
-    """What a run read of both lists (`outcomes` None: no room for a page of it), and the plan made of it."""
+class Items:
+    """Every item of the sweep's key, as one query read them."""
 
-    failures: ListRead
-    outcomes: ListRead | None
-    plan: Plan
+    found: Mapping[str, Record]
+
+    @classmethod
+    def load(cls, services: Services) -> Items:
+        return cls({r.item: r for r in services.store.items(SWEEP_KEY)})
+
+    def __getitem__(self, name: str) -> Record:
+        return self.found.get(name) or Record(SWEEP_KEY, item=name)
+
+    def state(self, run_id: str) -> deliveries.State:
+        data = self[deliveries.ITEM].data
+        if data and data.get("v") != deliveries.VERSION:
+            logger.warning("sweep state of another version, starting afresh", extra={"run_id": run_id, "version": data.get("v")})
+        try:
+            return deliveries.State.from_data(data)
+        except (KeyError, IndexError, TypeError, ValueError) as exc:  # never stuck on an item that cannot be read
+            logger.error("sweep state unreadable, starting afresh", extra={"run_id": run_id, "error": type(exc).__name__})
+            return deliveries.State()
 
     @property
-    def pages(self) -> dict[str, int]:
-        return {planner.FAILURES: self.failures.pages, planner.ALL: 0 if self.outcomes is None else self.outcomes.pages}
-
-    @property
-    def seen(self) -> set[int]:
-        """The ids of the deliveries the two lists returned."""
-        return {a.id for a in (*self.failures.items, *(self.outcomes.items if self.outcomes else ()))}
+    def waiting(self) -> Waiting | None:
+        return Waiting.from_data(self[WAITING_ITEM].data)
 
 
-def read_lists(fetch: FetchPage, *, state: State, settings: Settings, now: float,
-               calls_used: Callable[[], int]) -> tuple[ListRead, Reading, ListRead | None, Reading]:
-    """Read the failure list, then, within what the budget leaves, the every-outcome list (None: no room
-    for a page of it), each with how far it was to be read. Raises `ListNotServed`."""
-    failure_reading = planner.failure_reading(settings, now, calls_used(), state)
-    failures = read_list(fetch, failure_reading)
-    all_reading = planner.all_reading(settings, state, now, calls_used())
-    outcomes = read_list(fetch, all_reading) if all_reading.pages > 0 else None
-    return failures, failure_reading, outcomes, all_reading
-
-
-def read_and_plan(
-    fetch: FetchPage,
-    *,
-    state: State,
-    entries: planner.OpenEntries,
-    settings: Settings,
-    now: float,
-    calls_used: Callable[[], int],
-    acts_on: ActsOn,
-    limits: Limits = planner.LIMITS,
-    hold: bool = False,
-) -> Planned:
-    """Read the failure list, then, within what the budget leaves, the every-outcome list, through `fetch`,
-    and plan from what they returned, the state and the alarm's open `delivery:` entries. `calls_used()`
-    is the run's calls so far (the clients' own counters: a page may take more than one call). Raises
-    `ListNotServed` when GitHub does not serve a list."""
-    failures, failure_reading, outcomes, all_reading = read_lists(fetch, state=state, settings=settings, now=now,
-                                                                  calls_used=calls_used)
-    plan = planner.plan_run(
-        failures=failures,
-        failure_reading=failure_reading,
-        outcomes=outcomes,
-        all_reading=all_reading,
-        state=state,
-        entries=entries,
-        settings=settings,
-        now=now,
-        calls_used=calls_used(),
-        limits=limits,
-        acts_on=acts_on,
-        hold=hold,
-    )
-    return Planned(failures, outcomes, plan)
-
-
-class _Calls:
-    """The run's GitHub and Telegram calls, from the clients' own counters."""
+class Calls:
+    """The run's GitHub and Telegram calls, from the clients' own counters, against its budget."""
 
     def __init__(self, services: Services) -> None:
         self._services = services
         self._start = services.calls
+        self.budget = services.settings.sweep_call_budget
 
     @property
     def used(self) -> int:
         return self._services.calls - self._start
 
+    def left(self, reserve: int = 0) -> int:
+        return max(0, self.budget - self.used - reserve)
 
-def run_sweep(
-    services: Services,
-    *,
-    now: float,
-    run_id: str,
-    seconds: float = RUN_SECONDS,
-    event_id: str | None = None,
-    probed: tuple[Any, Waiting] | None = None,
-) -> dict[str, Any]:
-    """One run of the sweep; returns its summary (also logged as the "sweep run" line).
 
-    `seconds` bounds the run's calls (see the module's docstring); `event_id` is the scheduled event's
-    id (a duplicate invocation of it steps aside); `probed` the state item the recovery check read
-    and what waits in it, whose services the check found answering just now (pager.sweep.recovery)."""
+# -- gathering ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """Everything a run read before it plans."""
+
+    state: deliveries.State
+    every: Read | None  # None: GitHub did not serve it, or no call was left for it
+    failures: Read | None
+    not_served: str | None  # GitHub's answer when it did not serve a list (a key of health.MEANING); None: it did,
+    # or the run could not ask (no call left, its own deadline: `every` None all the same)
+    shown: Mapping[str, Mapping[str, Any]]  # the control repository's alarm: its open entries
+    refusals: tuple[tuple[str, Mapping[str, Any]], ...]
+    refusers_answer: bool
+    job: health.Job | None
+    job_page: health.JobPage | None
+    again_all: bool
+    moved: Mapping[str, Any] | None
+    waiting: Waiting | None
+    health: health.Health
+    releases: list[str] = field(default_factory=list)
+
+
+def read_list(services: Services, scan: Scan, *, status: str | None, pages: int, stop_at: float) -> Read:
+    """Read a list as far as the pass goes, at most `pages` pages (a pass under way goes on at its link).
+    Raises ListNotServed; a link GitHub no longer takes starts the pass anew."""
+    read = Read(scan=scan)
+    url = scan.next_url if scan.under_way else None
+    while read.pages < pages:
+        try:
+            page = services.github.list_deliveries(status=status, per_page=PER_PAGE, url=url)
+        except GitHubRefused as exc:
+            if url is None:
+                raise ListNotServed(status or "every outcome", exc, read) from exc
+            logger.warning("deliveries list: its link no longer taken, reading from its head", extra={"status": status})
+            read, url = Read(scan=read.scan.restarted(), pages=read.pages), None
+            continue
+        except PagerError as exc:
+            raise ListNotServed(status or "every outcome", exc, read) from exc
+        fresh, scan, ended = read.scan.step(attempts_of(page.items), page.next_url, stop_at)
+        read = Read((*read.attempts, *fresh), scan, read.pages + 1, ended)
+        if ended != PAGES:
+            break
+        url = page.next_url
+    return read
+
+
+def read_lists(services: Services, state: deliveries.State, calls: Calls, now: float) -> tuple[Read | None, Read | None]:
+    """The every-outcome list as far as its pass goes, then, until it has been read once back to GitHub's
+    three days, the failure list; each within its page cap and what the budget leaves for this minute's
+    redeliveries, the alarm's change and the entries' names."""
+    settings = services.settings
+    reserve = settings.sweep_max_redeliveries + 1  # this minute's redeliveries and the alarm's change
+    first = not state.every.top  # a first pass (under way or not) reads back SWEEP_WINDOW_MINUTES
+    stop = now - settings.sweep_window_minutes * 60 if first else now - GITHUB_RETENTION
+    pages = min(settings.sweep_all_pages, calls.left(reserve))
+    if pages <= 0:
+        return None, None
+    every = read_list(services, state.every, status=None, pages=pages, stop_at=stop)
+    failures = None
+    pages = min(settings.sweep_failure_pages, calls.left(reserve))
+    if not state.backfilled and pages > 0:
+        failures = read_list(services, state.failures, status="failure", pages=pages, stop_at=now - GITHUB_RETENTION)
+    return every, failures
+
+
+def list_reserve(settings: Settings) -> int:
+    """The calls a run keeps for what it cannot do without, before any other call: a page of the list, this
+    minute's redeliveries and the alarm's change (the least budget the settings accept)."""
+    return 1 + settings.sweep_max_redeliveries + 1
+
+
+def gather(services: Services, items: Items, calls: Calls, state: deliveries.State, now: float, run_id: str) -> Gathered:
+    """Everything the units plan from (see the module's docstring). Raises StoreUnavailable."""
+    settings = services.settings
+    own = health.Health.from_data(items[health.ITEM].data)
+    waiting = items.waiting
+    releases = _check_releases(services, calls, run_id)
+    shown = entries_now(services, alarm.CONTROL)
+    refusals = tuple((r.item, r.data) for r in services.store.items(REFUSALS_KEY, after=health.refusals_after(state.ran_at, now)))
+    job = health.Job.from_data(items[health.JOB_ITEM].data)
+    moved = chat.move_of(services.store.load(chat.KEY).data, settings.telegram_chat_id)
+    works = _refusers_answer(services, own, refusals, moved, calls, run_id)
+    spare = calls.left(list_reserve(settings)) > 0  # (the least budget the settings accept leaves none)
+    job_page = None if recovery.held_since(waiting) or not spare else _job_page(services, job, run_id)
+    try:
+        every, failures = read_lists(services, state, calls, now)
+        cause = None
+    except ListNotServed as exc:
+        logger.warning("deliveries list not read", extra={"run_id": run_id, "error": type(exc.error).__name__,
+                                                          "reason": str(exc.error)})
+        # The run's own deadline says nothing of GitHub.
+        every, failures, cause = None, None, None if isinstance(exc.error, DeadlineExceeded) else _cause(exc.error)
+    return Gathered(state, every, failures, cause, shown, refusals, works, job, job_page,
+                    bool(items[ALL_ITEM].data.get("asked_at")), moved, waiting, own, releases)
+
+
+def _cause(error: PagerError) -> str:
+    """What a list's failure means, as pager's own health keys it."""
+    if isinstance(error, ConfigError):
+        return "key"
+    status = getattr(error, "status", None)
+    return str(status) if isinstance(status, int) and 400 <= status < 500 else ""
+
+
+def _check_releases(services: Services, calls: Calls, run_id: str) -> list[str]:
+    """Read again the release pull requests waiting for Merge that no event may make ready (opened with
+    GITHUB_TOKEN, or without CI: no check suite comes), a few calls each, within what the budget leaves."""
+    settings = services.settings
+    room = calls.left(settings.sweep_all_pages + settings.sweep_max_redeliveries + 1 + NAMED_ENTRIES)
+    limit = min(release.RELEASES_CHECKED, room // RELEASE_CALLS)
+    if not limit:
+        return []
+    try:
+        return release.check_waiting(services, limit=limit)
+    except PagerError as exc:
+        logger.warning("releases not checked", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
+        return [f"not checked: {type(exc).__name__}"]
+
+
+def _refusers_answer(services: Services, own: health.Health, refusals: tuple[tuple[str, Mapping[str, Any]], ...],
+                     moved: Mapping[str, Any] | None, calls: Calls, run_id: str) -> bool:
+    """Whether the services that refused signals would take such calls now (pager's own health offers ↻
+    then): Telegram, whether the bot may post in the chat pager writes to; GitHub, whether the app's
+    installations on the control repository and on the repository of the last refusal hold every permission
+    pager needs and are not suspended. A few calls, only while refused signals wait; a failure is a no."""
+    record = own.refusals
+    if record.works and not refusals:
+        return True
+    if not (record.count or refusals) or calls.left(list_reserve(services.settings)) < PROBE_CALLS:
+        return False
+    refusing = set(record.services) | {s for _, data in refusals for s in str(data.get("service") or "").split()}
+    try:
+        if "telegram" in refusing and not services.telegram.may_post(str(moved["to"]) if moved else services.chat.send_to):
+            return False
+        repositories = (services.settings.control_repository, _refused_on(refusals, record.repository))
+        return "github" not in refusing or all(_installed_with_all(services, r) for r in dict.fromkeys(filter(None, repositories)))
+    except PagerError as exc:
+        logger.info("refusers not answering yet", extra={"run_id": run_id, "error": type(exc).__name__})
+        return False
+
+
+def _refused_on(refusals: tuple[tuple[str, Mapping[str, Any]], ...], known: str) -> str:
+    """The repository of the last refusal GitHub made (else the one the health knows)."""
+    on_github = [str(data["repository"]) for _, data in refusals if "github" in str(data.get("service")) and data.get("repository")]
+    return on_github[-1] if on_github else known
+
+
+def _installed_with_all(services: Services, repository: str) -> bool:
+    installation = services.github.installation(repository)
+    granted = installation.get("permissions")
+    return not installation.get("suspended_at") and not missing_permissions(granted if isinstance(granted, dict) else {},
+                                                                             needed_permissions())
+
+
+def _job_page(services: Services, job: health.Job | None, run_id: str) -> health.JobPage | None:
+    """The page of the failure list the ↻ job reads next (one call, only while a job is under way; None when
+    none is, or GitHub did not serve it: the next run reads it again)."""
+    if job is None or not job.under_way:
+        return None
+    try:
+        page = services.github.list_deliveries(status="failure", per_page=PER_PAGE, url=job.url)
+    except PagerError as exc:
+        logger.warning("refused deliveries not read", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
+        return None
+    return health.JobPage(tuple(attempts_of(page.items)), page.next_url)
+
+
+def name_entries(services: Services, opened: Mapping[str, Mapping[str, Any]], shown: Mapping[str, Mapping[str, Any]],
+                 calls: Calls) -> dict[str, dict[str, Any]]:
+    """The `delivery:` entries to open, each with the thing its event was about, named and linked as GitHub's
+    pages do (the list gives only the kind of event and the repository's id): one the alarm shows already
+    keeps its name; another is read from the delivery's own payload, for at most NAMED_ENTRIES entries and as
+    many as the budget leaves beside the alarm's change; the others keep the kind and the id."""
+    named: dict[str, dict[str, Any]] = {}
+    reads = 0
+    for key, entry in opened.items():
+        entry = dict(entry)
+        known = shown.get(key) or {}
+        if known.get("thing"):
+            entry.update({k: known[k] for k in ("thing", "short", "url", "repository") if known.get(k)})
+        elif key.startswith(alarm.DELIVERY_PREFIX) and reads < NAMED_ENTRIES and calls.left(1) > 0:
+            reads += 1
+            entry.update(_named(services, entry))
+        if key.startswith(alarm.DELIVERY_PREFIX):
+            entry["title"] = deliveries.delivery_title(entry)
+        named[key] = entry
+    return named
+
+
+def _named(services: Services, entry: Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        payload = payload_field(services.github.get_delivery(int(entry.get("delivery_id") or 0)), "request", "payload")
+    except PagerError:
+        return {}
+    name = text(payload_field(payload, "repository", "full_name"))
+    if not name:
+        return {}
+    thing = words.thing_of(str(entry.get("event") or ""), payload, name)
+    return {"repository": name, "thing": thing.label, "short": thing.short, **({"url": thing.url} if thing.url else {})}
+
+
+# -- the plan ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What the run does: each unit's plan, the effects in order, and what to save."""
+
+    deliveries: deliveries.Plan
+    health: health.Plan
+    again_all: tuple[tuple[str, int], ...]  # ↻ all: (entry key, attempt) to ask for in this run
+    again_all_pending: bool
+    waiting: Waiting | None
+    opened: Mapping[str, Mapping[str, Any]]  # the alarm's change: deliveries' and pager's own entries
+    closed: tuple[str, ...]
+
+    @property
+    def effects(self) -> list[Effect]:
+        asks: list[Effect] = [*self.deliveries.ask, *self.health.asks]
+        asks += [AskEntry(key, delivery_id) for key, delivery_id in self.again_all]
+        change = self.opened or self.closed or self.deliveries.state.alarm_due
+        return asks + ([ChangeAlarm(self.opened, self.closed)] if change else [])
+
+
+def plan(g: Gathered, settings: Settings, *, now: float, released: bool, event_id: str | None) -> Planned:
+    """The run's plan from what it gathered, pure: holds first (what they hold, nobody asks for), then the
+    decision, pager's health and its ↻ picks with what this minute leaves, ↻ all's, and what waits after."""
+    known = deliveries.Known(g.every, g.failures, delivery_times(g.shown))
+    fresh = deliveries.fresh_attempts(g.state, known)
+    waiting = recovery.hold(g.waiting, fresh, released=released, now=now, newest=not g.state.every.under_way)
+    held = recovery.held_since(waiting)
+    dplan = _decision(g, known, settings, now=now, held=held, released=released, event_id=event_id)
+    # ↻'s picks and ↻ all's are mostly pages: within what Telegram's pace (PAGES_PER_MINUTE) leaves this minute too
+    asking = {a.guid for a in dplan.ask}
+    paging = sum(1 for r in dplan.state.followed if r.guid in asking and pages(r.event, r.action))
+    room = 0 if held is not None or g.every is None else max(0, min(settings.sweep_max_redeliveries - len(dplan.ask),
+                                                                    deliveries.PAGES_PER_MINUTE - paging))
+    asked = frozenset(r.guid for r in dplan.state.followed if r.asked)
+    hplan = health.plan(g.health, _seen(g, fresh, dplan, waiting), g.job, g.job_page, g.shown,
+                        health.Where(settings.advanced_page, now, settings.zone, g.moved), room=room, asked=asked)
+    again = tuple(to_deliver_again(g.shown, room - len(hplan.picks))) if g.again_all else ()
+    again_pending = g.again_all and len(again) < len(to_deliver_again(g.shown))
+    opened, closed = {**dplan.change.opened, **hplan.opened}, dplan.change.closed + hplan.closed
+    state = deliveries.with_picks(dplan.state, hplan.picks, now)
+    state = replace(state, alarm_due=state.alarm_due or bool(opened or closed))
+    waiting = _waiting_after(g, waiting, pending=hplan.job_pending or again_pending, released=released, now=now)
+    return Planned(replace(dplan, state=state), hplan, again, again_pending, waiting, opened, closed)
+
+
+def _decision(g: Gathered, known: deliveries.Known, settings: Settings, *, now: float, held: float | None,
+              released: bool, event_id: str | None) -> deliveries.Plan:
+    """The decision's plan; a run that read no list changes nothing but the time it ran."""
+    if g.every is None:
+        return deliveries.unchanged(g.state, now, event_id)
+    before = recovery.held_since(g.waiting)
+    # What was asked during the hold does not count; this run's own asks (GitHub stamps them to the second) do.
+    span = (before, now - 1) if released and before is not None else None
+    return deliveries.plan(g.state, replace(known, held=held, released=span), settings, now=now, acts_on=acts_on,
+                           pages=pages, event_id=event_id)
+
+
+def _seen(g: Gathered, fresh: list[Any], dplan: deliveries.Plan, waiting: Waiting | None) -> health.Seen:
+    """What pager's health weighs of this run: whether GitHub served the list (None: the run could not ask),
+    the attempts read, the refusals, what GitHub forgot, and the hold after the run."""
+    served = None if g.every is None and g.not_served is None else g.not_served is None
+    held = recovery.held_since(waiting)
+    return health.Seen(served=served, cause=g.not_served or "", attempts=tuple(fresh), refusals=g.refusals,
+                       refusers_answer=g.refusers_answer,
+                       forgotten=tuple(g.shown[k] for k in dplan.change.forgotten if k in g.shown),
+                       unread=next(((gap.since, gap.until) for gap in dplan.gaps), None),
+                       held=None if held is None or waiting is None else (waiting.services, held))
+
+
+def _waiting_after(g: Gathered, waiting: Waiting | None, *, pending: bool, released: bool, now: float) -> Waiting | None:
+    """What waits after the run: "any" besides while a ↻ job or a pass of the list goes on; a release whose run
+    read nothing waits a little before the check tries again."""
+    if g.every is None and released:
+        return recovery.retry_later(g.waiting, now)
+    complete = g.every is None or not g.every.scan.under_way  # a list not read is the next scheduled run's
+    return recovery.keep_sweeping(waiting, pending=pending, complete=complete, now=now)
+
+
+# -- the run ------------------------------------------------------------------------------------------
+
+
+def run_sweep(services: Services, *, now: float, run_id: str, seconds: float = RUN_SECONDS, event_id: str | None = None,
+              released: bool = False, items: Items | None = None) -> dict[str, Any]:
+    """One run of the sweep; returns its summary (also logged as the "sweep run" line). `event_id` is the
+    scheduled event's id (a duplicate invocation steps aside); `released` and `items`: the check found
+    every held service answering, with the sweep's items as it read them just now."""
     with deadline.within(seconds):
-        return _run(services, now=now, run_id=run_id, event_id=event_id, probed=probed)
+        summary = _run(services, now=now, run_id=run_id, event_id=event_id, released=released, items=items)
+    outcome = str(summary.get("outcome", ""))
+    level = logger.error if outcome.startswith("aborted") else logger.warning if outcome.startswith("skipped") else logger.info
+    level("sweep run", extra=summary)
+    return summary
+
+
+def _run(services: Services, *, now: float, run_id: str, event_id: str | None, released: bool,
+         items: Items | None) -> dict[str, Any]:
+    settings = services.settings
+    calls = Calls(services)
+    summary: dict[str, Any] = {"run_id": run_id, "call_budget": settings.sweep_call_budget}
+    try:
+        items = items or Items.load(services)
+        state = items.state(run_id)
+        if event_id is not None and event_id == state.last_event:
+            return {**summary, "outcome": "skipped: a duplicate invocation of the run that saved the state", "calls_used": 0}
+        released = released or _answering(services, items.waiting, state, run_id)
+        gathered = gather(services, items, calls, state, now, run_id)
+        planned = plan(gathered, settings, now=now, released=released, event_id=event_id)
+        planned = replace(planned, opened=name_entries(services, planned.opened, gathered.shown, calls))
+        committed = services.store.save(items[deliveries.ITEM], planned.deliveries.state.to_data())
+    except Conflict:
+        return {**summary, "outcome": "skipped: another run committed first", "calls_used": calls.used}
+    except StoreUnavailable as exc:
+        return {**summary, "outcome": "aborted: the table did not answer", "error": str(exc), "calls_used": calls.used}
+    for gap in planned.deliveries.gaps:
+        logger.warning("reach gap", extra={"run_id": run_id, **gap.to_log()})
+    done = carry_out(services, planned.effects, calls, run_id)
+    saved = _save(services, items, committed, planned, gathered, done, now, run_id)
+    summary.update(_summary(gathered, planned, done, calls, saved, waiting_after(planned, done, now)))
+    count("SweepCompleted")
+    count("ReachGaps", len(planned.deliveries.gaps))
+    count("AlarmNotChanged", int(summary["alarm"].startswith("waiting: ")))
+    return summary
+
+
+def _answering(services: Services, waiting: Waiting | None, state: deliveries.State, run_id: str) -> bool:
+    """A scheduled run under a hold of Telegram or GitHub probes them as the check would: answering, it
+    brings back what was held (pager's own endpoint is judged from the list the run reads)."""
+    if waiting is None or not {"telegram", "github"} & set(waiting.services):
+        return False
+    return recovery.probe(services, waiting, state, run_id, own=False) is None
+
+
+def carry_out(services: Services, effects: list[Effect], calls: Calls, run_id: str) -> list[Done]:
+    """Perform the effects in order: after GitHub's rate limit, no more asks (the check waits as GitHub said);
+    the alarm's change only when a call is left for it (else it waits for the next run, `alarm_due`)."""
+    done: list[Done] = []
+    for effect in effects:
+        limited = any(d.fate == LIMITED for d in done)
+        if isinstance(effect, ChangeAlarm) and calls.left() < 1:
+            done.append(Done(effect, FAILED, "no call left"))
+        elif not isinstance(effect, ChangeAlarm) and limited:
+            done.append(Done(effect, FAILED, "GitHub's rate limit"))
+        else:
+            done.append(perform(services, effect, run_id))
+    return done
+
+
+def _save(services: Services, items: Items, committed: Record, planned: Planned, g: Gathered, done: list[Done],
+          now: float, run_id: str) -> str:
+    """Fold what happened into each item and save it, each on its own; what fails is logged and left to the
+    next run (each unit is safe twice)."""
+    state = deliveries.fold(planned.deliveries.state, done)
+    said = [_write(services, committed, state.to_data(), run_id) if state != planned.deliveries.state else ""]
+    said += _save_health(services, items, planned, g, done, now, run_id)
+    said.append(_save_waiting(services, items[WAITING_ITEM], waiting_after(planned, done, now), run_id))
+    return "; ".join(s for s in said if s) or "saved"
+
+
+def _save_health(services: Services, items: Items, planned: Planned, g: Gathered, done: list[Done], now: float,
+                 run_id: str) -> list[str]:
+    """The health unit's items: where the ↻ job stopped, the health, and ↻ all once it asked for the last."""
+    said = []
+    failed_picks = {d.effect.guid for d in done if isinstance(d.effect, Ask) and d.effect.why == "refused" and d.fate != TOOK}
+    job = _job_after(g.job, planned.health.job, failed_picks)
+    if job is not None and job != g.job:
+        said.append(_write(services, items[health.JOB_ITEM], job.to_data(), run_id, expires_at=int(now + GITHUB_RETENTION)))
+    if planned.health.health != g.health:
+        said.append(_write(services, items[health.ITEM], planned.health.health.to_data(), run_id))
+    all_taken = all(d.fate == TOOK for d in done if isinstance(d.effect, AskEntry))
+    if g.again_all and not planned.again_all_pending and all_taken:
+        said.append(_write(services, items[ALL_ITEM], {}, run_id, expires_at=int(now + 3600)))
+    return said
+
+
+def waiting_after(planned: Planned, done: list[Done], now: float) -> Waiting | None:
+    """What waits once the run is done: its plan's, and GitHub if it failed to take a redelivery."""
+    return merged(planned.waiting, _github_failed(done, now))
+
+
+def _job_after(job: health.Job | None, after: health.Job | None, failed: set[str]) -> health.Job | None:
+    """Where the ↻ job stopped: back where this run began when GitHub failed to take one of its picks (the
+    next run picks it again; those it took it skips, as recent), else past them."""
+    if after is None or after == job or not failed or job is None:
+        return after
+    return replace(after, url=job.url, below=job.below, finished=False, recent=tuple(g for g in after.recent if g not in failed))
+
+
+def _github_failed(done: list[Done], now: float) -> Waiting | None:
+    """GitHub failed to take a redelivery (a 5xx, no answer, its rate limit): what waits for it, so that the
+    check probes it and runs the sweep once it answers (after a rate limit, no sooner than GitHub said)."""
+    failed = [d for d in done if isinstance(d.effect, Ask) and d.fate in (FAILED, LIMITED)]
+    if not failed:
+        return None
+    waits = [d.retry_after or 60.0 for d in failed if d.fate == LIMITED]
+    return noted(None, "github", now, max(waits) if waits else None)
+
+
+def _save_waiting(services: Services, record: Record, after: Waiting | None, run_id: str) -> str:
+    """The `waiting` item after the run, over a note a delivery wrote meanwhile (what it noted is kept)."""
+    read = Waiting.from_data(record.data)
+    if read == after:
+        return ""
+    try:
+        services.store.save(record, after.to_data() if after else {})
+    except Conflict:  # a delivery noted a failure meanwhile: keep what it added
+        now = services.store.load(SWEEP_KEY, WAITING_ITEM)
+        both = merged(after, recovery.noted_since(read, Waiting.from_data(now.data)))
+        return _write(services, now, both.to_data() if both else {}, run_id)
+    except StoreUnavailable as exc:
+        logger.warning("what waits not saved", extra={"run_id": run_id, "error": type(exc).__name__})
+        return "what waits not saved"
+    return ""
+
+
+def _write(services: Services, record: Record, data: dict[str, Any], run_id: str, expires_at: int | None = None) -> str:
+    try:
+        services.store.save(record, data, expires_at=expires_at)
+    except (Conflict, StoreUnavailable) as exc:
+        logger.warning("sweep item not saved", extra={"run_id": run_id, "item": record.item, "error": type(exc).__name__})
+        return f"{record.item} not saved: the next run does it again"
+    return ""
+
+
+def _summary(g: Gathered, p: Planned, done: list[Done], calls: Calls, saved: str, after: Waiting | None) -> dict[str, Any]:
+    state = p.deliveries.state
+    return {
+        "outcome": _outcome(g),
+        **_reading(g, state),
+        **_fates(done),
+        "queued": sum(1 for r in state.followed if r.due > (state.ran_at or 0)),
+        **_entries(g, p, done),
+        "calls_used": calls.used,
+        "reach_gaps": [gap.to_log() for gap in p.deliveries.gaps],
+        "decisions": dict(p.deliveries.counts),
+        "releases_checked": g.releases,
+        "refused_job": _job_line(p.health),
+        "recovery": _recovery_line(g.waiting, after),
+        "state": saved,
+        "state_bytes": state.encoded_size(),
+    }
+
+
+def _reading(g: Gathered, state: deliveries.State) -> dict[str, Any]:
+    every, failures = g.every or Read(), g.failures or Read()
+    return {"pages": {"all": every.pages, "failures": failures.pages}, "pass": "under way" if state.every.under_way else "read",
+            "deliveries_seen": len(every.attempts) + len(failures.attempts)}
+
+
+def _fates(done: list[Done]) -> dict[str, int]:
+    """What became of the run's asks: the decision's redeliveries, the ↻ job's picks, ↻ all's."""
+    asks = [d.fate for d in done if isinstance(d.effect, Ask) and d.effect.why == "redelivery"]
+    picks = [d.fate for d in done if isinstance(d.effect, Ask) and d.effect.why == "refused"]
+    return {"redeliveries": asks.count(TOOK), "redeliveries_refused": asks.count("refused"),
+            "redeliveries_failed": len(asks) - asks.count(TOOK) - asks.count("refused"),
+            "refused_delivered_again": picks.count(TOOK),
+            "all_delivered_again": sum(1 for d in done if isinstance(d.effect, AskEntry) and d.fate == TOOK)}
+
+
+def _entries(g: Gathered, p: Planned, done: list[Done]) -> dict[str, Any]:
+    change = next((d for d in done if isinstance(d.effect, ChangeAlarm)), None)
+    if change is None:
+        return {"entries_opened": 0, "entries_closed": 0, "entries_open": len(g.shown), "alarm": "unchanged"}
+    if change.fate != TOOK:
+        return {"entries_opened": 0, "entries_closed": 0, "entries_open": len(g.shown), "alarm": f"waiting: {change.reason}"}
+    return {"entries_opened": len(p.opened), "entries_closed": len(p.closed),
+            "entries_open": len(g.shown) + len(set(p.opened) - set(g.shown)) - len(p.closed), "alarm": "applied"}
+
+
+def _job_line(hplan: health.Plan) -> str:
+    job = hplan.job
+    if job is None or not job.under_way:
+        return "none"
+    if hplan.job_pending:
+        return "pending"
+    return "waiting for the secret" if job.status == health.SECRET_REFUSED else "waiting for GitHub or Telegram"
+
+
+def _outcome(g: Gathered) -> str:
+    if g.every is not None:
+        return "done"
+    if g.not_served == "key":
+        return "aborted: the app's private key cannot sign a token (GITHUB_PRIVATE_KEY)"
+    if g.not_served is not None:
+        return f"aborted: GitHub did not serve the deliveries list ({g.not_served or '5xx or no answer'})"
+    return "aborted: no call left for the deliveries list, or the run's deadline passed"
+
+
+def _recovery_line(before: Waiting | None, after: Waiting | None) -> str:
+    if after is not None:
+        return f"waiting: {', '.join(after.services)}"
+    return "recovered" if before is not None else "nothing waits"
+
+
+# -- the every-minute check ----------------------------------------------------------------------------
 
 
 def check(services: Services, *, now: float, run_id: str, seconds: float) -> dict[str, Any]:
-    """The every-minute check: what comes due without an event (an alarm past its grace, the quiet hours'
-    summary: pager.signals.due, one query when nothing is due); then one read when nothing waits for a
-    failed service; else probe, and sweep as soon as all answer."""
+    """The every-minute check: what came due without an event (pager.signals.due); then, with something
+    held, a probe of each failed service and a run of the sweep as soon as all answer; else the redeliveries
+    the last run queued for this minute. The minutes are the clock's (`now` to the whole minute): one check
+    a minute asks for what is due in it, whatever second the schedule fires at."""
     attended = _attend(services, now, run_id)
-    record, waiting = load(services)
-    if waiting is None:
-        return {"run_id": run_id, "outcome": "nothing waits", **attended}
+    items = Items.load(services)
+    waiting = items.waiting
+    state = items.state(run_id)
+    if waiting is not None:
+        return _held(services, items, waiting, state, now, run_id, seconds, attended)
+    minute = now // 60 * 60
+    asks = deliveries.due_now(state, max(minute - 60, state.ran_at or 0), minute)
+    if not asks:
+        later = any(r.due > minute for r in state.followed)
+        return {"run_id": run_id, "outcome": "nothing due this minute" if later else "nothing waits", **attended}
+    with deadline.within(seconds):
+        done = _ask_paced(services, asks, minute, run_id)
+    summary = {"run_id": run_id, "outcome": "redeliveries asked", "redeliveries": sum(d.fate == TOOK for d in done),
+               "redeliveries_failed": sum(d.fate != TOOK for d in done), **attended}
+    logger.info("sweep check", extra=summary)
+    return summary
+
+
+def _held(services: Services, items: Items, waiting: Waiting, state: deliveries.State, now: float, run_id: str,
+          seconds: float, attended: Mapping[str, Any]) -> dict[str, Any]:
     if now < waiting.not_before:
         return {"run_id": run_id, "outcome": "waiting: retry later", **attended}
-    failing = recovery.probe(services, waiting)
+    failing = recovery.probe(services, waiting, state, run_id)
     if failing is not None:
-        summary = {"run_id": run_id, "outcome": f"waiting: {failing} still failing", "since": waiting.since}
+        summary = {"run_id": run_id, "outcome": f"waiting: {failing} still failing", "since": waiting.since, **attended}
         logger.info("recovery check", extra=summary)
         return summary
-    return run_sweep(services, now=now, run_id=run_id, seconds=seconds, probed=(record, waiting))
+    return run_sweep(services, now=now, run_id=run_id, seconds=seconds, released=True, items=items)
+
+
+def _ask_paced(services: Services, asks: tuple[Ask, ...], minute: float, run_id: str) -> list[Done]:
+    """This minute's redeliveries. GitHub failing one stops them and is noted as what waits, from this minute
+    on (the sweep's runs then see the minute's asks as not made): the check probes GitHub, and runs the sweep
+    once it answers (after a rate limit, no sooner than GitHub said)."""
+    done: list[Done] = []
+    for ask in asks:
+        result = perform(services, ask, run_id)
+        done.append(result)
+        if result.fate in (FAILED, LIMITED):
+            note(services, "github", result.retry_after if result.fate == LIMITED else None, since=minute - 1)
+            break
+    return done
 
 
 def _attend(services: Services, now: float, run_id: str) -> dict[str, Any]:
@@ -219,452 +684,3 @@ def _attend(services: Services, now: float, run_id: str) -> dict[str, Any]:
         logger.info("attention", extra={"run_id": run_id, **attended})
     return attended
 
-
-def _held(services: Services, state: State, probed: tuple[Any, Waiting] | None) -> tuple[Waiting | None, str | None]:
-    """What waits for a failed service, and the service still failing (then the run asks for nothing)."""
-    if probed is not None:
-        return probed[1], None
-    waiting = Waiting.from_data(state.waiting)
-    return waiting, None if waiting is None else recovery.probe(services, waiting)
-
-
-def _run(services: Services, *, now: float, run_id: str, event_id: str | None,
-         probed: tuple[Any, Waiting] | None) -> dict[str, Any]:
-    settings = services.settings
-    calls = _Calls(services)
-    summary: dict[str, Any] = {"run_id": run_id, "call_budget": settings.sweep_call_budget}
-
-    record = services.store.load(STATE_KEY) if probed is None else probed[0]  # the check read it just now
-    if set(record.data) - {"waiting"} and record.data.get("v") != planner.STATE_VERSION:
-        logger.warning("sweep state of another version, starting afresh", extra={"run_id": run_id, "version": record.data.get("v")})
-    try:
-        state = State.from_data(record.data)
-    except (KeyError, IndexError, TypeError, ValueError) as exc:
-        # Never stay stuck on an item that cannot be read: start afresh, like a first run.
-        logger.error("sweep state unreadable, starting afresh", extra={"run_id": run_id, "error": type(exc).__name__})
-        waiting = record.data.get("waiting")
-        state = State(waiting=waiting if isinstance(waiting, Mapping) else {})
-    if event_id is not None and event_id == state.last_event:
-        summary.update(outcome="skipped: a duplicate invocation of the run that saved the state", calls_used=calls.used)
-        logger.info("sweep run", extra=summary)
-        return summary
-    waiting, failing = _held(services, state, probed)
-    if failing is not None:
-        summary.update(recovery=f"held: {failing} still failing")
-    _sweep(services, summary, calls, now=now, run_id=run_id, event_id=event_id, record=record, state=state,
-           waiting=None if failing else waiting, hold=failing is not None)
-    outcome = str(summary.get("outcome", ""))
-    level = logger.error if outcome.startswith("aborted") else logger.warning if outcome.startswith("skipped") else logger.info
-    level("sweep run", extra=summary)
-    return summary
-
-
-def _sweep(services: Services, summary: dict[str, Any], calls: _Calls, *, now: float, run_id: str, event_id: str | None,
-           record: Any, state: State, waiting: Waiting | None, hold: bool) -> None:
-    """Read, plan, commit and act; what happened goes into `summary`. `waiting`: what a failed service
-    held, now answering (the commit clears it once the plan asks for every event it can)."""
-    settings = services.settings
-    github = services.github
-    releases = _check_releases(services, calls, run_id)
-    health = own.Health.from_data(state.health)
-    control = alarm.control_alarm(services)
-    try:
-        shown = entries_now(services, control.ref)
-        refusals = services.store.items(REFUSALS_KEY, after=own.refusals_after(health, now))
-        job_record = services.store.load(own.JOB_KEY)
-        job = own.Job.from_data(job_record.data)
-        all_record = services.store.load(presses.ALL_KEY)
-        moved = chat.move_of(services.store.load(chat.KEY).data, settings.telegram_chat_id)
-        works = _refusers_answer(services, health, refusals, moved, calls, run_id)  # before the plan: its calls count
-        job_page = None if hold else _job_page(services, job, run_id)
-        fetch = lambda status, url: github.list_deliveries(status=status, per_page=PER_PAGE, url=url)  # noqa: E731
-        failures, failure_reading, outcomes, all_reading = read_lists(fetch, state=state, settings=settings, now=now,
-                                                                      calls_used=lambda: calls.used)
-    except StoreUnavailable as exc:
-        summary.update(outcome="aborted: the alarm's entries not read", error=str(exc), calls_used=calls.used)
-        _wait_a_little(services, record, waiting, summary, now, run_id)
-        return
-    except ListNotServed as exc:
-        summary.update(outcome=f"aborted: {exc}", error=str(exc.error), calls_used=calls.used)
-        if isinstance(exc.error, DeadlineExceeded):  # the run's own deadline says nothing of GitHub
-            _wait_a_little(services, record, waiting, summary, now, run_id)
-        else:
-            later = _later(waiting, summary, now)
-            summary.update(health=_not_served(services, record, replace(state, last_event=event_id or state.last_event,
-                                                                        waiting=later or state.waiting),
-                                              health, exc, control, shown, job, moved, now, run_id))
-        return
-
-    gathered = cycle.Gathered(
-        state=state, failures=failures, failure_reading=failure_reading, outcomes=outcomes, all_reading=all_reading,
-        shown=shown, refusals=tuple((r.item, r.data) for r in refusals), refusers_answer=works, job=job,
-        job_page=job_page, again_all=bool(all_record.data.get("asked_at")), moved=moved, waiting=waiting, hold=hold,
-        event_id=event_id, calls_used=calls.used)
-    planned = cycle.plan_cycle(gathered, settings=settings, now=now, acts_on=acts_on)
-    plan, health, picked, job_after = planned.plan, planned.health, list(planned.picked), planned.job
-    if planned.recovery:
-        summary.update(recovery=planned.recovery)
-    _log_reach(plan, calls, settings, run_id)
-
-    # Commit before acting: only the run whose conditional write lands carries out its plan.
-    try:
-        committed = services.store.save(record, plan.state.to_data())
-    except (Conflict, StoreUnavailable) as exc:
-        summary.update(_not_committed(services, record, exc), calls_used=calls.used)
-        count("ReachGaps", len(plan.gaps))
-        return
-
-    asked, refused, unasked = _ask_again(github, [(r.guid, r.delivery_id) for r in plan.redeliver], run_id)
-    again, picks_refused, picks_unasked = _ask_again(github, [(a.guid, a.id) for a in picked], run_id, what="refused delivery")
-    job_after = _save_job(services, job_record, job, job_after, picks_unasked - picks_refused, run_id)
-    all_again = alarm.deliver_again_picked(services, control.ref, planned.again_all)
-    _finish_all(services, all_record, planned.again_all_pending or all_again < len(planned.again_all), run_id)
-    plan = replace(plan, opened=_name_repositories(services, plan.opened, calls, shown))
-    alarm_change, new_state = _change_alarm(services, control, plan, calls, run_id)
-    new_state = _put_back(new_state, waiting, (unasked - refused) | (picks_unasked - picks_refused), summary)
-    saved, new_state = _save_after(services, committed, new_state, alarm_change, unasked | picks_unasked, run_id)
-
-    applied = alarm_change == "applied"
-    summary.update(
-        outcome="no room for the every-outcome list" if plan.no_room else "done",
-        pages={planner.FAILURES: failures.pages, planner.ALL: 0 if outcomes is None else outcomes.pages},
-        deliveries_seen=len({a.id for a in (*failures.items, *(outcomes.items if outcomes else ()))}),
-        redeliveries=asked,
-        redeliveries_refused=len(refused),
-        redeliveries_failed=len(unasked - refused),
-        entries_opened=len(plan.opened) if applied else 0,
-        entries_closed=len(plan.closed) if applied else 0,
-        entries_open=len(shown) + (len(set(plan.opened) - set(shown)) - len(plan.closed) if applied else 0),
-        alarm=alarm_change,
-        calls_used=calls.used,
-        reach_gaps=[gap.to_log() for gap in plan.gaps],
-        decisions=dict(plan.counts),
-        releases_checked=releases,
-        refused_delivered_again=again,
-        all_delivered_again=all_again,
-        refused_job=_job_line(job_after, health),
-        health=_health_line(health),
-        state=saved,
-        state_bytes=new_state.encoded_size(),
-    )
-    count("SweepCompleted")
-    count("ReachGaps", len(plan.gaps))
-    count("AlarmNotChanged", int(alarm_change.startswith("waiting: ") and alarm_change != "waiting: no call left"))
-
-
-def _put_back(state: State, waiting: Waiting | None, failed: set[str], summary: dict[str, Any]) -> State:
-    """What waited, put back when GitHub failed to take a redelivery the plan asked for (a refusal is
-    named, not awaited): the check's next run asks for it again."""
-    if not failed or waiting is None or state.waiting:
-        return state
-    summary.update(recovery=f"waiting: {len(failed)} still to come back")
-    return replace(state, waiting=waiting.to_data())
-
-
-def _not_committed(services: Services, record: Any, exc: Exception) -> dict[str, str]:
-    """The summary of a run whose commit did not land."""
-    if not isinstance(exc, Conflict):
-        return {"outcome": "aborted: state not saved", "state": f"not saved: {exc}"}
-    if _noted_since(services, record) is not None:
-        return {"outcome": "skipped: what waits was noted meanwhile", "state": "not saved: a note of what waits came first"}
-    return {"outcome": "skipped: another run committed first", "state": "not saved: another run wrote it first"}
-
-
-def _noted_since(services: Services, record: Any) -> Any:
-    """The state as stored now, when what changed it since `record` was only a note of what waits
-    (pager.sweep.recovery: a delivery's 500, a ↻ press); None when another run wrote it (or it cannot be
-    read). A commit steps aside all the same (a service failed moments ago, and the recovery check runs
-    the sweep once its probe passes); a run's later write keeps the note (`_save_state`)."""
-    try:
-        now = services.store.load(STATE_KEY)
-    except StoreUnavailable:
-        return None
-    same = {k: v for k, v in now.data.items() if k != "waiting"} == {k: v for k, v in record.data.items() if k != "waiting"}
-    return now if same else None
-
-
-def _save_state(services: Services, record: Any, state: State) -> Any:
-    """A run's write of its state after its commit, over a note of what waits made since (kept, merged
-    with the state's own); `Conflict` when another run wrote it."""
-    try:
-        return services.store.save(record, state.to_data())
-    except Conflict:
-        now = _noted_since(services, record)
-        if now is None:
-            raise
-    waiting = merged(Waiting.from_data(now.data.get("waiting")), Waiting.from_data(state.waiting))
-    return services.store.save(now, replace(state, waiting=waiting.to_data() if waiting else {}).to_data())
-
-
-def _later(waiting: Waiting | None, summary: dict[str, Any], now: float) -> dict[str, Any] | None:
-    """What waits after a run that could not complete: the check waits a little before it runs the sweep
-    again (None: nothing waited)."""
-    if waiting is None:
-        return None
-    after, summary["recovery"] = recovery.after_plan(waiting, {}, job_pending=False, complete=False, now=now)
-    return after.to_data() if after else None
-
-
-def _wait_a_little(services: Services, record: Any, waiting: Waiting | None, summary: dict[str, Any], now: float,
-                   run_id: str) -> None:
-    """A run ended before its commit (its deadline, the table): only what waits is written, so the check
-    does not start a run each minute while the last one may still be under way."""
-    later = _later(waiting, summary, now)
-    if later is None:
-        return
-    try:
-        services.store.save(record, {**record.data, "waiting": later})
-    except (Conflict, StoreUnavailable) as exc:
-        logger.warning("recovery: the retry's time not saved", extra={"run_id": run_id, "error": type(exc).__name__})
-
-
-def _log_reach(plan: Plan, calls: _Calls, settings: Settings, run_id: str) -> None:
-    for gap in plan.gaps:
-        logger.warning("reach gap", extra={"run_id": run_id, **gap.to_log()})
-    if plan.no_room:
-        logger.warning("no room for the every-outcome list",
-                       extra={"run_id": run_id, "calls_used": calls.used, "call_budget": settings.sweep_call_budget})
-
-
-def _save_after(services: Services, committed: Any, state: State, alarm: str, unasked: set[str], run_id: str) -> tuple[str, State]:
-    """The run's second write, when needed: the alarm's change made is no longer due, and what GitHub
-    did not take is not awaited (the next run asks for it again; the state was committed before the asks)."""
-    if alarm != "applied" and not unasked:
-        return "saved", state
-    state = replace(state, asked=tuple(a for a in state.asked if a[0] not in unasked))
-    try:
-        _save_state(services, committed, state)
-    except (Conflict, StoreUnavailable) as exc:
-        # The alarm shows the change, the state does not know it yet: the next run renders the alarm
-        # again, which changes nothing (the alarm is safe twice).
-        logger.warning("sweep state not updated after the alarm", extra={"run_id": run_id, "error": type(exc).__name__})
-        return "saved; the alarm change not recorded, the next run applies it again", state
-    return "saved", state
-
-
-def _job_line(job: own.Job | None, health: own.Health) -> str:
-    if job is None or job.finished:
-        return "none"
-    if cycle.works(job, health):
-        return "pending"
-    return "waiting for the secret" if job.status == own.SECRET_REFUSED else "waiting for GitHub or Telegram"
-
-
-def _not_served(services: Services, record: Any, state: State, health: own.Health, exc: ListNotServed,
-                control: alarm.Alarm, shown: Mapping[str, Any], job: own.Job | None, moved: Mapping[str, Any] | None,
-                now: float, run_id: str) -> str:
-    """A run GitHub did not serve a list: count it in the state (a run that finds it saved moments ago
-    steps aside, so a duplicate invocation does not count twice), and once it lasts two runs and a
-    quarter hour say so in the alarm (Telegram only: GitHub is what fails)."""
-    health = own.not_served(health, _cause(exc.error), now)
-    mine = {k: v for k, v in shown.items() if k.startswith(OWN_PREFIX)}
-    opened, closed = own.change(own.wanted(health, job, now=now, url=services.settings.advanced_page,
-                                         zone=services.settings.zone, moved=moved), mine)
-    new_state = replace(state, health=health.to_data(), ran_at=now, alarm_due=state.alarm_due or bool(opened or closed))
-    try:
-        committed = services.store.save(record, new_state.to_data())
-    except (Conflict, StoreUnavailable) as failure:
-        logger.warning("sweep state not saved", extra={"run_id": run_id, "error": type(failure).__name__})
-        return f"not served {health.unserved} runs in a row; state not saved"
-    if not (opened or closed or state.alarm_due):
-        return f"not served {health.unserved} runs in a row"
-    try:
-        record_entries(services, control.ref, opened=opened, closed=closed)
-        render_now(services, control)
-        _save_state(services, committed, replace(new_state, alarm_due=False))
-    except (PagerError, Conflict) as failure:
-        logger.warning("sweep alarm waits", extra={"run_id": run_id, "error": type(failure).__name__, "reason": str(failure)})
-        count("AlarmNotChanged")
-        return f"not served {health.unserved} runs in a row; the alarm waits"
-    return f"not served {health.unserved} runs in a row; the alarm says so"
-
-
-def _cause(error: PagerError) -> str:
-    """What a list's failure means, as pager's own health keys it."""
-    if isinstance(error, ConfigError):
-        return "key"
-    status = getattr(error, "status", None)
-    return str(status) if isinstance(status, int) and 400 <= status < 500 else ""
-
-
-def _health_line(health: own.Health) -> dict[str, Any]:
-    return {"refused_401": health.secret_count, "secret_works": health.secret_works, "refusals": health.refusals_count,
-            "refusers_answer": health.refusals_work}
-
-
-PROBE_CALLS = 3  # whether the refusers answer: getChatMember, and two installations read
-
-
-def _refusers_answer(services: Services, health: own.Health, refusals: list[Any], moved: Mapping[str, Any] | None,
-                     calls: _Calls, run_id: str) -> bool:
-    """Whether the services that refused signals would take such calls now (pager's own health offers ↻
-    then): Telegram, whether the bot may post in the chat pager writes to (the one Telegram moved it to,
-    if it did); GitHub, whether the app's installations on the control repository (dispatches) and on
-    the repository of the last refusal hold every permission pager needs and are not suspended. A few
-    calls, only while refused signals wait and only when the run's budget leaves them beside a page of
-    each list, the redeliveries and the alarm's change; a failure of either is a no."""
-    if health.refusals_work and not refusals:
-        return True
-    if not (health.refusals_count or refusals):
-        return False
-    settings = services.settings
-    room = settings.sweep_call_budget - calls.used - (settings.sweep_failure_pages + 1 + settings.sweep_max_redeliveries
-                                                       + planner.ALARM_CALLS)
-    if room < PROBE_CALLS:
-        logger.info("refusers not asked: no room in the budget", extra={"run_id": run_id})
-        return False
-    refusing = set(health.refusals_services) | {s for r in refusals for s in str(r.data.get("service") or "").split()}
-    repository = next((str(r.data.get("repository")) for r in reversed(refusals)
-                       if "github" in str(r.data.get("service")) and r.data.get("repository")), health.refusals_repository)
-    try:
-        chat_to = str(moved["to"]) if moved else services.chat.send_to
-        if "telegram" in refusing and not services.telegram.may_post(chat_to):
-            return False
-        if "github" in refusing:
-            for name in dict.fromkeys(r for r in (settings.control_repository, repository) if r):
-                installation = services.github.installation(name)
-                granted = installation.get("permissions")
-                held = granted if isinstance(granted, dict) else {}
-                if installation.get("suspended_at") or missing_permissions(held, needed_permissions()):
-                    return False
-    except PagerError as exc:
-        logger.info("refusers not answering yet", extra={"run_id": run_id, "error": type(exc).__name__})
-        return False
-    return True
-
-
-def _job_page(services: Services, job: own.Job | None, run_id: str) -> cycle.JobPage | None:
-    """The page of the failure list the ↻ job of refused deliveries reads next (one call, only while a
-    job is under way; None when none is, or GitHub did not serve it: the next run reads it again)."""
-    if job is None or job.finished:
-        return None
-    try:
-        page = services.github.list_deliveries(status="failure", per_page=PER_PAGE, url=job.url)
-    except PagerError as exc:
-        logger.warning("refused deliveries not read", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
-        return None
-    return cycle.JobPage(tuple(a for a in (planner.Attempt.from_github(item) for item in page.items) if a is not None),
-                         page.next_url)
-
-
-def _finish_all(services: Services, record: Any, pending: bool, run_id: str) -> None:
-    """↻ all is done once a run asked for the last of its entries (a failure leaves it to the next run)."""
-    if pending or not record.data.get("asked_at"):
-        return
-    try:
-        services.store.save(record, {}, expires_at=int(services.now()) + 3600)
-    except (Conflict, StoreUnavailable) as exc:
-        logger.warning("↻ all: its end not saved", extra={"run_id": run_id, "error": type(exc).__name__})
-
-
-def _save_job(services: Services, record: Any, job: own.Job | None, job_after: own.Job | None, failed: set[str],
-              run_id: str) -> own.Job | None:
-    """Save where the ↻ job stopped: back where this run began when GitHub failed to take one of its
-    picks (the next run picks it again; those it took it skips, as recent), else past them. The job saved."""
-    if job_after is None or job_after == job:
-        return job_after
-    if failed and job is not None:
-        job_after = replace(job_after, url=job.url, below=job.below, finished=False,
-                            recent=tuple(g for g in job_after.recent if g not in failed))
-    try:
-        services.store.save(record, job_after.to_data(), expires_at=int(services.now()) + planner.GITHUB_RETENTION)
-    except (Conflict, StoreUnavailable) as exc:
-        logger.warning("refused deliveries: progress not saved", extra={"run_id": run_id, "error": type(exc).__name__})
-    return job_after
-
-
-RELEASE_CALLS = 3  # a release read again: an installation token, the pull request, once more if GitHub computes it
-
-
-def _check_releases(services: Services, calls: _Calls, run_id: str) -> list[str]:
-    """The run's first step: read again the release pull requests waiting for Merge that no event may
-    make ready (opened with GITHUB_TOKEN, or without CI: no check suite comes), within what the budget
-    leaves the lists (a page of each), the redeliveries and the alarm."""
-    settings = services.settings
-    room = settings.sweep_call_budget - (settings.sweep_failure_pages + 1 + settings.sweep_max_redeliveries + planner.ALARM_CALLS)
-    limit = min(release.RELEASES_CHECKED, max(0, room) // RELEASE_CALLS)
-    if not limit:
-        return []
-    try:
-        return release.check_waiting(services, limit=limit)
-    except PagerError as exc:
-        logger.warning("releases not checked", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
-        return [f"not checked: {type(exc).__name__}"]
-
-
-NAMED_REPOSITORIES = 5  # entries a run names the thing of (one call each)
-
-
-def _name_repositories(services: Services, opened: Mapping[str, dict[str, Any]], calls: _Calls,
-                       shown: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The entries to open, each with the thing its event was about, named and linked as GitHub's pages do
-    (the list gives only the kind of event and the repository's id): an entry the alarm shows already keeps
-    the name it has; another is read from the delivery's own payload, one call each, for at most
-    NAMED_REPOSITORIES entries and as many as the budget leaves beside the alarm's change; the others keep
-    the kind and the id."""
-    named: dict[str, dict[str, Any]] = {}
-    asked = 0
-    for key, entry in opened.items():
-        entry = dict(entry)
-        known = shown.get(key) or {}
-        if known.get("thing"):
-            entry.update({k: known[k] for k in ("thing", "short", "url", "repository") if known.get(k)})
-            entry["title"] = planner.delivery_title(entry)
-            named[key] = entry
-            continue
-        delivery_id = entry.get("delivery_id")
-        room = services.settings.sweep_call_budget - calls.used - planner.ALARM_CALLS
-        if delivery_id and entry.get("repository_id") is not None and room > 0 and asked < NAMED_REPOSITORIES:
-            asked += 1
-            try:
-                payload = field(services.github.get_delivery(int(delivery_id)), "request", "payload")
-            except PagerError:
-                payload = None
-            name = text(field(payload, "repository", "full_name"))
-            if name:
-                thing = words.thing_of(str(entry.get("event") or ""), payload, name)
-                entry.update(repository=name, thing=thing.label, short=thing.short)
-                if thing.url:
-                    entry["url"] = thing.url
-                entry["title"] = planner.delivery_title(entry)
-        named[key] = entry
-    return named
-
-
-def _ask_again(github: Any, items: list[tuple[str, int]], run_id: str, what: str = "redelivery") -> tuple[int, set[str], set[str]]:
-    """Ask GitHub to deliver each (guid, delivery id) again; a refusal (a 4xx other than a rate limit)
-    or a failure is logged and the run goes on. How many it took, the guids it refused, and those it
-    did not take (refused or failed)."""
-    asked, refused, unasked = 0, set(), set()
-    for guid, delivery_id in items:
-        try:
-            github.redeliver(delivery_id)
-        except PagerError as exc:
-            unasked.add(guid)
-            if isinstance(exc, Permanent):
-                refused.add(guid)
-            logger.warning(f"{what} not accepted", extra={"run_id": run_id, "guid": guid, "delivery_id": delivery_id,
-                                                          "error": type(exc).__name__, "reason": str(exc)})
-            continue
-        asked += 1
-        logger.info(f"{what} asked", extra={"run_id": run_id, "guid": guid, "delivery_id": delivery_id})
-    return asked, refused, unasked
-
-
-def _change_alarm(services: Services, control: alarm.Alarm, plan: Plan, calls: _Calls,
-                  run_id: str) -> tuple[str, State]:
-    """Apply the change of delivery entries last: its records always (the table: no call), its message
-    if one call fits; what fails waits for the next run (`alarm_due`)."""
-    if plan.no_room:
-        return "left as it is", plan.state
-    if not plan.alarm_change:
-        return "unchanged", plan.applied()
-    try:
-        record_entries(services, control.ref, opened=plan.opened, closed=plan.closed)
-        if not planner.alarm_fits(services.settings, calls.used):
-            return "waiting: no call left", plan.state
-        render_now(services, control)
-    except PagerError as exc:
-        logger.warning("sweep alarm waits", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
-        return f"waiting: {type(exc).__name__}", plan.state
-    return "applied", plan.applied()

@@ -1,0 +1,573 @@
+"""The redelivery unit of the sweep: the decision (docs: the ADR, amended; SPEC §7), as data in, a plan out.
+
+What it keeps (the `deliveries` item of the sweep's key, written once per run, first: it is the run's lease)
+------------------------------------------------------------------------------------------------------
+- the every-outcome list's `Scan` (pager.sweep.lists): read whole, each delivery once, a pass resumed by
+  the next run when one run cannot read it all;
+- the failure list's `Scan`, read once, back to GitHub's three days, for what failed before the first
+  pass (`backfill`): what lies below `floor`, where the every-outcome list's view begins;
+- the events it **follows**: each event pager acts on whose newest attempt failed (a 5xx, a 429 or no
+  answer) and that neither passed nor was named yet, with what the decision needs of its attempts (how
+  many count, the newest), and when it is (was) asked for again (`due`);
+- the newest passed delivery it read (`probe`: what a hold asks for to learn whether pager answers), the
+  holds of the last three days (an attempt made during one does not count), and whether the alarm's
+  change is still due.
+
+The decision per followed event (`judge`, in this order)
+---------------------------------------------------------
+passed: done, its `delivery:` entry closes · refused (newest attempt 4xx, not 429): never again · no
+handler acts on it (pager answers it 200 "ignored"): never again · asked for and GitHub lists no newer
+attempt yet (or the pass that would show it is under way): awaiting · its attempts used up
+(SWEEP_MAX_ATTEMPTS, the first delivery included), or picked by ↻ from the failure list and failed:
+an entry · GitHub forgets it within minutes: an entry · delivered again moments ago and failed: resting,
+asked for again REDELIVERY_SPACING_SECONDS later · GitHub forgets it within hours: an entry, and asked
+for (its last chance) · else a candidate.
+
+Paced, not capped: the candidates are asked for oldest first, at most SWEEP_MAX_REDELIVERIES a minute
+(and PAGES_PER_MINUTE of those whose handler sends a message: Telegram takes 20 a minute in a group),
+each given the minute it is due (`pace`). The run asks for the first minute's; the every-minute check
+(pager.sweep.run.check) asks for each later minute's, writing nothing: the next run learns from GitHub's
+list which were taken. A hold (pager.sweep.recovery) asks for nothing but its probe.
+
+No cap drops anything silently: an event the state has no room to follow (FOLLOWED_CAP) is named in the
+alarm; one GitHub forgets is named, then counted by pager's own health; deliveries GitHub forgot before
+any pass read them are said as a span (`gap`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from .. import words
+from ..settings import Settings
+from ..signals.alarm import DELIVERY_PREFIX as ENTRY_PREFIX
+from ..values import iso
+from .effects import REFUSED as REFUSED_BY_GITHUB
+from .effects import TOOK, Ask, ChangeAlarm, Done
+from .lists import END, FAILED, GITHUB_RETENTION, NO_ANSWER, OVERLAP_SECONDS, PASSED, REFUSED, Attempt, Read, Scan
+
+ITEM = "deliveries"
+VERSION = 3
+RETENTION_MARGIN = 2 * 3600  # an event this close to GitHub's three days is named, and still asked for (last chance)
+LAST_CHANCE_MARGIN = 300  # ... until this close to them (GitHub's clock and ours may differ)
+REDELIVERY_SPACING_SECONDS = 840  # a redelivery that failed is asked for again no sooner
+ASK_WAIT_SECONDS = 600  # asked for, and GitHub lists no newer attempt after this long: not taken, asked for again
+PAGES_PER_MINUTE = 12  # redeliveries a minute of events whose handler sends a message (Telegram: 20 a minute in a group)
+FOLLOWED_CAP = 6000  # events followed at once (the item stays well under DynamoDB's 400 KB: tests/test_sweep_deliveries.py)
+HOLDS_KEPT = 20
+
+ActsOn = Callable[[str, str | None], bool]  # whether a handler acts on an event and action
+
+
+# -- what is followed ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Followed:
+    """An event the sweep follows: what the decision needs of its attempts."""
+
+    guid: str
+    first: int  # its first delivery's id; 0: not known (picked by ↻ from the failure list)
+    at: float  # its first delivery's time (else the oldest attempt known)
+    event: str
+    action: str | None
+    repository_id: int | None
+    attempts: int  # the attempts that count toward SWEEP_MAX_ATTEMPTS
+    newest: int  # its newest attempt: what a redelivery asks for
+    newest_at: float
+    code: int  # the newest attempt's status code (0: no answer)
+    again: bool  # the newest attempt is a redelivery
+    due: float = 0.0  # when it is (was) asked for again; 0: not queued
+    above: int = 0  # the attempt asked for lies above this id (the newest delivery read when it was queued)
+    refused: int = 0  # GitHub refused to deliver it again (its status): named, never asked for again
+
+    @classmethod
+    def begun(cls, attempt: Attempt, known_first: bool = True) -> Followed:
+        return cls(attempt.guid, attempt.id if known_first else 0, attempt.at, attempt.event, attempt.action,
+                   attempt.repository_id, 1, attempt.id, attempt.at, attempt.status_code, attempt.redelivery)
+
+    def after(self, attempt: Attempt, counts: bool) -> Followed:
+        """With one more attempt (older ones, read again, change nothing)."""
+        if attempt.id <= self.newest:
+            return self
+        return replace(self, attempts=self.attempts + counts, newest=attempt.id, newest_at=attempt.at,
+                       code=attempt.status_code, again=attempt.redelivery)
+
+    @property
+    def outcome(self) -> str:
+        return Attempt(self.newest, self.guid, self.newest_at, self.again, self.code, self.event).outcome
+
+    @property
+    def asked(self) -> bool:
+        """Queued (for a minute that may not have come yet), and GitHub lists no attempt since."""
+        return bool(self.due) and self.newest <= self.above
+
+    def queued(self, due: float, above: int) -> Followed:
+        return replace(self, due=due, above=above)
+
+
+_COLUMNS = ("guid", "first", "at", "event", "action", "repository_id", "attempts", "newest", "newest_at", "code",
+            "again", "due", "above", "refused")
+
+
+def pack(rows: Iterable[Followed]) -> str:
+    """The rows as compact text: their columns as JSON, compressed (a busy hour follows thousands)."""
+    rows = list(rows)
+    columns = {name: [_plain(getattr(r, name)) for r in rows] for name in _COLUMNS}
+    return base64.b64encode(zlib.compress(json.dumps(columns, separators=(",", ":")).encode(), 9)).decode()
+
+
+def unpack(text: str) -> tuple[Followed, ...]:
+    if not text:
+        return ()
+    columns = json.loads(zlib.decompress(base64.b64decode(text)))
+    return tuple(Followed(*(_typed(name, value) for name, value in zip(_COLUMNS, values, strict=True)))
+                 for values in zip(*(columns[name] for name in _COLUMNS), strict=True))
+
+
+def _plain(value: Any) -> Any:
+    return int(value) if isinstance(value, float) or isinstance(value, bool) else value
+
+
+def _typed(name: str, value: Any) -> Any:
+    if name in ("at", "newest_at", "due"):
+        return float(value)
+    return bool(value) if name == "again" else value
+
+
+# -- the state -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class State:
+    """What a run leaves the next (the `deliveries` item)."""
+
+    every: Scan = Scan()  # the every-outcome list
+    failures: Scan = Scan()  # the failure list, read once back to GitHub's three days
+    floor: int = 0  # the every-outcome list's view begins here (its first pass's oldest delivery)
+    backfilled: bool = False  # the failure list was read below `floor`
+    followed: tuple[Followed, ...] = ()
+    probe: tuple[int, str, float] | None = None  # the newest passed delivery read: (id, guid, time)
+    holds: tuple[tuple[float, float], ...] = ()  # (since, until): nothing was asked for then but probes
+    alarm_due: bool = False
+    ran_at: float | None = None
+    last_event: str | None = None  # the scheduled event whose run saved it (a duplicate steps aside)
+
+    def to_data(self) -> dict[str, Any]:
+        return {"v": VERSION, "every": self.every.to_data(), "failures": self.failures.to_data(), "floor": self.floor,
+                "backfilled": self.backfilled, "followed": pack(self.followed), "count": len(self.followed),
+                "probe": list(self.probe) if self.probe else None, "holds": [list(h) for h in self.holds],
+                "alarm_due": self.alarm_due, "ran_at": self.ran_at, "last_event": self.last_event}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> State:
+        """The state a run stored; a first run's for nothing or another version."""
+        if data.get("v") != VERSION:
+            return cls()
+        probe = data.get("probe")
+        return cls(every=Scan.from_data(data.get("every")), failures=Scan.from_data(data.get("failures")),
+                   floor=int(data.get("floor") or 0), backfilled=bool(data.get("backfilled")),
+                   followed=unpack(str(data.get("followed") or "")),
+                   probe=(int(probe[0]), str(probe[1]), float(probe[2])) if probe else None,
+                   holds=tuple((float(a), float(b)) for a, b in data.get("holds") or ()),
+                   alarm_due=bool(data.get("alarm_due")), ran_at=data.get("ran_at"), last_event=data.get("last_event"))
+
+    @property
+    def newest_read(self) -> int:
+        return self.every.newest
+
+    def encoded_size(self) -> int:
+        return len(json.dumps(self.to_data(), separators=(",", ":"), sort_keys=True).encode())
+
+
+# -- what a run knows besides its state ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Known:
+    """The rest of a plan's input: the pages read, the alarm's open `delivery:` entries (guid -> the time of
+    the newest attempt each shows), and the holds that apply (`held`: the hold under way, since when; `released`:
+    one that ended just now)."""
+
+    every: Read | None = None  # None: GitHub did not serve the list, or the run had no room for it
+    failures: Read | None = None
+    entries: Mapping[str, float] = field(default_factory=dict)
+    held: float | None = None
+    released: tuple[float, float] | None = None
+
+
+class Reason(StrEnum):
+    PASSED = "passed"
+    REFUSED = "refused"
+    IGNORED = "ignored"
+    AWAITING = "awaiting"
+    EXHAUSTED = "exhausted"
+    FORGOTTEN = "forgotten"
+    RESTING = "resting"
+    LAST_CHANCE = "last chance"
+    CANDIDATE = "candidate"
+
+
+NAMED = frozenset({Reason.EXHAUSTED, Reason.FORGOTTEN, Reason.LAST_CHANCE})  # what the alarm names
+ASKED = frozenset({Reason.CANDIDATE, Reason.LAST_CHANCE})  # asked for again, as the pace allows
+KEPT = ASKED | {Reason.AWAITING, Reason.RESTING}  # still failing: followed on
+
+
+@dataclass(frozen=True)
+class Context:
+    """What `judge` weighs besides the event."""
+
+    now: float
+    max_attempts: int
+    acts_on: ActsOn
+    scanning: bool = False  # a pass of the every-outcome list is under way: an answer may lie where it has not read
+    holds: tuple[tuple[float, float], ...] = ()
+
+    def in_hold(self, at: float) -> bool:
+        return _within(self.holds, at)
+
+
+def _awaiting(row: Followed, c: Context) -> bool:
+    if not row.asked or row.due > c.now or c.in_hold(row.due):
+        return False
+    return c.scanning or c.now - row.due < ASK_WAIT_SECONDS
+
+
+RULES: tuple[tuple[Reason, Callable[[Followed, Context], bool]], ...] = (
+    (Reason.AWAITING, _awaiting),  # its newest attempt is from before the ask: what it says is not the answer
+    (Reason.PASSED, lambda r, c: r.outcome == PASSED),
+    (Reason.REFUSED, lambda r, c: r.outcome == REFUSED),
+    (Reason.IGNORED, lambda r, c: not c.acts_on(r.event, r.action)),
+    (Reason.EXHAUSTED, lambda r, c: not r.first or r.attempts >= c.max_attempts or bool(r.refused)),
+    (Reason.FORGOTTEN, lambda r, c: r.at <= c.now - GITHUB_RETENTION + LAST_CHANCE_MARGIN),
+    (Reason.RESTING, lambda r, c: r.again and not c.in_hold(r.newest_at) and c.now - r.newest_at < REDELIVERY_SPACING_SECONDS),
+    (Reason.LAST_CHANCE, lambda r, c: r.at <= c.now - GITHUB_RETENTION + RETENTION_MARGIN),
+)
+
+
+def judge(row: Followed, c: Context) -> Reason:
+    """The decision for one followed event (see the module's docstring)."""
+    return next((reason for reason, applies in RULES if applies(row, c)), Reason.CANDIDATE)
+
+
+# -- (a) what the pages add --------------------------------------------------------------------------------
+
+
+def fresh_attempts(state: State, known: Known) -> list[Attempt]:
+    """The attempts read this run, both lists, each once (the failure list's only below the floor)."""
+    every = list(known.every.attempts) if known.every else []
+    floor = state.floor or min((a.id for a in every), default=0)
+    below = [a for a in (known.failures.attempts if known.failures else ()) if not floor or a.id < floor]
+    return sorted({a.id: a for a in (*every, *below)}.values(), key=lambda a: a.id)
+
+
+def follow(rows: Iterable[Followed], fresh: Iterable[Attempt], acts_on: ActsOn,
+           counts: Callable[[Attempt], bool]) -> dict[str, Followed]:
+    """The followed events with this run's attempts (of events a handler acts on): a followed one gains
+    them; another is followed from its first delivery when the run read it (and judged on all it read:
+    one that passed or was refused is done); and an event done before, or older than the view, that someone
+    delivered again by hand and failed is followed as one whose earlier attempts are not known (named, so
+    that the maintainer sees it and may press ↻). `counts(attempt)`: whether it counts (not in a hold)."""
+    followed = {r.guid: r for r in rows}
+    by_guid: dict[str, list[Attempt]] = {}
+    for attempt in sorted(fresh, key=lambda a: a.id):
+        by_guid.setdefault(attempt.guid, []).append(attempt)
+    for guid, attempts in by_guid.items():
+        row = followed.get(guid) or _begun(attempts, acts_on, counts)
+        if row is None:
+            continue
+        for attempt in attempts:
+            row = row.after(attempt, counts(attempt))
+        followed[guid] = row
+    return followed
+
+
+def _begun(attempts: list[Attempt], acts_on: ActsOn, counts: Callable[[Attempt], bool]) -> Followed | None:
+    first = next((a for a in attempts if not a.redelivery), None)
+    if first is not None:
+        return Followed.begun(first) if acts_on(first.event, first.action) else None
+    newest = attempts[-1]
+    failed = newest.outcome in (FAILED, NO_ANSWER) and counts(newest)
+    return Followed.begun(newest, known_first=False) if failed and acts_on(newest.event, newest.action) else None
+
+
+def with_picks(state: State, picks: Iterable[Attempt], now: float) -> State:
+    """The state following the deliveries ↻ picked from the failure list (refused with 401 or 424), from now
+    on, like the sweep's own redeliveries: their earlier attempts are not known, so one that fails again is
+    named."""
+    rows = {r.guid: r for r in state.followed}
+    for attempt in picks:
+        rows[attempt.guid] = Followed.begun(attempt, known_first=False).queued(now, state.newest_read)
+    return replace(state, followed=tuple(rows.values()))
+
+
+# -- (b) the pace ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How fast candidates are asked for: `per_minute` in all, `pages_per_minute` of those whose handler sends
+    a message (`pages(event, action)`)."""
+
+    per_minute: int
+    pages_per_minute: int = PAGES_PER_MINUTE
+    pages: Callable[[str, str | None], bool] = lambda event, action: False
+
+
+def pace(candidates: Iterable[Followed], p: Pace, *, start: float, above: int) -> list[Followed]:
+    """Each candidate with the minute it is asked for, oldest first (by first delivery): minute 0 is
+    `start`, each minute holds at most `per_minute`, and `pages_per_minute` of the ones that page."""
+    if p.per_minute <= 0:
+        return [replace(c, due=0.0) for c in candidates]
+    queued, minute, used, paging = [], 0, 0, 0
+    for row in sorted(candidates, key=lambda r: (r.at, r.first or r.newest)):
+        pages = p.pages(row.event, row.action)
+        while used >= p.per_minute or (pages and paging >= p.pages_per_minute):
+            minute, used, paging = minute + 1, 0, 0
+        queued.append(row.queued(start + 60 * minute, above))
+        used, paging = used + 1, paging + pages
+    return queued
+
+
+# -- (c) the entries -------------------------------------------------------------------------------------
+
+
+def delivery_title(entry: Mapping[str, Any]) -> str:
+    """A `delivery:` entry's line, in words: the thing its event was about (as the delivery's payload names
+    it, once a run read it; else the kind of thing and where), what became of it, and GitHub's answers."""
+    thing = entry.get("thing") or words.thing_of(str(entry.get("event") or ""), None, _where(entry)).label
+    counted = f"{entry['attempts']} deliveries, " if entry.get("attempts") else ""
+    return f"{thing}: {entry.get('reason')} ({counted}the last {entry.get('last')})"
+
+
+def _where(entry: Mapping[str, Any]) -> str:
+    if entry.get("repository"):
+        return str(entry["repository"])
+    return f"repository {entry['repository_id']}" if entry.get("repository_id") is not None else "no repository"
+
+
+def entry_of(row: Followed, reason: str, url: str, attempts: bool = True) -> dict[str, Any]:
+    """A `delivery:` entry: what it is about as fields (the event, the repository's id, the reason), its
+    line made from them. It keeps the newest attempt's id, which ↻ asks GitHub to deliver again."""
+    last = "without an answer in time" if row.outcome == NO_ANSWER else f"answered {row.code}"
+    entry = {"url": url, "order": iso(row.newest_at), "delivery_id": row.newest, "guid": row.guid,
+             "event": row.event or "event", "repository_id": row.repository_id, "reason": reason,
+             "attempts": row.attempts if attempts else None, "last": last}
+    return {"title": delivery_title(entry), **entry}
+
+
+WHY = {Reason.EXHAUSTED: "all attempts failed", Reason.FORGOTTEN: "GitHub forgets it soon, still failing",
+       Reason.LAST_CHANCE: "GitHub forgets it soon, still failing"}
+TOO_MANY = "too many failed events to follow at once"
+
+
+def why_named(row: Followed, reason: Reason) -> str:
+    if reason is Reason.EXHAUSTED and row.refused:
+        return f"GitHub refused to deliver it again ({row.refused})"
+    if reason is Reason.EXHAUSTED and not row.first:
+        return "delivered again, failed again"
+    return WHY.get(reason, TOO_MANY)
+
+
+@dataclass(frozen=True)
+class EntriesChange:
+    opened: dict[str, dict[str, Any]]
+    closed: tuple[str, ...]
+    forgotten: tuple[str, ...]  # of those closed, the ones GitHub no longer keeps (pager's health counts them)
+
+
+def change_entries(entries: Mapping[str, float], named: Iterable[tuple[Followed, str]], fresh: Iterable[Attempt],
+                   *, now: float, url: str) -> EntriesChange:
+    """The alarm's change: an entry for each event named that is not open yet; an open entry whose event
+    failed again since (↻, or by hand) shows the new answer; one whose event passed closes, and so does
+    one GitHub no longer keeps (counted by pager's own health: never closed silently)."""
+    opened = {ENTRY_PREFIX + row.guid: entry_of(row, reason, url) for row, reason in named if row.guid not in entries}
+    newest: dict[str, Attempt] = {}
+    for attempt in fresh:
+        if attempt.guid in entries:
+            newest[attempt.guid] = attempt
+    passed = {g for g, a in newest.items() if a.outcome == PASSED}
+    for guid, a in sorted(newest.items()):
+        if guid not in passed and a.at > entries[guid]:
+            row = Followed.begun(a, known_first=False)
+            opened[ENTRY_PREFIX + guid] = entry_of(row, "delivered again, failed again", url, attempts=False)
+    forgotten = tuple(ENTRY_PREFIX + g for g, at in sorted(entries.items()) if g not in passed and at < now - GITHUB_RETENTION)
+    return EntriesChange(opened, tuple(ENTRY_PREFIX + g for g in sorted(passed)) + forgotten, forgotten)
+
+
+# -- the plan --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A reach gap: deliveries GitHub no longer lists that no pass read, between `since` (where the pass
+    before began: how far the list was to be read back) and `until` (the oldest the list still holds)."""
+
+    list: str
+    since: float
+    until: float
+
+    def to_log(self) -> dict[str, Any]:
+        """The "reach gap" log line's fields: which list, how far back it reached, how far it wanted."""
+        return {"list": self.list, "reached": iso(self.until), "wanted": iso(self.since)}
+
+
+@dataclass(frozen=True)
+class Plan:
+    state: State  # to commit before acting (the lease)
+    ask: tuple[Ask, ...]  # this run's minute of redeliveries
+    change: EntriesChange
+    counts: Mapping[str, int]
+    gaps: tuple[Gap, ...] = ()
+
+    @property
+    def effects(self) -> tuple[Ask | ChangeAlarm, ...]:
+        change = self.change
+        alarm = (ChangeAlarm(change.opened, change.closed),) if change.opened or change.closed or self.state.alarm_due else ()
+        return (*self.ask, *alarm)
+
+
+def plan(state: State, known: Known, settings: Settings, *, now: float, acts_on: ActsOn,
+         pages: Callable[[str, str | None], bool], event_id: str | None = None) -> Plan:
+    """The run's plan: the state with this run's pages, the minute of redeliveries to ask for now, and the
+    alarm's change. `pages(event, action)`: whether its handler sends a message (paced for Telegram)."""
+    holds = _holds(state, known, now)
+    fresh = fresh_attempts(state, known)
+    every = known.every.scan if known.every else state.every
+    rows = follow(state.followed, fresh, acts_on, lambda a: not (a.redelivery and _within(holds, a.at)))
+    context = Context(now, settings.sweep_max_attempts, acts_on, scanning=every.under_way, holds=holds)
+    verdicts = [(row, judge(row, context)) for row in rows.values()]
+    kept, overflow = _capped([(r, v) for r, v in verdicts if v in KEPT or (v in NAMED and r.guid not in known.entries)])
+    queue = Queue(Pace(settings.sweep_max_redeliveries, pages=pages), now, max(every.newest, state.newest_read),
+                  held=known.held is not None)
+    followed, asked = queue.of(kept)
+    named = [(r, why_named(r, v)) for r, v in verdicts if v in NAMED] + [(r, TOO_MANY) for r in overflow]
+    change = change_entries(known.entries, named, fresh, now=now, url=settings.advanced_page)
+    new = replace(state, every=every, followed=followed, holds=holds, ran_at=now, last_event=event_id or state.last_event,
+                  alarm_due=state.alarm_due or bool(change.opened or change.closed),
+                  probe=_probe(state.probe, fresh, now), **_backfill(state, known))
+    ask = tuple(Ask(r.newest, r.guid) for r in asked)
+    return Plan(new, ask, change, _tally(verdicts, overflow, queue.held), _gaps(state, known))
+
+
+def _within(holds: Iterable[tuple[float, float]], at: float) -> bool:
+    return any(since < at <= until for since, until in holds)
+
+
+@dataclass(frozen=True)
+class Queue:
+    """What a plan queues: the candidates paced from `now` (none while `held`), the others as `_unqueued` says;
+    `above`: the newest delivery read (the answer to an ask lies above it)."""
+
+    pace: Pace
+    now: float
+    above: int
+    held: bool
+
+    def of(self, kept: list[tuple[Followed, Reason]]) -> tuple[tuple[Followed, ...], tuple[Followed, ...]]:
+        """Every row kept, each with when it is asked for, and the rows asked for now."""
+        candidates = [r for r, v in kept if v in ASKED] if not self.held else []
+        queued = {r.guid: r for r in pace(candidates, self.pace, start=self.now, above=self.above)}
+        rows = tuple(queued.get(r.guid) or _unqueued(r, v, self.now, self.held, self.above) for r, v in kept)
+        return rows, tuple(r for r in queued.values() if r.due == self.now)
+
+
+def unchanged(state: State, now: float, event_id: str | None = None) -> Plan:
+    """A run that read no list: nothing asked for, nothing named; the state only says the run happened."""
+    return Plan(replace(state, ran_at=now, last_event=event_id or state.last_event), (), EntriesChange({}, (), ()), {})
+
+
+def _holds(state: State, known: Known, now: float) -> tuple[tuple[float, float], ...]:
+    """The holds of GitHub's three days, each once (by its start, until its latest known end)."""
+    until: dict[float, float] = {}
+    for since, end in (*state.holds, *([known.released] if known.released else []),
+                       *([(known.held, now)] if known.held is not None else [])):
+        until[since] = max(end, until.get(since, end))
+    return tuple(sorted((s, u) for s, u in until.items() if u >= now - GITHUB_RETENTION))[-HOLDS_KEPT:]
+
+
+def _unqueued(row: Followed, reason: Reason, now: float, held: bool, above: int) -> Followed:
+    """A followed event not asked for in this plan: one already asked keeps when; one resting is queued for
+    when its rest ends (a check asks for it then); none while a hold lasts."""
+    if row.asked and row.due <= now:
+        return row
+    if held:
+        return replace(row, due=0.0)
+    if reason is Reason.RESTING:
+        return row.queued(row.newest_at + REDELIVERY_SPACING_SECONDS, above)
+    return replace(row, due=0.0) if row.due > now else row
+
+
+def _capped(kept: list[tuple[Followed, Reason]]) -> tuple[list[tuple[Followed, Reason]], list[Followed]]:
+    """The newest FOLLOWED_CAP of what is to be followed, and the older ones there is no room for (named)."""
+    if len(kept) <= FOLLOWED_CAP:
+        return kept, []
+    by_age = sorted(kept, key=lambda rv: (rv[0].at, rv[0].guid))
+    return by_age[-FOLLOWED_CAP:], [r for r, v in by_age[:-FOLLOWED_CAP] if v not in NAMED]
+
+
+def _probe(known: tuple[int, str, float] | None, fresh: Iterable[Attempt], now: float) -> tuple[int, str, float] | None:
+    """The newest passed delivery read (any: every signal is safe twice), while GitHub still keeps it."""
+    passed = max((a for a in fresh if a.outcome == PASSED), key=lambda a: a.id, default=None)
+    if passed is not None and (known is None or passed.id > known[0]):
+        return (passed.id, passed.guid, passed.at)
+    return known if known and known[2] > now - GITHUB_RETENTION + RETENTION_MARGIN else None
+
+
+def _backfill(state: State, known: Known) -> dict[str, Any]:
+    """Where the every-outcome list's view begins, and how far the failure list was read below it."""
+    floor = state.floor
+    if not floor and known.every and known.every.attempts:
+        floor = min(a.id for a in known.every.attempts)
+    failures = known.failures.scan if known.failures else state.failures
+    done = state.backfilled or bool(known.failures and not known.failures.under_way and known.failures.pages)
+    return {"floor": floor, "failures": failures, "backfilled": done}
+
+
+def _gaps(state: State, known: Known) -> tuple[Gap, ...]:
+    """A pass that found the list ending before it met the pass before: GitHub forgot what lay between."""
+    read = known.every
+    if read is None or read.ended != END or not state.every.top or not read.scan.low:
+        return ()
+    if read.scan.low_at <= state.every.top_at + OVERLAP_SECONDS:
+        return ()
+    return (Gap("all", state.every.top_at, read.scan.low_at),)
+
+
+def _tally(verdicts: list[tuple[Followed, Reason]], overflow: list[Followed], held: bool) -> dict[str, int]:
+    """How many events got each verdict (the run's summary logs them as its decisions), those there was no
+    room to follow, and those a hold keeps from being asked for."""
+    counts = {reason.value: 0 for reason in Reason}
+    for _, reason in verdicts:
+        counts[reason.value] += 1
+    counts["unfollowed"] = len(overflow)
+    counts["held"] = sum(1 for _, r in verdicts if r in ASKED) if held else 0
+    return counts
+
+
+def fold(state: State, done: Iterable[Done]) -> State:
+    """The state once the run's effects were performed: an alarm change made is no longer due; a redelivery
+    GitHub did not take is no longer awaited (the next run asks for it again)."""
+    done = list(done)
+    untaken = {x.effect.guid: x for x in done if isinstance(x.effect, Ask) and x.fate != TOOK}
+    applied = any(isinstance(x.effect, ChangeAlarm) and x.fate == TOOK for x in done)
+    if untaken:
+        state = replace(state, followed=tuple(_untaken(r, untaken[r.guid]) if r.guid in untaken else r for r in state.followed))
+    return replace(state, alarm_due=False) if applied else state
+
+
+def _untaken(row: Followed, done: Done) -> Followed:
+    """A row whose redelivery GitHub did not take: asked for again by a later run; refused, named."""
+    return replace(row, due=0.0, refused=done.status if done.fate == REFUSED_BY_GITHUB else 0)
+
+
+def due_now(state: State, since: float, until: float) -> tuple[Ask, ...]:
+    """The every-minute check's redeliveries: the followed events queued for a minute in (since, until]."""
+    return tuple(Ask(r.newest, r.guid) for r in sorted(state.followed, key=lambda r: (r.due, r.at))
+                 if r.due and since < r.due <= until and r.newest <= r.above and r.outcome in (FAILED, NO_ANSWER))
