@@ -39,9 +39,9 @@ Per fault (a window of `fleet.Fault`: a Telegram or GitHub outage, a period with
   window's end to the attempt that passed (0 when it passed before the end);
 - alarmed because its attempts were spent in it: an alarmed event whose failed attempts all fell inside
   the window, or whose last allowed attempt (the `max_attempts`-th) did;
-- writes per outage: the webhook's writes of the sweep's state item (a delivery's note of what waits,
-  pager.sweep.recovery) from the outage's start to the next outage's, and the table writes of the
-  sweep runs the recovery check started then (their state, the alarm's records).
+- writes per outage: the webhook's writes of the sweep's `waiting` item (a delivery's note of what waits,
+  pager.waiting) from the outage's start to the next outage's, and the table writes of the sweep runs
+  the check started then (their deliveries item, the note cleared, the alarm's records).
 """
 
 from __future__ import annotations

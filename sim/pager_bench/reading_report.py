@@ -13,11 +13,12 @@ from .simulate import DESIGNS
 
 # A bullet each, as it reads.
 DEFINITIONS = (
-    ("- **pager, fast recovery** is the code as deployed: the 15-minute runs, and the recovery check every minute "
-     "(a handler's 500 notes what waits in the sweep's state item; the check probes the failed service and runs "
-     "the sweep as soon as it answers; while a probe fails, no run asks GitHub for anything). **pager, 15-minute "
-     "runs only** is the same code without the every-minute schedule: its runs hold and clear the same way, they "
-     "just come a quarter hour apart."),
+    ("- **pager, fast recovery** is the code as deployed: the 15-minute runs, and the check every minute "
+     "(a handler's 500 notes what waits in the sweep's `waiting` item; the check probes the failed service and runs "
+     "the sweep as soon as it answers; while a probe fails, no run asks GitHub for anything; else the check asks for "
+     "the redeliveries the last run queued for its minute). **pager, 15-minute runs only** is the same code without "
+     "the every-minute schedule: its runs hold and clear the same way, they just come a quarter hour apart, and "
+     "only a run's own first minute of redeliveries is asked for."),
     ("- (a) is the decision as first accepted: one list, the 300 newest deliveries, so on a busy day its view "
      "is shorter than the 15 minutes between runs and failures fall off it; and a failed event of a kind that can "
      "be overtaken is dropped when a newer event of the same kind and repository passed, whatever it is about. (b) "
@@ -71,13 +72,9 @@ def _reach_gaps(pager: dict[str, Any]) -> list[str]:
     """What a reach gap is, and how many pager's runs had (none: nothing)."""
     if not pager["reach_gaps"]:
         return []
-    c = pager["counts"]
-    return [f"- A reach gap ({pager['reach_gaps']:,} in the week) is a run whose every-outcome list its page cap cut "
-            "short, in the busiest quarter hours: a delivery without an answer or a passed redelivery inside it is "
-            "missed, the decision's accepted hole (a 5xx never is). Such an event is not asked for again (it counts as "
-            "superseded when a newer event about the same thing passed, else as lost silently), and one whose "
-            f"redelivery passed there may be asked for once more: {c.get('again_after_pass', 0):,} redeliveries of an "
-            f"event already delivered, {c.get('again_after_pass_changed', 0):,} of them changed state."]
+    return [f"- A reach gap ({pager['reach_gaps']:,} in the week) is a span of deliveries GitHub forgot before any pass "
+            "of the sweep read them (the sweep did not run for three days): what failed then did not come back, and "
+            "the alarm says so (docs/sweep.md, \"Reading all GitHub keeps\")."]
 
 
 def _sweep_keys(results: Results) -> list[str]:

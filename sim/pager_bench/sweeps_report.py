@@ -64,8 +64,8 @@ ROWS: list[tuple[str, Figure]] = [
     ("… and table writes of the runs the check started, mean (max); both together",
      lambda r: _recovery_runs(r) if r["checks"] else "–"),
     ("runs aborted (a list not served)", lambda r: f"{r['runs_aborted']:,}"),
-    ("the sweep's state item as a run saved it (what each recovery check reads), median / max", _state_bytes),
-    ("reach gaps logged", _pager_only(lambda r: f"{r['reach_gaps']:,}")),
+    ("the sweep's deliveries item as a run saved it (what each check reads), median / max", _state_bytes),
+    ("reach gaps logged (deliveries GitHub forgot unread)", _pager_only(lambda r: f"{r['reach_gaps']:,}")),
 ]
 
 BY_KIND = (("lost_kinds", "Lost silently"), ("dropped_kinds", "Dropped as superseded by another thing"))
