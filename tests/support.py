@@ -199,6 +199,11 @@ class Sweeps:
         return shown[-1] if shown else ""
 
 
+def paced(n: int, per_minute: int) -> list[int]:
+    """How many of `n` redeliveries each minute asks for, at most `per_minute` a minute (pager.sweep.deliveries.pace)."""
+    return [per_minute] * (n // per_minute) + ([n % per_minute] if n % per_minute else [])
+
+
 def json_lines(out: str) -> list[dict[str, Any]]:
     """The JSON objects printed to stdout (EMF metrics)."""
     lines = []

@@ -8,6 +8,7 @@ import random
 from dataclasses import replace
 
 from support import make_settings
+from support import paced as paced_counts
 
 from pager.sweep import deliveries as d
 from pager.sweep.deliveries import Followed, Known, Reason, State
@@ -107,8 +108,9 @@ def test_an_event_whose_first_delivery_the_run_never_read_is_not_asked_for_but_n
     h = History()
     g, probe = h.guid(), h.guid()
     # someone delivered it again by hand; its earlier attempts lie below what was read, and cannot be counted
-    p = plan(h.attempt(g, 500, ago=5, redelivery=True), h.attempt(probe, 502, ago=4, redelivery=True),
-             released=(NOW - 4.5 * MINUTE, NOW - 1))  # a hold's probe is nothing to name
+    state = State(floor=1, backfilled=True, probe=(1, probe, NOW - 600))  # a hold's probe: a passed delivery
+    p = plan(h.attempt(g, 500, ago=5, redelivery=True), h.attempt(probe, 502, ago=4, redelivery=True), state=state,
+             released=(NOW - 4.5 * MINUTE, NOW - 1))  # the probe's failures are nothing to name
     assert asked(p) == [] and list(p.change.opened) == [ENTRY + g]
     assert p.change.opened[ENTRY + g]["reason"] == "delivered again, failed again"
 
@@ -190,20 +192,24 @@ def test_candidates_are_paced_oldest_first_a_minute_at_a_time_and_pages_slower_f
 def test_a_page_pace_of_its_own_keeps_a_backlog_of_comments_under_telegrams_limit():
     rows = [Followed(f"c{i}", i + 1, NOW - 600 + i, "issue_comment", "created", 7, 1, i + 1, NOW - 600 + i, 500, False)
             for i in range(30)]
-    paced = d.pace(rows, d.Pace(40, pages=lambda e, a: True), start=NOW, above=100)
-    per_minute = [sum(1 for r in paced if r.due == NOW + 60 * m) for m in range(3)]
-    assert per_minute == [d.PAGES_PER_MINUTE, d.PAGES_PER_MINUTE, 30 - 2 * d.PAGES_PER_MINUTE]
+    paced = d.pace([(r, NOW) for r in rows], d.Pace(40, pages=lambda e, a: True), start=NOW, above=100)
+    per_minute = [sum(1 for r in paced if r.due == NOW + 60 * m) for m in range(-(-30 // d.PAGES_PER_MINUTE))]
+    assert per_minute == paced_counts(30, d.PAGES_PER_MINUTE)
 
 
-def test_a_new_plan_paces_again_what_an_earlier_one_queued_for_minutes_not_come_yet():
+def test_a_new_plan_keeps_the_minutes_a_check_may_be_asking_for_and_paces_again_the_later_ones():
     h = History()
-    gs = [h.guid() for _ in range(4)]
+    gs = [h.guid() for _ in range(8)]
     settings = make_settings(sweep_max_redeliveries=1)
     first = plan(*(h.attempt(g, 500, ago=20 - i) for i, g in enumerate(gs)), settings=settings, now=NOW - 2 * MINUTE)
     assert asked(first) == gs[:1]
-    # two minutes later the checks asked for gs[1] and gs[2]; gs[3] was due now, the run asks for it itself
+    # two minutes later the checks asked for gs[1], and this minute's for gs[2] (due now): awaited, and this
+    # minute is full; the next three minutes' are kept as queued (a check that read the plan before may ask for
+    # them), the later ones paced again after them
     second = plan(state=first.state, every=read(), settings=settings)
-    assert asked(second) == gs[3:] and second.counts["awaiting"] == 3
+    dues = {g: (r.due - NOW) / MINUTE for g, r in followed(second).items()}
+    assert asked(second) == [] and second.counts["awaiting"] == 3
+    assert [dues[g] for g in gs[3:]] == [1, 2, 3, 4, 5]
 
 
 # -- holds ---------------------------------------------------------------------------------------------
@@ -242,14 +248,44 @@ def test_an_event_github_forgets_within_hours_is_named_and_still_asked_for_withi
     assert p.change.opened[ENTRY + soon]["reason"] == "GitHub forgets it soon, still failing"
 
 
-def test_events_beyond_the_room_to_follow_them_are_named_at_once(monkeypatch):
+def test_events_beyond_the_room_to_follow_them_are_named_at_once_and_kept_until_the_alarm_shows_them(monkeypatch):
     monkeypatch.setattr(d, "FOLLOWED_CAP", 3)
     h = History()
     gs = [h.guid() for _ in range(5)]
     p = plan(*(h.attempt(g, 500, ago=50 - i) for i, g in enumerate(gs)))
-    assert set(followed(p)) == set(gs[2:]) and set(p.change.opened) == {ENTRY + g for g in gs[:2]}
+    rows = followed(p)
+    assert {g for g, r in rows.items() if not r.over} == set(gs[2:]) and {g for g, r in rows.items() if r.over} == set(gs[:2])
+    assert set(p.change.opened) == {ENTRY + g for g in gs[:2]} and set(asked(p)) == set(gs[2:])
     assert p.change.opened[ENTRY + gs[0]]["reason"] == "too many failed events to follow at once"
     assert p.counts["unfollowed"] == 2
+    # the alarm's change did not happen: the next run names them again; once it shows them, they are let go
+    again = plan(state=p.state, every=read())
+    assert set(again.change.opened) == {ENTRY + g for g in gs[:2]}
+    shown = plan(state=p.state, every=read(), entries={g: NOW for g in gs[:2]})
+    assert set(followed(shown)) == set(gs[2:]) and shown.change.opened == {}
+
+
+def test_past_the_room_to_name_them_the_oldest_events_are_given_up_and_said_as_lost(monkeypatch):
+    monkeypatch.setattr(d, "FOLLOWED_CAP", 2)
+    monkeypatch.setattr(d, "NAMED_CAP", 2)
+    h = History()
+    gs = [h.guid() for _ in range(6)]
+    p = plan(*(h.attempt(g, 500, ago=60 - i) for i, g in enumerate(gs)))
+    assert [r.guid for r in p.dropped] == gs[:2] and len(p.state.followed) == 4
+
+
+def test_an_entry_whose_event_passed_closes_also_when_the_alarms_change_did_not_happen_that_run():
+    h = History()
+    g = h.guid()
+    entries = {g: NOW - 3600}
+    passed = plan(h.attempt(g, 200, ago=5, redelivery=True), entries=entries)
+    assert passed.change.closed == (ENTRY + g,) and passed.state.closing == (g,)
+    later = plan(state=passed.state, every=read(), entries=entries)  # the change failed: the entry is still open
+    assert later.change.closed == (ENTRY + g,)
+    from pager.sweep.effects import TOOK, ChangeAlarm, Done
+
+    done = d.fold(later.state, [Done(ChangeAlarm({}, later.change.closed), TOOK)])
+    assert done.closing == () and not done.alarm_due
 
 
 def test_a_hundred_events_whose_attempts_are_used_up_are_all_named():
@@ -351,8 +387,43 @@ def test_the_largest_state_stays_well_under_dynamodbs_item_limit():
                           10**11 + 3 * i, NOW - rng.uniform(0, GITHUB_RETENTION), "pull_request_review_comment",
                           "created", rng.getrandbits(40), 2, 10**11 + 3 * i + 2, NOW - rng.uniform(0, 3600),
                           rng.choice((0, 500, 502, 429)), True, NOW + rng.uniform(0, 7200), 10**11 + 9 * d.FOLLOWED_CAP)
-                 for i in range(d.FOLLOWED_CAP))
+                 for i in range(d.FOLLOWED_CAP + d.NAMED_CAP))
     state = State(every=Scan(top=10**12, top_at=NOW, head=10**12 + 5, head_at=NOW, next_url="https://api.github.com/app/hook/"
                              "deliveries?per_page=100&cursor=" + "x" * 300, recent=tuple(range(400)), head_recent=tuple(range(400))),
-                  followed=rows, probe=(1, "g", NOW), holds=tuple((NOW - i, NOW) for i in range(d.HOLDS_KEPT)))
+                  followed=rows, probe=(1, "g", NOW), holds=tuple((NOW - i, NOW) for i in range(d.HOLDS_KEPT)),
+                  closing=tuple(f"{i:08d}-0000-4000-8000-000000000000" for i in range(100)))
     assert state.encoded_size() < 350_000
+
+
+def test_a_pass_that_spans_runs_reads_a_redelivery_before_its_first_delivery_and_counts_both_once():
+    h = History()
+    done, failing = h.guid(), h.guid()
+    first_done, first_failing = h.attempt(done, 502, ago=40), h.attempt(failing, 502, ago=39)
+    again_done = h.attempt(done, 200, ago=10, redelivery=True)  # someone's Redeliver: it passed
+    again_failing = h.attempt(failing, 500, ago=9, redelivery=True)  # and this one failed
+    under_way = Scan(head=again_failing.id + 5, head_at=NOW, next_url="link")
+    newer = plan(state=State(floor=1, backfilled=True),
+                 every=Read((again_done, again_failing), under_way, 1, "pages"))
+    assert asked(newer) == [] and newer.state.settled == (done,)  # the first run of the pass: nothing asked, nothing named
+    assert followed(newer)[failing].first == 0 and newer.counts["unsure"] == 1 and newer.change.opened == {}
+    older = plan(state=newer.state, every=Read((first_done, first_failing), Scan(top=under_way.head, top_at=NOW), 1, MET))
+    row = followed(older)[failing]  # its Redeliver failed 9 minutes ago: it rests, then comes again (its third)
+    assert row.attempts == 2 and row.first == first_failing.id and older.counts["resting"] == 1 and older.change.opened == {}
+    assert done not in followed(older) and older.state.settled == ()
+
+
+def test_events_whose_rest_ends_are_paced_with_the_others_never_more_than_a_minute_holds():
+    h = History()
+    comments = [h.guid() for _ in range(30)]
+    runs = [h.guid() for _ in range(30)]
+    attempts = []
+    for g in comments:  # failed twice, the second 20 minutes ago: their rest ends together, now
+        attempts += [h.attempt(g, 500, ago=40, event="issue_comment", action="created"),
+                     h.attempt(g, 502, ago=20, redelivery=True, event="issue_comment", action="created")]
+    attempts += [h.attempt(g, 500, ago=5) for g in runs]  # and fresh candidates
+    p = plan(*attempts, settings=make_settings(sweep_max_redeliveries=10), pages=lambda e, a: e == "issue_comment")
+    minutes: dict[float, list[str]] = {}
+    for r in p.state.followed:
+        minutes.setdefault(r.due, []).append(r.event)
+    assert all(len(events) <= 10 and events.count("issue_comment") <= d.PAGES_PER_MINUTE for events in minutes.values())
+    assert len(p.state.followed) == 60 and all(r.due >= NOW for r in p.state.followed)

@@ -123,7 +123,7 @@ def test_a_busy_hour_more_than_a_run_may_read_is_read_whole_over_runs_a_minute_a
         world.now += 0.4
     first = world.sweep()
     assert first["pages"]["all"] == 8 and first["pass"] == "under way" and first["recovery"] == "waiting: any"
-    summaries = world.minutes(4)  # the check runs the sweep each minute until the pass is read
+    summaries = world.minutes(5)  # the check runs the sweep each minute until the pass is read
     assert [s["pages"]["all"] for s in summaries if "pages" in s] == [8, 6]
     assert all(len(world.attempts(g)) == 2 and world.attempts(g)[-1]["status_code"] == 200 for g in failed)
     assert not [line for line in log_lines() if line["message"] == "reach gap"]
@@ -438,3 +438,70 @@ def test_a_release_opened_with_github_token_gets_no_check_suite_and_the_sweep_of
     assert "release 1.2.0" in text and buttons == (("🔀 Merge",),)
     world.advance(15)
     assert world.sweep()["releases_checked"] == []  # offered: not read again
+
+
+# -- what a second look found ------------------------------------------------------------------------------
+
+
+def test_a_run_keeps_what_it_read_when_its_deadline_or_github_stops_the_reading_and_the_next_reads_on(world, monkeypatch):
+    from pager.sweep import run as shell
+
+    for i in range(600):  # six pages
+        world.deliver("workflow_run", "completed", 100 + i % 5)
+        world.now += 1
+    world.answer = lambda guid, redelivery: 502
+    failed = world.deliver("issue_comment", "created", 10)  # the newest: on the first page
+    world.answer = lambda guid, redelivery: 200
+    world.deliver("workflow_run", "completed", 2)
+    pages = {"n": 0}
+
+    def two_pages_a_run() -> bool:  # GitHub so slow that a run reaches its reading margin after two pages
+        pages["n"] += 1
+        return pages["n"] % 3 != 0
+
+    monkeypatch.setattr(shell, "_time_left", two_pages_a_run)
+    first = world.sweep()
+    assert first["pages"]["all"] == 2 and first["pass"] == "under way" and first["redeliveries"] == 1
+    assert [a["status_code"] for a in world.attempts(failed)] == [502, 200]
+    world.github.fail(r"^GET /app/hook/deliveries$", 503)  # and GitHub fails the next run's second page
+    pages["n"] = -10
+    monkeypatch.setattr(shell, "_time_left", lambda: True)
+    world.advance(1)
+    read_on = run_sweep(world.services, now=world.now, run_id="next")
+    assert read_on["outcome"].startswith("aborted")  # its first page: nothing read, nothing lost
+    world.advance(1)
+    after = run_sweep(world.services, now=world.now, run_id="after")
+    assert after["outcome"] == "done" and after["pass"] == "read"
+    assert stored(world)["every"]["top"] >= world.github.deliveries[-1]["id"] - 1
+
+
+def test_a_hold_a_scheduled_run_ends_counts_none_of_its_probes(world):
+    world.deliver("workflow_run", "completed", 1)  # passed: what the hold probes with
+    world.sweep()
+    world.answer = lambda guid, redelivery: 502
+    pages = [world.deliver("issue_comment", "created", 10 + i) for i in range(3)]
+    world.advance(15)
+    assert world.sweep()["recovery"] == "waiting: pager"
+    world.minutes(5)  # five probes of the passed delivery, each 502
+    world.answer = lambda guid, redelivery: 200
+    world.deliver("workflow_run", "completed", 2)  # pager answers again
+    ended = world.sweep()  # the scheduled run, not the check, sees it first
+    assert ended["recovery"] == "recovered" and ended["redeliveries"] == 3 and world.entries() == {}
+    assert all([a["status_code"] for a in world.attempts(g)] == [502, 200] for g in pages)
+
+
+def test_a_run_never_asks_past_its_budget_and_what_it_could_not_ask_comes_next(make_sweeps):
+    world = make_sweeps(sweep_call_budget=1 + 10 + 1 + 5 + 4, sweep_max_redeliveries=10)
+    world.answer = lambda guid, redelivery: 502
+    failed = [world.deliver("workflow_run", "completed", 10 + i) for i in range(10)]
+    world.answer = lambda guid, redelivery: 200
+    for i in range(900):  # nine pages to read first
+        world.deliver("workflow_run", "completed", 100 + i % 5)
+    world.advance(5)
+    summary = world.sweep()
+    assert summary["calls_used"] <= 21
+    world.minutes(20)
+    world.advance(15)
+    world.sweep()
+    world.minutes(5)
+    assert all(world.attempts(g)[-1]["status_code"] == 200 for g in failed)

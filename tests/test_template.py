@@ -127,7 +127,8 @@ SAMPLES = {
     "TelegramChatId": ["-1001234567890", "42", "@mychannel", "@abc", "@1abc", "chat"],
     "TelegramThreadId": ["", "0", "7", "-7", "x"],
     "TelegramAllowedUsers": ["", "42", "1,2", "1, 2 ,3", "1 2", "alice"],
-    "SweepCallBudget": ["", "50", "5000", "0", "x"],
+    # (its least depends on SweepMaxRedeliveries, which no pattern can say: the functions' check says it)
+    "SweepCallBudget": ["", "400", "5000", "0", "x"],
     "SweepMaxAttempts": ["", "1", "99", "0"],
     "SweepAllPages": ["", "20", "200", "0"],
     "AlarmGraceMinutes": ["", "0", "15", "90", "-1", "15m"],

@@ -8,7 +8,7 @@ with a signed API Gateway event; one virtual clock is shared by the fakes, the s
 The scheduled sweep runs every 900 s, invoked with its event's id as EventBridge invokes it; with the
 design "pager" the recovery check (`pager.sweep.run.check`) also runs every 60 s, as its
 schedule in template.yaml has it ("pager-15" is the same code with only the 15-minute runs). GitHub
-carries out the redeliveries asked for right after each run.
+carries out the redeliveries asked for right after each run, and after each check that asked for some.
 
 For every attempt the endpoint answers, the replay records whether handling it changed state: a
 write of a signal record (the store's counters, a lost conditional write left out), a Telegram
@@ -410,6 +410,9 @@ class Replay:
         self.checks.append({"at": at, "calls": calls, "swept": swept, "outcome": str(summary.get("outcome", ""))})
         if swept:
             self._ran(at, summary, calls, writes, "check")
+        elif summary.get("redeliveries"):  # the minute's redeliveries it asked for: GitHub carries them out
+            self.clock.set(at + REDELIVERY_DELAY)
+            self.github.deliver_pending()
 
     def _ran(self, at: float, summary: dict[str, Any], calls: int, writes: int, kind: str) -> None:
         """After a sweep run: note it, look at the alarm, and let GitHub carry out the redeliveries."""

@@ -48,6 +48,12 @@ def active() -> bool:
     return _current.get() is not None
 
 
+def remaining() -> float | None:
+    """Seconds left before the current invocation's deadline (None: it keeps none)."""
+    deadline = _current.get()
+    return None if deadline is None else deadline.remaining()
+
+
 def timeout(default: float) -> float:
     """A call's timeout: `default`, shortened to what the current deadline leaves."""
     deadline = _current.get()

@@ -167,11 +167,11 @@ class Settings:
             quiet_hours=read.quiet_hours("QUIET_HOURS", zone),
         )
         if not read.all_problems():
-            least = 1 + redeliveries + 1 + 4
+            least = 1 + redeliveries + 1 + 5 + 4
             if budget < least:  # no run would have room to ask for anything, or to see pager's own health
                 read.problems.append(f"SWEEP_CALL_BUDGET must be at least {least} (a page of the deliveries, "
-                                     "SWEEP_MAX_REDELIVERIES, the alarm's change, and four calls for pager's own "
-                                     "health: whether refusers answer, a page of a ↻ job)")
+                                     "SWEEP_MAX_REDELIVERIES, the alarm's change, five entries' names, and four "
+                                     "calls for pager's own health: whether refusers answer, a page of a ↻ job)")
         problems = read.all_problems()
         if problems:
             raise ConfigError("settings: " + "; ".join(problems), problems=problems)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -58,8 +59,10 @@ RETENTION_MARGIN = 2 * 3600  # an event this close to GitHub's three days is nam
 LAST_CHANCE_MARGIN = 300  # ... until this close to them (GitHub's clock and ours may differ)
 REDELIVERY_SPACING_SECONDS = 840  # a redelivery that failed is asked for again no sooner
 ASK_WAIT_SECONDS = 600  # asked for, and GitHub lists no newer attempt after this long: not taken, asked for again
-PAGES_PER_MINUTE = 12  # redeliveries a minute of events whose handler sends a message (Telegram: 20 a minute in a group)
-FOLLOWED_CAP = 6000  # events followed at once (the item stays well under DynamoDB's 400 KB: tests/test_sweep_deliveries.py)
+KEEP_AHEAD_SECONDS = 180  # a minute queued this close may be under way in a check: a new plan keeps it
+PAGES_PER_MINUTE = 6  # redeliveries a minute of events whose handler sends a message (Telegram: 20 a minute in a group, 3 in 3 s)
+FOLLOWED_CAP = 5000  # events followed at once (the item stays well under DynamoDB's 400 KB: tests/test_sweep_deliveries.py)
+NAMED_CAP = 1000  # events to name kept until the alarm shows them (past it, the oldest are counted as lost)
 HOLDS_KEPT = 20
 
 ActsOn = Callable[[str, str | None], bool]  # whether a handler acts on an event and action
@@ -86,6 +89,7 @@ class Followed:
     due: float = 0.0  # when it is (was) asked for again; 0: not queued
     above: int = 0  # the attempt asked for lies above this id (the newest delivery read when it was queued)
     refused: int = 0  # GitHub refused to deliver it again (its status): named, never asked for again
+    over: bool = False  # no room to follow it (FOLLOWED_CAP): named, and kept until its entry is open
 
     @classmethod
     def begun(cls, attempt: Attempt, known_first: bool = True) -> Followed:
@@ -93,11 +97,15 @@ class Followed:
                    attempt.repository_id, 1, attempt.id, attempt.at, attempt.status_code, attempt.redelivery)
 
     def after(self, attempt: Attempt, counts: bool) -> Followed:
-        """With one more attempt (older ones, read again, change nothing)."""
-        if attempt.id <= self.newest:
+        """With one more attempt. An older one counts only while the first delivery is not known (a pass that
+        spans runs reads an event's redelivery before its first delivery); else it was read already."""
+        if attempt.id > self.newest:
+            return replace(self, attempts=self.attempts + counts, newest=attempt.id, newest_at=attempt.at,
+                           code=attempt.status_code, again=attempt.redelivery)
+        if self.first or attempt.id == self.newest:
             return self
-        return replace(self, attempts=self.attempts + counts, newest=attempt.id, newest_at=attempt.at,
-                       code=attempt.status_code, again=attempt.redelivery)
+        older = replace(self, attempts=self.attempts + counts)
+        return older if attempt.redelivery else replace(older, first=attempt.id, at=attempt.at)
 
     @property
     def outcome(self) -> str:
@@ -113,7 +121,7 @@ class Followed:
 
 
 _COLUMNS = ("guid", "first", "at", "event", "action", "repository_id", "attempts", "newest", "newest_at", "code",
-            "again", "due", "above", "refused")
+            "again", "due", "above", "refused", "over")
 
 
 def pack(rows: Iterable[Followed]) -> str:
@@ -138,7 +146,7 @@ def _plain(value: Any) -> Any:
 def _typed(name: str, value: Any) -> Any:
     if name in ("at", "newest_at", "due"):
         return float(value)
-    return bool(value) if name == "again" else value
+    return bool(value) if name in ("again", "over") else value
 
 
 # -- the state -------------------------------------------------------------------------------------------
@@ -156,6 +164,8 @@ class State:
     probe: tuple[int, str, float] | None = None  # the newest passed delivery read: (id, guid, time)
     holds: tuple[tuple[float, float], ...] = ()  # (since, until): nothing was asked for then but probes
     alarm_due: bool = False
+    closing: tuple[str, ...] = ()  # events passed whose `delivery:` entries are to close, until the alarm's change happens
+    settled: tuple[str, ...] = ()  # events done, read before their first delivery in the pass under way (`follow`)
     ran_at: float | None = None
     last_event: str | None = None  # the scheduled event whose run saved it (a duplicate steps aside)
 
@@ -163,7 +173,8 @@ class State:
         return {"v": VERSION, "every": self.every.to_data(), "failures": self.failures.to_data(), "floor": self.floor,
                 "backfilled": self.backfilled, "followed": pack(self.followed), "count": len(self.followed),
                 "probe": list(self.probe) if self.probe else None, "holds": [list(h) for h in self.holds],
-                "alarm_due": self.alarm_due, "ran_at": self.ran_at, "last_event": self.last_event}
+                "alarm_due": self.alarm_due, "closing": list(self.closing), "settled": list(self.settled), "ran_at": self.ran_at,
+                "last_event": self.last_event}
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> State:
@@ -176,7 +187,9 @@ class State:
                    followed=unpack(str(data.get("followed") or "")),
                    probe=(int(probe[0]), str(probe[1]), float(probe[2])) if probe else None,
                    holds=tuple((float(a), float(b)) for a, b in data.get("holds") or ()),
-                   alarm_due=bool(data.get("alarm_due")), ran_at=data.get("ran_at"), last_event=data.get("last_event"))
+                   alarm_due=bool(data.get("alarm_due")), closing=tuple(str(g) for g in data.get("closing") or ()),
+                   settled=tuple(str(g) for g in data.get("settled") or ()),
+                   ran_at=data.get("ran_at"), last_event=data.get("last_event"))
 
     @property
     def newest_read(self) -> int:
@@ -207,6 +220,8 @@ class Reason(StrEnum):
     REFUSED = "refused"
     IGNORED = "ignored"
     AWAITING = "awaiting"
+    UNSURE = "unsure"
+    UNFOLLOWED = "unfollowed"
     EXHAUSTED = "exhausted"
     FORGOTTEN = "forgotten"
     RESTING = "resting"
@@ -214,9 +229,10 @@ class Reason(StrEnum):
     CANDIDATE = "candidate"
 
 
-NAMED = frozenset({Reason.EXHAUSTED, Reason.FORGOTTEN, Reason.LAST_CHANCE})  # what the alarm names
+NAMED = frozenset({Reason.UNFOLLOWED, Reason.EXHAUSTED, Reason.FORGOTTEN, Reason.LAST_CHANCE})  # what the alarm names
 ASKED = frozenset({Reason.CANDIDATE, Reason.LAST_CHANCE})  # asked for again, as the pace allows
-KEPT = ASKED | {Reason.AWAITING, Reason.RESTING}  # still failing: followed on
+KEPT = ASKED | {Reason.AWAITING, Reason.RESTING, Reason.UNSURE}  # still failing: followed on
+PACED = ASKED | {Reason.RESTING}  # given a minute by the pace (a resting one, no sooner than its rest ends)
 
 
 @dataclass(frozen=True)
@@ -234,7 +250,7 @@ class Context:
 
 
 def _awaiting(row: Followed, c: Context) -> bool:
-    if not row.asked or row.due > c.now or c.in_hold(row.due):
+    if not row.asked or row.due > c.now // 60 * 60 or c.in_hold(row.due):  # a minute's asks are its check's
         return False
     return c.scanning or c.now - row.due < ASK_WAIT_SECONDS
 
@@ -244,6 +260,10 @@ RULES: tuple[tuple[Reason, Callable[[Followed, Context], bool]], ...] = (
     (Reason.PASSED, lambda r, c: r.outcome == PASSED),
     (Reason.REFUSED, lambda r, c: r.outcome == REFUSED),
     (Reason.IGNORED, lambda r, c: not c.acts_on(r.event, r.action)),
+    (Reason.UNFOLLOWED, lambda r, c: r.over),
+    # delivered again and failed, its first delivery not read yet: the pass under way may read it (and its
+    # other attempts) further down
+    (Reason.UNSURE, lambda r, c: not r.first and not r.refused and c.scanning),
     (Reason.EXHAUSTED, lambda r, c: not r.first or r.attempts >= c.max_attempts or bool(r.refused)),
     (Reason.FORGOTTEN, lambda r, c: r.at <= c.now - GITHUB_RETENTION + LAST_CHANCE_MARGIN),
     (Reason.RESTING, lambda r, c: r.again and not c.in_hold(r.newest_at) and c.now - r.newest_at < REDELIVERY_SPACING_SECONDS),
@@ -267,33 +287,40 @@ def fresh_attempts(state: State, known: Known) -> list[Attempt]:
     return sorted({a.id: a for a in (*every, *below)}.values(), key=lambda a: a.id)
 
 
-def follow(rows: Iterable[Followed], fresh: Iterable[Attempt], acts_on: ActsOn,
-           counts: Callable[[Attempt], bool]) -> dict[str, Followed]:
+def follow(rows: Iterable[Followed], fresh: Iterable[Attempt], acts_on: ActsOn, counts: Callable[[Attempt], bool],
+           settled: Iterable[str] = (), probe: str = "") -> tuple[dict[str, Followed], frozenset[str]]:
     """The followed events with this run's attempts (of events a handler acts on): a followed one gains
     them; another is followed from its first delivery when the run read it (and judged on all it read:
     one that passed or was refused is done); and an event done before, or older than the view, that someone
     delivered again by hand and failed is followed as one whose earlier attempts are not known (named, so
-    that the maintainer sees it and may press ↻). `counts(attempt)`: whether it counts (not in a hold)."""
+    that the maintainer sees it and may press ↻). `counts(attempt)`: whether it counts (not in a hold).
+    `settled`: events whose redelivery passed or was refused, read before their first delivery in the pass
+    under way (done: the first delivery, read later, follows nothing); returned with this run's."""
     followed = {r.guid: r for r in rows}
+    done = set(settled)
     by_guid: dict[str, list[Attempt]] = {}
     for attempt in sorted(fresh, key=lambda a: a.id):
         by_guid.setdefault(attempt.guid, []).append(attempt)
     for guid, attempts in by_guid.items():
-        row = followed.get(guid) or _begun(attempts, acts_on, counts)
+        row = followed.get(guid) or (None if guid in done else _begun(attempts, acts_on, probe))
         if row is None:
+            done |= {guid} if attempts[-1].redelivery and attempts[-1].outcome in (PASSED, REFUSED) else set()
             continue
-        for attempt in attempts:
+        for attempt in sorted(attempts, key=lambda a: a.id, reverse=not row.first):
             row = row.after(attempt, counts(attempt))
         followed[guid] = row
-    return followed
+    return followed, frozenset(done)
 
 
-def _begun(attempts: list[Attempt], acts_on: ActsOn, counts: Callable[[Attempt], bool]) -> Followed | None:
+def _begun(attempts: list[Attempt], acts_on: ActsOn, probe: str) -> Followed | None:
+    """A new followed event from this run's attempts: from its first delivery; else, delivered again by hand
+    (or ↻) and failed, as one whose earlier attempts are not known (not the hold's probe: a passed delivery
+    asked for again only to learn whether pager answers)."""
     first = next((a for a in attempts if not a.redelivery), None)
     if first is not None:
         return Followed.begun(first) if acts_on(first.event, first.action) else None
     newest = attempts[-1]
-    failed = newest.outcome in (FAILED, NO_ANSWER) and counts(newest)
+    failed = newest.outcome in (FAILED, NO_ANSWER) and newest.guid != probe
     return Followed.begun(newest, known_first=False) if failed and acts_on(newest.event, newest.action) else None
 
 
@@ -303,7 +330,7 @@ def with_picks(state: State, picks: Iterable[Attempt], now: float) -> State:
     named."""
     rows = {r.guid: r for r in state.followed}
     for attempt in picks:
-        rows[attempt.guid] = Followed.begun(attempt, known_first=False).queued(now, state.newest_read)
+        rows[attempt.guid] = Followed.begun(attempt, known_first=False).queued(now // 60 * 60, state.newest_read)
     return replace(state, followed=tuple(rows.values()))
 
 
@@ -320,19 +347,42 @@ class Pace:
     pages: Callable[[str, str | None], bool] = lambda event, action: False
 
 
-def pace(candidates: Iterable[Followed], p: Pace, *, start: float, above: int) -> list[Followed]:
-    """Each candidate with the minute it is asked for, oldest first (by first delivery): minute 0 is
-    `start`, each minute holds at most `per_minute`, and `pages_per_minute` of the ones that page."""
+Slots = dict[int, list[int]]  # minute (from a plan's start) -> [asks, of them paging]
+
+
+def pace(rows: Iterable[tuple[Followed, float]], p: Pace, *, start: float, above: int, taken: Slots | None = None) -> list[Followed]:
+    """Each row with the minute it is asked for, oldest first (by first delivery), none before its own earliest
+    time: minute 0 is `start`, each minute holds at most `per_minute`, and `pages_per_minute` of the ones that
+    page; `taken`: what the minutes hold already (rows queued earlier, kept)."""
     if p.per_minute <= 0:
-        return [replace(c, due=0.0) for c in candidates]
-    queued, minute, used, paging = [], 0, 0, 0
-    for row in sorted(candidates, key=lambda r: (r.at, r.first or r.newest)):
+        return [replace(row, due=0.0) for row, _ in rows]
+    used: Slots = {m: list(v) for m, v in (taken or {}).items()}
+    first_free = {False: 0, True: 0}  # the first minute with room, for rows that page and for the others
+    queued = []
+    for row, earliest in sorted(rows, key=lambda x: (x[0].at, x[0].first or x[0].newest)):
         pages = p.pages(row.event, row.action)
-        while used >= p.per_minute or (pages and paging >= p.pages_per_minute):
-            minute, used, paging = minute + 1, 0, 0
+        minute = max(first_free[pages], math.ceil((earliest - start) / 60))
+        while _full(used.get(minute), pages, p):
+            minute += 1
+        slot = used.setdefault(minute, [0, 0])
+        slot[0], slot[1] = slot[0] + 1, slot[1] + pages
+        if earliest <= start:
+            first_free[pages] = minute
         queued.append(row.queued(start + 60 * minute, above))
-        used, paging = used + 1, paging + pages
     return queued
+
+
+def _full(slot: list[int] | None, pages: bool, p: Pace) -> bool:
+    return slot is not None and (slot[0] >= p.per_minute or (pages and slot[1] >= p.pages_per_minute))
+
+
+def slots_of(rows: Iterable[Followed], start: float, p: Pace) -> Slots:
+    """The minutes rows queued earlier hold, counted from `start`."""
+    used: Slots = {}
+    for row in rows:
+        slot = used.setdefault(max(0, round((row.due - start) / 60)), [0, 0])
+        slot[0], slot[1] = slot[0] + 1, slot[1] + p.pages(row.event, row.action)
+    return used
 
 
 # -- (c) the entries -------------------------------------------------------------------------------------
@@ -342,7 +392,8 @@ def delivery_title(entry: Mapping[str, Any]) -> str:
     """A `delivery:` entry's line, in words: the thing its event was about (as the delivery's payload names
     it, once a run read it; else the kind of thing and where), what became of it, and GitHub's answers."""
     thing = entry.get("thing") or words.thing_of(str(entry.get("event") or ""), None, _where(entry)).label
-    counted = f"{entry['attempts']} deliveries, " if entry.get("attempts") else ""
+    n = entry.get("attempts")
+    counted = f"{n} {'delivery' if n == 1 else 'deliveries'}, " if n else ""
     return f"{thing}: {entry.get('reason')} ({counted}the last {entry.get('last')})"
 
 
@@ -362,9 +413,9 @@ def entry_of(row: Followed, reason: str, url: str, attempts: bool = True) -> dic
     return {"title": delivery_title(entry), **entry}
 
 
-WHY = {Reason.EXHAUSTED: "all attempts failed", Reason.FORGOTTEN: "GitHub forgets it soon, still failing",
-       Reason.LAST_CHANCE: "GitHub forgets it soon, still failing"}
 TOO_MANY = "too many failed events to follow at once"
+WHY = {Reason.EXHAUSTED: "all attempts failed", Reason.FORGOTTEN: "GitHub forgets it soon, still failing",
+       Reason.LAST_CHANCE: "GitHub forgets it soon, still failing", Reason.UNFOLLOWED: TOO_MANY}
 
 
 def why_named(row: Followed, reason: Reason) -> str:
@@ -372,7 +423,7 @@ def why_named(row: Followed, reason: Reason) -> str:
         return f"GitHub refused to deliver it again ({row.refused})"
     if reason is Reason.EXHAUSTED and not row.first:
         return "delivered again, failed again"
-    return WHY.get(reason, TOO_MANY)
+    return WHY[reason]
 
 
 @dataclass(frozen=True)
@@ -383,22 +434,29 @@ class EntriesChange:
 
 
 def change_entries(entries: Mapping[str, float], named: Iterable[tuple[Followed, str]], fresh: Iterable[Attempt],
-                   *, now: float, url: str) -> EntriesChange:
+                   *, now: float, url: str, closing: Iterable[str] = ()) -> EntriesChange:
     """The alarm's change: an entry for each event named that is not open yet; an open entry whose event
-    failed again since (↻, or by hand) shows the new answer; one whose event passed closes, and so does
-    one GitHub no longer keeps (counted by pager's own health: never closed silently)."""
+    failed again since (↻, or by hand) shows the new answer; one whose event passed closes (this run's
+    passes, and those of runs whose change did not happen: `closing`), and so does one GitHub no longer
+    keeps (counted by pager's own health: never closed silently)."""
     opened = {ENTRY_PREFIX + row.guid: entry_of(row, reason, url) for row, reason in named if row.guid not in entries}
-    newest: dict[str, Attempt] = {}
-    for attempt in fresh:
-        if attempt.guid in entries:
-            newest[attempt.guid] = attempt
-    passed = {g for g, a in newest.items() if a.outcome == PASSED}
+    newest = _newest_of(entries, fresh)
+    passed = {g for g, a in newest.items() if a.outcome == PASSED} | {g for g in closing if g in entries}
     for guid, a in sorted(newest.items()):
         if guid not in passed and a.at > entries[guid]:
             row = Followed.begun(a, known_first=False)
             opened[ENTRY_PREFIX + guid] = entry_of(row, "delivered again, failed again", url, attempts=False)
     forgotten = tuple(ENTRY_PREFIX + g for g, at in sorted(entries.items()) if g not in passed and at < now - GITHUB_RETENTION)
     return EntriesChange(opened, tuple(ENTRY_PREFIX + g for g in sorted(passed)) + forgotten, forgotten)
+
+
+def _newest_of(entries: Mapping[str, float], fresh: Iterable[Attempt]) -> dict[str, Attempt]:
+    """Of the events the alarm names, the newest attempt this run read."""
+    newest: dict[str, Attempt] = {}
+    for attempt in sorted(fresh, key=lambda a: a.id):
+        if attempt.guid in entries:
+            newest[attempt.guid] = attempt
+    return newest
 
 
 # -- the plan --------------------------------------------------------------------------------------------
@@ -425,6 +483,7 @@ class Plan:
     change: EntriesChange
     counts: Mapping[str, int]
     gaps: tuple[Gap, ...] = ()
+    dropped: tuple[Followed, ...] = ()  # events there was room neither to follow nor to name (pager's health counts them)
 
     @property
     def effects(self) -> tuple[Ask | ChangeAlarm, ...]:
@@ -440,20 +499,23 @@ def plan(state: State, known: Known, settings: Settings, *, now: float, acts_on:
     holds = _holds(state, known, now)
     fresh = fresh_attempts(state, known)
     every = known.every.scan if known.every else state.every
-    rows = follow(state.followed, fresh, acts_on, lambda a: not (a.redelivery and _within(holds, a.at)))
+    rows, settled = follow(state.followed, fresh, acts_on, lambda a: not (a.redelivery and _within(holds, a.at)),
+                           state.settled, state.probe[1] if state.probe else "")
     context = Context(now, settings.sweep_max_attempts, acts_on, scanning=every.under_way, holds=holds)
     verdicts = [(row, judge(row, context)) for row in rows.values()]
-    kept, overflow = _capped([(r, v) for r, v in verdicts if v in KEPT or (v in NAMED and r.guid not in known.entries)])
-    queue = Queue(Pace(settings.sweep_max_redeliveries, pages=pages), now, max(every.newest, state.newest_read),
+    kept, dropped = _capped(verdicts, known.entries)
+    queue = Queue(Pace(settings.sweep_max_redeliveries, pages=pages), now // 60 * 60, max(every.newest, state.newest_read),
                   held=known.held is not None)
     followed, asked = queue.of(kept)
-    named = [(r, why_named(r, v)) for r, v in verdicts if v in NAMED] + [(r, TOO_MANY) for r in overflow]
-    change = change_entries(known.entries, named, fresh, now=now, url=settings.advanced_page)
+    named = [(r, why_named(r, v)) for r, v in kept if v in NAMED]
+    change = change_entries(known.entries, named, fresh, now=now, url=settings.advanced_page, closing=state.closing)
     new = replace(state, every=every, followed=followed, holds=holds, ran_at=now, last_event=event_id or state.last_event,
                   alarm_due=state.alarm_due or bool(change.opened or change.closed),
+                  closing=tuple(k.removeprefix(ENTRY_PREFIX) for k in change.closed if k not in change.forgotten),
+                  settled=tuple(sorted(settled)) if every.under_way else (),
                   probe=_probe(state.probe, fresh, now), **_backfill(state, known))
     ask = tuple(Ask(r.newest, r.guid) for r in asked)
-    return Plan(new, ask, change, _tally(verdicts, overflow, queue.held), _gaps(state, known))
+    return Plan(new, ask, change, _tally(kept, verdicts, queue.held), _gaps(state, known), tuple(dropped))
 
 
 def _within(holds: Iterable[tuple[float, float]], at: float) -> bool:
@@ -462,8 +524,10 @@ def _within(holds: Iterable[tuple[float, float]], at: float) -> bool:
 
 @dataclass(frozen=True)
 class Queue:
-    """What a plan queues: the candidates paced from `now` (none while `held`), the others as `_unqueued` says;
-    `above`: the newest delivery read (the answer to an ask lies above it)."""
+    """What a plan queues: the candidates, and those resting, paced from `now`, the minute the run is in (none
+    while `held`); the minutes queued by a plan before that a check may be asking for while this run plans
+    (KEEP_AHEAD_SECONDS) kept as they are; the others as `_unqueued` says. `above`: the newest delivery read
+    (the answer to an ask lies above it). Minutes are the clock's whole minutes, as the checks count them."""
 
     pace: Pace
     now: float
@@ -472,10 +536,23 @@ class Queue:
 
     def of(self, kept: list[tuple[Followed, Reason]]) -> tuple[tuple[Followed, ...], tuple[Followed, ...]]:
         """Every row kept, each with when it is asked for, and the rows asked for now."""
-        candidates = [r for r, v in kept if v in ASKED] if not self.held else []
-        queued = {r.guid: r for r in pace(candidates, self.pace, start=self.now, above=self.above)}
-        rows = tuple(queued.get(r.guid) or _unqueued(r, v, self.now, self.held, self.above) for r, v in kept)
-        return rows, tuple(r for r in queued.values() if r.due == self.now)
+        paced = [(r, v) for r, v in kept if v in PACED] if not self.held else []
+        near = self.near(r for r, _ in paced)
+        this_minute = [r for r, _ in kept if r.asked and self.now - 60 < r.due <= self.now]  # a check's, maybe
+        rows = [(r, self.earliest(r, v)) for r, v in paced if r.guid not in near]
+        queued = {r.guid: r for r in pace(rows, self.pace, start=self.now, above=self.above,
+                                          taken=slots_of([*near.values(), *this_minute], self.now, self.pace))}
+        queued.update(near)
+        every = tuple(queued.get(r.guid) or _unqueued(r, self.now, self.held) for r, _ in kept)
+        return every, tuple(r for r in queued.values() if r.due == self.now)
+
+    def earliest(self, row: Followed, reason: Reason) -> float:
+        """A candidate is due from now; one resting, once its rest ends."""
+        return self.now if reason in ASKED else row.newest_at + REDELIVERY_SPACING_SECONDS
+
+    def near(self, rows: Iterable[Followed]) -> dict[str, Followed]:
+        """The rows queued for a minute a check may be asking for while this run plans."""
+        return {r.guid: r for r in rows if r.asked and self.now < r.due <= self.now + KEEP_AHEAD_SECONDS}
 
 
 def unchanged(state: State, now: float, event_id: str | None = None) -> Plan:
@@ -492,24 +569,25 @@ def _holds(state: State, known: Known, now: float) -> tuple[tuple[float, float],
     return tuple(sorted((s, u) for s, u in until.items() if u >= now - GITHUB_RETENTION))[-HOLDS_KEPT:]
 
 
-def _unqueued(row: Followed, reason: Reason, now: float, held: bool, above: int) -> Followed:
-    """A followed event not asked for in this plan: one already asked keeps when; one resting is queued for
-    when its rest ends (a check asks for it then); none while a hold lasts."""
+def _unqueued(row: Followed, now: float, held: bool) -> Followed:
+    """A followed event this plan does not pace: one already asked keeps when; one queued for a minute to come
+    is not, while a hold lasts or once it is no longer to be asked for."""
     if row.asked and row.due <= now:
         return row
-    if held:
-        return replace(row, due=0.0)
-    if reason is Reason.RESTING:
-        return row.queued(row.newest_at + REDELIVERY_SPACING_SECONDS, above)
-    return replace(row, due=0.0) if row.due > now else row
+    return replace(row, due=0.0) if held or row.due > now else row
 
 
-def _capped(kept: list[tuple[Followed, Reason]]) -> tuple[list[tuple[Followed, Reason]], list[Followed]]:
-    """The newest FOLLOWED_CAP of what is to be followed, and the older ones there is no room for (named)."""
-    if len(kept) <= FOLLOWED_CAP:
-        return kept, []
-    by_age = sorted(kept, key=lambda rv: (rv[0].at, rv[0].guid))
-    return by_age[-FOLLOWED_CAP:], [r for r, v in by_age[:-FOLLOWED_CAP] if v not in NAMED]
+def _capped(verdicts: list[tuple[Followed, Reason]], entries: Mapping[str, float]) -> tuple[list[tuple[Followed, Reason]], list[Followed]]:
+    """What the state keeps: the newest FOLLOWED_CAP events still to be asked for or awaited, and the events to
+    name whose entry the alarm does not show yet (its change may not happen in this run), those there was no
+    room to follow among them; past NAMED_CAP of these, the oldest are given up (returned: counted as lost)."""
+    active = sorted(((r, v) for r, v in verdicts if v in KEPT), key=lambda rv: (rv[0].at, rv[0].guid))
+    pending = [(r, v) for r, v in verdicts if v in NAMED and v not in KEPT and r.guid not in entries]
+    if len(active) > FOLLOWED_CAP:
+        pending += [(replace(r, over=True, due=0.0), Reason.UNFOLLOWED) for r, _ in active[:-FOLLOWED_CAP]]
+        active = active[-FOLLOWED_CAP:]
+    pending.sort(key=lambda rv: (rv[0].at, rv[0].guid))
+    return active + pending[-NAMED_CAP:], [r for r, _ in pending[:-NAMED_CAP]]
 
 
 def _probe(known: tuple[int, str, float] | None, fresh: Iterable[Attempt], now: float) -> tuple[int, str, float] | None:
@@ -540,13 +618,13 @@ def _gaps(state: State, known: Known) -> tuple[Gap, ...]:
     return (Gap("all", state.every.top_at, read.scan.low_at),)
 
 
-def _tally(verdicts: list[tuple[Followed, Reason]], overflow: list[Followed], held: bool) -> dict[str, int]:
+def _tally(kept: list[tuple[Followed, Reason]], verdicts: list[tuple[Followed, Reason]], held: bool) -> dict[str, int]:
     """How many events got each verdict (the run's summary logs them as its decisions), those there was no
-    room to follow, and those a hold keeps from being asked for."""
+    room to follow among them, and those a hold keeps from being asked for."""
     counts = {reason.value: 0 for reason in Reason}
     for _, reason in verdicts:
         counts[reason.value] += 1
-    counts["unfollowed"] = len(overflow)
+    counts[Reason.UNFOLLOWED.value] = sum(1 for _, r in kept if r is Reason.UNFOLLOWED)
     counts["held"] = sum(1 for _, r in verdicts if r in ASKED) if held else 0
     return counts
 
@@ -559,7 +637,7 @@ def fold(state: State, done: Iterable[Done]) -> State:
     applied = any(isinstance(x.effect, ChangeAlarm) and x.fate == TOOK for x in done)
     if untaken:
         state = replace(state, followed=tuple(_untaken(r, untaken[r.guid]) if r.guid in untaken else r for r in state.followed))
-    return replace(state, alarm_due=False) if applied else state
+    return replace(state, alarm_due=False, closing=()) if applied else state
 
 
 def _untaken(row: Followed, done: Done) -> Followed:

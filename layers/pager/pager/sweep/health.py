@@ -16,6 +16,10 @@ Entries (items of the control repository's alarm, like the `delivery:` ones):
                     delivered: their `delivery:` entries close, and this entry counts them by kind and
                     repository, with when; and deliveries GitHub forgot before any pass read them, as a
                     span (never closed silently). It closes three days after the last.
+    pager:answered  deliveries answered a 4xx that is not pager's refusal (a URL that is not the stack's, API
+                    Gateway's 413): how many, since when, the last status. GitHub never sends a 4xx again and
+                    the sweep never asks for one, so each is lost unless someone delivers it again; it closes
+                    three days after the last (GitHub no longer keeps them).
     pager:chat      Telegram made the configured group a supergroup (pager.chat): pager writes there, and
                     says so until TELEGRAM_CHAT_ID names the new chat.
     pager:held      a hold (pager.sweep.recovery) has lasted HELD_SAID_SECONDS: what fails, since when, and
@@ -54,6 +58,7 @@ SECRET = OWN_PREFIX + "secret"
 REFUSED = OWN_PREFIX + "refused"
 CHAT = OWN_PREFIX + "chat"
 HELD = OWN_PREFIX + "held"
+ANSWERED = OWN_PREFIX + "answered"
 HELD_SAID_SECONDS = 1800  # a hold this long is said in the alarm (a short one the maintainer never needs to know)
 HOLDERS = {"pager": "pager's own endpoint has failed every delivery", "github": "GitHub has failed pager's calls",
            "telegram": "Telegram has failed pager's calls"}
@@ -127,6 +132,7 @@ class Health:
 
     unserved: Unserved = Unserved()
     secret: Refused = Refused()
+    stray: Refused = Refused()  # deliveries answered a 4xx that is not pager's refusal (`_stray`)
     refusals: Refused = Refused()
     forgotten: Forgotten = Forgotten()
     refusals_seen: tuple[str, ...] = ()  # the refusal items counted that the next run reads again (the overlap)
@@ -140,6 +146,7 @@ class Health:
             return cls()
         try:
             return cls(unserved=Unserved(**data.get("unserved", {})), secret=_refused(data.get("secret")),
+                       stray=_refused(data.get("stray")),
                        refusals=_refused(data.get("refusals")), forgotten=_forgotten(data.get("forgotten")),
                        refusals_seen=tuple(data.get("refusals_seen") or ()))
         except TypeError:  # another shape (an older version): start afresh
@@ -266,6 +273,7 @@ class Seen:
     forgotten: tuple[Mapping[str, Any], ...] = ()  # `delivery:` entries closing because GitHub no longer keeps them
     unread: tuple[float, float] | None = None  # deliveries GitHub forgot before a pass read them
     held: tuple[tuple[str, ...], float] | None = None  # the hold after the run: what fails, since when
+    dropped: tuple[float, ...] = ()  # when failed events began that there was room neither to follow nor to name
 
 
 def learn(health: Health, seen: Seen, job: Job | None, now: float) -> Health:
@@ -275,9 +283,26 @@ def learn(health: Health, seen: Seen, job: Job | None, now: float) -> Health:
         unserved = health.unserved
         health = replace(health, unserved=Unserved(unserved.runs + 1, unserved.since or now, seen.cause))
     elif seen.served:
-        health = replace(health, unserved=Unserved(), forgotten=_forget(health.forgotten, seen, now))
-        health = replace(health, secret=_secret(health.secret, seen.attempts, job, now))
+        health = replace(health, unserved=Unserved())
+    if seen.served is not None:  # what the run read (all of the list, or a part before GitHub stopped serving it)
+        health = replace(health, forgotten=_forget(health.forgotten, seen, now),
+                         secret=_secret(health.secret, seen.attempts, job, now), stray=_stray(health.stray, seen.attempts, now))
     return _refusals(health, seen, job, now)
+
+
+NOT_PAGERS = frozenset(range(400, 500)) - {SECRET_REFUSED, PAGE_REFUSED, 429}  # 4xx pager never answers on purpose
+
+
+def _stray(record: Refused, attempts: tuple[Attempt, ...], now: float) -> Refused:
+    """The deliveries answered a 4xx that is not pager's refusal (a 404 or 403 of a URL that is not the
+    stack's /github, API Gateway's 413 for a body too large; pager's own 400, a body it cannot read): each
+    counted once, by id; GitHub sends none of them again, and the sweep never asks for a 4xx."""
+    if record.count and (record.last or 0) < now - GITHUB_RETENTION:
+        record = Refused(last_id=record.last_id)
+    new = sorted((a for a in attempts if a.status_code in NOT_PAGERS and a.id > record.last_id), key=lambda a: a.id)
+    if not new:
+        return record
+    return record.counted([a.at for a in new], last_id=new[-1].id, reason=f"answered {new[-1].status_code}")
 
 
 def _secret(record: Refused, attempts: tuple[Attempt, ...], job: Job | None, now: float) -> Refused:
@@ -321,18 +346,32 @@ def _forget(record: Forgotten, seen: Seen, now: float) -> Forgotten:
     if (record.count or record.unread) and (record.noted or 0) < now - GITHUB_RETENTION:
         record = Forgotten()
     if seen.unread:
-        unread = seen.unread if record.unread is None else (min(record.unread[0], seen.unread[0]),
-                                                            max(record.unread[1], seen.unread[1]))
-        record = replace(record, unread=unread, noted=now)
-    if not seen.forgotten:
+        record = replace(record, unread=_span(record.unread, seen.unread), noted=now)
+    things = [_thing(entry) for entry in seen.forgotten] + [DROPPED] * len(seen.dropped)
+    if not things:
         return record
-    times = [t for t in (parse_iso(e.get("order")) for e in seen.forgotten) if t is not None] or [now]
+    times = [t for t in (parse_iso(e.get("order")) for e in seen.forgotten) if t is not None] + list(seen.dropped) or [now]
     by = dict(record.by)
-    for entry in seen.forgotten:
-        by[_thing(entry)] = by.get(_thing(entry), 0) + 1
-    return replace(record, count=record.count + len(seen.forgotten), noted=now, by=by,
+    for thing in things:
+        by[thing] = by.get(thing, 0) + 1
+    return replace(record, count=record.count + len(things), noted=now, by=_most(by),
                    first=min([*times, *([record.first] if record.first else [])]),
                    last=max([*times, *([record.last] if record.last else [])]))
+
+
+def _span(known: tuple[float, float] | None, more: tuple[float, float]) -> tuple[float, float]:
+    return more if known is None else (min(known[0], more[0]), max(known[1], more[1]))
+
+
+DROPPED = "failed events there was room neither to follow nor to name"
+BY_KEPT = 40  # things the forgotten record names at most (the most frequent; the others summed as "others")
+
+
+def _most(by: Mapping[str, int]) -> dict[str, int]:
+    """The BY_KEPT most frequent things, the rest summed: the record stays small whatever GitHub forgets."""
+    ranked = sorted(by.items(), key=lambda item: (-item[1], item[0]))
+    rest = sum(n for _, n in ranked[BY_KEPT - 1:]) if len(ranked) > BY_KEPT else 0
+    return dict(ranked[:BY_KEPT - 1] + ([("other things", rest)] if rest else [])) if rest else dict(ranked)
 
 
 def _thing(entry: Mapping[str, Any]) -> str:
@@ -393,6 +432,7 @@ class Where:
 def wanted(health: Health, job: Job | None, where: Where, held: tuple[tuple[str, ...], float] | None = None) -> Entries:
     """The `pager:` entries the alarm should show (None: closed), each {title, url, order[, button]}."""
     return {LIST: _list_entry(health.unserved, where), SECRET: _secret_entry(health.secret, job, where),
+            ANSWERED: _stray_entry(health.stray, where),
             REFUSED: _refused_entry(health.refusals, job, where), CHAT: _chat_entry(where),
             FORGOTTEN: _forgotten_entry(health.forgotten, where), HELD: _held_entry(held, where)}
 
@@ -435,6 +475,15 @@ def _forgotten_entry(record: Forgotten, w: Where) -> dict[str, Any] | None:
         said.append(f"GitHub no longer keeps its deliveries between {w.at(record.unread[0])} and "
                     f"{w.at(record.unread[1])}, which pager never read: what failed then did not come back")
     return {"title": "; ".join(said), "url": "", "order": ""} if said else None
+
+
+def _stray_entry(record: Refused, w: Where) -> dict[str, Any] | None:
+    if not record.count:
+        return None
+    return {"title": f"{_count(record.count, 'delivery', 'deliveries')} {record.reason} since {w.at(record.first)}, "
+                     "not an answer of pager's: is the app's webhook URL the stack's /github (pager doctor)? GitHub "
+                     "sends none of them again; Redeliver them on the app's Advanced page once it is fixed",
+            "url": w.url, "order": ""}
 
 
 def _secret_entry(record: Refused, job: Job | None, w: Where) -> dict[str, Any] | None:

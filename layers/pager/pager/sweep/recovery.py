@@ -119,7 +119,7 @@ def _own_answers(services: Services, waiting: Waiting, state: deliveries.State, 
     if answered_since(page, waiting.since):
         return True
     now = services.now()
-    ask = probe_ask(state, page, now)
+    ask = probe_ask(state, now)
     if ask is not None and probe_minute(now - waiting.since):
         perform(services, ask, run_id)  # its answer shows on the list by the next minute's check
     return False
@@ -133,12 +133,11 @@ def probe_minute(held_for: float) -> bool:
     return minute < 10 or minute % (5 if minute < 60 else 15) == 0
 
 
-def probe_ask(state: deliveries.State, page: list[Attempt], now: float) -> Ask | None:
-    """What a hold of pager's own endpoint asks for: the newest passed delivery the sweep read, or one on the
-    page, while GitHub keeps it; with none at all, the oldest followed event (its attempt in the hold does
-    not count)."""
-    fresh = [(a.id, a.guid, a.at) for a in page if a.outcome == "passed"]
-    known = max([*fresh, *([state.probe] if state.probe else [])], default=None)
+def probe_ask(state: deliveries.State, now: float) -> Ask | None:
+    """What a hold of pager's own endpoint asks for: the newest passed delivery the sweep read, while GitHub
+    keeps it (its attempts are nothing the sweep follows); with none, the oldest followed event (its attempts
+    in the hold do not count)."""
+    known = state.probe
     if known is not None and known[2] > now - GITHUB_RETENTION + deliveries.RETENTION_MARGIN:
         return Ask(known[0], known[1], "probe")
     failing = min(state.followed, key=lambda r: r.at, default=None)

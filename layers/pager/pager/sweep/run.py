@@ -144,12 +144,16 @@ class Gathered:
     releases: list[str] = field(default_factory=list)
 
 
+READ_MARGIN_SECONDS = 30.0  # a run stops reading this long before its deadline: the time to commit and act
+
+
 def read_list(services: Services, scan: Scan, *, status: str | None, pages: int, stop_at: float) -> Read:
-    """Read a list as far as the pass goes, at most `pages` pages (a pass under way goes on at its link).
-    Raises ListNotServed; a link GitHub no longer takes starts the pass anew."""
+    """Read a list as far as the pass goes, at most `pages` pages (a pass under way goes on at its link), and
+    no later than READ_MARGIN_SECONDS before the run's deadline. Raises ListNotServed, which carries what was
+    read; a link GitHub no longer takes starts the pass anew."""
     read = Read(scan=scan)
     url = scan.next_url if scan.under_way else None
-    while read.pages < pages:
+    while read.pages < pages and _time_left():
         try:
             page = services.github.list_deliveries(status=status, per_page=PER_PAGE, url=url)
         except GitHubRefused as exc:
@@ -168,29 +172,53 @@ def read_list(services: Services, scan: Scan, *, status: str | None, pages: int,
     return read
 
 
-def read_lists(services: Services, state: deliveries.State, calls: Calls, now: float) -> tuple[Read | None, Read | None]:
+def _time_left() -> bool:
+    left = deadline.remaining()
+    return left is None or left >= READ_MARGIN_SECONDS
+
+
+def read_lists(services: Services, state: deliveries.State, calls: Calls, now: float,
+               run_id: str) -> tuple[Read | None, Read | None, str | None]:
     """The every-outcome list as far as its pass goes, then, until it has been read once back to GitHub's
     three days, the failure list; each within its page cap and what the budget leaves for this minute's
-    redeliveries, the alarm's change and the entries' names."""
+    redeliveries, the alarm's change and the entries' names. What was read is kept when GitHub stops serving
+    a list midway (the next run reads on from there); the third value is GitHub's answer then (a key of
+    health.MEANING; None: it served, or the run's own deadline ended the reading)."""
     settings = services.settings
-    reserve = settings.sweep_max_redeliveries + 1  # this minute's redeliveries and the alarm's change
+    reserve = list_reserve(settings) - 1
     first = not state.every.top  # a first pass (under way or not) reads back SWEEP_WINDOW_MINUTES
     stop = now - settings.sweep_window_minutes * 60 if first else now - GITHUB_RETENTION
     pages = min(settings.sweep_all_pages, calls.left(reserve))
     if pages <= 0:
-        return None, None
-    every = read_list(services, state.every, status=None, pages=pages, stop_at=stop)
-    failures = None
+        return None, None, None
+    try:
+        every = read_list(services, state.every, status=None, pages=pages, stop_at=stop)
+    except ListNotServed as exc:
+        return (exc.read if exc.read.pages else None), None, _not_served(exc, run_id)
+    if not every.pages:  # the run's deadline came before a page
+        return None, None, None
     pages = min(settings.sweep_failure_pages, calls.left(reserve))
-    if not state.backfilled and pages > 0:
-        failures = read_list(services, state.failures, status="failure", pages=pages, stop_at=now - GITHUB_RETENTION)
-    return every, failures
+    if state.backfilled or pages <= 0:
+        return every, None, None
+    try:
+        return every, read_list(services, state.failures, status="failure", pages=pages, stop_at=now - GITHUB_RETENTION), None
+    except ListNotServed as exc:
+        _not_served(exc, run_id)
+        return every, (exc.read if exc.read.pages else None), None
+
+
+def _not_served(exc: ListNotServed, run_id: str) -> str | None:
+    """GitHub's answer when it stopped serving a list, as pager's health keys it (logged); None for the
+    run's own deadline, which says nothing of GitHub."""
+    logger.warning("deliveries list not read", extra={"run_id": run_id, "list": str(exc), "pages": exc.read.pages,
+                                                      "error": type(exc.error).__name__, "reason": str(exc.error)})
+    return None if isinstance(exc.error, DeadlineExceeded) else _cause(exc.error)
 
 
 def list_reserve(settings: Settings) -> int:
     """The calls a run keeps for what it cannot do without, before any other call: a page of the list, this
-    minute's redeliveries and the alarm's change (the least budget the settings accept)."""
-    return 1 + settings.sweep_max_redeliveries + 1
+    minute's redeliveries, the alarm's change and the names of the entries it opens."""
+    return 1 + settings.sweep_max_redeliveries + 1 + NAMED_ENTRIES
 
 
 def gather(services: Services, items: Items, calls: Calls, state: deliveries.State, now: float, run_id: str) -> Gathered:
@@ -206,14 +234,7 @@ def gather(services: Services, items: Items, calls: Calls, state: deliveries.Sta
     works = _refusers_answer(services, own, refusals, moved, calls, run_id)
     spare = calls.left(list_reserve(settings)) > 0  # (the least budget the settings accept leaves none)
     job_page = None if recovery.held_since(waiting) or not spare else _job_page(services, job, run_id)
-    try:
-        every, failures = read_lists(services, state, calls, now)
-        cause = None
-    except ListNotServed as exc:
-        logger.warning("deliveries list not read", extra={"run_id": run_id, "error": type(exc.error).__name__,
-                                                          "reason": str(exc.error)})
-        # The run's own deadline says nothing of GitHub.
-        every, failures, cause = None, None, None if isinstance(exc.error, DeadlineExceeded) else _cause(exc.error)
+    every, failures, cause = read_lists(services, state, calls, now, run_id)
     return Gathered(state, every, failures, cause, shown, refusals, works, job, job_page,
                     bool(items[ALL_ITEM].data.get("asked_at")), moved, waiting, own, releases)
 
@@ -353,7 +374,7 @@ def plan(g: Gathered, settings: Settings, *, now: float, released: bool, event_i
     fresh = deliveries.fresh_attempts(g.state, known)
     waiting = recovery.hold(g.waiting, fresh, released=released, now=now, newest=not g.state.every.under_way)
     held = recovery.held_since(waiting)
-    dplan = _decision(g, known, settings, now=now, held=held, released=released, event_id=event_id)
+    dplan = _decision(g, known, settings, now=now, held=held, event_id=event_id)
     # ↻'s picks and ↻ all's are mostly pages: within what Telegram's pace (PAGES_PER_MINUTE) leaves this minute too
     asking = {a.guid for a in dplan.ask}
     paging = sum(1 for r in dplan.state.followed if r.guid in asking and pages(r.event, r.action))
@@ -372,13 +393,14 @@ def plan(g: Gathered, settings: Settings, *, now: float, released: bool, event_i
 
 
 def _decision(g: Gathered, known: deliveries.Known, settings: Settings, *, now: float, held: float | None,
-              released: bool, event_id: str | None) -> deliveries.Plan:
+              event_id: str | None) -> deliveries.Plan:
     """The decision's plan; a run that read no list changes nothing but the time it ran."""
     if g.every is None:
         return deliveries.unchanged(g.state, now, event_id)
     before = recovery.held_since(g.waiting)
-    # What was asked during the hold does not count; this run's own asks (GitHub stamps them to the second) do.
-    span = (before, now - 1) if released and before is not None else None
+    # A hold that ended (the check's release, or an answer this run read): what was asked during it does not
+    # count; this run's own asks (GitHub stamps them to the second) do.
+    span = (before, now - 1) if before is not None and held is None else None
     return deliveries.plan(g.state, replace(known, held=held, released=span), settings, now=now, acts_on=acts_on,
                            pages=pages, event_id=event_id)
 
@@ -392,6 +414,7 @@ def _seen(g: Gathered, fresh: list[Any], dplan: deliveries.Plan, waiting: Waitin
                        refusers_answer=g.refusers_answer,
                        forgotten=tuple(g.shown[k] for k in dplan.change.forgotten if k in g.shown),
                        unread=next(((gap.since, gap.until) for gap in dplan.gaps), None),
+                       dropped=tuple(r.at for r in dplan.dropped),
                        held=None if held is None or waiting is None else (waiting.services, held))
 
 
@@ -444,7 +467,8 @@ def _run(services: Services, *, now: float, run_id: str, event_id: str | None, r
     done = carry_out(services, planned.effects, calls, run_id)
     saved = _save(services, items, committed, planned, gathered, done, now, run_id)
     summary.update(_summary(gathered, planned, done, calls, saved, waiting_after(planned, done, now)))
-    count("SweepCompleted")
+    if gathered.every is not None and gathered.not_served is None:
+        count("SweepCompleted")  # the dead man's switch: a run that read the list (SweepSilentAlarm)
     count("ReachGaps", len(planned.deliveries.gaps))
     count("AlarmNotChanged", int(summary["alarm"].startswith("waiting: ")))
     return summary
@@ -463,10 +487,10 @@ def carry_out(services: Services, effects: list[Effect], calls: Calls, run_id: s
     the alarm's change only when a call is left for it (else it waits for the next run, `alarm_due`)."""
     done: list[Done] = []
     for effect in effects:
-        limited = any(d.fate == LIMITED for d in done)
-        if isinstance(effect, ChangeAlarm) and calls.left() < 1:
+        alarm = isinstance(effect, ChangeAlarm)
+        if calls.left(0 if alarm else 1) < 1:  # an ask leaves the alarm's call
             done.append(Done(effect, FAILED, "no call left"))
-        elif not isinstance(effect, ChangeAlarm) and limited:
+        elif not alarm and any(d.fate == LIMITED for d in done):
             done.append(Done(effect, FAILED, "GitHub's rate limit"))
         else:
             done.append(perform(services, effect, run_id))
@@ -604,13 +628,14 @@ def _job_line(hplan: health.Plan) -> str:
 
 
 def _outcome(g: Gathered) -> str:
-    if g.every is not None:
-        return "done"
     if g.not_served == "key":
         return "aborted: the app's private key cannot sign a token (GITHUB_PRIVATE_KEY)"
+    answer = g.not_served or "5xx or no answer"
+    if g.not_served is not None and g.every is not None:
+        return f"read in part: GitHub stopped serving the deliveries list ({answer}); the next run reads on"
     if g.not_served is not None:
-        return f"aborted: GitHub did not serve the deliveries list ({g.not_served or '5xx or no answer'})"
-    return "aborted: no call left for the deliveries list, or the run's deadline passed"
+        return f"aborted: GitHub did not serve the deliveries list ({answer})"
+    return "done" if g.every is not None else "aborted: no call left for the deliveries list, or the run's deadline passed"
 
 
 def _recovery_line(before: Waiting | None, after: Waiting | None) -> str:
@@ -623,27 +648,35 @@ def _recovery_line(before: Waiting | None, after: Waiting | None) -> str:
 
 
 def check(services: Services, *, now: float, run_id: str, seconds: float) -> dict[str, Any]:
-    """The every-minute check: what came due without an event (pager.signals.due); then, with something
-    held, a probe of each failed service and a run of the sweep as soon as all answer; else the redeliveries
-    the last run queued for this minute. The minutes are the clock's (`now` to the whole minute): one check
-    a minute asks for what is due in it, whatever second the schedule fires at."""
+    """The every-minute check: what came due without an event (pager.signals.due); then, unless something is
+    held, the redeliveries the last run queued for this minute; then, with something waiting, a probe of each
+    failed service and a run of the sweep as soon as all answer (and each minute while a ↻ job or a pass of
+    the list goes on). The minutes are the clock's (`now` to the whole minute): one check a minute asks for
+    what is due in it, whatever second the schedule fires at."""
     attended = _attend(services, now, run_id)
     items = Items.load(services)
-    waiting = items.waiting
-    state = items.state(run_id)
+    waiting, state = items.waiting, items.state(run_id)
+    asked = {} if recovery.held_since(waiting) is not None else _this_minute(services, state, now, seconds, run_id)
     if waiting is not None:
-        return _held(services, items, waiting, state, now, run_id, seconds, attended)
+        summary = _held(services, items, waiting, state, now, run_id, seconds, attended)
+        return {**summary, "redeliveries": summary.get("redeliveries", 0) + asked.get("redeliveries", 0)} if asked else summary
+    if not asked:
+        later = any(r.due > now // 60 * 60 for r in state.followed)
+        return {"run_id": run_id, "outcome": "nothing due this minute" if later else "nothing waits", **attended}
+    summary = {"run_id": run_id, "outcome": "redeliveries asked", **asked, **attended}
+    logger.info("sweep check", extra=summary)
+    return summary
+
+
+def _this_minute(services: Services, state: deliveries.State, now: float, seconds: float, run_id: str) -> dict[str, int]:
+    """The redeliveries due in this minute, asked for: how many GitHub took, how many not ({}: none due)."""
     minute = now // 60 * 60
     asks = deliveries.due_now(state, max(minute - 60, state.ran_at or 0), minute)
     if not asks:
-        later = any(r.due > minute for r in state.followed)
-        return {"run_id": run_id, "outcome": "nothing due this minute" if later else "nothing waits", **attended}
+        return {}
     with deadline.within(seconds):
         done = _ask_paced(services, asks, minute, run_id)
-    summary = {"run_id": run_id, "outcome": "redeliveries asked", "redeliveries": sum(d.fate == TOOK for d in done),
-               "redeliveries_failed": sum(d.fate != TOOK for d in done), **attended}
-    logger.info("sweep check", extra=summary)
-    return summary
+    return {"redeliveries": sum(d.fate == TOOK for d in done), "redeliveries_failed": sum(d.fate != TOOK for d in done)}
 
 
 def _held(services: Services, items: Items, waiting: Waiting, state: deliveries.State, now: float, run_id: str,
@@ -655,7 +688,7 @@ def _held(services: Services, items: Items, waiting: Waiting, state: deliveries.
         summary = {"run_id": run_id, "outcome": f"waiting: {failing} still failing", "since": waiting.since, **attended}
         logger.info("recovery check", extra=summary)
         return summary
-    return run_sweep(services, now=now, run_id=run_id, seconds=seconds, released=True, items=items)
+    return run_sweep(services, now=now, run_id=run_id, seconds=seconds, released=True, items=Items.load(services))
 
 
 def _ask_paced(services: Services, asks: tuple[Ask, ...], minute: float, run_id: str) -> list[Done]:
