@@ -397,7 +397,7 @@ def test_environments_start_cold_when_all_are_busy_or_reclaimed_and_read_the_sec
 def test_the_template_bills_six_alarms_on_seven_metrics_and_by_default_no_dashboard_nor_secret(tmp_path):
     t = bill.template_resources()
     assert (t["alarms"], t["alarm_metrics"], t["dashboards"], t["secrets"]) == (6, 7, 0, 0)
-    assert t["memory_mb"] == {"webhook": 512, "sweep": 256}
+    assert t["memory_mb"] == {"webhook": 512, "sweep": 256} and t["table_key"] == bill.OWNED_KEY
     # asked for, the dashboard is billed: the conditions are read with the parameters' defaults
     text = (bill.ROOT / "template.yaml").read_text()
     with_dashboard = text.replace('Default: "false"\n    AllowedValues: ["true", "false"]', 'Default: "true"\n    AllowedValues: ["true", "false"]')
@@ -415,6 +415,31 @@ def test_the_secrets_cost_a_kms_request_per_read_and_nothing_a_month():
     assert "Secrets Manager" not in lines and lines["Parameter Store"].dollars == 0
     assert lines["KMS"].usage == 20_000 and lines["KMS"].dollars == pytest.approx(0.06)
     assert lines["KMS"].always_free and lines["KMS"].after_always_free < 0.06  # 20,000 requests a month are free
+
+
+def test_the_tables_encryption_is_a_free_line_with_the_aws_owned_key_and_kms_requests_with_the_managed_one(tmp_path):
+    aws = {"span_seconds": 7 * 86_400, "lambda": {f: {"invocations": 1, "billed_ms": 1, "cold_starts": 0, "secret_reads": 5_000}
+                                                  for f in bill.FUNCTIONS},
+           "http_api_units": 0, "dynamodb": {"read_units": 0, "write_units": 0, "stored_bytes": 0}, "log_bytes": {},
+           "metric_hours": 0, "scheduled_events": 0}
+    owned = {line.item: line for line in bill.weekly(aws)}
+    encryption = next(line for item, line in owned.items() if item.startswith("encryption at rest"))
+    assert bill.OWNED_KEY in encryption.item and encryption.service == "DynamoDB"
+    assert encryption.usage == 0 and encryption.dollars == 0
+    assert owned["Decrypt requests (the SecureString, key aws/ssm)"].usage == 10_000  # the secret's reads alone
+    # SSEEnabled: true, the AWS managed key: DynamoDB's requests for the table key join the secret's on one KMS line
+    text = (bill.ROOT / "template.yaml").read_text()
+    managed = text.replace("SSESpecification:\n        SSEEnabled: false", "SSESpecification:\n        SSEEnabled: true")
+    assert managed != text
+    (tmp_path / "template.yaml").write_text(managed)
+    template = bill.template_resources(tmp_path / "template.yaml")
+    assert template["table_key"] == bill.MANAGED_KEY
+    lines = bill.weekly(aws, template=template)
+    kms = [line for line in lines if line.service == "KMS"]
+    assert len(kms) == 1 and kms[0].item == "Decrypt requests (the SecureString, key aws/ssm; the table's key aws/dynamodb)"
+    assert kms[0].usage == 20_000 and kms[0].dollars == pytest.approx(0.06)
+    encryption = next(line for line in lines if line.item.startswith("encryption at rest"))
+    assert bill.MANAGED_KEY in encryption.item and encryption.usage == 10_000 and encryption.dollars == 0
 
 
 # ---------------------------------------------------------------------------------- the replays

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pager_bench import bill
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -112,6 +114,18 @@ def test_every_alarm_goes_to_the_topic_and_the_email_subscription_exists_only_wh
     document = body.split("- |\n", 1)[1].split("\n        - {}", 1)[0]
     widgets = json.loads(re.sub(r"\$\{[A-Za-z0-9.:]+\}", "x", document))["widgets"]
     assert {w["type"] for w in widgets} == {"alarm", "metric", "log"}
+
+
+def test_the_table_is_encrypted_with_the_aws_owned_key_stated_as_false_rather_than_left_out():
+    # The AWS owned key: encrypted at rest all the same, no charge and no KMS request; the table holds no
+    # secret (they are in the SecureString), so the AWS managed key's CloudTrail records would protect nothing.
+    # `SSEEnabled: false` rather than no SSESpecification: CloudFormation switches a table deployed with the
+    # AWS managed key in place when told false; an update that only removed the property has failed.
+    table = template()["Resources"]["Table"]
+    assert table["Type"] == "AWS::DynamoDB::Table"
+    assert table["Properties"]["SSESpecification"] == {"SSEEnabled": False}
+    # the bench's bill reads the same choice: a free line, no KMS request for the table
+    assert bill.template_resources(ROOT / "template.yaml")["table_key"] == bill.OWNED_KEY
 
 
 def test_tracing_is_a_parameter_off_by_default():

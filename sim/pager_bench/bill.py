@@ -9,7 +9,9 @@ Counted in the replay (`pager_bench.simulate`), per Lambda function (`webhook`, 
   starts of an `Environments` model, priced with the cold start `costs.cold_imports` measures;
 - API Gateway: a request per delivery, metered per 512 KB of its body;
 - DynamoDB: read and write request units of each load, query and write, by the item's size
-  (`MeteredStore`), and the table's size at the end (storage and point-in-time recovery);
+  (`MeteredStore`), and the table's size at the end (storage and point-in-time recovery); its encryption
+  at rest as template.yaml chooses it: the AWS owned key, free and without KMS requests, or the AWS
+  managed key aws/dynamodb, whose KMS requests are modelled (beside `MANAGED_KEY`);
 - the secrets: a read per new execution environment and whenever a warm one reads its settings again
   (`pager.bootstrap.SETTINGS_REFRESH_SECONDS`; Powertools caches the secret for as long). The stack
   keeps them in a Parameter Store SecureString (no charge for the parameter nor the GetParameter; a KMS
@@ -44,6 +46,15 @@ FUNCTIONS = ("webhook", "sweep")
 # takes. Assumptions, not measures (nothing here talks to the real services); they weigh little in the
 # bill (see the report's duration line, which shows CPU and waiting apart).
 ROUND_TRIP = {"github": 0.100, "telegram": 0.100, "table": 0.005, "secret": 0.030}
+
+# With the AWS managed key aws/dynamodb, DynamoDB asks KMS to decrypt the table key for each connection, and
+# again for one that comes back after five minutes ("How Amazon DynamoDB uses AWS KMS": table key caching; the
+# DynamoDB guide's "Encryption at rest: How it works" says once every five minutes per caller with active
+# traffic). Modelled as a request per environment when it starts and again at its first invocation five
+# minutes later: the schedule `Environments` counts the secret's reads on while pager.bootstrap reads its
+# settings every 300 seconds. An upper bound: an environment that only answered ignored deliveries never
+# reached the table. With the AWS owned key (template.yaml's choice) there is no such request.
+OWNED_KEY, MANAGED_KEY = "AWS owned key", "AWS managed key aws/dynamodb"
 
 # Lambda keeps an idle execution environment for a while before it reclaims it; AWS does not say how
 # long (observed: minutes). The model reclaims one idle this long.
@@ -205,7 +216,8 @@ class MeteredStore(FaultyStore):
 @functools.lru_cache(maxsize=4)
 def template_resources(path: Path = ROOT / "template.yaml") -> dict[str, Any]:
     """What template.yaml bills by the month: alarm metrics (a metric-math alarm counts each metric it
-    reads), alarms, dashboards, secrets; and each function's memory and the logs' retention."""
+    reads), alarms, dashboards, secrets; the key the table is encrypted with (`OWNED_KEY` or `MANAGED_KEY`);
+    and each function's memory and the logs' retention."""
     import yaml
 
     class Loader(yaml.SafeLoader):
@@ -249,7 +261,17 @@ def template_resources(path: Path = ROOT / "template.yaml") -> dict[str, Any]:
     retention = int(template.get("Parameters", {}).get("LogRetentionInDays", {}).get("Default", 30))
     return {"alarms": by_type["AWS::CloudWatch::Alarm"], "alarm_metrics": alarm_metrics,
             "dashboards": by_type["AWS::CloudWatch::Dashboard"], "secrets": by_type["AWS::SecretsManager::Secret"],
-            "memory_mb": memory, "log_retention_days": retention}
+            "memory_mb": memory, "log_retention_days": retention, "table_key": _table_key(resources)}
+
+
+def _table_key(resources: dict[str, Any]) -> str:
+    """The key the table is encrypted at rest with: SSEEnabled true is the AWS managed key aws/dynamodb;
+    false or no SSESpecification, the AWS owned key ("AWS::DynamoDB::Table SSESpecification")."""
+    table = next((r for r in resources.values() if r.get("Type") == "AWS::DynamoDB::Table"), {})
+    sse = (table.get("Properties") or {}).get("SSESpecification") or {}
+    if sse.get("KMSMasterKeyId"):
+        raise ValueError("a table encrypted with a customer managed key is not modelled")
+    return MANAGED_KEY if str(sse.get("SSEEnabled", False)).lower() == "true" else OWNED_KEY
 
 
 # ------------------------------------------------------------------------------------- the bill
@@ -314,15 +336,25 @@ def weekly(aws: Mapping[str, Any], *, imports: Mapping[str, Any] | None = None,
         gb_seconds += (lam[function]["billed_ms"] / 1000 + lam[function]["cold_starts"] * cold) * template["memory_mb"][function] / 1024
     secret_reads = sum(lam[f]["secret_reads"] for f in FUNCTIONS)
     month = prices.WEEKS_PER_MONTH
+    kms: list[tuple[str, float]] = []  # what asks KMS, and how many requests a week: one line shares the free tier
     if template["secrets"]:  # a Secrets Manager secret: its month and its calls
         secret = [Line("Secrets Manager", "the secret", template["secrets"] / month, "secret-months", prices.SECRET_MONTH,
                        "secrets", 1.0),
                   Line("Secrets Manager", "GetSecretValue calls", secret_reads * per_week, "calls", prices.SECRETS_API_CALL)]
     else:  # the stack's: a SecureString parameter, each read a KMS decryption
         secret = [Line("Parameter Store", "the secrets' SecureString (a standard parameter), its GetParameter calls",
-                       secret_reads * per_week, "calls", prices.PARAMETER_API_CALL),
-                  Line("KMS", "Decrypt requests (the SecureString, key aws/ssm)", secret_reads * per_week, "requests",
-                       prices.KMS_REQUEST, "kms_requests", prices.FREE_TIER["kms_requests"][0])]
+                       secret_reads * per_week, "calls", prices.PARAMETER_API_CALL)]
+        kms.append(("the SecureString, key aws/ssm", secret_reads * per_week))
+    if template["table_key"] == MANAGED_KEY:  # as many requests as the secret's reads (see MANAGED_KEY)
+        kms.append(("the table's key aws/dynamodb", secret_reads * per_week))
+        encryption = Line("DynamoDB", f"encryption at rest: the {MANAGED_KEY}, its KMS requests (priced on the KMS line)",
+                          secret_reads * per_week, "requests", 0.0)
+    else:
+        encryption = Line("DynamoDB", f"encryption at rest: the {OWNED_KEY} (no charge), its KMS requests", 0.0,
+                          "requests", prices.DYNAMODB_OWNED_KEY)
+    if kms:
+        secret.append(Line("KMS", f"Decrypt requests ({'; '.join(what for what, _ in kms)})", sum(n for _, n in kms),
+                           "requests", prices.KMS_REQUEST, "kms_requests", prices.FREE_TIER["kms_requests"][0]))
     db = aws["dynamodb"]
     stored_gb = db["stored_bytes"] / 1e9
     logs_gb = sum(aws["log_bytes"].values()) / 1e9 * per_week
@@ -340,6 +372,7 @@ def weekly(aws: Mapping[str, Any], *, imports: Mapping[str, Any] | None = None,
              prices.DYNAMODB_READ_UNIT),
         Line("DynamoDB", "storage and point-in-time recovery (the table at the end)", stored_gb / month, "GB-months",
              prices.DYNAMODB_STORAGE_GB_MONTH + prices.DYNAMODB_PITR_GB_MONTH),
+        encryption,
         *secret,
         Line("CloudWatch", "Logs ingested (every log line and EMF blob)", logs_gb, "GB", prices.LOGS_INGESTED_GB,
              "logs_gb", prices.FREE_TIER["logs_gb"][0]),

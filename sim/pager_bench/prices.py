@@ -32,6 +32,10 @@ DYNAMODB_WRITE_UNIT_BYTES = 1024
 DYNAMODB_READ_UNIT_BYTES = 4096
 DYNAMODB_STORAGE_GB_MONTH = 0.25  # $ per GB-month of table storage (the first 25 GB a month are free)
 DYNAMODB_PITR_GB_MONTH = 0.20  # $ per GB-month of continuous backups (point-in-time recovery)
+# Encryption at rest: DynamoDB's AWS owned key (the template's SSEEnabled: false) costs neither a monthly fee nor
+# a usage fee ("DynamoDB encryption at rest: How it works"); with the AWS managed key aws/dynamodb "AWS KMS
+# charges apply" ("Managing encrypted tables in DynamoDB"): KMS's price per request below.
+DYNAMODB_OWNED_KEY = 0.0
 
 # -- AWS Secrets Manager (aws.amazon.com/secrets-manager/pricing/), for a template that has a secret ---
 SECRET_MONTH = 0.40  # $ per secret and month, prorated by the hour
@@ -79,7 +83,8 @@ SOURCES = [
      f"metered in {HTTP_API_METERED_BYTES // 1024} KB increments"),
     ("DynamoDB", "aws.amazon.com/dynamodb/pricing/on-demand", f"${DYNAMODB_WRITE_UNIT * 1e6:.3f} per million write "
      f"request units, ${DYNAMODB_READ_UNIT * 1e6:.3f} per million read request units, ${DYNAMODB_STORAGE_GB_MONTH:.2f} "
-     f"per GB-month stored, ${DYNAMODB_PITR_GB_MONTH:.2f} per GB-month of point-in-time recovery"),
+     f"per GB-month stored, ${DYNAMODB_PITR_GB_MONTH:.2f} per GB-month of point-in-time recovery; encryption at rest "
+     "with the AWS owned key: no charge (with the AWS managed key aws/dynamodb: KMS requests)"),
     ("Parameter Store", "docs.aws.amazon.com/systems-manager/latest/userguide/parameter-store-advanced-parameters.html",
      "standard parameters and standard throughput: no additional charge"),
     ("KMS", "aws.amazon.com/kms/pricing", f"${KMS_REQUEST * 1e4:.2f} per 10,000 requests; the AWS managed key "
