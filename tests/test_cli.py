@@ -36,6 +36,7 @@ from pager.admin.deployment import (
     SamConfig,
     Stack,
     Target,
+    aws_region,
     format_overrides,
     parse_overrides,
     read_dotenv,
@@ -746,6 +747,108 @@ def test_doctor_without_a_stack_skips_what_needs_it_with_a_note(healthy, aws, tm
     # the URLs cannot be compared with the stack's: the GitHub webhook must merely end in /github
     assert "✓ webhook: active, JSON, signed" in output and code == 0, output
     assert_no_secret(output, secrets_of(world, secret_id))
+
+
+class Denied:
+    """A boto3 client of Parameter Store that the operator's credentials may not read (IAM's AccessDeniedException)."""
+
+    def get_parameter(self, **_: Any) -> Any:
+        import botocore.exceptions
+
+        raise botocore.exceptions.ClientError({"Error": {"Code": "AccessDeniedException", "Message": (
+            "User: arn:aws:iam::123456789012:user/ops is not authorized to perform: ssm:GetParameter")}}, "GetParameter")
+
+
+def denying_ssm(aws: Any, regions: list[str] | None = None) -> Any:
+    """moto's clients, but a Parameter Store that refuses; each region asked for is noted in `regions`."""
+    def factory(service: str, region: str) -> Any:
+        if regions is not None:
+            regions.append(region)
+        return Denied() if service == "ssm" else aws(service, region)
+
+    return factory
+
+
+def test_doctor_runs_every_check_it_can_when_the_secret_cannot_be_read_and_says_why_for_the_rest(healthy, aws, tmp_path):
+    world, secret_id = healthy
+    code, output = doctor(world, tmp_path, denying_ssm(aws))
+    assert code == 1, output
+    unread = f"the secret {SECRET_NAME} could not be read: AccessDenied"
+    [settings] = [line for line in output.splitlines() if line.startswith("✗ settings")]
+    assert unread in settings and "the other settings are complete and well-formed" in settings
+    assert "missing" not in settings  # the secrets are not missing: they could not be read
+    fix = output.splitlines()[output.splitlines().index(settings) + 1]
+    assert "ssm:GetParameter" in fix and "kms:Decrypt" in fix, fix
+    # what needs no secret ran: the stack's parameters, the table
+    assert "✓ deployed parameters: the stack pager has what samconfig.local.toml holds" in output
+    assert f"✓ table: {TABLE} is active, with its TTL" in output
+    # what needs it was skipped, each saying why, and no failure of AWS stopped the run
+    for what in ("GitHub App", "events", "permissions", "webhook", "installation", "deliveries"):
+        assert f"– {what}: skipped (needs GITHUB_PRIVATE_KEY: {unread})" in output, (what, output)
+    for what in ("Telegram bot", "Telegram webhook", "Telegram commands", "chat"):
+        assert f"– {what}: skipped (needs TELEGRAM_BOT_TOKEN: {unread})" in output, (what, output)
+    assert "✗ AWS" not in output and "arn:aws" not in output and "not authorized" not in output
+    assert output.rstrip().endswith("2 checks hold, 1 fails, 10 skipped.")
+
+
+def test_doctor_local_reads_the_secret_in_aws_region_and_runs_what_the_environment_gives_it(healthy, aws, tmp_path):
+    world, secret_id = healthy
+    values = stored_secret(secret_id)
+    write_dotenv(tmp_path / ".env", {"PAGER_SECRET_ID": SECRET_NAME, "GITHUB_APP_ID": "12345", "GITHUB_APP_SLUG": "pager-test",
+                                     "TELEGRAM_CHAT_ID": str(CHAT["id"]), "CONTROL_REPOSITORY": CONTROL,
+                                     "GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API})
+    (tmp_path / "samconfig.local.toml").unlink()
+    regions: list[str] = []
+    environ = {"AWS_REGION": "eu-central-2", "TELEGRAM_BOT_TOKEN": values["TELEGRAM_BOT_TOKEN"]}
+    code, output = run(["doctor", "--local"], world, tmp_path, denying_ssm(aws, regions), environ=environ)
+    assert regions == ["eu-central-2"], regions  # boto3 reads AWS_DEFAULT_REGION only: the CLI passes AWS_REGION
+    assert code == 1 and f"the secret {SECRET_NAME} could not be read: AccessDenied" in output, output
+    assert "– GitHub App: skipped (needs GITHUB_PRIVATE_KEY" in output
+    assert "✓ Telegram accepts the bot token" in output  # the environment gave the token: its checks ran
+    # the region given wins over the environment's, and the environment's AWS_REGION over AWS_DEFAULT_REGION
+    regions.clear()
+    run(["doctor", "--local", "--region", "ap-south-1"], world, tmp_path, denying_ssm(aws, regions),
+        environ={**environ, "AWS_DEFAULT_REGION": "us-west-2"})
+    assert regions == ["ap-south-1"]
+    regions.clear()
+    run(["doctor", "--local"], world, tmp_path, denying_ssm(aws, regions),
+        environ={**environ, "AWS_DEFAULT_REGION": "us-west-2"})
+    assert regions == ["eu-central-2"]
+
+
+def test_the_commands_find_the_region_by_one_rule(tmp_path):
+    samconfig = SamConfig(tmp_path / "samconfig.local.toml")
+    environ = {"AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "us-west-2"}
+    assert aws_region("ap-south-1", samconfig, environ) == "ap-south-1"
+    assert aws_region("", samconfig, environ) == "eu-west-1"
+    assert aws_region("", samconfig, {"AWS_DEFAULT_REGION": "us-west-2"}) == "us-west-2"
+    assert aws_region("", samconfig, {}) == ""  # boto3's own: the profile
+    guided_samconfig(tmp_path, FIRST_PARAMETERS)
+    assert aws_region("", samconfig, environ) == REGION
+
+
+def test_doctor_local_names_an_empty_pager_table_missing_as_make_serve_does(healthy, aws, tmp_path):
+    world, secret_id = healthy
+    values = {**stored_secret(secret_id), "GITHUB_APP_ID": "12345", "GITHUB_APP_SLUG": "pager-test",
+              "TELEGRAM_CHAT_ID": str(CHAT["id"]), "CONTROL_REPOSITORY": CONTROL,
+              "GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API}
+    write_dotenv(tmp_path / ".env", values)
+    code, output = doctor(world, tmp_path, aws, "--local")
+    assert "✓ settings: complete and well-formed" in output, output  # not named: make serve embeds its table
+    write_dotenv(tmp_path / ".env", {**values, "PAGER_TABLE": ""})
+    code, output = doctor(world, tmp_path, aws, "--local")
+    assert code == 1 and "✗ settings: missing PAGER_TABLE" in output, output
+
+
+def test_the_summary_counts_in_words():
+    from pager.admin.doctor import Check, report
+
+    lines: list[str] = []
+    assert report([Check(True, "a"), Check(False, "b", "fix it"), Check(None, "c")], lines.append) == 1
+    assert lines[-1] == "1 check holds, 1 fails, 1 skipped."
+    lines.clear()
+    assert report([Check(True, "a"), Check(True, "b")], lines.append) == 0
+    assert lines[-1] == "2 checks hold, 0 fail."
 
 
 def test_the_lambda_functions_never_import_the_command_line():

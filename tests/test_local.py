@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 
-from pager.admin.deployment import read_dotenv
+import pytest
+
+from pager.admin.deployment import read_dotenv, write_dotenv
 from pager_world.events import apigw_event
 
 
@@ -66,3 +68,59 @@ def test_make_serve_names_every_problem_of_its_settings_at_once():
                  "SWEEP_CALL_BUDGET", "SWEEP_MAX_ATTEMPTS", "GITHUB_APP_SLUG", "TELEGRAM_WEBHOOK_SECRET", "TELEGRAM_BOT_TOKEN"):
         assert name in named, (name, wrong)
     assert len(wrong) == 10
+
+
+REQUIRED = ("PAGER_TABLE", "GITHUB_APP_ID", "GITHUB_APP_SLUG", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET",
+            "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "TELEGRAM_CHAT_ID", "CONTROL_REPOSITORY")
+
+
+def _serve(monkeypatch, tmp_path, dotenv: dict[str, str], environ: dict[str, str] | None = None) -> tuple[int, str, dict]:
+    """`make serve`'s startup with this .env, up to where it would start the table and the port (which fail
+    the test if reached); its exit status, what it printed, and the environment it set."""
+    import io
+    import sys
+
+    from pager_local import serve
+
+    def never(*args, **kwargs):
+        raise AssertionError("nothing starts while the settings are not right")
+
+    monkeypatch.setattr(serve, "embedded_dynamodb", never)
+    monkeypatch.setattr(serve, "serve", never)
+    path = tmp_path / ".env"
+    write_dotenv(path, dotenv)
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    env = dict(environ or {})
+    code = serve.main(["--env-file", str(path)], env)
+    return code, out.getvalue(), env
+
+
+def test_make_serve_names_an_empty_pager_table_with_the_other_problems_before_it_starts_anything(monkeypatch, tmp_path):
+    code, output, _ = _serve(monkeypatch, tmp_path, dict(VALID, PAGER_TABLE="", CONTROL_REPOSITORY="pager",
+                                                         TELEGRAM_CHAT_ID=""))
+    assert code == 2, output
+    assert "Traceback" not in output and "botocore" not in output
+    assert "  - missing PAGER_TABLE, TELEGRAM_CHAT_ID\n" in output and "  - CONTROL_REPOSITORY is not" in output
+
+
+@pytest.mark.parametrize("name", REQUIRED)
+@pytest.mark.parametrize("empty", ["", "  "])
+def test_make_serve_takes_each_required_setting_left_empty_as_missing(monkeypatch, tmp_path, name, empty):
+    code, output, _ = _serve(monkeypatch, tmp_path, dict(VALID), environ={name: empty})  # the environment wins
+    assert code == 2 and f"  - missing {name}\n" in output, output
+    code, output, _ = _serve(monkeypatch, tmp_path, dict(VALID, **{name: empty}))
+    assert code == 2 and f"  - missing {name}\n" in output, output
+
+
+def test_make_serve_embeds_its_table_when_pager_table_is_not_named_and_takes_aws_region_for_boto3(tmp_path):
+    from pager_local.serve import prepare, settings_problems
+
+    path = tmp_path / ".env"
+    write_dotenv(path, {key: value for key, value in VALID.items() if key != "PAGER_TABLE"})
+    environ = {"AWS_REGION": "eu-central-2"}
+    assert prepare(environ, str(path)) is False  # not named: the embedded table
+    assert environ["PAGER_TABLE"] == "pager-local" and environ["AWS_DEFAULT_REGION"] == "eu-central-2"
+    assert settings_problems(environ) == []
+    environ = {"PAGER_TABLE": "pager-Table-1", "AWS_REGION": "eu-central-2", "AWS_DEFAULT_REGION": "us-west-2"}
+    assert prepare(environ, str(path)) is True and environ["AWS_DEFAULT_REGION"] == "us-west-2"

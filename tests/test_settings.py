@@ -36,6 +36,15 @@ def test_a_missing_required_setting_is_one_error_naming_it(name):
         Settings.from_env(env, no_secret)
 
 
+@pytest.mark.parametrize("name", ["PAGER_TABLE", "GITHUB_APP_ID", "GITHUB_APP_SLUG", "TELEGRAM_CHAT_ID",
+                                  "CONTROL_REPOSITORY", *SECRET_NAMES])
+@pytest.mark.parametrize("empty", ["", " ", "\n"])
+def test_a_required_setting_left_empty_is_missing(name, empty):
+    with pytest.raises(ConfigError) as raised:
+        Settings.from_env(dict(ENV, **{name: empty}), no_secret)
+    assert raised.value.problems == [f"missing {name}"]
+
+
 def test_secrets_missing_from_the_environment_come_from_the_secret_and_the_environment_wins():
     env = {k: v for k, v in ENV.items() if k not in ("TELEGRAM_BOT_TOKEN", "GITHUB_PRIVATE_KEY")}
     env["PAGER_SECRET_ID"] = "pager/secrets"

@@ -3,7 +3,9 @@ every minute.
 
 Settings come from the environment and a `.env` file (KEY=value lines; the environment wins), so it
 talks to the real GitHub and Telegram. DynamoDB is embedded (moto's server in this process) unless
-`PAGER_TABLE` is set and AWS credentials are found, in which case that real table is used.
+`PAGER_TABLE` is set and AWS credentials are found, in which case that real table is used. The settings
+are checked before anything starts, every problem named at once: a required setting left empty (such
+as `PAGER_TABLE=`) is missing, and so named.
 
 Behind a tunnel (for example `cloudflared tunnel --url http://127.0.0.1:8080` or `ngrok http 8080`),
 point the GitHub App's webhook at <tunnel>/github and Telegram's setWebhook at <tunnel>/telegram.
@@ -16,10 +18,11 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from pager.admin.deployment import read_dotenv
+from pager.admin.deployment import local_table, read_dotenv, unreadable
 from pager.sweep.recovery import CHECK_EVENT
 from pager_world.events import LambdaContext, scheduled_event
 
@@ -36,17 +39,18 @@ def has_aws_credentials() -> bool:
 
 
 @contextlib.contextmanager
-def table() -> Iterator[None]:
-    if os.environ.get("PAGER_TABLE") and has_aws_credentials() and not os.environ.get("PAGER_DYNAMODB_ENDPOINT"):
-        print(f"DynamoDB: the real table {os.environ['PAGER_TABLE']}")
+def table(environ: MutableMapping[str, str], named: bool) -> Iterator[None]:
+    """The table PAGER_TABLE names (checked by then: never empty): the real one when the settings named it
+    and AWS credentials are found, else one embedded in this process under that name."""
+    if named and has_aws_credentials() and not environ.get("PAGER_DYNAMODB_ENDPOINT"):
+        print(f"DynamoDB: the real table {environ['PAGER_TABLE']}")
         yield
         return
-    os.environ.setdefault("PAGER_TABLE", "pager-local")
-    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-    os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
-    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
-    with embedded_dynamodb(os.environ["PAGER_TABLE"]) as endpoint:
-        os.environ["PAGER_DYNAMODB_ENDPOINT"] = endpoint
+    environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    environ.setdefault("AWS_ACCESS_KEY_ID", "local")
+    environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
+    with embedded_dynamodb(environ["PAGER_TABLE"]) as endpoint:
+        environ["PAGER_DYNAMODB_ENDPOINT"] = endpoint
         print(f"DynamoDB: embedded at {endpoint} (state is lost when this stops)")
         yield
 
@@ -68,47 +72,77 @@ def sweep_forever(stop: threading.Event, every: float) -> None:
             print(f"sweep failed: {type(exc).__name__}: {exc}")
 
 
-def settings_problems(environ: dict[str, str]) -> list[str]:
-    """Every problem of the settings as the functions would read them (missing, malformed, out of range)."""
-    from pager.errors import ConfigError
-    from pager.settings import Settings
+def settings_problems(environ: Mapping[str, str]) -> list[str]:
+    """Every problem of the settings as the functions would read them (missing, malformed, out of range;
+    a required setting left empty is missing), a secret that cannot be read among them."""
+    from pager.errors import ConfigError, SecretsUnavailable
+    from pager.settings import Settings, read_secret_with_powertools
+
+    def read_secret(secret_id: str) -> Any:
+        from botocore.exceptions import BotoCoreError
+
+        try:
+            return read_secret_with_powertools(secret_id)
+        except BotoCoreError as exc:  # no region, no credentials: a setting of this machine, not a traceback
+            raise ConfigError(unreadable(secret_id, exc)) from None
+        except SecretsUnavailable as exc:  # throttled, or failing: said with the others, try again
+            raise ConfigError(str(exc)) from None
 
     try:
-        Settings.from_env(environ)
+        Settings.from_env(environ, read_secret)
     except ConfigError as exc:
         return exc.problems
     return []
 
 
-def main() -> int:
+def prepare(environ: MutableMapping[str, str], env_file: str) -> bool:
+    """Set the settings `make serve` runs with in `environ`: `.env`'s under the environment's, the embedded
+    table's name when PAGER_TABLE is not named at all, AWS_REGION as boto3's region (boto3 reads only
+    AWS_DEFAULT_REGION; Lambda sets both). Whether PAGER_TABLE named a table."""
+    for key, value in read_dotenv(Path(env_file)).items():
+        environ.setdefault(key, value)
+    named = "PAGER_TABLE" in environ
+    environ["PAGER_TABLE"] = local_table(environ)
+    if environ.get("AWS_REGION"):
+        environ.setdefault("AWS_DEFAULT_REGION", environ["AWS_REGION"])
+    return named
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Both endpoints on the port and the sweep on its timer, until Ctrl-C."""
+    server = PagerServer(args.port).start()
+    print(f"pager listens on {server.url}/github and {server.url}/telegram; sweep every {args.sweep_minutes:g} min")
+    stop = threading.Event()
+    threading.Thread(target=sweep_forever, args=(stop, args.sweep_minutes * 60), daemon=True).start()
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        print("stopping")
+    finally:
+        stop.set()
+        server.stop()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None, environ: MutableMapping[str, str] | None = None) -> int:
+    """`make serve`: check the settings (every problem at once, exit 2), then the table, then serve."""
+    environ = os.environ if environ is None else environ
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8080")))
+    parser.add_argument("--port", type=int, default=int(environ.get("PORT", "8080")))
     parser.add_argument("--env-file", default=".env")
     parser.add_argument("--sweep-minutes", type=float, default=SWEEP_SECONDS / 60)
-    args = parser.parse_args()
-    for key, value in read_dotenv(Path(args.env_file)).items():
-        os.environ.setdefault(key, value)
-    with table():
-        problems = settings_problems(dict(os.environ))
-        if problems:
-            print(f"pager cannot start: its settings ({args.env_file} and the environment) are not right:")
-            for problem in problems:
-                print(f"  - {problem}")
-            print(f"fix: run `pager setup --local <tunnel URL>`, or edit {args.env_file}; then `pager doctor --local`")
-            return 2
-        server = PagerServer(args.port).start()
-        print(f"pager listens on {server.url}/github and {server.url}/telegram; sweep every {args.sweep_minutes:g} min")
-        stop = threading.Event()
-        threading.Thread(target=sweep_forever, args=(stop, args.sweep_minutes * 60), daemon=True).start()
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            print("stopping")
-        finally:
-            stop.set()
-            server.stop()
-    return 0
+    args = parser.parse_args(argv)
+    named = prepare(environ, args.env_file)
+    problems = settings_problems(dict(environ))  # before anything starts: an empty PAGER_TABLE is named here
+    if problems:
+        print(f"pager cannot start: its settings ({args.env_file} and the environment) are not right:")
+        for problem in problems:
+            print(f"  - {problem}")
+        print(f"fix: run `pager setup --local <tunnel URL>`, or edit {args.env_file}; then `pager doctor --local`")
+        return 2
+    with table(environ, named):
+        return serve(args)
 
 
 if __name__ == "__main__":

@@ -99,15 +99,16 @@ def locate(args: argparse.Namespace, context: Context) -> Any:
         SamConfig,
         SecretStore,
         Target,
+        aws_region,
         find_stack,
     )
 
     samconfig = SamConfig(context.cwd / DEPLOY_FILE)
     dotenv = context.cwd / args.env_file
+    region = aws_region(args.region, samconfig, context.environ)
     if args.local is not None:
-        return Target("local", dotenv, samconfig, base_url=args.local, read_secret=_secret_reader(context, args.region))
+        return Target("local", dotenv, samconfig, base_url=args.local, read_secret=_secret_reader(context, region))
     name = args.stack or samconfig.stack_name() or "pager"
-    region = args.region or samconfig.region() or context.environ.get("AWS_REGION") or context.environ.get("AWS_DEFAULT_REGION", "")
     try:
         stack, note = find_stack(context.client("cloudformation", region), name, region)
     except NoRegionError:  # no region anywhere: say how to give one, and read .env as `make serve` does

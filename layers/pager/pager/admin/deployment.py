@@ -64,6 +64,40 @@ SETTING_NAMES = ("PAGER_TABLE", "PAGER_SECRET_ID", *PARAMETER_SETTINGS.values(),
 
 DEPLOY_FILE = "samconfig.local.toml"
 DEPLOY_TABLE = "default.deploy.parameters"
+LOCAL_TABLE = "pager-local"  # the table `make serve` embeds when PAGER_TABLE is not named at all
+
+
+def aws_region(given: str, samconfig: SamConfig, environ: Mapping[str, str]) -> str:
+    """The AWS region the commands use, one rule for setup and doctor, for a stack and for `.env` alike:
+    `--region`, else samconfig.local.toml's, else AWS_REGION, else AWS_DEFAULT_REGION; "" leaves it to
+    boto3's own chain (the profile). boto3 itself never reads AWS_REGION, only AWS_DEFAULT_REGION
+    (botocore's config variables): the region is always passed explicitly."""
+    return given or samconfig.region() or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or ""
+
+
+def local_table(named: Mapping[str, str]) -> str:
+    """The table `make serve` uses, from its environment over `.env`: the embedded one when PAGER_TABLE is
+    not named at all; else the one named. A PAGER_TABLE left empty stays empty, so that the settings check
+    names it missing with the others (empty is missing, as for every required setting)."""
+    return named["PAGER_TABLE"] if "PAGER_TABLE" in named else LOCAL_TABLE
+
+
+def unreadable(secret_id: str, exc: Exception) -> str:
+    """Why the secret could not be read, in plain words: AWS's error code (AccessDenied, ...), never its
+    message (which may quote the request)."""
+    from botocore.exceptions import ClientError, NoCredentialsError, NoRegionError
+
+    if isinstance(exc, ConfigError):
+        return str(exc)
+    if isinstance(exc, NoCredentialsError):
+        why = "no AWS credentials were found"
+    elif isinstance(exc, NoRegionError):
+        why = "no AWS region is set (pass --region, or set AWS_REGION)"
+    elif isinstance(exc, ClientError):
+        why = str(exc.response.get("Error", {}).get("Code") or "error").removesuffix("Exception")
+    else:
+        why = type(exc).__name__
+    return f"the secret {secret_id} could not be read: {why}"
 
 
 def is_placeholder(value: str | None) -> bool:
@@ -413,6 +447,22 @@ class Target:
                 stored = self.read_secret(values["PAGER_SECRET_ID"])
             found.update({name: str(stored[name]) for name in SECRET_NAMES if name not in found and stored.get(name)})
         return found
+
+    def readable_secrets(self, values: Mapping[str, str]) -> tuple[dict[str, str], str]:
+        """The four secrets as `secrets` finds them, and why the secret could not be read ("" when it could,
+        or was not needed): then only those the values hold (environment, .env)."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            return self.secrets(values), ""
+        except (ConfigError, BotoCoreError, ClientError) as exc:
+            secret_id = self.secret.secret_id if self.secret is not None else values.get("PAGER_SECRET_ID", "")
+            return {name: values[name] for name in SECRET_NAMES if values.get(name)}, unreadable(secret_id, exc)
+
+    def local_table(self, environ: Mapping[str, str]) -> str:
+        """`.env`'s table as `make serve` takes it (`local_table`), the environment over the file."""
+        named = {**read_dotenv(self.dotenv), **{k: v for k, v in environ.items() if k == "PAGER_TABLE"}}
+        return local_table(named)
 
     def stored_secrets(self) -> dict[str, str]:
         """What the target itself holds (the secret, or .env), the environment left out."""

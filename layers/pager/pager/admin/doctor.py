@@ -33,10 +33,11 @@ from pager.chat import move_of
 from pager.commands import BOT_COMMANDS
 from pager.errors import ChatMigrated, ConfigError, PagerError, Transient
 from pager.github import normalize_pem
-from pager.settings import SECRET_NAMES, Settings
+from pager.settings import SECRET_NAMES, Settings, in_parameter_store
 from pager.store import ROOT_ITEM, TABLE_ITEM, TABLE_KEY, TABLE_TTL
 from pager.telegram import may_post as bot_may_post
 from pager.values import parse_iso
+from pager.words import plural
 
 from .clients import ALLOWED_UPDATES, menu, menu_pairs
 from .deployment import Target, is_placeholder, known
@@ -70,6 +71,8 @@ class Facts:
     now: float
     key_ok: bool = False
     settings_problems: list[str] = field(default_factory=list)
+    unread: str = ""  # why the secret could not be read ("" when it could, or was not needed)
+    secret_id: str = ""
     found: dict[str, Any] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     statuses: dict[str, int | None] = field(default_factory=dict)
@@ -115,13 +118,16 @@ def gather(target: Target, *, environ: dict[str, str], github: Callable[..., Any
     """Everything the checks look at. `github(values, secrets)` and `telegram(values, secrets)` build the
     clients; `dynamodb()` the table's boto3 client (None: no stack)."""
     found = target.values(environ)
-    secrets = target.secrets(found)
+    secrets, unread = target.readable_secrets(found)  # a secret that cannot be read skips only what needs it
     values = {k: v for k, v in found.items() if k not in SECRET_NAMES}
-    facts = Facts(target, values, secrets, now)
+    facts = Facts(target, values, secrets, now, unread=unread,
+                  secret_id=target.secret.secret_id if target.secret is not None else values.get("PAGER_SECRET_ID", ""))
     facts.key_ok = _key_loads(secrets.get("GITHUB_PRIVATE_KEY", ""))
-    table = {} if target.stack is not None else {"PAGER_TABLE": "local"}  # `make serve` makes its own table
+    # `make serve` makes its own table unless PAGER_TABLE is named (an empty one is missing, as serve says)
+    table = {} if target.stack is not None else {"PAGER_TABLE": target.local_table(environ)}
+    unchecked = {name: STAND_INS[name] for name in SECRET_NAMES if unread and not secrets.get(name)}
     try:  # read as the functions read them, placeholders as not set: every problem at once
-        Settings.from_env({**table, **known(values), **known(secrets)}, lambda _: {})
+        Settings.from_env({**known(values), **unchecked, **known(secrets), **table}, lambda _: {})
     except ConfigError as exc:
         facts.settings_problems = exc.problems
     if not is_placeholder(values.get("GITHUB_APP_ID")) and secrets.get("GITHUB_PRIVATE_KEY"):
@@ -131,6 +137,12 @@ def gather(target: Target, *, environ: dict[str, str], github: Callable[..., Any
     if dynamodb is not None and target.stack is not None:
         gather_table(facts, dynamodb(), target.stack.outputs["TableName"])
     return facts
+
+
+# Stand-ins of the right form for the secrets doctor could not read: the settings line then names what is wrong
+# with the rest, after saying that the secret could not be read, rather than calling those secrets missing.
+STAND_INS = {"GITHUB_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----", "GITHUB_WEBHOOK_SECRET": "unread",
+             "TELEGRAM_BOT_TOKEN": "0:unread", "TELEGRAM_WEBHOOK_SECRET": "unread"}
 
 
 def gather_github(facts: Facts, client: Any) -> None:
@@ -225,6 +237,27 @@ def _skip(what: str, why: str) -> Check:
     return Check(None, f"{what}: skipped ({why})")
 
 
+def _unread(facts: Facts, name: str) -> str:
+    """Why a check that needs the secret `name` cannot run: the secret could not be read, and neither the
+    environment nor `.env` gives it ("" when it can run)."""
+    return f"needs {name}: {facts.unread}" if facts.unread and not facts.secrets.get(name) else ""
+
+
+def _no_key(facts: Facts) -> str:
+    """Why GitHub was not asked for the app: its key could not be read, or the app's id or key is not set."""
+    return _unread(facts, "GITHUB_PRIVATE_KEY") or "needs GITHUB_APP_ID and GITHUB_PRIVATE_KEY"
+
+
+def _no_app(facts: Facts) -> str:
+    """Why a check of the app was not made: its key could not be read, or GitHub could not be asked for it."""
+    return _unread(facts, "GITHUB_PRIVATE_KEY") or "the app could not be read"
+
+
+def _no_bot(facts: Facts) -> str:
+    """Why a check of the bot was not made: its token could not be read, or Telegram could not be asked."""
+    return _unread(facts, "TELEGRAM_BOT_TOKEN") or "the bot could not be read"
+
+
 def _unreachable(facts: Facts, name: str, what: str) -> Check | None:
     """The check's line when `name` could not be read for want of the service's own answer: a network or
     service problem (no answer, a 5xx), a rate limit, or an answer that is not the API's (a wrong URL);
@@ -257,14 +290,28 @@ def check_settings(facts: Facts) -> Check:
     where = (f"the secrets in {target.where_secrets()}, the other settings in {target.where_settings()}"
              + (" (then `make deploy`)" if target.stack is not None else ""))
     problems = list(facts.settings_problems)
-    pem_named = any("GITHUB_PRIVATE_KEY" in p for p in problems)
+    pem_named = any("GITHUB_PRIVATE_KEY" in p for p in problems) or _unread(facts, "GITHUB_PRIVATE_KEY")
     if not facts.key_ok and not pem_named:
         problems.append("GITHUB_PRIVATE_KEY is not an RSA private key in PEM form")
+    if facts.unread:  # the secrets it holds cannot be checked: the checks that need them are skipped below
+        others = f"; {'; '.join(problems)}" if problems else "; the other settings are complete and well-formed"
+        return Check(False, f"settings: {facts.unread}{others}", _secret_fix(facts))
     if problems:
         missing = any(p.startswith("missing") for p in problems)
         fix = (f"run `pager setup`, or set {where}" if missing else f"correct them: {where}")
         return Check(False, f"settings: {'; '.join(problems)}", fix)
     return Check(True, f"settings: complete and well-formed, read from {target.describe()}")
+
+
+def _secret_fix(facts: Facts) -> str:
+    """What lets doctor read the secret: a JSON object in it, or AWS credentials that may read it."""
+    if "not a JSON object" in facts.unread:
+        return (f"the secret {facts.secret_id} must hold a JSON object of {', '.join(SECRET_NAMES)}: run `pager setup` "
+                "once it is one, or put them there")
+    may = ("ssm:GetParameter on it and kms:Decrypt of its key" if in_parameter_store(facts.secret_id)
+           else "secretsmanager:GetSecretValue on it")
+    return (f"run `pager doctor` with AWS credentials that may read the secret ({may}); the functions read it "
+            "with their own role, so this says nothing about them")
 
 
 def check_deployed(facts: Facts) -> Check:
@@ -280,7 +327,7 @@ def check_deployed(facts: Facts) -> Check:
 def check_app(facts: Facts) -> Check:
     app = facts.get("app")
     if app is None and "app" not in facts.errors:
-        return _skip("GitHub App", "needs GITHUB_APP_ID and GITHUB_PRIVATE_KEY")
+        return _skip("GitHub App", _no_key(facts))
     if app is None and "app" in facts.local:  # GitHub was never asked: the key itself does not load
         return Check(False, f"GitHub App: GITHUB_PRIVATE_KEY does not load as the app's key ({facts.errors['app']})",
                      f"put the app's private key, the whole .pem file, into {facts.target.where_secrets()}; or "
@@ -314,7 +361,7 @@ def check_events(facts: Facts) -> Check:
 
     app = facts.get("app")
     if app is None:
-        return _skip("events", "the app could not be read")
+        return _skip("events", _no_app(facts))
     held = set(app.get("events") or [])
     needed = set(subscribed_events())
     missing = sorted(needed - held)
@@ -330,7 +377,7 @@ def check_events(facts: Facts) -> Check:
 def check_permissions(facts: Facts) -> Check:
     app = facts.get("app")
     if app is None:
-        return _skip("permissions", "the app could not be read")
+        return _skip("permissions", _no_app(facts))
     held = app.get("permissions") or {}
     needed = needed_permissions()
     missing = missing_permissions(held, needed)
@@ -346,7 +393,7 @@ def check_permissions(facts: Facts) -> Check:
 def check_webhook(facts: Facts) -> Check:
     hook, app = facts.get("hook"), facts.get("app")
     if hook is None or app is None:
-        return _skip("webhook", facts.errors.get("hook") or "the app could not be read")
+        return _skip("webhook", facts.errors.get("hook") or _no_app(facts))
     expected = facts.target.github_webhook_url
     url = str(hook.get("url") or "")
     problems = _webhook_problems(hook, app) + _webhook_url_problems(url, expected)
@@ -384,7 +431,7 @@ def check_installation(facts: Facts) -> Check:
     control = facts.values.get("CONTROL_REPOSITORY", "")
     installation = facts.get("installation")
     if facts.get("app") is None or not control:
-        return _skip("installation", "the app or the control repository is unknown")
+        return _skip("installation", _unread(facts, "GITHUB_PRIVATE_KEY") or "the app or the control repository is unknown")
     if installation is None:
         if facts.statuses.get("installation") == 404:
             return Check(False, f"installation: the app is not installed on the control repository {control}",
@@ -400,7 +447,7 @@ def check_installation(facts: Facts) -> Check:
         return Check(False, f"installation: the installation on {account} has not accepted {describe(unaccepted)}",
                      f"accept the app's new permissions on {settings}")
     count = (facts.get("repositories") or {}).get("total_count")
-    reach = f"on {count} repositories" if isinstance(count, int) else "(its repositories could not be counted)"
+    reach = f"on {plural(count, 'repository', 'repositories')}" if isinstance(count, int) else "(its repositories could not be counted)"
     return Check(True, f"installation: on the control repository {control} and {reach} of {account}")
 
 
@@ -436,7 +483,7 @@ def count_deliveries(items: list[dict[str, Any]], complete: bool, max_attempts: 
 def check_deliveries(facts: Facts) -> Check:
     found = facts.get("deliveries")
     if found is None:
-        why = facts.errors.get("deliveries") or "the app could not be read"
+        why = facts.errors.get("deliveries") or _no_app(facts)
         return _skip("deliveries", why) if "deliveries" not in facts.errors else Check(False, f"deliveries: {why}")
     raw = str(facts.values.get("SWEEP_MAX_ATTEMPTS") or "")
     attempts = int(raw) if raw.isascii() and raw.isdigit() and int(raw) > 0 else 3  # a bad value: the settings line says so
@@ -459,7 +506,7 @@ def check_deliveries(facts: Facts) -> Check:
 def check_bot(facts: Facts) -> Check:
     bot = facts.get("bot")
     if bot is None and "bot" not in facts.errors:
-        return _skip("Telegram bot", "needs TELEGRAM_BOT_TOKEN")
+        return _skip("Telegram bot", _unread(facts, "TELEGRAM_BOT_TOKEN") or "needs TELEGRAM_BOT_TOKEN")
     if bot is None:
         return _unreachable(facts, "bot", "telegram") or Check(False, f"Telegram refuses the bot token: {facts.errors['bot']}",
                      f"get the token from @BotFather (/token) and put it into {facts.target.where_secrets()}, or run "
@@ -470,7 +517,7 @@ def check_bot(facts: Facts) -> Check:
 def check_telegram_webhook(facts: Facts) -> Check:
     info = facts.get("webhook_info")
     if info is None:
-        return _skip("Telegram webhook", facts.errors.get("webhook_info") or "the bot could not be read")
+        return _skip("Telegram webhook", facts.errors.get("webhook_info") or _no_bot(facts))
     expected = facts.target.telegram_webhook_url
     url = str(info.get("url") or "")
     fix = "run `pager setup`: it sets the webhook with TELEGRAM_WEBHOOK_SECRET, for button presses and commands"
@@ -505,7 +552,7 @@ def _telegram_webhook_failed(facts: Facts, info: dict[str, Any], waiting: int, f
     if not (error_at and facts.now - error_at < DAY):
         return None
     message = str(info.get("last_error_message") or "")
-    line = f"Telegram webhook: its last delivery failed {ago(facts.now - error_at)} ago: {message}; {waiting} updates wait"
+    line = f"Telegram webhook: its last delivery failed {ago(facts.now - error_at)} ago: {message}; {plural(waiting, 'update waits', 'updates wait')}"
     if "401" in message:
         return Check(False, line + " (the secret token Telegram sends is not TELEGRAM_WEBHOOK_SECRET)", fix)
     return Check(False, line, "see why in the webhook function's log (`sam logs --name WebhookFunction`)")
@@ -517,7 +564,7 @@ UPDATE_WORDS = {"callback_query": "button presses", "message": "the chat's comma
 def check_telegram_commands(facts: Facts) -> Check:
     commands = facts.get("commands")
     if commands is None:
-        return _skip("Telegram commands", facts.errors.get("commands") or "the bot could not be read")
+        return _skip("Telegram commands", facts.errors.get("commands") or _no_bot(facts))
     listed, wanted = menu_pairs(commands), menu(BOT_COMMANDS)
     if listed == list(BOT_COMMANDS):
         return Check(True, f"Telegram commands: the menu lists {wanted}")
@@ -548,7 +595,7 @@ def check_chat(facts: Facts) -> Check:
         line = f"chat: Telegram made the group {chat} the supergroup {moved}; pager follows it" + (f", {where}" if where else "")
         return Check(False, line, f"set TELEGRAM_CHAT_ID (the TelegramChatId parameter) to {moved} and deploy again")
     if member is None and "member" not in facts.errors:
-        return _skip("chat", "needs the bot and TELEGRAM_CHAT_ID")
+        return _skip("chat", _unread(facts, "TELEGRAM_BOT_TOKEN") or "needs the bot and TELEGRAM_CHAT_ID")
     if member is None:
         return (_unreachable(facts, "member", "telegram")
                 or Check(False, f"chat: the bot cannot see the chat {chat}: {facts.errors['member']}", fix))
@@ -591,5 +638,6 @@ def report(results: list[Check], line: Callable[[str], None]) -> int:
     skipped = sum(1 for check in results if check.ok is None)
     held = len(results) - failed - skipped
     line("")
-    line(f"{held} checks hold, {failed} fail" + (f", {skipped} skipped" if skipped else "") + ".")
+    line(f"{plural(held, 'check holds', 'checks hold')}, {failed} {'fails' if failed == 1 else 'fail'}"
+         + (f", {skipped} skipped" if skipped else "") + ".")
     return 1 if failed else 0
