@@ -102,6 +102,18 @@ def test_a_redelivery_of_an_event_that_had_passed_is_counted_and_named_where_it_
     assert any("3 redeliveries of events that had passed already" in note for note in row["breaks"])
 
 
+def test_a_passed_delivery_asked_for_again_while_the_endpoint_fails_is_a_probe_not_a_break(pem):
+    replay = scale.ScaleReplay(PER_DAY, TINY, pem=pem, sweep=no_sweep)
+    replay.run()
+    guid = replay.deliveries[0].guid  # passed, before the outage
+    start, end = replay.trouble
+    for at in (start + 60, end - 60, end + 60):  # in the outage, and the probe that found pager answering again
+        replay.world.github.record(guid, "check_suite", "completed", 70_000, 502 if at < end else 200, redelivery=True, at=at)
+    row = scale.measure(replay)
+    assert row["probes"] == 3 and row["again_after_pass"] == 0 and row["attempts_max"] == 1
+    assert not any("passed already" in note or "attempted" in note for note in row["breaks"])
+
+
 def test_a_steady_failure_rate_fails_about_its_share_of_first_attempts(pem):
     rate = scale.Scenario("5%", "rate", before=0.0, trouble=3600.0, after=0.0, rate=0.05)
     replay = scale.ScaleReplay(PER_DAY, rate, pem=pem, sweep=no_sweep)

@@ -27,8 +27,9 @@ Per run and check: its GitHub and Telegram calls (against the call budget), its 
 times `CALL_SECONDS`, against the run's deadline `pager.sweep.run.RUN_SECONDS` and the function's
 timeout), the redeliveries GitHub carried out per minute, and the largest item of the sweep's own
 (a key of the kind `sweep`: `sweep#state`, ...) written, in bytes as DynamoDB counts them (its limit is
-400 KB). And the redeliveries of events that had passed already (a probe's, or a pass the sweep did
-not see), and the most attempts of one event.
+400 KB). And the probes (a delivery that had passed, asked for again while pager's endpoint failed: safe
+twice, spending no event's attempt), the other redeliveries of events that had passed already (a pass
+the sweep did not see), and the most attempts of one event besides the probes.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ HOUR = 3600.0
 SIZES = (10_000, 40_000, 100_000, 250_000)  # deliveries a day
 REPOSITORIES = 10
 CHECK_EVERY = 60.0
+PROBE_SLACK = 3 * CHECK_EVERY  # a probe asked in the minutes the check takes to see pager answer again
 FIX_LIMIT = 2 * HOUR  # the target: every event that failed in an outage passed within 2 h of the fix
 FUNCTION_TIMEOUT = 180.0  # the sweep function's timeout (template.yaml)
 ITEM_LIMIT = 400 * 1024  # DynamoDB's largest item
@@ -387,15 +389,23 @@ def after_trouble(replay: ScaleReplay, during: Iterable[str]) -> dict[str, Any]:
 
 
 def repeats(replay: ScaleReplay) -> dict[str, Any]:
-    """Redeliveries of events that had passed already (a probe's, or a pass the sweep did not see), and the most attempts
-    GitHub made of one event, against the sweep's own limit."""
-    again, most = 0, 0
+    """The probes (redeliveries of a delivery that had passed, asked while pager's endpoint failed or in the
+    minutes it took the check to see it answer again: every signal is safe twice, and no event's attempt is
+    spent on them), the other redeliveries of events that had passed already (a pass the sweep did not see),
+    and the most attempts GitHub made of one event besides the probes, against the sweep's own limit."""
+    start, end = replay.trouble
+    probes = again = most = 0
     for attempts in replay.world.github.log.values():
-        most = max(most, len(attempts))
         first = next((at for at, code, _ in attempts if passed(code)), None)
-        if first is not None:
-            again += sum(1 for at, _, redelivery in attempts if redelivery and at > first)
-    return {"again_after_pass": again, "attempts_max": most,
+        spent = 0
+        for at, _, redelivery in attempts:
+            after_pass = first is not None and redelivery and at > first
+            probe = after_pass and start <= at <= end + PROBE_SLACK
+            probes += probe
+            again += after_pass and not probe
+            spent += not probe
+        most = max(most, spent)
+    return {"probes": probes, "again_after_pass": again, "attempts_max": most,
             "max_attempts": replay.world.services.settings.sweep_max_attempts}
 
 
@@ -435,8 +445,8 @@ def breaks(row: dict[str, Any]) -> list[str]:
         notes.append(f"`{row['largest_key']}` at {row['largest_bytes'] / 1024:.0f} KB of DynamoDB's 400 KB")
     if row["again_after_pass"]:
         n = row["again_after_pass"]
-        notes.append(f"{n:,} redeliver{'y' if n == 1 else 'ies'} of events that had passed already (a probe's, or a "
-                     "pass the sweep did not see)")
+        notes.append(f"{n:,} redeliver{'y' if n == 1 else 'ies'} of events that had passed already (a pass the sweep "
+                     "did not see)")
     if row["attempts_max"] > row["max_attempts"]:
         notes.append(f"an event attempted {row['attempts_max']} times (the limit is {row['max_attempts']})")
     if row["aborted"]:

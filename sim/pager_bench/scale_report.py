@@ -56,6 +56,14 @@ def _breaks(add: Add, table: Table) -> None:
     add("")
 
 
+def _probes(add: Add, table: Table) -> None:
+    probed = {f"{label}: {r['probes']:,}" for label, by_size in table.items() for r in by_size.values() if r["probes"]}
+    if probed:
+        add("Probes, at every size (a delivery that had passed, asked for again while pager's endpoint failed, until one "
+            "answered: every signal is safe twice, and no event's attempt is spent): " + "; ".join(sorted(probed)) + ".")
+        add("")
+
+
 def _held(add: Add, held: dict[str, Any]) -> None:
     add("**Outages the sweep must hold through** (`pager_bench.held`: the real handler and the real sweep). GitHub's "
         "whole REST API answers 502 (the deliveries list and the redeliveries too) while webhooks still arrive and an "
@@ -153,6 +161,7 @@ def section(add: Add, scale: dict[str, Any]) -> None:
         _kind_table(add, kind, table)
     if table:
         _breaks(add, table)
+        _probes(add, table)
     if held:
         _held(add, held)
     add("Targets:")
