@@ -173,6 +173,7 @@ def main(argv: Sequence[str] | None = None, context: Context | None = None) -> i
     """Run `pager setup` or `pager doctor`; the exit status."""
     from botocore.exceptions import BotoCoreError, ClientError
 
+    from . import observe  # noqa: F401  (first: no log line of any library shows a secret, pager.redact)
     from .admin.console import Console
     from .errors import PagerError
 

@@ -1,14 +1,29 @@
-"""Structured logs and EMF metrics, through Powertools; and the libraries kept from logging secrets.
+"""Structured logs and EMF metrics, through Powertools; and logs that never carry a secret.
 
 One logger and one metrics object for the package; both only write to stdout (CloudWatch picks it
 up), so creating them at import does no I/O. The entry points in `pager.bootstrap` are decorated as
 Powertools' users expect: `logger.inject_lambda_context` (the request id and cold start on every line)
 and `metrics.log_metrics` (flushed once per invocation).
 
+Importing this module installs `pager.redact` at the root of logging: every record of every logger
+(pager's, urllib3's, botocore's, requests', the root's) is redacted when it is made, its message, its
+exception and its `extra=` fields, before any filter or handler sees it: the bot token (`POST
+/bot[redacted]/sendMessage`), the webhook secrets and the private key once the settings are read, and
+by their form JWTs, GitHub's tokens, Authorization headers, webhook signatures and Telegram's secret
+token. It is done in logging's record factory rather than by a filter because a logger's filters do not
+see its children's records and a handler's only cover that handler, while Lambda's runtime, Powertools
+or an operator may add handlers at any time; each of them only ever gets records made by the factory.
+So a logger set to DEBUG by hand (`logging.getLogger("urllib3").setLevel(logging.DEBUG)`, LogLevel=DEBUG,
+`make serve`, `pager setup` or `pager doctor` with logging configured) shows no secret. The functions,
+the command line and `make serve` import this module before they do anything else.
+
 Whatever level Lambda or the root logger is set to (LogLevel=DEBUG included), the HTTP and AWS
-libraries are held at WARNING: at DEBUG, botocore logs whole answers (GetSecretValue's among them)
-and urllib3 each request line, whose path carries the Telegram bot token. pager's own lines never
-hold a secret, a token or a signature.
+libraries are still held at WARNING (`quiet_libraries`): at DEBUG, botocore logs whole answers (the
+table's items, the secret's parameter among them) and urllib3 each request line. The redaction keeps
+secrets out of those lines; holding the libraries back keeps the volume, the cost and the rest of
+what those answers hold (repositories, events, the table's content) out of CloudWatch. A library set
+to DEBUG after pager is imported logs at DEBUG, redacted. pager's own lines are written never to hold a
+secret in the first place; the redaction is the guard behind that, and behind every library.
 """
 
 from __future__ import annotations
@@ -19,6 +34,11 @@ import warnings
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
+
+from . import redact
+
+# Before the logger below is made: every record from now on, its own included, is redacted.
+redact.install()
 
 logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "pager"))
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Pager"), service="pager")

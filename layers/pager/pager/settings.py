@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from . import redact
 from .attention import QuietHours
 from .errors import ConfigError, SecretsUnavailable
 
@@ -134,6 +135,8 @@ class Settings:
         out of range), never a value."""
         secrets, unread = _stored_secrets(env, read_secret)
         read = _Reader({**{k: v for k, v in env.items() if isinstance(v, str)}, **secrets})
+        # From now on no log line shows them, whatever logger writes it (pager.redact), valid or not.
+        redact.register(*(read.env.get(name) for name in SECRET_NAMES))
         if unread:
             read.problems.append(unread)
         budget = read.number("SWEEP_CALL_BUDGET", SWEEP_CALL_BUDGET, 1)

@@ -5,6 +5,10 @@ from __future__ import annotations
 import requests
 from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
+from .redact import cover_http_client
+
+cover_http_client()  # http.client's debug output, should anyone turn it on, shows no credential
+
 NEVER_SENT = (requests.ConnectTimeout, requests.exceptions.SSLError, requests.exceptions.ProxyError,
               requests.exceptions.InvalidURL, requests.exceptions.MissingSchema, requests.exceptions.InvalidSchema,
               requests.exceptions.InvalidHeader)

@@ -1,13 +1,16 @@
 """What the operator's commands print: lines, checks, and never a secret.
 
 The commands never format a secret into a line; as a second guard, every secret they come to know is
-registered with `hide`, and a line that holds one anyway is printed with it masked.
+registered with `hide`, and a line that holds one anyway is printed with it masked; `hide` registers it
+with `pager.redact` too, so that no log line (a library's at DEBUG among them) shows it either.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TextIO
+
+from pager import redact
 
 MASK = "‹hidden›"
 MIN_SECRET = 8  # shorter values (ids, "0") are never masked: they would mask ordinary text
@@ -20,6 +23,7 @@ class Console:
         self._secrets: set[str] = set()
 
     def hide(self, *values: str | None) -> None:
+        redact.register(*values)  # nor in any log line (pager.redact)
         for value in values:
             if value and len(value) >= MIN_SECRET:
                 self._secrets.add(value)
