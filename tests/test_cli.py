@@ -44,7 +44,7 @@ from pager.admin.deployment import (
 )
 from pager.admin.doctor import DeliveryCount, count_deliveries
 from pager.admin.form import ManifestForm
-from pager.admin.setup import Options, State, allowed_users, chats_in, todo
+from pager.admin.setup import WORKFLOWS_QUESTION, Options, State, allowed_users, chats_in, todo
 from pager.cli import Context, main
 from pager.commands import BOT_COMMANDS
 from pager.dynamo import create_table
@@ -272,7 +272,7 @@ def fresh(make_world, private_key_pem, aws, tmp_path):
 
 def test_setup_registers_the_app_from_a_manifest_stores_the_secrets_and_sets_telegrams_webhook(fresh, aws, tmp_path):
     world, secret_id = fresh
-    person = Person(world, answers=["", "", ""], secrets=[BOT_TOKEN])
+    person = Person(world, answers=["", "", "", ""], secrets=[BOT_TOKEN])  # Enter: no Workflows permission
     code, output = run(["setup"], world, tmp_path, aws, person)
     assert code == 0, output
 
@@ -280,6 +280,7 @@ def test_setup_registers_the_app_from_a_manifest_stores_the_secrets_and_sets_tel
     assert len(person.visited) == 1 and re.fullmatch(r"http://127\.0\.0\.1:\d+/", person.visited[0])
     [app] = world.hub.apps_registered
     assert app["events"] == subscribed_events()
+    assert WORKFLOWS_QUESTION in person.asked and "workflows" not in app["permissions"]  # asked; no by default
     assert app["permissions"] == app_manifest.needed_permissions()
     assert world.hub.hook["url"] == GITHUB_HOOK and world.hub.hook["active"]
     assert app["owner"]["login"] == world.hub.user and app["external_url"] == f"https://github.test/{CONTROL}"
@@ -316,7 +317,7 @@ def test_setup_registers_the_app_from_a_manifest_stores_the_secrets_and_sets_tel
 
 def test_setup_run_again_finds_everything_done_and_changes_nothing(fresh, aws, tmp_path):
     world, secret_id = fresh
-    assert run(["setup"], world, tmp_path, aws, Person(world, ["", "", ""], [BOT_TOKEN]))[0] == 0
+    assert run(["setup"], world, tmp_path, aws, Person(world, ["", "", "", ""], [BOT_TOKEN]))[0] == 0
     samconfig = (tmp_path / "samconfig.local.toml").read_text()
     secret, webhook, sent = stored_secret(secret_id), dict(world.chat.webhook), list(world.chat.sent)
     world.chat.requests.clear()
@@ -379,12 +380,13 @@ def test_setup_for_make_serve_writes_dotenv_for_an_organizations_app(make_world,
     world.chat.receive("hi", chat={"id": 42, "type": "private", "first_name": "Maintainer"}, user=MAINTAINER)
     del world.hub.installations[CONTROL]  # not installed yet: setup says where to install it
     environ = {"GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API}
-    person = Person(world, answers=[CONTROL, "", ""], secrets=[BOT_TOKEN])
+    person = Person(world, answers=[CONTROL, "y", "", ""], secrets=[BOT_TOKEN])  # y: its releases change workflows
     code, output = run(["setup", "--local", "https://tunnel.example", "--org", "acme"], world, tmp_path, aws, person,
                        environ)
     assert code == 0, output
     [app] = world.hub.apps_registered
     assert app["owner"] == {**app["owner"], "login": "acme", "type": "Organization"}
+    assert app["permissions"] == {**app_manifest.needed_permissions(), "workflows": "write"}
     env = read_dotenv(tmp_path / ".env")
     assert env["GITHUB_PRIVATE_KEY"] == private_key_pem and env["GITHUB_APP_OWNER"] == "acme"
     assert env["TELEGRAM_CHAT_ID"] == "-1005" and env["TELEGRAM_ALLOWED_USERS"] == "42"
@@ -699,7 +701,7 @@ def test_doctor_without_an_aws_region_reads_the_env_file_and_says_how_to_name_on
 
 def test_doctor_after_setup_and_make_deploy_exits_0_and_every_call_made_is_documented(fresh, aws, tmp_path):
     world, secret_id = fresh
-    assert run(["setup"], world, tmp_path, aws, Person(world, ["", "", ""], [BOT_TOKEN]))[0] == 0
+    assert run(["setup"], world, tmp_path, aws, Person(world, ["", "", "", ""], [BOT_TOKEN]))[0] == 0
     code, output = doctor(world, tmp_path, aws)
     assert code == 1 and "run `make deploy`" in output  # the app's id is not deployed yet
     redeploy(SamConfig(tmp_path / "samconfig.local.toml").parameters())
@@ -783,12 +785,12 @@ def test_doctor_runs_every_check_it_can_when_the_secret_cannot_be_read_and_says_
     assert "✓ deployed parameters: the stack pager has what samconfig.local.toml holds" in output
     assert f"✓ table: {TABLE} is active, with its TTL" in output
     # what needs it was skipped, each saying why, and no failure of AWS stopped the run
-    for what in ("GitHub App", "events", "permissions", "webhook", "installation", "deliveries"):
+    for what in ("GitHub App", "events", "permissions", "webhook", "installation", "workflows", "deliveries"):
         assert f"– {what}: skipped (needs GITHUB_PRIVATE_KEY: {unread})" in output, (what, output)
     for what in ("Telegram bot", "Telegram webhook", "Telegram commands", "chat"):
         assert f"– {what}: skipped (needs TELEGRAM_BOT_TOKEN: {unread})" in output, (what, output)
     assert "✗ AWS" not in output and "arn:aws" not in output and "not authorized" not in output
-    assert output.rstrip().endswith("2 checks hold, 1 fails, 10 skipped.")
+    assert output.rstrip().endswith("2 checks hold, 1 fails, 11 skipped.")
 
 
 def test_doctor_local_reads_the_secret_in_aws_region_and_runs_what_the_environment_gives_it(healthy, aws, tmp_path):
@@ -851,6 +853,50 @@ def test_the_summary_counts_in_words():
     assert lines[-1] == "2 checks hold, 0 fail."
 
 
+def test_doctor_says_whether_the_app_may_merge_releases_that_change_workflows_as_information(healthy, aws, tmp_path):
+    world, secret_id = healthy
+    code, output = doctor(world, tmp_path, aws)  # the README's app: no Workflows permission
+    assert code == 0, output
+    lines = output.splitlines()
+    [line] = [line for line in lines if line.startswith("ℹ workflows")]
+    assert ("the app lacks Workflows (read and write), so merges of release pull requests that change "
+            ".github/workflows/ are refused") in line
+    how = lines[lines.index(line) + 1]
+    assert how == ("    how: on https://github.test/settings/apps/pager-test/permissions: Repository permissions → "
+                   "Workflows: Read and write, Save changes; then the installation's owner accepts it (GitHub asks them)")
+    assert output.rstrip().endswith("13 checks hold, 0 fail.")  # information neither holds nor fails
+
+    world.hub.app["permissions"]["workflows"] = "write"  # chosen, and not accepted by the installation's owner yet
+    world.hub.installation_permissions[1] = app_manifest.needed_permissions()
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 0 and "ℹ workflows: the app asks for Workflows (read and write), but the installation on " in output
+    assert "accept the app's new permissions on https://github.com/settings/installations/1" in output
+    assert "not needed" not in output  # an optional permission is never called one to take away
+
+    world.hub.installation_permissions[1]["workflows"] = "write"
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 0 and "✓ workflows: the app holds Workflows (read and write): pager merges release pull requests" in output
+    assert "ℹ" not in output and output.rstrip().endswith("14 checks hold, 0 fail.")
+
+
+def test_setup_with_workflows_asks_nothing_about_it_and_registers_the_app_with_it(fresh, aws, tmp_path):
+    world, _ = fresh
+    person = Person(world, answers=["", "", ""], secrets=[BOT_TOKEN])  # no Workflows question
+    assert run(["setup", "--workflows"], world, tmp_path, aws, person)[0] == 0
+    [app] = world.hub.apps_registered
+    assert WORKFLOWS_QUESTION not in person.asked and app["permissions"]["workflows"] == "write"
+
+
+def test_setup_with_workflows_for_an_app_registered_without_it_says_where_to_add_it(healthy, aws, tmp_path):
+    world, _ = healthy
+    code, output = run(["setup", "--workflows"], world, tmp_path, aws)
+    assert code == 0, output
+    assert ("  - give the app Workflows: on https://github.test/settings/apps/pager-test/permissions, Repository "
+            "permissions → Workflows: Read and write, Save changes;") in output
+    code, output = run(["setup"], world, tmp_path, aws)  # not asked for: nothing said
+    assert code == 0 and "Workflows" not in output
+
+
 def test_the_lambda_functions_never_import_the_command_line():
     import subprocess
     import sys
@@ -901,7 +947,8 @@ def test_the_readme_permission_table_is_the_codes():
     table = readme.split("<!-- permissions -->")[1].split("<!-- /permissions -->")[0]
     rows = [line.strip() for line in table.strip().splitlines()]
     expected = ["| permission | access | why |", "|---|---|---|"]
-    expected += [f"| {p.title} | {app_manifest.ACCESS_TITLES[p.access]} | {p.why} |" for p in app_manifest.PERMISSIONS]
+    expected += [f"| {p.title} | {app_manifest.ACCESS_TITLES[p.access]} | {p.why} |"
+                 for p in (*app_manifest.PERMISSIONS, *app_manifest.OPTIONAL)]  # the optional ones last
     assert rows == expected
 
 

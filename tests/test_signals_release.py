@@ -203,6 +203,55 @@ def test_a_refused_merge_answers_the_reason_and_takes_merge_away(world, status, 
     assert buttons is None and f"⚠️ GitHub refused the merge: {reason}" in text
 
 
+WORKFLOW_FILE = ".github/workflows/release.yml"
+
+
+def test_the_fake_github_refuses_to_merge_a_change_to_workflows_to_an_installation_without_the_permission(world):
+    from pager.errors import WorkflowsRefused
+    from pager_world.payloads import INSTALLATION
+
+    live_pull(world)
+    world.hub.pull_files[(REPO, 2)] = ["CHANGELOG.md", WORKFLOW_FILE]
+    with pytest.raises(WorkflowsRefused) as refused:
+        world.services.github.merge_pull(REPO, 2, sha=HEAD, method="squash", installation_id=INSTALLATION)
+    # the answer public reports quote: 403, GitHub's words naming the first workflow file changed
+    assert refused.value.status == 403 and refused.value.file == WORKFLOW_FILE
+    assert refused.value.reason == ("refusing to allow a GitHub App to create or update workflow "
+                                    f"`{WORKFLOW_FILE}` without `workflows` permission")
+    assert world.hub.merges == []
+    world.hub.installation_permissions[INSTALLATION]["workflows"] = "write"  # the owner accepted it
+    assert world.services.github.merge_pull(REPO, 2, sha=HEAD, method="squash", installation_id=INSTALLATION)["merged"]
+
+
+def test_a_merge_refused_for_the_workflows_permission_says_so_in_words_and_links_where_to_add_it(world):
+    ready(world)
+    world.hub.pull_files[(REPO, 2)] = [WORKFLOW_FILE]
+    code, answer = world.press("🔀")
+    said = ("GitHub refused the merge: this release changes .github/workflows/, and pager's app lacks the Workflows "
+            "permission. Merge it on GitHub, or add the permission (linked in the message)")
+    assert (code, answer["outcome"]) == (200, said) and world.chat.answers[-1][1] == said
+    assert len(said) <= 200  # answerCallbackQuery's text
+    _, (text, buttons) = only_message(world)
+    assert buttons is None and world.hub.merges == []
+    page = "https://github.com/settings/apps/pager-test/permissions"
+    assert ("⚠️ GitHub refused the merge: this release changes .github/workflows/, and pager's app lacks the "
+            f'Workflows permission. Merge it on GitHub, or add it on <a href="{page}">the app\'s permissions page</a> '
+            "(Repository permissions → Workflows: Read and write; the installation's owner then accepts it) and approve "
+            "the pull request again for 🔀") in text
+    assert "refusing to allow" not in text and "403" not in text and "WorkflowsRefused" not in text
+    # no loop: the sweep does not offer 🔀 again for this head, nor does GitHub's next check suite on it
+    chat = world.chat.view()
+    world.sweep()
+    world.deliver("check_suite", suite_passed())
+    assert world.chat.view() == chat and world.hub.merges == []
+    assert world.store.dump()[KEY]["refusal_cause"] == "workflows"
+    # with the permission added and accepted, an approval offers 🔀 again, and it merges
+    world.hub.installation_permissions[1]["workflows"] = "write"
+    world.deliver("pull_request_review", pull_review_approved())
+    assert world.press("🔀")[1]["outcome"] == "🔀 merged"
+    assert "refusal_cause" not in world.store.dump()[KEY]
+
+
 def test_a_merge_with_a_head_that_moved_on_github_is_refused_and_never_merges_the_new_head(world):
     ready(world)
     live_pull(world, sha=NEWER)  # pushed to, and the webhook of it not here yet

@@ -28,7 +28,13 @@ Every request goes through the world's `Faults` first. As strict as GitHub, each
   the head 409; a merge method the repository does not allow 405; a pull request closed without being
   merged 405 "Pull Request is not mergeable"; a `merge_method` other than merge, squash or rebase (the
   request body's enum in the OpenAPI description) 422 "Validation Failed" with `errors` as the
-  description's validation-error has them;
+  description's validation-error has them; a pull request that changes a file under `.github/workflows/`
+  merged with the token of an installation without the Workflows permission (`workflows`, only ever
+  `write`) 403 "refusing to allow a GitHub App to create or update workflow `<file>` without `workflows`
+  permission", naming the first such file. GitHub's docs say only that an app editing files in
+  `.github/workflows` needs the permission ("Choosing permissions for a GitHub App"); the status and the
+  words of the merge's refusal are those public reports quote (KeisukeYamashita/auto-pull-request-merge#481:
+  the REST merge's message; github/github-mcp-server#1815 and GD4AI/obsidian-llm-wiki#715: HTTP 403);
 - "Permissions required for GitHub Apps" (the app's permissions data behind it, github/docs
   src/github-apps/data, and each endpoint's "Fine-grained access tokens for ..." section): an
   installation token reaches an endpoint only with the permission it needs, else 403 "Resource not
@@ -137,6 +143,7 @@ class FakeGitHub:
         self.merge_methods: dict[str, set[str]] = {}  # repository -> the merge methods it allows (default: all)
         self.up_to_date_required: set[str] = set()  # repositories whose base branch requires up-to-date heads
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
+        self.pull_files: dict[tuple[str, int], list[str]] = {}  # the files a pull request changes ("List pull requests files")
         self.alerts: dict[tuple[str, int], dict[str, Any]] = {}  # code scanning alerts as GitHub has them
         self.dispatches: list[dict[str, Any]] = []
         self.merges: list[dict[str, Any]] = []
@@ -188,6 +195,8 @@ class FakeGitHub:
                     table[new] = table.pop(old)
             for key in [k for k in self.pulls if k[0] == old]:
                 self.pulls[(new, key[1])] = self.pulls.pop(key)
+            for key in [k for k in self.pull_files if k[0] == old]:
+                self.pull_files[(new, key[1])] = self.pull_files.pop(key)
             for key in [k for k in self.alerts if k[0] == old]:
                 self.alerts[(new, key[1])] = self.alerts.pop(key)
 
@@ -322,10 +331,14 @@ class FakeGitHub:
         installation, _ = self.tokens.get(_bearer(request), (None, 0.0))
         if installation is None:
             return None  # not an installation token: the credentials' refusal applies
-        held = self.installation_permissions.get(installation, self._app()["permissions"])
+        held = self._held(installation)
         if any(ACCESS.get(str(held.get(name)), 0) >= ACCESS[access] for name, access in needs):
             return None
         return _error(403, "Resource not accessible by integration")
+
+    def _held(self, installation: int | None) -> dict[str, Any]:
+        """The permissions an installation's tokens carry: what its owner accepted, else the app's."""
+        return self.installation_permissions.get(installation or 0, self._app()["permissions"])
 
     def _valid_jwt(self, token: str) -> bool:
         parts = token.split(".")
@@ -372,7 +385,7 @@ class FakeGitHub:
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/dispatches", path)) and method == "POST":
             return self._dispatch(m.group(1), request)
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/merge", path)) and method == "PUT":
-            return self._merge(m.group(1), int(m.group(2)), request.json())
+            return self._merge(m.group(1), int(m.group(2)), request.json(), self.tokens.get(_bearer(request), (None, 0.0))[0])
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/code-scanning/alerts/(\d+)", path)) and method == "GET":
             alert = self.alerts.get((m.group(1), int(m.group(2))))
             return HttpResponse(200, dict(alert)) if alert else _error(404, "No alert found for alert number")
@@ -490,7 +503,7 @@ class FakeGitHub:
             self.pending.append(item["guid"])
         return HttpResponse(202, {})
 
-    def _merge(self, repository: str, number: int, body: dict[str, Any]) -> HttpResponse:
+    def _merge(self, repository: str, number: int, body: dict[str, Any], installation: int | None) -> HttpResponse:
         method = body.get("merge_method", "merge")
         if method not in MERGE_METHODS:
             fault = github_error(422, "Validation Failed", errors=[
@@ -515,6 +528,10 @@ class FakeGitHub:
                 return _error(405, "Pull Request is not mergeable" if state != "behind" else "Head branch is out of date.")
             if state not in ("clean", "unstable", "has_hooks", "behind"):
                 return _error(405, "Pull Request is not mergeable")
+            workflow = next((f for f in self.pull_files.get((repository, number), []) if f.startswith(".github/workflows/")), None)
+            if workflow is not None and ACCESS.get(str(self._held(installation).get("workflows")), 0) < ACCESS["write"]:
+                return _error(403, f"refusing to allow a GitHub App to create or update workflow `{workflow}` without "
+                                   "`workflows` permission")
             sha = hashlib.sha1(f"{repository}#{number}@{pull['head']['sha']}".encode()).hexdigest()
             pull.update(merged=True, state="closed", merge_commit_sha=sha)
             self.merges.append({"repository": repository, "number": number, **body})

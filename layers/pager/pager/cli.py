@@ -1,6 +1,6 @@
 """The command line `pager`: `pager setup` and `pager doctor` (the console script of pyproject.toml).
 
-    pager setup   [--stack NAME] [--region REGION] [--local [URL]] [--env-file PATH] [--org ORG] [--name NAME] [--test-message]
+    pager setup   [--stack NAME] [--region REGION] [--local [URL]] [--env-file PATH] [--org ORG] [--name NAME] [--test-message] [--workflows]
     pager doctor  [--stack NAME] [--region REGION] [--local [URL]] [--env-file PATH]
 
 Both find the deployment the way the functions read their settings: the stack (its outputs, its
@@ -87,6 +87,9 @@ def parser() -> argparse.ArgumentParser:
             command.add_argument("--org", default="", help="register the app for this organization (default: ask)")
             command.add_argument("--name", default="", help="the app's name (GitHub's page lets you change it)")
             command.add_argument("--test-message", action="store_true", help="send a test message even if nothing changed")
+            command.add_argument("--workflows", action="store_true", default=None,
+                                 help="give the app Workflows: write, to merge release pull requests that change "
+                                      ".github/workflows/ (default: ask)")
     return top
 
 
@@ -140,7 +143,8 @@ def setup(args: argparse.Namespace, context: Context, console: Any) -> int:
     tools = Tools(console=console, session=context.http(), now=context.now, sleep=context.sleep,
                   open_browser=context.open_browser, ask_secret=context.secret_input, token=context.token,
                   environ=context.environ)
-    return run_setup(target, tools, Options(org=args.org, name=args.name, test_message=args.test_message))
+    return run_setup(target, tools, Options(org=args.org, name=args.name, test_message=args.test_message,
+                                            workflows=args.workflows))
 
 
 def doctor(args: argparse.Namespace, context: Context, console: Any) -> int:

@@ -15,6 +15,7 @@
     │   └── Partial              what a press asked for happened (`said`), a later step failed: a retry finishes it
     ├── Permanent                a refusal that no retry can fix (logged, not a 500)
     │   ├── GitHubRefused        GitHub answered another 4xx (status kept)
+    │   │   └── WorkflowsRefused  a merge refused: it changes .github/workflows/, the app lacks Workflows
     │   └── TelegramRefused      Telegram answered another 4xx (description kept)
     │       ├── MessageNotEditable  the message cannot be edited (gone, not the bot's…): send it anew
     │       └── ChatMigrated        the group became a supergroup (`to_chat`): write there instead
@@ -103,6 +104,15 @@ class GitHubRefused(Permanent):
         super().__init__(message)
         self.status = status
         self.reason = reason
+
+
+class WorkflowsRefused(GitHubRefused):
+    """GitHub refused to merge a pull request that changes a file under .github/workflows/ (`file`, the one it
+    named): the app lacks the Workflows permission. No retry helps; the permission, or a merge on GitHub, does."""
+
+    def __init__(self, message: str, *, status: int, reason: str = "", file: str = ""):
+        super().__init__(message, status=status, reason=reason)
+        self.file = file
 
 
 class TelegramRefused(Permanent):

@@ -24,6 +24,7 @@ No exception message carries the JWT, a token or the private key: messages name 
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ import jwt
 import requests
 
 from . import deadline
-from .errors import ConfigError, GitHubRefused, GitHubUnavailable
+from .errors import ConfigError, GitHubRefused, GitHubUnavailable, WorkflowsRefused
 from .transport import may_have_arrived
 from .values import parse_iso
 
@@ -56,6 +57,14 @@ COLLABORATORS_KEPT = 1000  # answers kept at most (the oldest goes first)
 
 class InstallationGone(GitHubRefused):
     """GitHub no longer knows the installation (404 for its token): the app was uninstalled."""
+
+
+# GitHub's refusal to merge a pull request that changes a file under .github/workflows/ for an app without the
+# Workflows permission: 403 "refusing to allow a GitHub App to create or update workflow `<file>` without
+# `workflows` permission". GitHub documents the permission, not this answer: its status and words are those
+# public reports quote (KeisukeYamashita/auto-pull-request-merge#481, github/github-mcp-server#1815).
+WORKFLOWS_REFUSAL = re.compile(r"refusing to allow a GitHub App to create or update workflow `?([^`\s]*)`? "
+                               r"without `?workflows`? permission")
 
 
 def _an_object(body: Any, step: str) -> dict[str, Any]:
@@ -279,9 +288,16 @@ class GitHub:
     def merge_pull(
         self, repo: str, number: int, *, sha: str, method: str, installation_id: int | None = None
     ) -> dict:
-        """Merge a pull request only if its head is still `sha` (405 not mergeable, 409 head changed)."""
-        body = self._on_repository(repo, installation_id, "PUT", f"/repos/{repo}/pulls/{int(number)}/merge",
-                                   step="github merge pull request", json={"sha": sha, "merge_method": method})
+        """Merge a pull request only if its head is still `sha` (405 not mergeable, 409 head changed;
+        WorkflowsRefused: it changes .github/workflows/ and the app lacks the Workflows permission)."""
+        try:
+            body = self._on_repository(repo, installation_id, "PUT", f"/repos/{repo}/pulls/{int(number)}/merge",
+                                       step="github merge pull request", json={"sha": sha, "merge_method": method})
+        except GitHubRefused as exc:
+            found = WORKFLOWS_REFUSAL.search(exc.reason) if exc.status == 403 else None
+            if found is None:
+                raise
+            raise WorkflowsRefused(str(exc), status=exc.status, reason=exc.reason, file=found.group(1)) from exc
         return body if isinstance(body, dict) else {}
 
     # -- transport ------------------------------------------------------------------------------------

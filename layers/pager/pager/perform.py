@@ -10,9 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from . import attention_store
-from .errors import ChatMigrated, GitHubRefused, MessageNotEditable
+from .errors import ChatMigrated, GitHubRefused, MessageNotEditable, WorkflowsRefused
 from .services import Services
 from .signals.steps import (
+    WORKFLOWS,
     DeleteMessage,
     Dispatch,
     EditMessage,
@@ -74,7 +75,8 @@ def _dispatch(services: Services, effect: Dispatch) -> None:
 
 
 def _merge(services: Services, effect: MergePull) -> MergeResult:
-    """Merge a pull request; GitHub's refusal is a result too (not merged, with its status and reason)."""
+    """Merge a pull request; GitHub's refusal is a result too (not merged, with its status and reason, and its
+    cause when GitHub's answer names one pager knows)."""
     try:
         answer = services.github.merge_pull(
             effect.repository,
@@ -83,6 +85,8 @@ def _merge(services: Services, effect: MergePull) -> MergeResult:
             method=effect.method,
             installation_id=effect.installation_id,
         )
+    except WorkflowsRefused as exc:
+        return MergeResult(merged=False, status=exc.status, reason=exc.reason, cause=WORKFLOWS, file=exc.file)
     except GitHubRefused as exc:
         return MergeResult(merged=False, status=exc.status, reason=exc.reason or f"refused ({exc.status})")
     return MergeResult(merged=True, sha=str(answer.get("sha") or ""))

@@ -6,6 +6,11 @@
   ("Permissions required for GitHub Apps"; tests read `pager/github.py` and fail on a call missing here).
   The calls made with the app's JWT (its deliveries, installations and tokens) need no repository permission.
 - `PERMISSIONS`: the README's table ("Register the GitHub App"), row by row, with the reason for each.
+- `OPTIONAL`: what pager asks for only when the operator chooses it (`pager setup --workflows`): the table's
+  last rows. GitHub refuses to merge a pull request that changes a file under `.github/workflows/` to an app
+  without the Workflows permission (GitHub's "Choosing permissions for a GitHub App": an app that edits
+  files in `.github/workflows` needs it), so a fleet whose release pull requests change workflows needs it
+  for 🔀 Merge; every other fleet is better off without it.
 
 The manifest (`pager.admin.manifest`), `pager doctor` and the sweep (whether an installation would take
 a refused signal again) all read them here.
@@ -41,6 +46,17 @@ PERMISSIONS: tuple[Permission, ...] = (
                                                "(organizations)"),
     Permission("pull_requests", "Pull requests", "read", "pull request events and reviews; reading release pull requests"),
 )
+
+WORKFLOWS = Permission("workflows", "Workflows", "write",
+                       "only when chosen (`pager setup --workflows`): merging a release pull request that changes "
+                       "`.github/workflows/` (GitHub refuses that merge to an app without it)")
+OPTIONAL: tuple[Permission, ...] = (WORKFLOWS,)  # the API knows the Workflows permission only as `write`
+
+
+def optional_permissions(*, workflows: bool) -> dict[str, str]:
+    """The optional permissions the operator chose (name -> access)."""
+    return {WORKFLOWS.name: WORKFLOWS.access} if workflows else {}
+
 
 # The permission a GitHub App needs to subscribe to each event ("Webhook events and payloads").
 EVENT_PERMISSIONS: dict[str, str] = {

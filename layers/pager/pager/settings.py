@@ -125,9 +125,17 @@ class Settings:
     @property
     def advanced_page(self) -> str:
         """The app's Advanced page, where GitHub shows its recent deliveries."""
+        return self._app_page("advanced")
+
+    @property
+    def permissions_page(self) -> str:
+        """The app's Permissions & events page, where its owner chooses its permissions (Workflows among them)."""
+        return self._app_page("permissions")
+
+    def _app_page(self, page: str) -> str:
         if self.github_app_owner:
-            return f"https://github.com/organizations/{self.github_app_owner}/settings/apps/{self.github_app_slug}/advanced"
-        return f"https://github.com/settings/apps/{self.github_app_slug}/advanced"
+            return f"https://github.com/organizations/{self.github_app_owner}/settings/apps/{self.github_app_slug}/{page}"
+        return f"https://github.com/settings/apps/{self.github_app_slug}/{page}"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], read_secret: SecretReader = read_secret_with_powertools) -> Settings:

@@ -11,6 +11,7 @@ raw ISO time, no table key and no exception class reaches the chat (SPEC §6.1);
     EVENT_NOUNS / event_noun       what GitHub calls the thing of a webhook event ("issue", "workflow run")
     thing_of(event, payload)       the thing an event is about, named as GitHub's pages name it, and its link
     failure(exc)                   why a press or a command did not act, in the person's words
+    merge_refused(reason, ...)     why GitHub refused a 🔀 merge; merge_answer: the same as a press's answer
 """
 
 from __future__ import annotations
@@ -196,6 +197,27 @@ _OWN_NAMES: Mapping[str, Callable[[Any, str], Thing]] = {
     "code_scanning_alert": _code_scanning_alert,
     "release": _release,
 }
+
+
+# A merge GitHub refused because the release changes .github/workflows/ and the app lacks the Workflows
+# permission: what it means, what to do (the message links the app's permissions page; an answer cannot).
+WORKFLOWS_LACKED = "this release changes .github/workflows/, and pager's app lacks the Workflows permission"
+WORKFLOWS_TODO = "Merge it on GitHub, or add the permission (linked in the message)"
+WORKFLOWS_FIX = ("Merge it on GitHub, or add it on {page} (Repository permissions → Workflows: Read and write; the "
+                 "installation's owner then accepts it) and approve the pull request again for 🔀")
+
+
+def merge_refused(reason: str, *, workflows: bool = False) -> str:
+    """Why GitHub refused a 🔀 merge: for a release that changes workflows, what that means (GitHub's own
+    words stay in the log); for any other refusal, GitHub's reason."""
+    return f"GitHub refused the merge: {WORKFLOWS_LACKED if workflows else reason}"
+
+
+def merge_answer(reason: str, *, workflows: bool = False) -> str:
+    """The 🔀 press's answer to a refused merge (at most 200 characters, the Bot API's limit): why, and for a
+    release that changes workflows, what to do."""
+    said = merge_refused(reason, workflows=workflows)
+    return (f"{said}. {WORKFLOWS_TODO}" if workflows else said)[:200]
 
 
 def failure(exc: PagerError) -> str:

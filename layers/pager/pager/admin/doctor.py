@@ -2,8 +2,8 @@
 
 First the facts are gathered (every call made once, each failure kept as a fact: `gather`), then each
 check is a pure function from the facts to `Check` lines (`checks`). A check that needs what could not
-be read, or the stack when none was found, is skipped with a note. The exit status is 0 only when no
-check fails.
+be read, or the stack when none was found, is skipped with a note. A line of information (ℹ) neither
+holds nor fails. The exit status is 0 only when no check fails.
 
     settings       complete and well-formed, read as the functions read them
     deployed       samconfig.local.toml's parameters are the stack's (else: `make deploy`)
@@ -12,6 +12,8 @@ check fails.
     permissions    the app holds every permission its calls need (and which it holds beyond them)
     webhook        active, JSON, with a secret, at the stack's /github
     installation   on the control repository, its permissions accepted, on how many repositories
+    workflows      information: whether the app may merge release pull requests that change .github/workflows/
+                   (the optional Workflows permission, the app's and the installation's); never a failure
     deliveries     the last day: how many failed, how many were refused with 401, which kept failing
     bot            Telegram accepts the token (getMe)
     telegram       its webhook at the stack's /telegram, button presses and commands allowed, no recent error
@@ -47,6 +49,7 @@ from .manifest import (
     describe,
     missing_permissions,
     needed_permissions,
+    optional_permissions,
     web_root,
 )
 
@@ -58,7 +61,8 @@ DELIVERY_PAGES = 10  # pages of 100 read for the last day; a busier day is count
 class Check:
     ok: bool | None  # None: skipped
     line: str
-    fix: str = ""
+    fix: str = ""  # for information: how to change it
+    info: bool = False  # information (ℹ): neither holds nor fails
 
 
 @dataclass
@@ -227,7 +231,7 @@ def _key_loads(pem: str) -> bool:
 def checks(facts: Facts) -> list[Check]:
     out = [check_settings(facts), check_deployed(facts)]
     out += [check_app(facts), check_events(facts), check_permissions(facts), check_webhook(facts)]
-    out += [check_installation(facts), check_deliveries(facts)]
+    out += [check_installation(facts), check_workflows(facts), check_deliveries(facts)]
     out += [check_bot(facts), check_telegram_webhook(facts), check_telegram_commands(facts), check_chat(facts)]
     out += [check_table(facts)]
     return out
@@ -381,7 +385,7 @@ def check_permissions(facts: Facts) -> Check:
     held = app.get("permissions") or {}
     needed = needed_permissions()
     missing = missing_permissions(held, needed)
-    more = beyond(held, needed)
+    more = beyond(held, {**needed, **optional_permissions(workflows=True)})  # an optional one is the operator's choice
     if missing:
         return Check(False, f"permissions: the app lacks {describe(missing)}",
                      f"choose them under Repository permissions on {facts.pages.permissions}, Save changes, then accept "
@@ -449,6 +453,28 @@ def check_installation(facts: Facts) -> Check:
     count = (facts.get("repositories") or {}).get("total_count")
     reach = f"on {plural(count, 'repository', 'repositories')}" if isinstance(count, int) else "(its repositories could not be counted)"
     return Check(True, f"installation: on the control repository {control} and {reach} of {account}")
+
+
+def check_workflows(facts: Facts) -> Check:
+    """Information: whether GitHub lets the app merge a release pull request that changes .github/workflows/
+    (the Workflows permission, optional: `pager setup --workflows`), the app's and its installation's."""
+    app, installation = facts.get("app"), facts.get("installation")
+    if app is None:
+        return _skip("workflows", _no_app(facts))
+    wanted = optional_permissions(workflows=True)
+    refused = "merges of release pull requests that change .github/workflows/ are refused (merge those on GitHub)"
+    if missing_permissions(app.get("permissions") or {}, wanted):
+        return Check(None, f"workflows: the app lacks {describe(wanted)}, so {refused}; fine when no release "
+                           "changes workflows", f"on {facts.pages.permissions}: Repository permissions → Workflows: "
+                           "Read and write, Save changes; then the installation's owner accepts it (GitHub asks them)",
+                     info=True)
+    if installation is not None and missing_permissions(installation.get("permissions") or {}, wanted):
+        account = (installation.get("account") or {}).get("login", "")
+        return Check(None, f"workflows: the app asks for {describe(wanted)}, but the installation on {account} has not "
+                           f"accepted it, so {refused}", f"accept the app's new permissions on "
+                           f"{installation.get('html_url') or facts.pages.install}", info=True)
+    return Check(True, "workflows: the app holds Workflows (read and write): pager merges release pull requests that "
+                       "change .github/workflows/")
 
 
 @dataclass(frozen=True)
@@ -630,14 +656,19 @@ def check_table(facts: Facts) -> Check:
 def report(results: list[Check], line: Callable[[str], None]) -> int:
     """Print the checks; the exit status (0 only when none failed)."""
     for check in results:
-        mark = "✓" if check.ok else "✗" if check.ok is False else "–"
-        line(f"{mark} {check.line}")
-        if check.ok is False and check.fix:
-            line(f"    fix: {check.fix}")
-    failed = sum(1 for check in results if check.ok is False)
-    skipped = sum(1 for check in results if check.ok is None)
-    held = len(results) - failed - skipped
+        line(f"{_kind(check)} {check.line}")
+        if check.fix and _kind(check) in ("✗", "ℹ"):
+            line(f"    {'how' if check.info else 'fix'}: {check.fix}")
+    count = {kind: sum(1 for check in results if _kind(check) == kind) for kind in ("✓", "✗", "–")}
+    held, failed, skipped = count["✓"], count["✗"], count["–"]
     line("")
     line(f"{plural(held, 'check holds', 'checks hold')}, {failed} {'fails' if failed == 1 else 'fail'}"
          + (f", {skipped} skipped" if skipped else "") + ".")
     return 1 if failed else 0
+
+
+def _kind(check: Check) -> str:
+    """A check's mark: holds, fails, skipped, or information (which neither holds nor fails)."""
+    if check.info:
+        return "ℹ"
+    return "✓" if check.ok else "✗" if check.ok is False else "–"

@@ -27,18 +27,21 @@ from pager.permissions import (  # noqa: F401  (the manifest's permissions; doct
     ALWAYS,
     CALL_PERMISSIONS,
     EVENT_PERMISSIONS,
+    OPTIONAL,
     PERMISSIONS,
+    WORKFLOWS,
     Permission,
     beyond,
     missing_permissions,
     needed_permissions,
+    optional_permissions,
     stronger,
 )
 
 
 def title(name: str) -> str:
     """A permission as GitHub's form names it."""
-    for permission in PERMISSIONS:
+    for permission in (*PERMISSIONS, *OPTIONAL):
         if permission.name == name:
             return permission.title
     return name.replace("_", " ").capitalize()
@@ -55,8 +58,9 @@ def web_root(api_url: str) -> str:
     return f"{parts.scheme}://{host}"
 
 
-def manifest(*, name: str, homepage: str, webhook_url: str, redirect_url: str) -> dict[str, Any]:
-    """The GitHub App manifest: its events and permissions from the code, its webhook active at `webhook_url`."""
+def manifest(*, name: str, homepage: str, webhook_url: str, redirect_url: str, workflows: bool = False) -> dict[str, Any]:
+    """The GitHub App manifest: its events and permissions from the code, its webhook active at `webhook_url`;
+    with `workflows`, Workflows: write too (`default_permissions` names it `workflows`, as GET /app does)."""
     from pager.signals import subscribed_events
 
     events = subscribed_events()
@@ -68,7 +72,7 @@ def manifest(*, name: str, homepage: str, webhook_url: str, redirect_url: str) -
         "redirect_url": redirect_url,
         "public": False,
         "default_events": events,
-        "default_permissions": needed_permissions(events),
+        "default_permissions": dict(sorted({**needed_permissions(events), **optional_permissions(workflows=workflows)}.items())),
     }
 
 

@@ -2,7 +2,9 @@
 
     control      the control repository (a parameter of the stack; asked for `make serve`)
     github-app   registered from a manifest (`pager.admin.manifest`, `pager.admin.form`); its private key
-                 and webhook secret stored at once, its id, slug and owner saved for `make deploy`
+                 and webhook secret stored at once, its id, slug and owner saved for `make deploy`; with
+                 Workflows: write when chosen (`--workflows`, or yes to the question: a fleet whose release
+                 pull requests change .github/workflows/, which GitHub refuses to merge to an app without it)
     secrets      secrets given in the environment, stored where the functions read them
     bot          the bot's token, checked with getMe and stored
     secret-token Telegram's webhook secret token (generated here when none is stored)
@@ -67,6 +69,18 @@ class Options:
     org: str = ""
     name: str = ""
     test_message: bool = False
+    workflows: bool | None = None  # Workflows: write for the app (None: ask when registering it)
+
+
+WORKFLOWS_QUESTION = ("Do your release pull requests change .github/workflows/? pager then needs Workflows: write to "
+                      "merge them (GitHub refuses otherwise) [y/N]: ")
+
+
+def wants_workflows(options: Options, console: Console) -> bool:
+    """Whether the app gets Workflows: write: `--workflows`, else the person's answer (default no)."""
+    if options.workflows is not None:
+        return options.workflows
+    return console.ask(WORKFLOWS_QUESTION).lower() in ("y", "yes")
 
 
 @dataclass
@@ -222,7 +236,7 @@ def run_setup(target: Target, tools: Tools, options: Options) -> int:
             console.done(finished)
         elif not step(state, tools, options):
             return 1
-    what_is_left(state, tools)
+    what_is_left(state, tools, options)
     return 0
 
 
@@ -277,21 +291,23 @@ def step_app(state: State, tools: Tools, options: Options) -> bool:
         org = console.ask("Register the app for your user account (Enter) or for an organization (its login): ")
     control = state.values["CONTROL_REPOSITORY"]
     name = options.name or f"{org or control.split('/')[0]}-pager"[:34]
-    code = register_in_browser(state, tools, name=name, org=org, webhook_url=webhook_url)
+    workflows = wants_workflows(options, console)
+    code = register_in_browser(state, tools, name=name, org=org, webhook_url=webhook_url, workflows=workflows)
     if code is None:
         return False
     credentials = github(state, tools).convert_manifest(code)
     return keep_credentials(state, tools, credentials, org)
 
 
-def register_in_browser(state: State, tools: Tools, *, name: str, org: str, webhook_url: str) -> str | None:
+def register_in_browser(state: State, tools: Tools, *, name: str, org: str, webhook_url: str,
+                        workflows: bool = False) -> str | None:
     """Serve the form, let the person register the app on GitHub; the code GitHub's redirect brought back."""
     console = tools.console
     web = web_root(state.github_api)
     form = ManifestForm(tools.token(24)).start()
     try:
         app = manifest(name=name, homepage=f"{web}/{state.values['CONTROL_REPOSITORY']}", webhook_url=webhook_url,
-                       redirect_url=form.redirect_url)
+                       redirect_url=form.redirect_url, workflows=workflows)
         owner = f"It will belong to the organization {org}." if org else "It will belong to your user account."
         form.show(action=new_app_url(web, org, form.state), manifest=app, owner=owner)
         console.doing(f"registering the GitHub App “{name}” from a manifest: its webhook is {webhook_url}")
@@ -540,8 +556,9 @@ def choose_users(users: dict[int, str], console: Console) -> list[int]:
 # -- what is left --------------------------------------------------------------------------------------------
 
 
-def what_is_left(state: State, tools: Tools) -> None:
-    """Say what only the person can do: deploy the parameters, install the app; then the doctor."""
+def what_is_left(state: State, tools: Tools, options: Options | None = None) -> None:
+    """Say what only the person can do: deploy the parameters, install the app, give an app registered before
+    the Workflows permission asked for (`--workflows`); then the doctor."""
     console = tools.console
     console.line()
     console.line("What is left for you:")
@@ -549,9 +566,21 @@ def what_is_left(state: State, tools: Tools) -> None:
     if pending:
         console.line(f"  - run `make deploy`: {', '.join(sorted(pending))} in samconfig.local.toml reach the functions then")
     if state.app is not None:
-        for line in app_left(state, tools):
+        for line in app_left(state, tools) + workflows_left(state, options or Options()):
             console.line(f"  - {line}")
     console.line("  - check it all with `pager doctor`")
+
+
+def workflows_left(state: State, options: Options) -> list[str]:
+    """An app registered without Workflows: write when `--workflows` asks for it: where to add it (a manifest
+    sets permissions only when the app is registered)."""
+    held = (state.app or {}).get("permissions")
+    if not options.workflows or not isinstance(held, dict) or held.get("workflows") == "write":
+        return []
+    pages = AppPages(state.values.get("GITHUB_APP_SLUG", ""), state.values.get("GITHUB_APP_OWNER", ""), web_root(state.github_api))
+    return [f"give the app Workflows: on {pages.permissions}, Repository permissions → Workflows: Read and write, Save "
+            "changes; the installation's owner then accepts it (pager merges release pull requests that change "
+            ".github/workflows/ only with it)"]
 
 
 def app_left(state: State, tools: Tools) -> list[str]:

@@ -12,7 +12,10 @@ default branch as its base.
                                                          pull_request event has not come, is adopted
                                                          from GitHub's pull request)
     🔀 Merge pressed (`merge_press`)                      merge with the recorded head sha; a refusal
-                                                         answers with GitHub's reason, takes Merge away
+                                                         answers with GitHub's reason, takes Merge away;
+                                                         a release that changes .github/workflows/,
+                                                         refused for the Workflows permission, is said
+                                                         in words, with the app's permissions page
     pull_request_review.submitted                        gather the pull request as GitHub has it; an
                                                          approval may have made it clean: offer 🔀 Merge
     pull_request.closed                                  merged: record (pull request, merge commit,
@@ -28,6 +31,8 @@ One record per pull request, `release#<repository id>#<number>` (the id survives
                      takes Merge from a release that is ready
     head, title, url, number, installation_id
     state            open, closed or merged; ready: Merge is offered; refusal: GitHub's last reason
+                     (refused_head: its head; refusal_cause "workflows" and refusal_page: the app lacks
+                     the Workflows permission, and where to add it)
     merged           {commit, at}, once; tags: [{tag, url}] added by release.published (shown once merged)
     versions         the versions its title and body name ("release 1.2.0", "## pkg@1.2.3")
     message_id, chat, text, buttons   what the chat shows (the message and its chat)
@@ -59,10 +64,11 @@ from ..html import escape, link
 from ..routing import Delivery, Repository
 from ..services import Services
 from ..values import field, integer, iso, newest, order_of_time, text
+from ..words import WORKFLOWS_FIX, merge_answer, merge_refused
 from .common import default_branch, is_release_pull, repo_url
 from .messages import RETIRED, Shown, buttons_json, retired_after, show, tidy
 from .records import settle
-from .steps import MergePull, MergeResult, Note, Posted, Step
+from .steps import WORKFLOWS, MergePull, MergeResult, Note, Posted, Step
 
 MERGE_PREFIX = "merge:"
 TTL_SECONDS = 180 * 24 * 3600
@@ -166,11 +172,31 @@ def render(repository: str, data: Mapping[str, Any], repository_id: int) -> tupl
     elif data.get("ready"):
         lines = [f"🔀 {ref} is ready to merge: {title}", "🟢 its checks passed and GitHub calls it mergeable"]
     elif data.get("refusal"):
-        lines = [f"📦 {ref} release pull request: {title}", f"⚠️ GitHub refused the merge: {escape(str(data['refusal']))}"]
+        lines = [f"📦 {ref} release pull request: {title}", _refused(data)]
     else:
         lines = [f"📦 {ref} release pull request opened: {title}", "⏳ waiting for its checks and for GitHub to call it mergeable"]
     buttons = [[("🔀 Merge", f"{MERGE_PREFIX}{int(repository_id)}:{number}")]] if offers_merge(data) else None
     return "\n".join(lines), buttons
+
+
+def _refused(data: Mapping[str, Any]) -> str:
+    """The line of a merge GitHub refused: why; for a release that changes workflows, what to do, with the app's
+    permissions page."""
+    workflows = data.get("refusal_cause") == WORKFLOWS
+    line = f"⚠️ {escape(merge_refused(str(data['refusal']), workflows=workflows))}"
+    if not workflows:
+        return line
+    page = str(data.get("refusal_page") or "")
+    where = link(page, "the app's permissions page") if page else "the app's permissions page"
+    return f"{line}. {escape(WORKFLOWS_FIX).format(page=where)}"
+
+
+REFUSAL = ("refusal", "refused_head", "refusal_cause", "refusal_page")  # a merge GitHub refused, for its head
+
+
+def without_refusal(data: dict[str, Any]) -> dict[str, Any]:
+    """The record without the merge GitHub refused (a new head, an offer of 🔀 again, or the merge itself)."""
+    return {k: v for k, v in data.items() if k not in REFUSAL}
 
 
 def moment_of(data: Mapping[str, Any], new: Mapping[str, Any]) -> Moment | None:
@@ -281,8 +307,7 @@ def applied(data: dict[str, Any], p: ReleasePull) -> dict[str, Any]:
         new["versions"] = list(p.versions)
     if data.get("head") != p.head:
         new.update(head=p.head, ready=False)
-        new.pop("refusal", None)
-        new.pop("refused_head", None)
+        new = without_refusal(new)
     return new
 
 
@@ -321,8 +346,7 @@ def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], liv
         if mergeable != "clean":
             return converge(repo, data, new, f"not ready: {mergeable}", f"not ready: {mergeable}", volume, now)
         ready = {**new, "ready": True}
-        ready.pop("refusal", None)
-        ready.pop("refused_head", None)
+        ready = without_refusal(ready)
         return converge(repo, data, ready, "Merge offered", "Merge already offered", volume, now)
 
     return decide
@@ -350,7 +374,7 @@ def decide_closed(repo: Repository, p: ReleasePull, tags: Iterable[Mapping[str, 
                 "order": newest(data.get("order"), p.order),
                 "merged": {"commit": p.merge_commit, "at": p.merged_at},
             }
-            new.pop("refusal", None)
+            new = without_refusal(new)
             return converge(repo, data, new, "merge recorded", "merge already recorded", volume, now)
         if data.get("order") and p.order < data["order"]:
             return Step("stale: older than the recorded head")
@@ -407,8 +431,10 @@ def decide_waiting_tag(tag: str, url: str):
     return decide
 
 
-def decide_merge(repo: Repository, number: int, method: str, volume: Volume = LOUD):
-    """🔀 Merge pressed: merge the recorded head once; a refusal takes Merge away."""
+def decide_merge(repo: Repository, number: int, method: str, volume: Volume = LOUD, *, permissions_page: str = ""):
+    """🔀 Merge pressed: merge the recorded head once; a refusal takes Merge away (for this head: a new head, or
+    an approval, offers it again), its cause recorded when pager knows it (a release that changes workflows,
+    merged by an app without the Workflows permission: the message then links `permissions_page`)."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
         if not data:
@@ -424,12 +450,12 @@ def decide_merge(repo: Repository, number: int, method: str, volume: Volume = LO
         def then(result: MergeResult) -> dict[str, Any]:
             if result.merged:
                 merged = {**data, "state": "merged", "ready": False, "merged": {"commit": result.sha, "at": iso(now)}}
-                merged.pop("refusal", None)
-                return merged
-            return {**data, "ready": False, "refusal": result.reason, "refused_head": data["head"]}
+                return without_refusal(merged)
+            workflows = {"refusal_cause": WORKFLOWS, "refusal_page": permissions_page} if result.cause == WORKFLOWS else {}
+            return {**without_refusal(data), "ready": False, "refusal": result.reason, "refused_head": data["head"], **workflows}
 
         def describe(result: MergeResult) -> str:
-            return "🔀 merged" if result.merged else f"GitHub refused the merge: {result.reason}"
+            return "🔀 merged" if result.merged else merge_answer(result.reason, workflows=result.cause == WORKFLOWS)
 
         effect = MergePull(repo.name, number, sha=data["head"], method=method, installation_id=data.get("installation_id"))
         return Step(describe, effect=effect, then=then)
@@ -526,7 +552,8 @@ def merge_press(services: Services, repository_id: int, number: int) -> str:
     if not repository:
         return "this release is no longer known"
     repo = Repository(repository_id, repository)
-    decide = partial(decide_merge, repo, number, services.settings.release_merge_method)
+    decide = partial(decide_merge, repo, number, services.settings.release_merge_method,
+                     permissions_page=services.settings.permissions_page)
     try:
         settled = settle_release(services, repo, number, decide, wait=False)
     except PagerError as exc:

@@ -120,12 +120,17 @@ class Command:
 Effect = SendMessage | EditMessage | DeleteMessage | Note | Dispatch | MergePull | Redeliver | Press | Command
 
 
+WORKFLOWS = "workflows"  # a merge's cause of refusal: it changes .github/workflows/, the app lacks Workflows
+
+
 @dataclass(frozen=True)
 class MergeResult:
     merged: bool
     sha: str = ""
     status: int = 0
-    reason: str = ""
+    reason: str = ""  # GitHub's own words for a refusal
+    cause: str = ""  # a refusal's cause pager knows (WORKFLOWS), "" for any other
+    file: str = ""  # the file GitHub named with it
 
 
 @dataclass(frozen=True)
