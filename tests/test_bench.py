@@ -14,6 +14,8 @@ import argparse
 import itertools
 import json
 import re
+import sys
+import sysconfig
 from collections import Counter
 
 import jwt
@@ -23,7 +25,19 @@ from pager.errors import Conflict
 from pager.observe import METRICS
 from pager.signals import SUPERSEDED
 from pager.values import iso
-from pager_bench import alternatives, bill, costs, fleet, measure, outages, phone, phone_report, report, simulate
+from pager_bench import (
+    alternatives,
+    bill,
+    cold_report,
+    costs,
+    fleet,
+    measure,
+    outages,
+    phone,
+    phone_report,
+    report,
+    simulate,
+)
 from pager_world.clock import Clock
 from pager_world.faults import Faults
 from pager_world.github import RETENTION, FakeGitHub
@@ -692,7 +706,14 @@ def test_the_report_states_every_target_as_met_or_not_met(replays, subscribed, q
     assert "no event alarmed because its attempts were spent during an outage shorter than 3 hours" in section
     assert "| stale redeliveries that changed state / in all |" in text
     assert "a contribution takes at most 4 round trips to the table" in section
-    assert "an ignored delivery loads none of requests, jwt, cryptography, boto3" in section
+    assert "an ignored delivery loads none of requests, jwt, cryptography, nor boto3 with the secrets in the" in section
+    assert "as deployed (secret store set): boto3 for the secrets, " in section
+    assert "secret in the environment (local runs): none of them, " in section
+    # the modules of an ignored delivery, both ways: as every deployment runs, and with the secrets in the environment
+    lean = text.split("## A lean hot path", 1)[1].split("\n## ", 1)[0]
+    assert "| modules loaded to answer an ignored delivery (star.created) in a fresh interpreter, secret in the " \
+           "environment (local runs) | 709 (at c47878a) |" in lean
+    assert f"| the same, as deployed (secret store set) | – | {modules['deployed']['modules']} |" in lean
     assert "`lambda_handler`" in section
     assert cost["ignored"]["outcomes"] and all(k.startswith("200") for k in cost["ignored"]["outcomes"])
     assert set(cost["contribution"]["outcomes"]) == {"200 sent, draft asked"}  # shown and drafted, never refused
@@ -719,10 +740,47 @@ def test_an_ignored_delivery_makes_no_round_trip_and_a_contribution_at_most_eigh
 
 
 def test_an_ignored_delivery_in_a_fresh_interpreter_loads_none_of_the_clients_libraries(modules):
-    assert modules["outcome"] == "200 ignored"
-    assert not set(modules["loaded"]) & {"requests", "urllib3", "jwt", "cryptography", "boto3"}
-    assert modules["botocore"] in ([], ["botocore"])  # Powertools' user agent imports the top-level package only
-    assert 0 < modules["modules"] < costs.BEFORE["modules"]["modules"]
+    local, deployed = modules["local"], modules["deployed"]
+    assert local["outcome"] == deployed["outcome"] == "200 ignored"
+    # the secrets in the environment (local runs): the store is never asked, and no client's library is loaded
+    assert not set(local["loaded"]) & {"requests", "urllib3", "jwt", "cryptography", "boto3"}
+    assert local["botocore"] in ([], ["botocore"])  # Powertools' user agent imports the top-level package only
+    assert 0 < local["modules"] < costs.BEFORE["modules"]["modules"]
+    # as deployed, the first request of an environment reads the secrets' SecureString through boto3: that and
+    # nothing else of the clients
+    assert {"boto3", "botocore"} <= set(deployed["loaded"]) and not set(deployed["loaded"]) & {"requests", "jwt", "cryptography"}
+    assert deployed["modules"] > local["modules"] and sum(deployed["added"].values()) >= deployed["modules"] - local["modules"]
+    assert {"boto3", "botocore"} <= set(deployed["added"])
+
+
+def test_an_ignored_deliverys_cold_start_is_measured_both_ways_and_the_secrets_read_alone(pem):
+    # the bench's layer is the repository's package with this virtualenv's libraries, on the path the bench gives
+    paths = [str(costs.ROOT / "functions" / "webhook"), str(costs.ROOT / "layers" / "pager"), sysconfig.get_paths()["purelib"]]
+    with costs.cold_world(pem) as (env, busy, _):
+        ways = {"deployed": env, "local": costs.secrets_in_environment(env, pem)}
+        assert "PAGER_SECRET_ID" not in ways["local"] and ways["local"]["GITHUB_PRIVATE_KEY"] == pem
+        out = costs.ignored_cold_starts(sys.executable, paths, ways, costs._Events(fleet.tiny_trace(hours=1)), busy, 1,
+                                        lambda line: None)
+    assert out["ignored_deployed"]["answers"] == out["ignored_local"]["answers"] == [200, 200]
+    assert out["ignored_deployed"]["fakes_first"] > 0 == out["ignored_local"]["fakes_first"]  # only it asked the store
+    assert set(out["secret_read"]) == {"botocore", "boto3", "client", "call"}
+
+
+def test_the_cold_start_section_has_an_ignored_delivery_both_ways_and_the_secrets_read_in_parts(modules):
+    def measured(first: float) -> dict:
+        return {"module": 0.1, "first": first, "warm": 0.001, "first_invocation": 0.1 + first, "one_time": first}
+
+    imports = {"python": "Python 3.13.0", "source": "the layer built by `make build`", "repeats": 7, "first_event": costs.FIRST_EVENT,
+               "webhook_compiled": measured(0.4), "webhook_bare": measured(0.9), "sweep_compiled": measured(0.4),
+               "sweep_bare": measured(0.9), "ignored_event": "star.created", "ignored_deployed": measured(0.35),
+               "ignored_local": measured(0.04), "secret_read": {"botocore": 0.15, "boto3": 0.02, "client": 0.1, "call": 0.01}}
+    lines: list[str] = []
+    cold_report.section(lines.append, imports, modules)
+    text = "\n".join(lines)
+    assert "| as deployed (secret store set) | 100 ms | 350 ms | 450 ms | 1.0 ms |" in text
+    assert "| secret in the environment (local runs) | 100 ms | 40 ms | 140 ms | 1.0 ms |" in text
+    assert "As deployed the first invocation takes 310 ms more and loads" in text
+    assert "importing botocore 150 ms, boto3 on top 20 ms" in text and "89% of it botocore's import and its client" in text
 
 
 def test_dropped_by_another_thing_counts_only_the_kinds_the_coarse_rule_dropped():

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from . import fleet
-from .costs import ROOT, cold_imports, handler_cost, ignored_delivery_modules
+from .costs import ROOT, WAYS, cold_imports, handler_cost, ignored_delivery_modules
 from .held import held
 from .outages import burst, long_outages
 from .report import TRACES, report
@@ -93,7 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     _log(f"round trips: contribution {cost['contribution']['round_trips']:g}, ignored {cost['ignored']['round_trips']:g}")
     _log("modules of an ignored delivery ...")
     modules = ignored_delivery_modules(pem=pem)
-    _log(f"an ignored delivery: {modules['modules']} modules, of the heavy ones {', '.join(modules['loaded']) or 'none'}")
+    for way, label in WAYS.items():
+        _log(f"an ignored delivery, {label}: {modules[way]['modules']} modules, of the heavy ones "
+             f"{', '.join(modules[way]['loaded']) or 'none'}")
     imports = None
     if not args.skip_imports:
         _log("cold starts ...")

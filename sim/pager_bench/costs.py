@@ -6,10 +6,14 @@
   with the HTTP calls, table writes and table round trips (loads and writes: each one a DynamoDB
   request) per delivery;
 - `ignored_delivery_modules`: the modules a fresh interpreter loads to answer one delivery pager
-  ignores through `functions/webhook/app.py:lambda_handler`, and which of the heavy ones are among them;
+  ignores through `functions/webhook/app.py:lambda_handler`, and which of the heavy ones are among them,
+  both `WAYS`: as deployed (the secrets read from their SecureString) and with the secrets in the
+  environment (local runs);
 - `cold_imports`: the cold start of both functions from the built layer, with and without compiled
   bytecode: the import, then the first invocation (clients, the secrets read from Parameter Store, the
-  private key parsed, against moto's server and the fakes on loopback: `cold_world`), then a warm one.
+  private key parsed, against moto's server and the fakes on loopback: `cold_world`), then a warm one;
+  and the webhook function's for an ignored delivery both `WAYS` in alternating runs, beside what the
+  secrets' read through boto3 costs alone.
 
 `BEFORE` keeps the figures of the hot path before it was made lean, measured the same way.
 """
@@ -27,6 +31,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -60,7 +65,8 @@ from .simulate import (
 ROOT = Path(__file__).resolve().parents[2]
 
 HEAVY = ("requests", "urllib3", "jwt", "cryptography", "boto3", "botocore")  # what an ignored delivery should not need
-# The target: none of these. botocore's top-level package comes anyway: Powertools imports it for its user agent.
+# The target: none of these, but boto3 as deployed, where it reads the secrets' SecureString on a new environment's
+# first request (`WAYS`). botocore's top-level package comes anyway: Powertools imports it for its user agent.
 NOT_FOR_IGNORED = ("requests", "jwt", "cryptography", "boto3")
 
 # The hot path before it was made lean, counted the way this module counts it now, on the tree of an
@@ -275,6 +281,13 @@ def handler_cost(n: int = 2000, *, pem: str | None = None) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ the modules of an ignored delivery
 
+# The two ways an ignored delivery is measured, side by side: as every deployment runs (the template sets
+# PAGER_SECRET_ID, so the first request of an environment reads the secrets' SecureString through Powertools
+# and boto3), and with the four secrets in the environment instead (local runs and tests), which never asks
+# the secrets' store. Everything else in the two environments is the same.
+WAYS = {"deployed": "as deployed (secret store set)", "local": "secret in the environment (local runs)"}
+IGNORED = ("star", "created")  # the ignored delivery both measures answer
+
 _MODULES = """
 import json, sys
 sys.path[:0] = {paths!r}
@@ -288,11 +301,8 @@ class Context:
         return 15000
 
 answer = app.lambda_handler(event, Context())
-heavy = {heavy!r}
 print({mark!r} + json.dumps({{
-    "modules": len(sys.modules),
-    "loaded": [name for name in heavy if name in sys.modules],
-    "botocore": sorted(m for m in sys.modules if m == "botocore" or m.startswith("botocore.")),
+    "names": sorted(sys.modules),
     "status": answer.get("statusCode"),
     "body": answer.get("body"),
 }}))
@@ -300,40 +310,53 @@ print({mark!r} + json.dumps({{
 _MARK = "pager-bench-modules: "
 
 
-def ignored_delivery_modules(event: str = "star", action: str = "created", *, pem: str | None = None,
+def _modules_of(names: list[str], answer: dict[str, Any]) -> dict[str, Any]:
+    """What one fresh interpreter had loaded: how many modules, which of `HEAVY`, botocore's own, its answer."""
+    body = json.loads(answer.pop("body") or "{}")
+    return {"modules": len(names), "loaded": [name for name in HEAVY if name in names],
+            "botocore": [m for m in names if m == "botocore" or m.startswith("botocore.")],
+            "outcome": f"{answer.pop('status')} {body.get('outcome', body.get('error', ''))}"}
+
+
+def ignored_delivery_modules(event: str = IGNORED[0], action: str = IGNORED[1], *, pem: str | None = None,
                              root: Path = ROOT, python: str = sys.executable) -> dict[str, Any]:
     """The modules a fresh interpreter (`-I`) has loaded once `functions/webhook/app.py` (imported as
-    Lambda imports it) answered one signed delivery of an event pager ignores: how many, and which of
-    `HEAVY`. The repository's layers/pager and sim are first on its path; the settings are in its
-    environment, without a secret id (so the secrets' store is never asked). The event is built here and
-    handed over on stdin, so that building it loads nothing there."""
+    Lambda imports it) answered one signed delivery of an event pager ignores, both `WAYS`: as deployed,
+    its secrets read from their SecureString in moto's Parameter Store on loopback (`cold_world`), and with
+    the secrets in its environment. For each: how many, which of `HEAVY`, botocore's own; for the first,
+    also the top-level packages of the modules it loaded that the second did not (`added`, by count). The
+    repository's layers/pager and sim are first on its path. The event is built here and handed over on
+    stdin, so that building it loads nothing there."""
     from pager.signals import acts_on
 
     if acts_on(event, action):
         raise ValueError(f"pager acts on {event}.{action}: not an ignored delivery")
+    pem = pem or private_key()
     apigw = github_event(event, example(event, action), guid="bench-ignored-1", secret=WEBHOOK_SECRET)
     paths = [str(root / "functions" / "webhook"), str(root / "layers" / "pager"), str(root / "sim")]
-    env = {
-        "PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8", "AWS_DEFAULT_REGION": "us-east-1",
-        "PAGER_TABLE": "pager-bench", "GITHUB_APP_ID": "4242", "GITHUB_APP_SLUG": "pager-bench",
-        "GITHUB_PRIVATE_KEY": pem or private_key(), "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET,
-        "TELEGRAM_BOT_TOKEN": "4242:bench-token", "TELEGRAM_WEBHOOK_SECRET": "bench-telegram-secret",
-        "TELEGRAM_CHAT_ID": "-1004242", "CONTROL_REPOSITORY": fleet.CONTROL_REPOSITORY,
-    }
-    code = _MODULES.format(paths=paths, heavy=list(HEAVY), mark=_MARK)
-    done = subprocess.run([python, "-I", "-c", code], input=json.dumps(apigw), capture_output=True, text=True,
-                          env=env, timeout=120)
-    line = next((x for x in reversed(done.stdout.splitlines()) if x.startswith(_MARK)), None)
-    if done.returncode != 0 or line is None:
-        raise RuntimeError(f"an ignored delivery in a fresh interpreter failed: {done.stderr.strip()[-800:]}")
-    out = json.loads(line[len(_MARK):])
-    answer = json.loads(out.pop("body") or "{}")
-    out.update(event=f"{event}.{action}", outcome=f"{out.pop('status')} {answer.get('outcome', answer.get('error', ''))}",
-               python=subprocess.run([python, "--version"], capture_output=True, text=True).stdout.strip())
+    code = _MODULES.format(paths=paths, mark=_MARK)
+    names: dict[str, list[str]] = {}
+    out: dict[str, Any] = {"event": f"{event}.{action}",
+                           "python": subprocess.run([python, "--version"], capture_output=True, text=True).stdout.strip()}
+    with cold_world(pem) as (deployed, _, _):
+        for way, env in (("deployed", deployed), ("local", secrets_in_environment(deployed, pem))):
+            done = subprocess.run([python, "-I", "-c", code], input=json.dumps(apigw), capture_output=True, text=True,
+                                  env=env, timeout=120)
+            line = next((x for x in reversed(done.stdout.splitlines()) if x.startswith(_MARK)), None)
+            if done.returncode != 0 or line is None:
+                raise RuntimeError(f"an ignored delivery in a fresh interpreter ({WAYS[way]}) failed: "
+                                   f"{done.stderr.strip()[-800:]}")
+            answer = json.loads(line[len(_MARK):])
+            names[way] = answer.pop("names")
+            out[way] = _modules_of(names[way], answer)
+    extra = set(names["deployed"]) - set(names["local"])
+    out["deployed"]["added"] = dict(Counter(m.split(".")[0] for m in extra).most_common())
     return out
 
 
 # ------------------------------------------------------------------------------------- cold import
+
+WORK = ROOT / ".aws-sam" / "bench"  # where the cold start's layer, runtime and functions are laid out
 
 
 def _python_for_tag(tag: str) -> str | None:
@@ -378,14 +401,13 @@ def _compile(python: str, path: Path) -> None:
     _run(python, "-m", "compileall", "-q", "--invalidation-mode", "unchecked-hash", str(path))
 
 
-def bench_layer(log: Callable[[str], None], built: Path | None = None) -> tuple[Path, Path, str, str]:
+def bench_layer(log: Callable[[str], None], built: Path | None = None, work: Path = WORK) -> tuple[Path, Path, str, str]:
     """(layer, runtime, python, where from): the layer's dependencies with the current `pager`, compiled,
-    and boto3 as the Lambda runtime brings it, in .aws-sam/bench.
+    and boto3 as the Lambda runtime brings it, in `work` (.aws-sam/bench unless told).
 
     The dependencies come from `make build`'s layer (.aws-sam/build/PagerLayer/python) when it is
     there and an interpreter of its bytecode version is found; else they are installed from the
     layer's requirements with the current python."""
-    work = ROOT / ".aws-sam" / "bench"
     built = built or ROOT / ".aws-sam" / "build" / "PagerLayer" / "python"
     requirements = ROOT / "layers" / "pager" / "requirements.txt"
     python, source = None, ""
@@ -476,14 +498,30 @@ def _moto(busy: _Intervals) -> Iterator[str]:
     server = make_server("127.0.0.1", port, timed_app, True, request_handler=Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    url = f"http://127.0.0.1:{port}"
     try:
-        yield f"http://127.0.0.1:{port}"
+        # moto keeps its backends in this process: a world made again (the modules' measure, then the cold
+        # starts') starts from nothing, as moto's own reset endpoint leaves it.
+        urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=30).close()
+        yield url
     finally:
         server.shutdown()
         thread.join()
 
 
 SECRET_ID = "/pager/pager-bench/secrets"  # the stack's form: a SecureString parameter
+
+
+def _secrets(pem: str) -> dict[str, str]:
+    """The four secrets, by the names the settings read them under."""
+    settings = bench_settings(pem)
+    return {"GITHUB_PRIVATE_KEY": pem, "GITHUB_WEBHOOK_SECRET": settings.github_webhook_secret,
+            "TELEGRAM_BOT_TOKEN": settings.telegram_bot_token, "TELEGRAM_WEBHOOK_SECRET": settings.telegram_webhook_secret}
+
+
+def secrets_in_environment(env: dict[str, str], pem: str) -> dict[str, str]:
+    """`cold_world`'s environment as a local run has it: the four secrets in it, no secret id."""
+    return {**{name: value for name, value in env.items() if name != "PAGER_SECRET_ID"}, **_secrets(pem)}
 
 
 @contextlib.contextmanager
@@ -513,9 +551,8 @@ def cold_world(pem: str) -> Iterator[tuple[dict[str, str], _Intervals, FakeGitHu
         with _moto(busy) as aws:
             keys = {"region_name": "us-east-1", "aws_access_key_id": "bench", "aws_secret_access_key": "bench"}
             create_table(boto3.client("dynamodb", endpoint_url=aws, **keys), settings.table)
-            boto3.client("ssm", endpoint_url=aws, **keys).put_parameter(Name=SECRET_ID, Type="SecureString", Value=json.dumps({
-                "GITHUB_PRIVATE_KEY": pem, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET,
-                "TELEGRAM_BOT_TOKEN": settings.telegram_bot_token, "TELEGRAM_WEBHOOK_SECRET": settings.telegram_webhook_secret}))
+            boto3.client("ssm", endpoint_url=aws, **keys).put_parameter(Name=SECRET_ID, Type="SecureString",
+                                                                        Value=json.dumps(_secrets(pem)))
             env = {
                 "PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8", "AWS_DEFAULT_REGION": "us-east-1",
                 "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
@@ -565,33 +602,56 @@ print({mark!r} + json.dumps({{"module": t1 - t0, "first": t2 - t1, "warm": t3 - 
 _COLD_MARK = "pager-bench-cold: "
 
 
+# The secrets' read alone, in the same interpreter and paths as the cold start: what boto3 costs the first
+# request of an environment as deployed. Powertools reads the SecureString through a boto3 client of its own.
+_SECRET_READ = """
+import json, sys, time
+sys.path[:0] = {paths!r}
+t0 = time.perf_counter()
+import botocore.session
+t1 = time.perf_counter()
+import boto3
+t2 = time.perf_counter()
+client = boto3.client("ssm")
+t3 = time.perf_counter()
+client.get_parameter(Name={name!r}, WithDecryption=True)
+t4 = time.perf_counter()
+print({mark!r} + json.dumps({{"botocore": t1 - t0, "boto3": t2 - t1, "client": t3 - t2, "call": t4 - t3}}))
+"""
+
+
 class _Events:
-    """Each child's two events: two new contributions, or two scheduled runs."""
+    """Each child's two events: two new contributions, two scheduled runs, or two deliveries pager ignores."""
 
     def __init__(self, trace: fleet.Trace) -> None:
         self.template = _contribution_template(trace)
         self.k = 0
 
-    def __call__(self, function: str) -> list[dict[str, Any]]:
+    def __call__(self, kind: str) -> list[dict[str, Any]]:
         out = []
         for _ in range(2):
             self.k += 1
-            if function == "webhook":
+            if kind == "webhook":
                 body = contribution_body(self.template, 50_000 + self.k)
                 out.append(github_event("issues", body, guid=f"bench-cold-{self.k}", secret=WEBHOOK_SECRET))
+            elif kind == "ignored":
+                out.append(github_event(IGNORED[0], example(*IGNORED), guid=f"bench-cold-{self.k}", secret=WEBHOOK_SECRET))
             else:
                 out.append(scheduled_event(f"bench-cold-{self.k}", time.time()))
         return out
 
 
-def _child(python: str, flags: list[str], code: str, env: dict[str, str], events: list[dict[str, Any]],
-           busy: _Intervals) -> dict[str, float]:
-    done = subprocess.run([python, *flags, "-c", code], input=json.dumps(events), capture_output=True, text=True,
-                          env=env, timeout=180)
+def _run_child(python: str, flags: list[str], code: str, env: dict[str, str], stdin: str = "") -> dict[str, Any]:
+    done = subprocess.run([python, *flags, "-c", code], input=stdin, capture_output=True, text=True, env=env, timeout=180)
     line = next((x for x in reversed(done.stdout.splitlines()) if x.startswith(_COLD_MARK)), None)
     if done.returncode != 0 or line is None:
         raise RuntimeError(f"a cold start failed: {done.stderr.strip()[-800:]}")
-    out = json.loads(line[len(_COLD_MARK):])
+    return json.loads(line[len(_COLD_MARK):])
+
+
+def _child(python: str, flags: list[str], code: str, env: dict[str, str], events: list[dict[str, Any]],
+           busy: _Intervals) -> dict[str, Any]:
+    out = _run_child(python, flags, code, env, json.dumps(events))
     w1, w2, w3 = out.pop("spans")
     out.update(fakes_first=busy.within(w1, w2), fakes_warm=busy.within(w2, w3))
     return out
@@ -607,14 +667,17 @@ def _medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def cold_imports(repeats: int = 7, log: Callable[[str], None] = lambda s: None, *, pem: str | None = None) -> dict[str, Any]:
+def cold_imports(repeats: int = 7, log: Callable[[str], None] = lambda s: None, *, pem: str | None = None,
+                 work: Path = WORK) -> dict[str, Any]:
     """A cold start of each function in a fresh interpreter, median of `repeats`: the import of its
     module, then its first invocation (building the clients, reading the secrets from Parameter Store,
     parsing the app's private key, the lazy imports, and the event's own work against the table, GitHub
     and Telegram on loopback), then a second, warm invocation of the same kind; from the compiled
-    layer, and from a copy without __pycache__ run with -B."""
-    layer, runtime, python, source = bench_layer(log)
-    work = ROOT / ".aws-sam" / "bench"
+    layer, and from a copy without __pycache__ run with -B. Then the webhook function's cold start for a
+    delivery pager ignores, both `WAYS` in alternating runs (`ignored_deployed`, `ignored_local`), and the
+    secrets' read through boto3 alone, run between them (`secret_read`: botocore's import, boto3's on top,
+    the SSM client, the GetParameter). `work` is where the trees are laid out (.aws-sam/bench)."""
+    layer, runtime, python, source = bench_layer(log, work=work)
     bare_layer, bare_runtime = work / "layer-bare", work / "runtime-bare"
     for src, dst in ((layer, bare_layer), (runtime, bare_runtime)):
         if dst.exists():
@@ -633,7 +696,8 @@ def cold_imports(repeats: int = 7, log: Callable[[str], None] = lambda s: None, 
             functions[(name, flavour)] = fdir
     pem = pem or private_key()
     out: dict[str, Any] = {"python": subprocess.run([python, "--version"], capture_output=True, text=True).stdout.strip(),
-                           "source": source, "repeats": repeats, "first_event": FIRST_EVENT}
+                           "source": source, "repeats": repeats, "first_event": FIRST_EVENT,
+                           "ignored_event": ".".join(IGNORED)}
     events = _Events(fleet.tiny_trace(hours=1))
     with cold_world(pem) as (env, busy, _):
         for name in ("webhook", "sweep"):
@@ -644,4 +708,34 @@ def cold_imports(repeats: int = 7, log: Callable[[str], None] = lambda s: None, 
                 out[f"{name}_{flavour}"] = measured = _medians(runs)
                 log(f"cold start {name} ({flavour}): import {measured['module'] * 1000:.0f} ms, first invocation "
                     f"{measured['first'] * 1000:.0f} ms, a warm one {measured['warm'] * 1000:.0f} ms")
+        paths = [str(functions[("webhook", "compiled")]), str(layer), str(runtime)]
+        ways = {"deployed": env, "local": secrets_in_environment(env, pem)}
+        out.update(ignored_cold_starts(python, paths, ways, events, busy, repeats, log))
+    return out
+
+
+def ignored_cold_starts(python: str, paths: list[str], envs: dict[str, dict[str, str]], events: _Events,
+                        busy: _Intervals, repeats: int, log: Callable[[str], None]) -> dict[str, Any]:
+    """The webhook function's cold start for an ignored delivery each way of `envs` and the secrets' read
+    alone, `repeats` rounds, each round in the order of the last reversed, so that a noisy machine weighs
+    on each alike; medians."""
+    flags = ["-I", "-S"]
+    timer = _TIMER.format(paths=paths, name="webhook", mark=_COLD_MARK)
+    reader = _SECRET_READ.format(paths=paths, name=SECRET_ID, mark=_COLD_MARK)
+    runs: dict[str, list[dict[str, Any]]] = {way: [] for way in envs}
+    reads: list[dict[str, float]] = []
+    order = [*envs, "secret_read"]
+    for _ in range(repeats):
+        for step in order:
+            if step == "secret_read":
+                reads.append(_run_child(python, flags, reader, envs["deployed"]))
+            else:
+                runs[step].append(_child(python, flags, timer, envs[step], events("ignored"), busy))
+        order.reverse()
+    out: dict[str, Any] = {f"ignored_{way}": _medians(r) for way, r in runs.items()}
+    out["secret_read"] = {key: statistics.median(r[key] for r in reads) for key in reads[0]}
+    for way in envs:
+        m = out[f"ignored_{way}"]
+        log(f"cold start of an ignored delivery, {WAYS[way]}: import {m['module'] * 1000:.0f} ms, first invocation "
+            f"{m['first'] * 1000:.0f} ms")
     return out

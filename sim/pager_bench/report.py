@@ -70,7 +70,7 @@ def report(traces: dict[str, fleet.Trace], results: dict[str, Results], cost: di
     _phone(add, traces, results)
     lean_report.section(add, cost, modules)
     handler_report.section(add, cost)
-    cold_report.section(add, imports)
+    cold_report.section(add, imports, modules)
     reading_report.section(add, traces["full"], results)
     if scale:
         add("")

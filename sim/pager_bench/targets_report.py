@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import bill, prices
-from .costs import NOT_FOR_IGNORED
+from .costs import NOT_FOR_IGNORED, WAYS
 from .markdown import TRACES, Add, Bills, Results, Target, count, fmt_s, heading, met, money, number, spread, table
 from .measure import LONG_OUTAGE, RECOVERY_LIMIT
 
@@ -172,12 +172,22 @@ def _warm_targets(cost: dict[str, Any] | None) -> list[Target]:
 
 
 def _modules_targets(modules: dict[str, Any] | None) -> list[Target]:
+    """None of the clients' libraries for an ignored delivery; as deployed boto3 reads the secrets' SecureString
+    on a new environment's first request (`costs.WAYS`), which the target allows and says."""
     if not modules:
         return []
-    heavy = [name for name in NOT_FOR_IGNORED if name in modules["loaded"]]
-    return [("an ignored delivery loads none of " + ", ".join(NOT_FOR_IGNORED),
-             (f"loads {', '.join(heavy)}" if heavy else "none of them") + f" ({modules['modules']} modules in all)",
-             not heavy)]
+    clients = [name for name in NOT_FOR_IGNORED if name != "boto3"]
+    heavy = {way: [name for name in NOT_FOR_IGNORED if name in modules[way]["loaded"]] for way in WAYS}
+
+    def measured(way: str) -> str:
+        names = ", ".join(name + (" for the secrets" if name == "boto3" and way == "deployed" else "")
+                          for name in heavy[way])
+        return f"{WAYS[way]}: {names or 'none of them'}, {modules[way]['modules']} modules in all"
+
+    return [("an ignored delivery loads none of " + ", ".join(clients) + ", nor boto3 with the secrets in the "
+             "environment (as deployed, boto3 reads the secrets' SecureString)",
+             "; ".join(measured(way) for way in WAYS),
+             not heavy["local"] and not set(heavy["deployed"]) & set(clients))]
 
 
 def _cold_targets(imports: dict[str, Any] | None) -> list[Target]:
