@@ -1,12 +1,17 @@
-"""The command line `pager`: `pager setup` and `pager doctor` (the console script of pyproject.toml).
+"""The command line `pager`: `pager setup`, `pager doctor`, `pager where` and `pager remove` (the console script
+of pyproject.toml).
 
     pager setup   [--stack NAME] [--region REGION] [--local [URL]] [--env-file PATH] [--org ORG] [--name NAME] [--test-message] [--workflows]
     pager doctor  [--stack NAME] [--region REGION] [--local [URL]] [--env-file PATH]
+    pager where   [--stack NAME] [--region REGION]
+    pager remove  [--stack NAME] [--region REGION] [--yes]
 
 Both find the deployment the way the functions read their settings: the stack (its outputs, its
 parameters and the parameters `make deploy` is about to apply from samconfig.local.toml, its secrets'
 parameter), or, with `--local` or when no stack is found, a `.env` file for `make serve`; the
-environment wins over both. `--local URL` names the tunnel in front of `make serve`.
+environment wins over both. `--local URL` names the tunnel in front of `make serve`. `pager where` prints
+the stack's name and region as every command finds them (the Makefile's targets pass them on to the SAM
+and AWS CLIs); `pager remove` removes the deployment (pager.admin.remove).
 
 Everything outside the process is an argument of `main` (`Context`): the environment, the folder, the
 streams, `input` and the hidden input, the browser, the clock and the wait, the HTTP session and the
@@ -36,6 +41,7 @@ class Context:
     environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     cwd: Path = field(default_factory=Path.cwd)
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
+    stderr: TextIO = field(default_factory=lambda: sys.stderr)
     input: Callable[[str], str] = input
     secret_input: Callable[[str], str] = getpass.getpass
     open_browser: Callable[[str], Any] = webbrowser.open
@@ -76,10 +82,16 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--version", action="version", version=f"pager {_version()}")
     commands = top.add_subparsers(dest="command", required=True)
     for name, text in (("setup", "register the GitHub App, store the secrets, set Telegram's webhook"),
-                       ("doctor", "check the live configuration, check by check")):
+                       ("doctor", "check the live configuration, check by check"),
+                       ("where", "print the stack's name and region, as every command finds them"),
+                       ("remove", "remove the deployment, and say what stays, what it costs and how to remove it")):
         command = commands.add_parser(name, help=text, description=text)
         command.add_argument("--stack", default="", help="the stack's name (default: samconfig.local.toml's, else pager)")
         command.add_argument("--region", default="", help="its region (default: samconfig.local.toml's, else AWS's)")
+        if name == "remove":
+            command.add_argument("--yes", action="store_true", help="do not ask for the stack's name first (for scripts)")
+        if name not in ("setup", "doctor"):
+            continue
         command.add_argument("--local", metavar="URL", default=None, nargs="?", const="",
                              help="for `make serve`: settings in .env; URL is the tunnel in front of it")
         command.add_argument("--env-file", default=".env", help="the .env file of `make serve` (default: .env)")
@@ -173,8 +185,51 @@ def doctor(args: argparse.Namespace, context: Context, console: Any) -> int:
     return checkup.report(checkup.checks(facts), console.line)
 
 
+def deployed(args: argparse.Namespace, context: Context) -> tuple[str, str]:
+    """The stack's name and region: --stack, else samconfig.local.toml's, else pager; the region's one rule
+    (`aws_region`), else the AWS profile's, where the AWS and SAM CLIs would look last ("" when none)."""
+    from .admin.deployment import DEPLOY_FILE, SamConfig, aws_region, profile_region
+
+    samconfig = SamConfig(context.cwd / DEPLOY_FILE)
+    name = args.stack or samconfig.stack_name() or "pager"
+    return name, aws_region(args.region, samconfig, context.environ) or profile_region(context.environ)
+
+
+NO_REGION = ("no AWS region for the stack {name}: `make deploy` saves the one you choose in samconfig.local.toml; "
+             "else set AWS_REGION (or give --region)")
+
+
+def where(args: argparse.Namespace, context: Context, console: Any) -> int:
+    """`<stack> <region>` on one line, for the Makefile; without a region, why on stderr and status 1."""
+    name, region = deployed(args, context)
+    if not region:
+        context.stderr.write(NO_REGION.format(name=name) + "\n")
+        return 1
+    console.line(f"{name} {region}")
+    return 0
+
+
+def remove(args: argparse.Namespace, context: Context, console: Any) -> int:
+    from .admin.clients import BotTelegram
+    from .admin.deployment import DEPLOY_FILE, SamConfig
+    from .admin.remove import Tools, run_remove
+
+    name, region = deployed(args, context)
+    if not region:
+        console.failed(NO_REGION.format(name=name))
+        return 1
+    tools = Tools(console=console, aws=lambda service: context.client(service, region), now=context.now,
+                  sleep=context.sleep, telegram=lambda api_url, token: BotTelegram(
+                      context.http(), token=token, api_url=api_url, sleep=context.sleep))
+    s3_prefix = str(SamConfig(context.cwd / DEPLOY_FILE).read().get("s3_prefix") or "")
+    return run_remove(tools, name, region, s3_prefix=s3_prefix, yes=args.yes, environ=context.environ)
+
+
+COMMANDS = {"setup": setup, "doctor": doctor, "where": where, "remove": remove}
+
+
 def main(argv: Sequence[str] | None = None, context: Context | None = None) -> int:
-    """Run `pager setup` or `pager doctor`; the exit status."""
+    """Run one of the commands; the exit status."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     from . import observe  # noqa: F401  (first: no log line of any library shows a secret, pager.redact)
@@ -184,7 +239,7 @@ def main(argv: Sequence[str] | None = None, context: Context | None = None) -> i
     context = context or Context()
     args = parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     console = Console(context.stdout, context.input)
-    command = setup if args.command == "setup" else doctor
+    command = COMMANDS[args.command]
     try:
         return command(args, context, console)
     except KeyboardInterrupt:

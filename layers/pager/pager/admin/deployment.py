@@ -75,6 +75,24 @@ def aws_region(given: str, samconfig: SamConfig, environ: Mapping[str, str]) -> 
     return given or samconfig.region() or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or ""
 
 
+def profile_region(environ: Mapping[str, str]) -> str:
+    """The region of the AWS profile (AWS_PROFILE, else `default`) in the AWS config file (AWS_CONFIG_FILE,
+    else ~/.aws/config), read with botocore's own loader: where boto3 and the AWS and SAM CLIs look last. The
+    paths come from `environ`, so that an environment without HOME reads no file."""
+    from botocore.configloader import load_config
+    from botocore.exceptions import BotoCoreError
+
+    path = environ.get("AWS_CONFIG_FILE") or (os.path.join(environ["HOME"], ".aws", "config") if environ.get("HOME") else "")
+    if not path:
+        return ""
+    try:
+        profiles = load_config(path).get("profiles", {})
+    except BotoCoreError:  # no such file, or one botocore cannot parse: no region from it
+        return ""
+    profile = profiles.get(environ.get("AWS_PROFILE") or environ.get("AWS_DEFAULT_PROFILE") or "default", {})
+    return str(profile.get("region") or "")
+
+
 def local_table(named: Mapping[str, str]) -> str:
     """The table `make serve` uses, from its environment over `.env`: the embedded one when PAGER_TABLE is
     not named at all; else the one named. A PAGER_TABLE left empty stays empty, so that the settings check
@@ -253,11 +271,15 @@ class SamConfig:
         self.path = path
 
     def read(self) -> dict[str, Any]:
+        """`sam deploy`'s parameters as SAM reads them: [default.global.parameters] under
+        [default.deploy.parameters]. A guided deploy saves `region` in both tables, and keeps a value only in
+        the global one when it is there already (samcli.lib.config.samconfig, `_deduplicate_global_parameters`):
+        a second guided run, or an older samconfig.toml with a global stack_name, leaves them only there."""
         if not self.path.exists():
             return {}
         with self.path.open("rb") as handle:
-            data = tomllib.load(handle)
-        return dict(data.get("default", {}).get("deploy", {}).get("parameters", {}))
+            data = tomllib.load(handle).get("default", {})
+        return {**data.get("global", {}).get("parameters", {}), **data.get("deploy", {}).get("parameters", {})}
 
     def parameters(self) -> dict[str, str]:
         return parse_overrides(self.read().get("parameter_overrides"))

@@ -101,6 +101,14 @@ class AppPages:
     def install(self) -> str:
         return f"{self.web}/apps/{self.slug}/installations/new"
 
+    @property
+    def installations(self) -> str:
+        """The apps installed on the account, each with Configure (and Uninstall under it): GitHub's "Reviewing
+        and modifying installed GitHub Apps" (Settings → Applications → Installed GitHub Apps for a user; the
+        organization's Settings → Third-party Access → GitHub Apps)."""
+        where = f"organizations/{self.org}/settings" if self.org else "settings"
+        return f"{self.web}/{where}/installations"
+
 
 def new_app_url(web: str, org: str, state: str) -> str:
     """Where the manifest form posts to: the user's new app page, or the organization's."""
