@@ -141,15 +141,17 @@ def redact(text: str) -> str:
     """`text` with every secret replaced by `MARK`."""
     if len(text) < MIN_SECRET:
         return text
-    for form in _forms:
-        if form in text:
-            text = text.replace(form, MARK)
     lowered = text.lower()  # what a replacement takes out only makes a later rule look in vain
     for rule in _RULES:
         for word in rule.words:
             if word in lowered:
                 text = rule.sub(text)
                 break
+    # The registered values after the forms: a value that is part of a form (a key's first line, say) would
+    # otherwise take away what the form is known by, and leave the rest of it.
+    for form in _forms:
+        if form in text:
+            text = text.replace(form, MARK)
     return text
 
 
