@@ -524,14 +524,14 @@ def test_docs_attention_md_states_every_moment_as_the_code_decides_it():
     assert rows == {m.value: (rule.message, rule.buzz, rule.why) for m, rule in MOMENTS.items()}
 
 
-def test_the_readmes_command_menu_by_hand_is_the_one_setup_sets():
+def test_the_command_menu_by_hand_is_the_one_setup_sets():
     import json
     import re
     from pathlib import Path
 
     from pager.commands import BOT_COMMANDS
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (Path(__file__).parents[1] / "docs" / "deploy.md").read_text()
     found = re.search(r"--data-urlencode 'commands=(\[.*?\])'", readme, re.S)
     assert found is not None
     assert [(c["command"], c["description"]) for c in json.loads(found.group(1))] == list(BOT_COMMANDS)

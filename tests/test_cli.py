@@ -5,7 +5,7 @@ session for GitHub and Telegram, moto's CloudFormation, Secrets Manager and Dyna
 for `input`, and a browser that makes the requests a browser would (it GETs the form served on
 127.0.0.1, posts the manifest to the fake github.com, and follows its redirect back). Pure parts (the
 manifest's events and permissions, the plan of setup, the chats found in updates, the checks) are
-tested on their own; the README's permission table is compared with the code's.
+tested on their own; the permission table of docs/deploy.md is compared with the code's.
 """
 
 from __future__ import annotations
@@ -942,8 +942,8 @@ def test_every_call_pager_makes_with_an_installation_token_has_its_least_permiss
     assert len(calls) >= 4 and calls <= mapped, f"give these a permission in CALL_PERMISSIONS: {sorted(calls - mapped)}"
 
 
-def test_the_readme_permission_table_is_the_codes():
-    readme = (ROOT / "README.md").read_text()
+def test_the_deploy_pages_permission_table_is_the_codes():
+    readme = (ROOT / "docs" / "deploy.md").read_text()
     table = readme.split("<!-- permissions -->")[1].split("<!-- /permissions -->")[0]
     rows = [line.strip() for line in table.strip().splitlines()]
     expected = ["| permission | access | why |", "|---|---|---|"]
@@ -968,9 +968,8 @@ def test_the_parameters_setup_writes_are_the_settings_template_yaml_gives_the_fu
     assert set(template["Outputs"]) >= {"GitHubWebhookUrl", "TelegramWebhookUrl", "TableName", "SecretName"}
 
 
-def test_the_settings_the_commands_read_are_the_readmes():
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Settings")[1].split("\n## ")[0]
+def test_the_settings_the_commands_read_are_the_settings_pages():
+    section = (ROOT / "docs" / "settings.md").read_text()
     names = set(re.findall(r"^\| `([A-Z_]+)`", section, re.MULTILINE))
     names |= {"GITHUB_API_URL", "TELEGRAM_API_URL", "SWEEP_FAILURE_PAGES", "SWEEP_ALL_PAGES"}  # two to a row
     assert set(SETTING_NAMES) == names
@@ -1085,20 +1084,3 @@ def test_the_distribution_is_the_package_pager_alone():
     found = [name for name in packages if any(fnmatch.fnmatchcase(name, pattern) for pattern in find["include"])]
     assert "pager" in found and "pager.admin" in found and "pager.sweep" in found
     assert found == [name for name in packages if name == "pager" or name.startswith("pager.")], found
-
-
-def test_the_layers_pins_are_within_the_packages_requirements():
-    """The layer ships layers/pager/requirements.txt's pins; the tests run with pyproject.toml's ranges:
-    each pin must be one the ranges allow (a Dependabot bump of one alone fails here)."""
-    import tomllib
-
-    from packaging.requirements import Requirement
-
-    declared = {Requirement(line).name: Requirement(line) for line in
-                tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]}
-    pins = [Requirement(line) for line in (ROOT / "layers" / "pager" / "requirements.txt").read_text().splitlines()
-            if line.strip() and not line.startswith("#")]
-    assert {pin.name for pin in pins} == set(declared) - {"boto3"}  # boto3: the Lambda runtime's own
-    for pin in pins:
-        [spec] = pin.specifier
-        assert spec.operator == "==" and declared[pin.name].specifier.contains(spec.version), (pin, declared[pin.name])

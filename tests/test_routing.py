@@ -18,8 +18,8 @@ def test_every_subscribed_event_is_in_exactly_one_of_superseded_and_always_again
     assert not SUPERSEDED & ALWAYS_AGAIN
 
 
-def test_the_readme_lists_exactly_the_events_the_app_must_subscribe_to():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+def test_the_deploy_page_lists_exactly_the_events_the_app_must_subscribe_to():
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "deploy.md").read_text()
     section = readme.split("<!-- events -->")[1].split("<!-- /events -->")[0]
     listed = set(re.findall(r"`([a-z_]+)`", section))
     assert listed == set(subscribed_events())

@@ -1,0 +1,83 @@
+"""The README leads and the reference in docs/ is reachable from it: every relative link in the README and
+in docs/ names a file that exists and a heading it has (as GitHub makes a heading's anchor), the README
+stays short enough to read through, and every page of docs/ is linked from the README and from the
+reference's table of contents."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives a page's headings: lowercase, punctuation dropped but hyphens and
+    underscores, spaces as hyphens; a repeated heading gets -1, -2…"""
+    seen: dict[str, int] = {}
+    found = set()
+    for heading in re.findall(r"^#{1,6} (.+)$", FENCE.sub("", page.read_text(encoding="utf-8")), re.MULTILINE):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        found.add(slug if count == 0 else f"{slug}-{count}")
+    return found
+
+
+def links(page: Path) -> list[str]:
+    return LINK.findall(FENCE.sub("", page.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_names_a_file_and_a_heading_it_has(page):
+    broken = []
+    for target in links(page):
+        if re.match(r"^[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        if not file.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and file.suffix == ".md" and anchor not in anchors(file):
+            broken.append(f"{target}: no such heading in {file.relative_to(ROOT)}")
+    assert not broken, broken
+
+
+def test_the_readme_is_read_through_in_one_sitting():
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 450
+
+
+def test_the_readme_leads_with_what_pager_is_then_the_commands_then_the_deploy_setup_first():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    order = [readme.index(mark) for mark in ("## Two commands", "## Deploy", "make setup", "## Day to day")]
+    assert order == sorted(order)
+    assert readme.index("make setup") < readme.index("make deploy    # the app's id")
+
+
+def test_every_page_of_the_reference_is_linked_from_the_readme_and_the_table_of_contents():
+    readme, contents = (ROOT / "README.md").read_text(encoding="utf-8"), (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        if page.name != "README.md":
+            assert f"(docs/{page.name})" in readme, page.name
+            assert f"({page.name})" in contents, page.name
+
+
+def test_every_snippet_is_shown_on_a_page_that_marks_it():
+    shown = "".join(page.read_text(encoding="utf-8") for page in PAGES)
+    for snippet in sorted((ROOT / "docs" / "snippets").iterdir()):
+        assert f"<!-- snippet: docs/snippets/{snippet.name} -->" in shown, snippet.name
+
+
+def test_every_make_command_the_pages_print_is_a_target_of_the_makefile():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    targets = set(re.findall(r"^([a-z][\w-]*):", makefile, re.MULTILINE))
+    printed = {name for page in PAGES for name in re.findall(r"`make ([a-z][\w-]*)", page.read_text(encoding="utf-8"))}
+    printed |= {name for page in PAGES for block in FENCE.findall(page.read_text(encoding="utf-8"))
+                for name in re.findall(r"^make ([a-z][\w-]*)", block, re.MULTILINE)}
+    assert {"setup", "deploy", "doctor", "logs", "remove"} <= printed
+    assert printed <= targets, sorted(printed - targets)
