@@ -81,3 +81,29 @@ def test_every_make_command_the_pages_print_is_a_target_of_the_makefile():
                 for name in re.findall(r"^make ([a-z][\w-]*)", block, re.MULTILINE)}
     assert {"setup", "deploy", "doctor", "logs", "remove"} <= printed
     assert printed <= targets, sorted(printed - targets)
+
+
+def test_the_pages_way_to_the_stack_and_region_gives_them_to_the_aws_commands(tmp_path):
+    """The two lines the pages print before their `aws` commands, run as printed (with this environment's
+    `pager` for `.venv/bin/pager`) beside a samconfig.local.toml as `make deploy` saves it."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    deploy = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
+    block = re.search(r"```sh\n(read -r STACK REGION < <\(\.venv/bin/pager where\)\nexport [^\n]*)\n```", deploy)
+    assert block is not None
+    operations = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+    assert all(line in operations for line in block.group(1).splitlines())  # the same two lines, commented there
+    (tmp_path / "samconfig.local.toml").write_text(
+        'version = 0.1\n[default.deploy.parameters]\nstack_name = "fleet-pager"\nregion = "eu-west-1"\n')
+    pager = shutil.which("pager", path=os.path.dirname(sys.executable)) or shutil.which("pager")
+    assert pager is not None
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "pager").symlink_to(pager)
+    env = {k: v for k, v in os.environ.items() if k not in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE")}
+    env["AWS_CONFIG_FILE"] = str(tmp_path / "no-config")
+    script = block.group(1) + '\necho "$STACK|$AWS_REGION|$AWS_DEFAULT_REGION"'
+    out = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "fleet-pager|eu-west-1|eu-west-1"

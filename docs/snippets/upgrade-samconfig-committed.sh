@@ -4,4 +4,3 @@ git fetch
 git checkout @{upstream} -- samconfig.toml
 git commit -m "samconfig.toml as upstream has it: my answers are in samconfig.local.toml" -- samconfig.toml
 git pull --no-rebase --no-edit
-make build && make deploy                # deploys with your answers: it asks nothing again
