@@ -827,6 +827,51 @@ def test_the_commands_find_the_region_by_one_rule(tmp_path):
     assert aws_region("", samconfig, {}) == ""  # boto3's own: the profile
     guided_samconfig(tmp_path, FIRST_PARAMETERS)
     assert aws_region("", samconfig, environ) == REGION
+    # `.env`, what `make serve` runs with: samconfig.local.toml is no part of it; the profile's region comes last
+    assert aws_region("", None, environ) == "eu-west-1"
+    assert aws_region("ap-south-1", None, environ) == "ap-south-1"
+    assert aws_region("", None, {"AWS_DEFAULT_REGION": "us-west-2"}) == "us-west-2"
+    config = tmp_path / "aws-config"
+    config.write_text("[default]\nregion = sa-east-1\n[profile ops]\nregion = eu-north-1\n")
+    assert aws_region("", None, {"AWS_CONFIG_FILE": str(config)}) == "sa-east-1"
+    assert aws_region("", None, {"AWS_CONFIG_FILE": str(config), "AWS_PROFILE": "ops"}) == "eu-north-1"
+    assert aws_region("", None, {}) == ""
+
+
+def samconfig_in(folder: Path, region: str) -> None:
+    """samconfig.local.toml as a guided deploy to `region` leaves it."""
+    guided_samconfig(folder, FIRST_PARAMETERS)
+    path = folder / "samconfig.local.toml"
+    path.write_text(path.read_text().replace(f'region = "{REGION}"', f'region = "{region}"'))
+
+
+@pytest.mark.parametrize("environ,dotenv,expected", [
+    # the environment over .env, and samconfig.local.toml's region (eu-central-1) never: it is the stack's
+    ({"AWS_REGION": "us-west-2"}, {"AWS_REGION": "ap-south-1"}, "us-west-2"),
+    ({}, {"AWS_REGION": "ap-south-1"}, "ap-south-1"),  # .env alone names it
+    ({"AWS_DEFAULT_REGION": "us-west-2"}, {"AWS_REGION": "ap-south-1"}, "ap-south-1"),  # AWS_REGION first, wherever
+    ({"AWS_REGION": "us-west-2", "AWS_DEFAULT_REGION": "eu-west-3"}, {}, "us-west-2"),
+    ({}, {"AWS_DEFAULT_REGION": "eu-west-3"}, "eu-west-3"),
+    ({"AWS_REGION": ""}, {"AWS_REGION": "ap-south-1", "AWS_DEFAULT_REGION": "eu-west-3"}, "eu-west-3"),  # named, empty
+    ({"AWS_CONFIG_FILE": "{config}"}, {}, "sa-east-1"),  # then the profile's
+    ({"AWS_CONFIG_FILE": "{config}"}, {"AWS_PROFILE": "ops"}, "eu-north-1"),  # the profile .env names
+])
+def test_doctor_local_reads_the_secret_in_the_region_make_serve_reads_it_in(healthy, aws, tmp_path, environ, dotenv,
+                                                                            expected):
+    from pager_local.serve import prepare
+
+    world, _ = healthy
+    samconfig_in(tmp_path, "eu-central-1")
+    config = tmp_path / "aws-config"
+    config.write_text("[default]\nregion = sa-east-1\n[profile ops]\nregion = eu-north-1\n")
+    environ = {key: value.replace("{config}", str(config)) for key, value in environ.items()}
+    write_dotenv(tmp_path / ".env", {"PAGER_SECRET_ID": SECRET_NAME, **dotenv})
+    regions: list[str] = []
+    code, output = run(["doctor", "--local"], world, tmp_path, denying_ssm(aws, regions), environ=environ)
+    assert regions == [expected], output
+    served = dict(environ)
+    prepare(served, str(tmp_path / ".env"))
+    assert served["AWS_DEFAULT_REGION"] == expected  # where boto3 in `make serve` reads it
 
 
 def test_doctor_local_names_an_empty_pager_table_missing_as_make_serve_does(healthy, aws, tmp_path):

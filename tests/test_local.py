@@ -122,5 +122,13 @@ def test_make_serve_embeds_its_table_when_pager_table_is_not_named_and_takes_aws
     assert prepare(environ, str(path)) is False  # not named: the embedded table
     assert environ["PAGER_TABLE"] == "pager-local" and environ["AWS_DEFAULT_REGION"] == "eu-central-2"
     assert settings_problems(environ) == []
+    # AWS_REGION wins over AWS_DEFAULT_REGION, as for the commands (`aws_region`) and on Lambda
     environ = {"PAGER_TABLE": "pager-Table-1", "AWS_REGION": "eu-central-2", "AWS_DEFAULT_REGION": "us-west-2"}
-    assert prepare(environ, str(path)) is True and environ["AWS_DEFAULT_REGION"] == "us-west-2"
+    assert prepare(environ, str(path)) is True and environ["AWS_DEFAULT_REGION"] == "eu-central-2"
+    write_dotenv(path, {"AWS_REGION": "ap-south-1"})  # .env's, under the environment's
+    environ = {"AWS_DEFAULT_REGION": "us-west-2"}
+    prepare(environ, str(path))
+    assert environ["AWS_REGION"] == environ["AWS_DEFAULT_REGION"] == "ap-south-1"
+    environ = {"AWS_REGION": "us-west-2"}
+    prepare(environ, str(path))
+    assert environ["AWS_REGION"] == environ["AWS_DEFAULT_REGION"] == "us-west-2"

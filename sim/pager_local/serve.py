@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pager.admin.deployment import local_table, read_dotenv, unreadable
+from pager.admin.deployment import aws_region, local_table, serve_environ, unreadable
 from pager.sweep.recovery import CHECK_EVENT
 from pager_world.events import LambdaContext, scheduled_event
 
@@ -97,14 +97,15 @@ def settings_problems(environ: Mapping[str, str]) -> list[str]:
 
 def prepare(environ: MutableMapping[str, str], env_file: str) -> bool:
     """Set the settings `make serve` runs with in `environ`: `.env`'s under the environment's, the embedded
-    table's name when PAGER_TABLE is not named at all, AWS_REGION as boto3's region (boto3 reads only
-    AWS_DEFAULT_REGION; Lambda sets both). Whether PAGER_TABLE named a table."""
-    for key, value in read_dotenv(Path(env_file)).items():
-        environ.setdefault(key, value)
+    table's name when PAGER_TABLE is not named at all, and AWS_DEFAULT_REGION, the one boto3 reads, to the
+    region of `aws_region`'s rule for `.env` (AWS_REGION first, as Lambda, which sets both alike, and as
+    `pager doctor --local`). Whether PAGER_TABLE named a table."""
+    environ.update(serve_environ(Path(env_file), environ))
     named = "PAGER_TABLE" in environ
     environ["PAGER_TABLE"] = local_table(environ)
-    if environ.get("AWS_REGION"):
-        environ.setdefault("AWS_DEFAULT_REGION", environ["AWS_REGION"])
+    region = aws_region("", None, environ)
+    if region:
+        environ["AWS_DEFAULT_REGION"] = region
     return named
 
 

@@ -106,7 +106,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def locate(args: argparse.Namespace, context: Context) -> Any:
-    """The target: the stack found on AWS, or `.env` (asked for with --local, or when there is no stack)."""
+    """The target: the stack found on AWS, or `.env` (asked for with --local, or when there is no stack). A
+    secret `.env` names (PAGER_SECRET_ID) is read in the region `make serve` reads it in (`aws_region`)."""
     from botocore.exceptions import NoRegionError
 
     from .admin.deployment import (
@@ -116,13 +117,19 @@ def locate(args: argparse.Namespace, context: Context) -> Any:
         Target,
         aws_region,
         find_stack,
+        serve_environ,
     )
 
     samconfig = SamConfig(context.cwd / DEPLOY_FILE)
     dotenv = context.cwd / args.env_file
-    region = aws_region(args.region, samconfig, context.environ)
+
+    def for_serve(**given: Any) -> Target:
+        region = aws_region(args.region, None, serve_environ(dotenv, context.environ))
+        return Target("local", dotenv, samconfig, read_secret=_secret_reader(context, region), **given)
+
     if args.local is not None:
-        return Target("local", dotenv, samconfig, base_url=args.local, read_secret=_secret_reader(context, region))
+        return for_serve(base_url=args.local)
+    region = aws_region(args.region, samconfig, context.environ)
     name = args.stack or samconfig.stack_name() or "pager"
     try:
         stack, note = find_stack(context.client("cloudformation", region), name, region)
@@ -130,7 +137,7 @@ def locate(args: argparse.Namespace, context: Context) -> Any:
         stack, note = None, ("no AWS region to look for the stack in (pass --region, set AWS_REGION, or keep "
                              f"`region` in {DEPLOY_FILE}); reading {args.env_file} instead")
     if stack is None:
-        return Target("local", dotenv, samconfig, note=note, read_secret=_secret_reader(context, region))
+        return for_serve(note=note)
     secret = SecretStore(lambda service: context.client(service, stack.region), stack.secret_id)
     return Target("stack", dotenv, samconfig, stack=stack, secret=secret)
 

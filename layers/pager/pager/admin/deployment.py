@@ -67,12 +67,28 @@ DEPLOY_TABLE = "default.deploy.parameters"
 LOCAL_TABLE = "pager-local"  # the table `make serve` embeds when PAGER_TABLE is not named at all
 
 
-def aws_region(given: str, samconfig: SamConfig, environ: Mapping[str, str]) -> str:
-    """The AWS region the commands use, one rule for setup and doctor, for a stack and for `.env` alike:
-    `--region`, else samconfig.local.toml's, else AWS_REGION, else AWS_DEFAULT_REGION; "" leaves it to
-    boto3's own chain (the profile). boto3 itself never reads AWS_REGION, only AWS_DEFAULT_REGION
-    (botocore's config variables): the region is always passed explicitly."""
-    return given or samconfig.region() or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or ""
+def aws_region(given: str, samconfig: SamConfig | None, environ: Mapping[str, str]) -> str:
+    """The AWS region, one rule for every command and for `make serve`:
+
+    - for the stack: `--region`, else samconfig.local.toml's (where `make deploy` saved it), else AWS_REGION,
+      else AWS_DEFAULT_REGION; "" leaves it to boto3's own chain (the profile);
+    - for `.env`, what `make serve` runs with (`samconfig` None; `environ` the environment over `.env`, as
+      `serve_environ` merges them): `--region`, else AWS_REGION, else AWS_DEFAULT_REGION, else the region of
+      the profile they name. samconfig.local.toml is the stack's, and `make serve` never reads it.
+
+    boto3 itself never reads AWS_REGION, only AWS_DEFAULT_REGION (botocore's config variables): the
+    commands pass the region explicitly, and `make serve` sets AWS_DEFAULT_REGION to it."""
+    if given:
+        return given
+    if samconfig is None:
+        return environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or profile_region(environ)
+    return samconfig.region() or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or ""
+
+
+def serve_environ(dotenv: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment `make serve` runs with: `.env`'s values under the environment's (a name the environment
+    holds wins, even when it is empty)."""
+    return {**read_dotenv(dotenv), **environ}
 
 
 def profile_region(environ: Mapping[str, str]) -> str:
