@@ -793,6 +793,77 @@ def test_doctor_runs_every_check_it_can_when_the_secret_cannot_be_read_and_says_
     assert output.rstrip().endswith("2 checks hold, 1 fails, 11 skipped.")
 
 
+class Failing:
+    """A boto3 client of Parameter Store whose every read fails with `error`."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def get_parameter(self, **_: Any) -> Any:
+        raise self.error
+
+
+def failing_ssm(aws: Any, error: Exception) -> Any:
+    def factory(service: str, region: str) -> Any:
+        return Failing(error) if service == "ssm" else aws(service, region)
+
+    return factory
+
+
+def settings_and_fix(output: str) -> tuple[str, str]:
+    """doctor's settings line and the fix under it."""
+    lines = output.splitlines()
+    [settings] = [line for line in lines if line.startswith("✗ settings")]
+    return settings, lines[lines.index(settings) + 1]
+
+
+def test_doctor_says_how_to_read_the_secret_by_what_kept_it_from_it(healthy, aws, tmp_path):
+    import botocore.exceptions as aws_errors
+
+    world, secret_id = healthy
+
+    def refused(code: str) -> Exception:
+        return aws_errors.ClientError({"Error": {"Code": code, "Message": "arn:aws:iam::123456789012:user/ops"}},
+                                      "GetParameter")
+
+    # the stack, and no credentials on this machine: sign in; the functions' own role is another matter
+    code, output = doctor(world, tmp_path, failing_ssm(aws, aws_errors.NoCredentialsError()))
+    settings, fix = settings_and_fix(output)
+    assert code == 1 and f"the secret {SECRET_NAME} could not be read: no AWS credentials were found" in settings
+    assert "sign in to AWS on this machine" in fix and "`aws sts get-caller-identity`" in fix, fix
+    assert "then run `make doctor` again" in fix and "may read the secret" not in fix
+    assert fix.endswith("; the functions read it with their own role, so this says nothing about them")
+    # credentials AWS does not take (expired): sign in again, too
+    settings, fix = settings_and_fix(doctor(world, tmp_path, failing_ssm(aws, refused("ExpiredTokenException")))[1])
+    assert "could not be read: ExpiredToken" in settings and "sign in to AWS" in fix, fix
+    # the stack, credentials that may not read it: which permissions
+    settings, fix = settings_and_fix(doctor(world, tmp_path, failing_ssm(aws, refused("AccessDeniedException")))[1])
+    assert "could not be read: AccessDenied" in settings and "sign in" not in fix
+    assert "run `make doctor` with AWS credentials that may read the secret (ssm:GetParameter" in fix, fix
+    assert "their own role" in fix
+    # no answer from AWS: the network, nothing about credentials
+    settings, fix = settings_and_fix(doctor(world, tmp_path, failing_ssm(
+        aws, aws_errors.EndpointConnectionError(endpoint_url="https://ssm.us-east-1.amazonaws.com")))[1])
+    assert "could not be read: EndpointConnectionError" in settings
+    assert "check this machine's network" in fix and "credentials" not in fix, fix
+
+    # `.env` for `make serve`: no functions read it; and no region anywhere: where to set one
+    write_dotenv(tmp_path / ".env", {"PAGER_SECRET_ID": SECRET_NAME})
+    code, output = run(["doctor", "--local"], world, tmp_path, failing_ssm(aws, aws_errors.NoRegionError()))
+    settings, fix = settings_and_fix(output)
+    assert code == 1 and f"the secret {SECRET_NAME} could not be read: no AWS region is set" in settings, output
+    assert fix == ("    fix: set AWS_REGION (in the environment or in .env, where `make serve` reads it too), or give the "
+                   'region: `make doctor DOCTOR_ARGS="--local --region <region>"`'), fix
+    settings, fix = settings_and_fix(run(["doctor", "--local"], world, tmp_path,
+                                         failing_ssm(aws, refused("AccessDeniedException")))[1])
+    assert fix.startswith("    fix: run `make doctor DOCTOR_ARGS=--local` with AWS credentials that may read the secret "
+                          "(ssm:GetParameter on it and kms:Decrypt of its key)"), fix
+    assert "functions" not in fix and "role" not in fix
+    settings, fix = settings_and_fix(run(["doctor", "--local"], world, tmp_path,
+                                         failing_ssm(aws, aws_errors.NoCredentialsError()))[1])
+    assert "sign in to AWS" in fix and "`make doctor DOCTOR_ARGS=--local` again" in fix and "functions" not in fix, fix
+
+
 def test_doctor_local_reads_the_secret_in_aws_region_and_runs_what_the_environment_gives_it(healthy, aws, tmp_path):
     world, secret_id = healthy
     values = stored_secret(secret_id)

@@ -132,3 +132,19 @@ def test_make_serve_embeds_its_table_when_pager_table_is_not_named_and_takes_aws
     environ = {"AWS_REGION": "us-west-2"}
     prepare(environ, str(path))
     assert environ["AWS_REGION"] == environ["AWS_DEFAULT_REGION"] == "us-west-2"
+
+
+def test_make_serve_says_where_to_set_a_region_it_takes_when_none_is_set(monkeypatch, tmp_path):
+    import botocore.exceptions
+
+    import pager.settings
+
+    def no_region(secret_id: str):
+        raise botocore.exceptions.NoRegionError()
+
+    monkeypatch.setattr(pager.settings, "read_secret_with_powertools", no_region)
+    dotenv = {key: value for key, value in VALID.items() if not key.endswith(("_KEY", "_SECRET", "_TOKEN"))}
+    code, output, _ = _serve(monkeypatch, tmp_path, {**dotenv, "PAGER_SECRET_ID": "/pager/pager/secrets"})
+    assert code == 2 and ("  - the secret /pager/pager/secrets could not be read: no AWS region is set (set AWS_REGION "
+                          f"in the environment or in {tmp_path / '.env'})\n") in output, output
+    assert "--region" not in output  # `make serve` takes none

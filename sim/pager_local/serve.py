@@ -72,9 +72,10 @@ def sweep_forever(stop: threading.Event, every: float) -> None:
             print(f"sweep failed: {type(exc).__name__}: {exc}")
 
 
-def settings_problems(environ: Mapping[str, str]) -> list[str]:
+def settings_problems(environ: Mapping[str, str], env_file: str = ".env") -> list[str]:
     """Every problem of the settings as the functions would read them (missing, malformed, out of range;
-    a required setting left empty is missing), a secret that cannot be read among them."""
+    a required setting left empty is missing), a secret that cannot be read among them (for want of a region:
+    where to set one, `env_file` among them)."""
     from pager.errors import ConfigError, SecretsUnavailable
     from pager.settings import Settings, read_secret_with_powertools
 
@@ -84,7 +85,8 @@ def settings_problems(environ: Mapping[str, str]) -> list[str]:
         try:
             return read_secret_with_powertools(secret_id)
         except BotoCoreError as exc:  # no region, no credentials: a setting of this machine, not a traceback
-            raise ConfigError(unreadable(secret_id, exc)) from None
+            hint = f"set AWS_REGION in the environment or in {env_file}"
+            raise ConfigError(unreadable(secret_id, exc, region_hint=hint)) from None
         except SecretsUnavailable as exc:  # throttled, or failing: said with the others, try again
             raise ConfigError(str(exc)) from None
 
@@ -135,7 +137,7 @@ def main(argv: Sequence[str] | None = None, environ: MutableMapping[str, str] | 
     parser.add_argument("--sweep-minutes", type=float, default=SWEEP_SECONDS / 60)
     args = parser.parse_args(argv)
     named = prepare(environ, args.env_file)
-    problems = settings_problems(dict(environ))  # before anything starts: an empty PAGER_TABLE is named here
+    problems = settings_problems(dict(environ), args.env_file)  # before anything starts: an empty PAGER_TABLE is named here
     if problems:
         print(f"pager cannot start: its settings ({args.env_file} and the environment) are not right:")
         for problem in problems:

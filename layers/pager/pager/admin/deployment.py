@@ -116,9 +116,10 @@ def local_table(named: Mapping[str, str]) -> str:
     return named["PAGER_TABLE"] if "PAGER_TABLE" in named else LOCAL_TABLE
 
 
-def unreadable(secret_id: str, exc: Exception) -> str:
+def unreadable(secret_id: str, exc: Exception, *, region_hint: str = "") -> str:
     """Why the secret could not be read, in plain words: AWS's error code (AccessDenied, ...), never its
-    message (which may quote the request)."""
+    message (which may quote the request). `region_hint`: how to give a region, worded for where the line is
+    shown (the fix of `pager doctor`'s line says it there)."""
     from botocore.exceptions import ClientError, NoCredentialsError, NoRegionError
 
     if isinstance(exc, ConfigError):
@@ -126,12 +127,33 @@ def unreadable(secret_id: str, exc: Exception) -> str:
     if isinstance(exc, NoCredentialsError):
         why = "no AWS credentials were found"
     elif isinstance(exc, NoRegionError):
-        why = "no AWS region is set (pass --region, or set AWS_REGION)"
+        why = "no AWS region is set" + (f" ({region_hint})" if region_hint else "")
     elif isinstance(exc, ClientError):
         why = str(exc.response.get("Error", {}).get("Code") or "error").removesuffix("Exception")
     else:
         why = type(exc).__name__
     return f"the secret {secret_id} could not be read: {why}"
+
+
+# AWS's codes for credentials it does not take (expired, unknown, signed wrong): sign in again
+REFUSED_CREDENTIALS = ("ExpiredToken", "ExpiredTokenException", "UnrecognizedClientException", "InvalidClientTokenId",
+                       "InvalidSignatureException", "SignatureDoesNotMatch")
+
+
+def unread_cause(exc: Exception) -> str:
+    """What kept the secret from being read, for the fix to name: "json" (it holds no JSON object), "region"
+    (none is set), "credentials" (none found, or AWS does not take them), "unreachable" (no answer from AWS),
+    "refused" (AWS refused these credentials that read: AccessDenied, a key they may not use, ...)."""
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
+
+    if isinstance(exc, ConfigError):
+        return "json"
+    if isinstance(exc, NoRegionError):
+        return "region"
+    if isinstance(exc, NoCredentialsError) or (
+            isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code") in REFUSED_CREDENTIALS):
+        return "credentials"
+    return "unreachable" if isinstance(exc, BotoCoreError) else "refused"
 
 
 def is_placeholder(value: str | None) -> bool:
@@ -415,6 +437,15 @@ def _dotenv_line(key: str, value: str) -> str:
 # -- the target --------------------------------------------------------------------------------------------
 
 
+def make_command(target: str, args: list[str]) -> str:
+    """A make target with the arguments the Makefile hands the command (`make doctor DOCTOR_ARGS=--local`):
+    `pager` itself is not on the PATH (it lives in .venv/bin)."""
+    if not args:
+        return f"make {target}"
+    value = args[0] if len(args) == 1 else '"' + " ".join(args) + '"'
+    return f"make {target} {target.upper()}_ARGS={value}"
+
+
 @dataclass
 class Target:
     """Where setup writes and doctor reads: a stack (with its secret and samconfig.local.toml), or `.env`."""
@@ -427,6 +458,16 @@ class Target:
     base_url: str = ""  # local: the tunnel's URL in front of `make serve`
     note: str = ""  # why no stack was found
     read_secret: Callable[[str], Mapping[str, Any]] | None = field(default=None, repr=False)
+
+    def doctor_command(self, *more: str) -> str:
+        """`make doctor` as it checks this target again (with `more` arguments): with `--local` (and the
+        tunnel's URL) for `.env` asked for with --local; without, for a stack and for `.env` read for want of one."""
+        local = self.mode == "local" and not self.note
+        return make_command("doctor", [*(["--local", *([self.base_url] if self.base_url else [])] if local else []), *more])
+
+    def setup_command(self) -> str:
+        """`make setup` as it sets up this target again: `.env` only with `--local` and the tunnel's URL."""
+        return make_command("setup", ["--local", self.base_url or "<tunnel URL>"] if self.mode == "local" else [])
 
     def describe(self) -> str:
         if self.stack is not None:
@@ -486,16 +527,17 @@ class Target:
             found.update({name: str(stored[name]) for name in SECRET_NAMES if name not in found and stored.get(name)})
         return found
 
-    def readable_secrets(self, values: Mapping[str, str]) -> tuple[dict[str, str], str]:
-        """The four secrets as `secrets` finds them, and why the secret could not be read ("" when it could,
-        or was not needed): then only those the values hold (environment, .env)."""
+    def readable_secrets(self, values: Mapping[str, str]) -> tuple[dict[str, str], str, str]:
+        """The four secrets as `secrets` finds them, why the secret could not be read ("" when it could, or
+        was not needed) and the cause (`unread_cause`): then only those the values hold (environment, .env)."""
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
-            return self.secrets(values), ""
+            return self.secrets(values), "", ""
         except (ConfigError, BotoCoreError, ClientError) as exc:
             secret_id = self.secret.secret_id if self.secret is not None else values.get("PAGER_SECRET_ID", "")
-            return {name: values[name] for name in SECRET_NAMES if values.get(name)}, unreadable(secret_id, exc)
+            found = {name: values[name] for name in SECRET_NAMES if values.get(name)}
+            return found, unreadable(secret_id, exc), unread_cause(exc)
 
     def local_table(self, environ: Mapping[str, str]) -> str:
         """`.env`'s table as `make serve` takes it (`local_table`), the environment over the file."""

@@ -76,6 +76,7 @@ class Facts:
     key_ok: bool = False
     settings_problems: list[str] = field(default_factory=list)
     unread: str = ""  # why the secret could not be read ("" when it could, or was not needed)
+    unread_cause: str = ""  # what kept it from being read, for the fix (deployment.unread_cause)
     secret_id: str = ""
     found: dict[str, Any] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
@@ -122,9 +123,9 @@ def gather(target: Target, *, environ: dict[str, str], github: Callable[..., Any
     """Everything the checks look at. `github(values, secrets)` and `telegram(values, secrets)` build the
     clients; `dynamodb()` the table's boto3 client (None: no stack)."""
     found = target.values(environ)
-    secrets, unread = target.readable_secrets(found)  # a secret that cannot be read skips only what needs it
+    secrets, unread, cause = target.readable_secrets(found)  # a secret that cannot be read skips only what needs it
     values = {k: v for k, v in found.items() if k not in SECRET_NAMES}
-    facts = Facts(target, values, secrets, now, unread=unread,
+    facts = Facts(target, values, secrets, now, unread=unread, unread_cause=cause,
                   secret_id=target.secret.secret_id if target.secret is not None else values.get("PAGER_SECRET_ID", ""))
     facts.key_ok = _key_loads(secrets.get("GITHUB_PRIVATE_KEY", ""))
     # `make serve` makes its own table unless PAGER_TABLE is named (an empty one is missing, as serve says)
@@ -308,14 +309,29 @@ def check_settings(facts: Facts) -> Check:
 
 
 def _secret_fix(facts: Facts) -> str:
-    """What lets doctor read the secret: a JSON object in it, or AWS credentials that may read it."""
-    if "not a JSON object" in facts.unread:
-        return (f"the secret {facts.secret_id} must hold a JSON object of {', '.join(SECRET_NAMES)}: run `pager setup` "
-                "once it is one, or put them there")
-    may = ("ssm:GetParameter on it and kms:Decrypt of its key" if in_parameter_store(facts.secret_id)
-           else "secretsmanager:GetSecretValue on it")
-    return (f"run `pager doctor` with AWS credentials that may read the secret ({may}); the functions read it "
-            "with their own role, so this says nothing about them")
+    """What lets doctor read the secret, by what kept it from it: a JSON object in it, a region, AWS credentials
+    at all, credentials that may read it, or AWS's answer. For a stack the functions read it with their own
+    role, which this says nothing about; for `.env`, `make serve` reads it as doctor does."""
+    target, cause = facts.target, facts.unread_cause
+    if cause == "json":
+        return (f"the secret {facts.secret_id} must hold a JSON object of {', '.join(SECRET_NAMES)}: run "
+                f"`{target.setup_command()}` once it is one, or put them there")
+    if cause == "region":
+        where = (f"in the environment or in {target.dotenv.name}, where `make serve` reads it too" if target.stack is None
+                 else "in the environment")
+        return f"set AWS_REGION ({where}), or give the region: `{target.doctor_command('--region', '<region>')}`"
+    if cause == "credentials":
+        fix = ("sign in to AWS on this machine (`aws sts get-caller-identity` says whether you are, and as whom; "
+               f"`aws sso login` or `aws configure`), then run `{target.doctor_command()}` again")
+    elif cause == "unreachable":
+        fix = f"AWS did not answer: check this machine's network, then run `{target.doctor_command()}` again"
+    else:
+        may = ("ssm:GetParameter on it and kms:Decrypt of its key" if in_parameter_store(facts.secret_id)
+               else "secretsmanager:GetSecretValue on it")
+        fix = f"run `{target.doctor_command()}` with AWS credentials that may read the secret ({may})"
+    if target.stack is None:
+        return fix
+    return f"{fix}; the functions read it with their own role, so this says nothing about them"
 
 
 def check_deployed(facts: Facts) -> Check:
