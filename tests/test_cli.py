@@ -197,12 +197,18 @@ class Person:
     def input(self, prompt: str) -> str:
         self.asked.append(prompt)
         assert self.answers, f"asked more than the script says: {prompt!r}"
-        return self.answers.pop(0)
+        return self._given(self.answers.pop(0))
 
     def secret(self, prompt: str) -> str:
         self.asked.append(prompt)
         assert self.secrets, f"asked for a secret the script does not have: {prompt!r}"
-        return self.secrets.pop(0)
+        return self._given(self.secrets.pop(0))
+
+    @staticmethod
+    def _given(answer: Any) -> str:
+        if answer is EOFError:  # the input closed: what `input` and `getpass` raise then
+            raise EOFError
+        return answer
 
     def browse(self, url: str) -> None:
         """GET the form; post its manifest to github.com (the fake's web side); follow the redirect back."""
@@ -993,6 +999,19 @@ def test_doctor_says_whether_the_app_may_merge_releases_that_change_workflows_as
     code, output = doctor(world, tmp_path, aws)
     assert code == 0 and "✓ workflows: the app holds Workflows (read and write): pager merges release pull requests" in output
     assert "ℹ" not in output and output.rstrip().endswith("14 checks hold, 0 fail.")
+
+
+def test_setup_stops_without_a_traceback_when_the_input_closes_at_a_question_and_goes_on_the_next_time(fresh, aws,
+                                                                                                     tmp_path):
+    world, secret_id = fresh
+    code, output = run(["setup"], world, tmp_path, aws, Person(world, [EOFError]))  # at the app's owner
+    assert code == 1 and "✗ stopped: the input closed before an answer came" in output, output
+    assert "Traceback" not in output and world.hub.apps_registered == []
+    code, output = run(["setup"], world, tmp_path, aws, Person(world, ["", ""], [EOFError]))  # at the bot's token
+    assert code == 1 and "✗ stopped: the input closed before an answer came" in output, output
+    assert len(world.hub.apps_registered) == 1  # kept: the next run goes on from there
+    code, output = run(["setup"], world, tmp_path, aws, Person(world, ["", ""], [BOT_TOKEN]))
+    assert code == 0 and len(world.hub.apps_registered) == 1, output
 
 
 def test_setup_with_workflows_asks_nothing_about_it_and_registers_the_app_with_it(fresh, aws, tmp_path):

@@ -107,7 +107,10 @@ def remove(world: Any, aws: Any, folder: Path, *argv: str, answers: tuple[str, .
 
     def answer(prompt: str) -> str:
         assert asked, f"asked more than the script says: {prompt!r}"
-        return asked.pop(0)
+        given = asked.pop(0)
+        if given is EOFError:  # the input closed: what `input` raises then
+            raise EOFError
+        return given
 
     context = Context(environ=dict(environ or {}), cwd=folder, stdout=out, input=answer, now=world.clock, sleep=world.clock.sleep,
                       session=session_for({TELEGRAM_API: telegram, GITHUB_API: world.hub}), aws=aws)
@@ -132,6 +135,14 @@ def assert_no_secret(output: str) -> None:
     values = [*SECRETS.values(), *KEY.splitlines()[1:2]]
     leaked = [value[:6] + "…" for value in values if value in output]
     assert not leaked, f"secrets in the output: {leaked}"
+
+
+def test_a_closed_input_removes_nothing_and_says_so_without_a_traceback(world, aws, tmp_path):
+    code, output = remove(world, aws, tmp_path, answers=(EOFError,))
+    assert code == 1 and "✗ nothing removed: no answer came (the input is closed)" in output, output
+    assert "make remove REMOVE_ARGS=--yes" in output and "Traceback" not in output
+    assert stack_exists() and parameter_exists() and world.chat.webhook["url"] == TELEGRAM_HOOK
+    assert not {"delete_stack", "delete_parameter", "telegram deleteWebhook"} & set(aws.log)
 
 
 def test_a_refused_confirmation_removes_nothing(world, aws, tmp_path):

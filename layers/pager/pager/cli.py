@@ -252,6 +252,11 @@ def main(argv: Sequence[str] | None = None, context: Context | None = None) -> i
     except KeyboardInterrupt:
         console.line("\nstopped; run it again to go on from where it stopped")
         return 130
+    except EOFError:  # a question met a closed input (a pipe, a script, Ctrl-D): no answer is taken for one
+        console.line()
+        console.failed("stopped: the input closed before an answer came",
+                       "run it where it can ask (a terminal); it goes on from where it stopped")
+        return 1
     except (PagerError, ValueError, OSError) as exc:
         console.failed(f"{type(exc).__name__}: {exc}", "run it again; it goes on from where it stopped")
         return 1

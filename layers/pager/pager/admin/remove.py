@@ -178,8 +178,7 @@ def run_remove(tools: Tools, stack: str, region: str, *, s3_prefix: str = "", ye
     found = gather(tools, stack, region, s3_prefix, environ)
     for line in plan(found):
         console.line(line)
-    if not yes and console.ask(f"Type the stack's name ({stack}) to remove it: ") != stack:
-        console.failed("nothing removed: the answer was not the stack's name")
+    if not yes and not confirmed(console, stack):
         return 1
     webhook = remove_webhook(found, tools)
     if not delete_stack(found, tools):
@@ -194,6 +193,22 @@ def run_remove(tools: Tools, stack: str, region: str, *, s3_prefix: str = "", ye
         for step in item.how:
             console.line(f"    {step}")
     return 0 if webhook and secret else 1
+
+
+def confirmed(console: Console, stack: str) -> bool:
+    """Whether the person typed the stack's name. No answer at all (the input closed: a pipe, a script, a
+    Ctrl-D) is a no, said as such."""
+    try:
+        answer = console.ask(f"Type the stack's name ({stack}) to remove it: ")
+    except EOFError:
+        console.line()
+        console.failed("nothing removed: no answer came (the input is closed)",
+                       "run it where it can ask (a terminal), or without the question: `make remove REMOVE_ARGS=--yes`")
+        return False
+    if answer != stack:
+        console.failed("nothing removed: the answer was not the stack's name")
+        return False
+    return True
 
 
 def plan(found: Found) -> list[str]:
