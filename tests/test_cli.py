@@ -48,6 +48,7 @@ from pager.admin.setup import WORKFLOWS_QUESTION, Options, State, allowed_users,
 from pager.cli import Context, main
 from pager.commands import BOT_COMMANDS
 from pager.dynamo import create_table
+from pager.permissions import WORKFLOWS
 from pager.signals import subscribed_events
 from pager_world.faults import Fault
 from pager_world.http import HttpRequest, session_for
@@ -317,7 +318,7 @@ def test_setup_registers_the_app_from_a_manifest_stores_the_secrets_and_sets_tel
     assert message.chat_id == str(CHAT["id"]) and message.thread_id == 7 and "set up" in message.text
 
     # and what is left: installing is done already in this world (the control repository has the app)
-    assert "check it all with `pager doctor`" in output
+    assert "check it all with `make doctor`" in output
     assert_no_secret(output, secrets_of(world, secret_id))
 
 
@@ -401,6 +402,7 @@ def test_setup_for_make_serve_writes_dotenv_for_an_organizations_app(make_world,
     assert world.hub.hook["url"] == "https://tunnel.example/github"
     assert f"install the app: https://github.test/apps/{app['slug']}/installations/new" in output
     assert "make deploy" not in output
+    assert '  - check it all with `make doctor DOCTOR_ARGS="--local https://tunnel.example"`' in output, output
     assert world.chat.webhook["url"] == "https://tunnel.example/telegram"
     assert world.chat.webhook["secret_token"] == env["TELEGRAM_WEBHOOK_SECRET"]
     assert_no_secret(output, secrets_of(world, None, env["TELEGRAM_WEBHOOK_SECRET"]))
@@ -413,7 +415,29 @@ def test_setup_for_make_serve_writes_dotenv_for_an_organizations_app(make_world,
 def test_setup_without_a_stack_or_a_local_url_says_what_to_do(make_world, aws, tmp_path):
     world = make_world()
     code, output = run(["setup"], world, tmp_path, aws)
-    assert code == 1 and "no stack named pager" in output and "--local" in output
+    assert code == 1 and "no stack named pager" in output, output
+    assert 'set up for `make serve`: `make setup SETUP_ARGS="--local <tunnel URL>"`' in output  # pager is not on PATH
+
+
+def test_no_message_names_a_pager_command_the_person_cannot_run():
+    """`pager` lives in .venv/bin, off the PATH: every line that says what to run names a make target (`make setup`,
+    `make doctor DOCTOR_ARGS=--local`, ...). Left: the lines that head a command's own output, and the words the
+    docs' tables repeat."""
+    kept = {"pager's secrets (pager setup)",  # the secrets' parameter's description in Parameter Store: who wrote it
+            WORKFLOWS.why}  # docs/deploy.md's permission table, compared with it word for word
+    found = []
+    for root in (ROOT / "layers" / "pager" / "pager", ROOT / "sim" / "pager_local"):
+        for path in sorted(root.rglob("*.py")):
+            tree = ast.parse(path.read_text())
+            docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                          if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                          and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+            found += [f"{path.name}:{node.lineno}: {node.value[:80]!r}" for node in ast.walk(tree)
+                      if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+                      and re.search(r"pager (setup|doctor|where|remove)", node.value)
+                      and not re.fullmatch(r"pager (setup|doctor|remove): (no stack named )?", node.value)
+                      and node.value not in kept]
+    assert found == []
 
 
 def test_the_form_refuses_a_redirect_without_this_runs_state_and_keeps_the_first_good_code():
@@ -651,7 +675,7 @@ def test_doctor_tells_a_service_it_could_not_reach_from_one_that_refuses_and_ask
     (Fault(200, b"<!doctype html><p>Sign in</p>", {"content-type": "text/html"}), "what answered at https://api.github.test is not its API",
      "check GITHUB_API_URL (GitHub Enterprise Server: https://<host>/api/v3)"),
     (Fault(429, {"message": "API rate limit exceeded"}, {"retry-after": "60"}), "GitHub limits the rate of the app's calls",
-     "wait 60 s and run `pager doctor` again"),
+     "wait 60 s and run `make doctor` again"),
     (Fault(401, {"message": "'Expiration time' claim ('exp') is too far in the future"}),
      "GitHub refuses the app's JWT for its times", "this machine's clock is off"),
 ])

@@ -140,7 +140,7 @@ def test_reading_the_secret_at_debug_level_logs_no_secret(debug_logs, monkeypatc
         parameters.clear_caches()
         settings = Settings.from_env({**env, "PAGER_SECRET_ID": secret_id})
         parameters.clear_caches()
-        with pytest.raises(ConfigError, match="does not exist yet: run `pager setup`"):
+        with pytest.raises(ConfigError, match="does not exist yet: run `make setup`"):
             Settings.from_env({**env, "PAGER_SECRET_ID": "/elsewhere/secrets" if store == "ssm" else "elsewhere"})
     assert settings.telegram_bot_token == "99:bot-token-4711"
     out = debug_logs.getvalue()

@@ -102,6 +102,8 @@ def test_make_serve_names_an_empty_pager_table_with_the_other_problems_before_it
     assert code == 2, output
     assert "Traceback" not in output and "botocore" not in output
     assert "  - missing PAGER_TABLE, TELEGRAM_CHAT_ID\n" in output and "  - CONTROL_REPOSITORY is not" in output
+    assert ('fix: run `make setup SETUP_ARGS="--local <tunnel URL>"`, or edit ' in output
+            and "; then `make doctor DOCTOR_ARGS=--local`\n" in output), output  # `pager` is not on the PATH
 
 
 @pytest.mark.parametrize("name", REQUIRED)

@@ -101,7 +101,7 @@ def prepare(environ: MutableMapping[str, str], env_file: str) -> bool:
     """Set the settings `make serve` runs with in `environ`: `.env`'s under the environment's, the embedded
     table's name when PAGER_TABLE is not named at all, and AWS_DEFAULT_REGION, the one boto3 reads, to the
     region of `aws_region`'s rule for `.env` (AWS_REGION first, as Lambda, which sets both alike, and as
-    `pager doctor --local`). Whether PAGER_TABLE named a table."""
+    `make doctor DOCTOR_ARGS=--local`). Whether PAGER_TABLE named a table."""
     environ.update(serve_environ(Path(env_file), environ))
     named = "PAGER_TABLE" in environ
     environ["PAGER_TABLE"] = local_table(environ)
@@ -142,7 +142,8 @@ def main(argv: Sequence[str] | None = None, environ: MutableMapping[str, str] | 
         print(f"pager cannot start: its settings ({args.env_file} and the environment) are not right:")
         for problem in problems:
             print(f"  - {problem}")
-        print(f"fix: run `pager setup --local <tunnel URL>`, or edit {args.env_file}; then `pager doctor --local`")
+        print(f'fix: run `make setup SETUP_ARGS="--local <tunnel URL>"`, or edit {args.env_file}; '
+              "then `make doctor DOCTOR_ARGS=--local`")
         return 2
     with table(environ, named):
         return serve(args)

@@ -157,7 +157,8 @@ def setup(args: argparse.Namespace, context: Context, console: Any) -> int:
     target = locate(args, context)
     if target.mode == "local" and args.local is None:
         console.failed(f"no stack found: {target.note}",
-                       "deploy it first (README, Deploy), or set up for `make serve`: pager setup --local <tunnel URL>")
+                       "deploy it first (README, Deploy), or set up for `make serve`: "
+                       '`make setup SETUP_ARGS="--local <tunnel URL>"`')
         return 1
     tools = Tools(console=console, session=context.http(), now=context.now, sleep=context.sleep,
                   open_browser=context.open_browser, ask_secret=context.secret_input, token=context.token,

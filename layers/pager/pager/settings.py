@@ -64,7 +64,7 @@ def read_secret_with_powertools(secret_id: str) -> Mapping[str, Any]:
         raise ConfigError(f"the secret {secret_id} is not a JSON object") from None
     except parameters.exceptions.GetParameterError as exc:
         if "NotFound" in str(exc):  # ParameterNotFound, ResourceNotFoundException: never written
-            raise ConfigError(f"the secret {secret_id} does not exist yet: run `pager setup`") from None
+            raise ConfigError(f"the secret {secret_id} does not exist yet: run `make setup`") from None
         if "AccessDenied" in str(exc):  # a setting a retry cannot fix: the function may not read it
             raise ConfigError(f"the secret {secret_id} may not be read: {_error_code(exc)}") from None
         # Throttled (Parameter Store's standard throughput is shared by the account) or failing: a later

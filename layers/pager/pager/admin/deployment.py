@@ -348,7 +348,7 @@ class SamConfig:
 
     def _write_new(self, stack: Stack, parameters: Mapping[str, str]) -> None:
         lines = [
-            "# Written by `pager setup` from the stack's parameters: `make deploy` deploys with these.",
+            "# Written by `make setup` from the stack's parameters: `make deploy` deploys with these.",
             "version = 0.1",
             "",
             f"[{DEPLOY_TABLE}]",

@@ -280,12 +280,12 @@ def _unreachable(facts: Facts, name: str, what: str) -> Check | None:
     if status == 429 or "rate limited" in error:
         wait = facts.retry_after.get(name)
         return Check(False, f"{service} limits the rate of the app's calls: {error}",
-                     f"wait{f' {wait:.0f} s' if wait else ''} and run `pager doctor` again; nothing to replace")
+                     f"wait{f' {wait:.0f} s' if wait else ''} and run `{facts.target.doctor_command()}` again; nothing to replace")
     page = "https://www.githubstatus.com" if service == "GitHub" else "https://t.me/BotNews"
     why = f"it answered {status}" if status else "no answer"
     return Check(False, f"{service} could not be asked ({why}): {error}",
                  f"nothing to replace: check this machine's network (DNS, proxy, firewall) and that {url} is reachable "
-                 f"from it, or {service}'s status ({page}); then run `pager doctor` again")
+                 f"from it, or {service}'s status ({page}); then run `{facts.target.doctor_command()}` again")
 
 
 def check_settings(facts: Facts) -> Check:
@@ -303,7 +303,7 @@ def check_settings(facts: Facts) -> Check:
         return Check(False, f"settings: {facts.unread}{others}", _secret_fix(facts))
     if problems:
         missing = any(p.startswith("missing") for p in problems)
-        fix = (f"run `pager setup`, or set {where}" if missing else f"correct them: {where}")
+        fix = (f"run `{target.setup_command()}`, or set {where}" if missing else f"correct them: {where}")
         return Check(False, f"settings: {'; '.join(problems)}", fix)
     return Check(True, f"settings: complete and well-formed, read from {target.describe()}")
 
@@ -355,7 +355,7 @@ def check_app(facts: Facts) -> Check:
     if app is None and _clock_off(facts.errors.get("app", "")):
         return Check(False, f"GitHub refuses the app's JWT for its times: {facts.errors['app']}",
                      "this machine's clock is off (the JWT says when it was made and when it expires): set it right "
-                     "(NTP), then run `pager doctor` again; the key is fine")
+                     f"(NTP), then run `{facts.target.doctor_command()}` again; the key is fine")
     if app is None:
         return _unreachable(facts, "app", "github") or Check(False, f"GitHub refuses the app's JWT: {facts.errors['app']}",
                      f"GITHUB_PRIVATE_KEY must be a key of the app {facts.setting('GITHUB_APP_ID')}: generate one on "
@@ -457,7 +457,8 @@ def check_installation(facts: Facts) -> Check:
             return Check(False, f"installation: the app is not installed on the control repository {control}",
                          f"{facts.pages.install} → Only select repositories → the fleet and {control}")
         return (_unreachable(facts, "installation", "github")
-                or Check(False, f"installation: {facts.errors.get('installation')}", "run `pager doctor` again"))
+                or Check(False, f"installation: {facts.errors.get('installation')}",
+                               f"run `{facts.target.doctor_command()}` again"))
     account = (installation.get("account") or {}).get("login", "")
     settings = installation.get("html_url") or facts.pages.install
     if installation.get("suspended_at"):
@@ -552,7 +553,7 @@ def check_bot(facts: Facts) -> Check:
     if bot is None:
         return _unreachable(facts, "bot", "telegram") or Check(False, f"Telegram refuses the bot token: {facts.errors['bot']}",
                      f"get the token from @BotFather (/token) and put it into {facts.target.where_secrets()}, or run "
-                     "`pager setup`")
+                     f"`{facts.target.setup_command()}`")
     return Check(True, f"Telegram accepts the bot token: @{bot.get('username')}")
 
 
@@ -562,7 +563,8 @@ def check_telegram_webhook(facts: Facts) -> Check:
         return _skip("Telegram webhook", facts.errors.get("webhook_info") or _no_bot(facts))
     expected = facts.target.telegram_webhook_url
     url = str(info.get("url") or "")
-    fix = "run `pager setup`: it sets the webhook with TELEGRAM_WEBHOOK_SECRET, for button presses and commands"
+    fix = (f"run `{facts.target.setup_command()}`: it sets the webhook with TELEGRAM_WEBHOOK_SECRET, for button presses "
+           "and commands")
     wrong = _telegram_webhook_wrong(info, url, expected)
     if wrong:
         return Check(False, f"Telegram webhook: {wrong}", fix)
@@ -613,7 +615,7 @@ def check_telegram_commands(facts: Facts) -> Check:
     differs = "with other descriptions" if menu(listed) == wanted else f"not {wanted}"
     shown = menu(listed) or "nothing"
     return Check(False, f"Telegram commands: the menu lists {shown}, {differs}",
-                 "run `pager setup`: it sets the bot's commands (setMyCommands)")
+                 f"run `{facts.target.setup_command()}`: it sets the bot's commands (setMyCommands)")
 
 
 def ago(seconds: float) -> str:

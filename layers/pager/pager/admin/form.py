@@ -39,13 +39,13 @@ back here.</p>
 
 DONE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>pager: done</title></head>
 <body style="font:16px/1.5 system-ui,sans-serif;max-width:40em;margin:3em auto">
-<h1>Done</h1><p>GitHub registered the app. Return to the terminal: <code>pager setup</code> goes on there.
+<h1>Done</h1><p>GitHub registered the app. Return to the terminal: <code>make setup</code> goes on there.
 You may close this tab.</p></body></html>
 """
 
 REFUSED = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>pager: refused</title></head>
 <body><h1>Not this setup's link</h1><p>This redirect does not carry the state of the running
-<code>pager setup</code>. Start again from the form it opened.</p></body></html>
+<code>make setup</code>. Start again from the form it opened.</p></body></html>
 """
 
 

@@ -13,7 +13,7 @@
                  the chat's commands (allowed_updates callback_query and message)
     commands     the bot's command menu (setMyCommands), as pager.commands lists the commands
     test-message a message to the chat, when this run changed where the pager writes
-    and then     what is left for the person: `make deploy`, installing the app, `pager doctor`
+    and then     what is left for the person: `make deploy`, installing the app, `make doctor`
 
 A step's `done` is a pure function of what was gathered (`State`); a second run finds every step done
 and changes nothing. A registered app is never registered again: with an app id set whose key does not
@@ -260,7 +260,8 @@ def step_control(state: State, tools: Tools, options: Options) -> bool:
             console.done(f"control repository {answer} (in {state.target.where_settings()})")
             return True
         console.line("  that is not owner/name")
-    console.failed("no control repository", "run pager setup again with the repository's owner/name at hand")
+    console.failed("no control repository",
+                   f"run `{state.target.setup_command()}` again with the repository's owner/name at hand")
     return False
 
 
@@ -270,21 +271,22 @@ def step_app(state: State, tools: Tools, options: Options) -> bool:
     if not is_placeholder(app_id):
         console.failed(
             f"the GitHub App {app_id} is set, but GitHub cannot be asked for it: {state.app_problem}",
-            "pager setup never registers a second app. Generate a private key on the app's General page and put it "
+            "setup never registers a second app. Generate a private key on the app's General page and put it "
             f"into {state.target.where_secrets()} as GITHUB_PRIVATE_KEY (or, to register a new app, remove "
-            f"GITHUB_APP_ID from {state.target.where_settings()}), then run pager setup again",
+            f"GITHUB_APP_ID from {state.target.where_settings()}), then run `{state.target.setup_command()}` again",
         )
         return False
     if state.secrets.get("GITHUB_PRIVATE_KEY"):  # a key without an app id: an app was registered already
         console.failed(
             f"{state.target.where_secrets()} holds an app's private key, but no GITHUB_APP_ID is set",
             f"set GitHubAppId, GitHubAppSlug and GitHubAppOwner (the app's General page) in {state.target.where_settings()}, "
-            "then run pager setup again; it never registers a second app",
+            f"then run `{state.target.setup_command()}` again; it never registers a second app",
         )
         return False
     webhook_url = state.target.github_webhook_url
     if not webhook_url:
-        console.failed("no webhook URL for the app", "give the tunnel's URL in front of `make serve`: pager setup --local URL")
+        console.failed("no webhook URL for the app",
+                       f"give the tunnel's URL in front of `make serve`: `{state.target.setup_command()}`")
         return False
     org = options.org or state.values.get("GITHUB_APP_OWNER", "")
     if not org:
@@ -317,7 +319,7 @@ def register_in_browser(state: State, tools: Tools, *, name: str, org: str, webh
         deadline = tools.now() + FORM_TIMEOUT
         while not form.got.is_set():
             if tools.now() >= deadline:
-                console.failed("GitHub's redirect did not come back in time", "run pager setup again")
+                console.failed("GitHub's redirect did not come back in time", f"run `{state.target.setup_command()}` again")
                 return None
             tools.sleep(FORM_POLL)
         return form.code
@@ -382,7 +384,8 @@ def step_bot(state: State, tools: Tools, options: Options) -> bool:
         state.changed.add("bot")
         console.done(f"Telegram bot @{state.bot.get('username')}: its token is in {state.target.where_secrets()}")
         return True
-    console.failed("no bot token Telegram accepts", "get one from @BotFather, then run pager setup again")
+    console.failed("no bot token Telegram accepts",
+                   f"get one from @BotFather, then run `{state.target.setup_command()}` again")
     return False
 
 
@@ -398,7 +401,7 @@ def step_secret_token(state: State, tools: Tools, options: Options) -> bool:
 def step_webhook(state: State, tools: Tools, options: Options) -> bool:
     url = state.target.telegram_webhook_url
     if not url:
-        tools.console.failed("no URL for Telegram's webhook", "give the tunnel's URL: pager setup --local URL")
+        tools.console.failed("no URL for Telegram's webhook", f"give the tunnel's URL: `{state.target.setup_command()}`")
         return False
     telegram(state, tools).set_webhook(url, state.secrets["TELEGRAM_WEBHOOK_SECRET"], ALLOWED_UPDATES)
     state.changed.add("webhook")
@@ -517,7 +520,7 @@ def step_chat(state: State, tools: Tools, options: Options) -> bool:
         console.line("  Nothing has arrived yet.")
     if not chats:
         console.failed("no chat found", f"send a message where the pager should write (the bot {bot} must be there), "
-                                        "then run pager setup again")
+                                        f"then run `{state.target.setup_command()}` again")
         return False
     chosen = choose_chat(chats, console)
     users = allowed_users(chosen, chats)
@@ -568,7 +571,7 @@ def what_is_left(state: State, tools: Tools, options: Options | None = None) -> 
     if state.app is not None:
         for line in app_left(state, tools) + workflows_left(state, options or Options()):
             console.line(f"  - {line}")
-    console.line("  - check it all with `pager doctor`")
+    console.line(f"  - check it all with `{state.target.doctor_command()}`")
 
 
 def workflows_left(state: State, options: Options) -> list[str]:

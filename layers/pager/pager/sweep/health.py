@@ -246,7 +246,7 @@ def start_job(job: Job | None, now: float, health: Health, status: int = SECRET_
         record = health.refusals
         # The handler's clock, after it ran; GitHub stamps a delivery when it sends it, to the second.
         first = None if record.first is None else record.first - REFUSAL_LEAD_SECONDS
-        what, not_yet = "refused signals", "⚠️ GitHub or Telegram would still refuse them: fix the cause first (pager doctor)"
+        what, not_yet = "refused signals", "⚠️ GitHub or Telegram would still refuse them: fix the cause first (make doctor)"
     if not record.count:
         return f"no {what} to deliver again", None
     if not record.works:
@@ -404,11 +404,11 @@ def _refusal_line(data: Mapping[str, Any]) -> str:
 
 
 MEANING = {
-    "401": "GitHub answers 401: it does not accept the app's token; check GITHUB_APP_ID and GITHUB_PRIVATE_KEY (pager doctor)",
+    "401": "GitHub answers 401: it does not accept the app's token; check GITHUB_APP_ID and GITHUB_PRIVATE_KEY (make doctor)",
     "403": "GitHub answers 403: it refuses the app; is it suspended, or rate limited?",
     "404": "GitHub answers 404: it knows no webhook of this app; check GITHUB_APP_ID, and that the app's webhook is active",
     "429": "GitHub rate limits the app",
-    "key": "the app's private key cannot sign a token: check GITHUB_PRIVATE_KEY (pager doctor)",
+    "key": "the app's private key cannot sign a token: check GITHUB_PRIVATE_KEY (make doctor)",
     "": "GitHub answers 5xx or not at all (githubstatus.com)",
 }
 
@@ -442,7 +442,7 @@ def _held_entry(held: tuple[tuple[str, ...], float] | None, w: Where) -> dict[st
         return None
     what = "; ".join(HOLDERS[s] for s in held[0] if s in HOLDERS)
     return {"title": f"{what} since {w.at(held[1])}: nothing is delivered again meanwhile, and what failed comes back "
-                     "once it answers (pager doctor)", "url": w.url, "order": ""} if what else None
+                     "once it answers (make doctor)", "url": w.url, "order": ""} if what else None
 
 
 def _list_entry(unserved: Unserved, w: Where) -> dict[str, Any] | None:
@@ -481,7 +481,7 @@ def _stray_entry(record: Refused, w: Where) -> dict[str, Any] | None:
     if not record.count:
         return None
     return {"title": f"{_count(record.count, 'delivery', 'deliveries')} {record.reason} since {w.at(record.first)}, "
-                     "not an answer of pager's: is the app's webhook URL the stack's /github (pager doctor)? GitHub "
+                     "not an answer of pager's: is the app's webhook URL the stack's /github (make doctor)? GitHub "
                      "sends none of them again; Redeliver them on the app's Advanced page once it is fixed",
             "url": w.url, "order": ""}
 
@@ -508,7 +508,7 @@ def _refused_entry(record: Refused, job: Job | None, w: Where) -> dict[str, Any]
     refused = f"{_count(record.count, 'page')} GitHub or Telegram refused since {w.at(record.first)}"
     last = f"the last: {record.reason}"
     if not record.works:
-        return {"title": f"{refused}, kept; {last}; once the cause is fixed (pager doctor), ↻ delivers them again "
+        return {"title": f"{refused}, kept; {last}; once the cause is fixed (make doctor), ↻ delivers them again "
                          "(GitHub keeps them three days)", "url": w.url, "order": ""}
     if job is not None and job.status == PAGE_REFUSED and job.under_way and job.asked_at >= (record.last or 0):
         return {"title": f"{refused}: delivering them again, {job.done} so far", "url": w.url, "order": ""}
