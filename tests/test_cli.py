@@ -1046,6 +1046,14 @@ def test_setup_with_workflows_asks_nothing_about_it_and_registers_the_app_with_i
     assert WORKFLOWS_QUESTION not in person.asked and app["permissions"]["workflows"] == "write"
 
 
+def test_setup_with_no_workflows_asks_nothing_about_it_and_registers_the_app_without_it(fresh, aws, tmp_path):
+    world, _ = fresh
+    person = Person(world, answers=["", "", ""], secrets=[BOT_TOKEN])  # no Workflows question
+    assert run(["setup", "--no-workflows"], world, tmp_path, aws, person)[0] == 0
+    [app] = world.hub.apps_registered
+    assert WORKFLOWS_QUESTION not in person.asked and "workflows" not in app["permissions"]
+
+
 def test_setup_with_workflows_for_an_app_registered_without_it_says_where_to_add_it(healthy, aws, tmp_path):
     world, _ = healthy
     code, output = run(["setup", "--workflows"], world, tmp_path, aws)
@@ -1053,6 +1061,8 @@ def test_setup_with_workflows_for_an_app_registered_without_it_says_where_to_add
     assert ("  - give the app Workflows: on https://github.test/settings/apps/pager-test/permissions, Repository "
             "permissions → Workflows: Read and write, Save changes;") in output
     code, output = run(["setup"], world, tmp_path, aws)  # not asked for: nothing said
+    assert code == 0 and "Workflows" not in output
+    code, output = run(["setup", "--no-workflows"], world, tmp_path, aws)  # declined: nothing said either
     assert code == 0 and "Workflows" not in output
 
 

@@ -1,7 +1,8 @@
 """The command line `pager`: `pager setup`, `pager doctor`, `pager where` and `pager remove` (the console script
 of pyproject.toml).
 
-    pager setup   [--stack NAME] [--region REGION] [--local [URL]] [--env-file PATH] [--org ORG] [--name NAME] [--test-message] [--workflows]
+    pager setup   [--stack NAME] [--region REGION] [--local [URL]] [--env-file PATH] [--org ORG] [--name NAME] [--test-message]
+                  [--workflows | --no-workflows]
     pager doctor  [--stack NAME] [--region REGION] [--local [URL]] [--env-file PATH]
     pager where   [--stack NAME] [--region REGION]
     pager remove  [--stack NAME] [--region REGION] [--yes]
@@ -99,9 +100,9 @@ def parser() -> argparse.ArgumentParser:
             command.add_argument("--org", default="", help="register the app for this organization (default: ask)")
             command.add_argument("--name", default="", help="the app's name (GitHub's page lets you change it)")
             command.add_argument("--test-message", action="store_true", help="send a test message even if nothing changed")
-            command.add_argument("--workflows", action="store_true", default=None,
+            command.add_argument("--workflows", action=argparse.BooleanOptionalAction, default=None,
                                  help="give the app Workflows: write, to merge release pull requests that change "
-                                      ".github/workflows/ (default: ask)")
+                                      ".github/workflows/, or not (default: ask when it registers the app)")
     return top
 
 
