@@ -223,6 +223,30 @@ def test_the_fake_github_refuses_to_merge_a_change_to_workflows_to_an_installati
     assert world.services.github.merge_pull(REPO, 2, sha=HEAD, method="squash", installation_id=INSTALLATION)["merged"]
 
 
+@pytest.mark.parametrize("status", [403, 422])  # 403 as public reports quote it; GitHub documents no status for it
+def test_a_refusal_for_the_workflows_permission_is_known_by_its_words_whatever_the_status(world, status):
+    from pager.errors import WorkflowsRefused
+    from pager_world.payloads import INSTALLATION
+
+    live_pull(world)
+    reason = f"refusing to allow a GitHub App to create or update workflow `{WORKFLOW_FILE}` without `workflows` permission"
+    world.hub.merge_refusal = (status, reason)
+    with pytest.raises(WorkflowsRefused) as refused:
+        world.services.github.merge_pull(REPO, 2, sha=HEAD, method="squash", installation_id=INSTALLATION)
+    assert refused.value.status == status and refused.value.file == WORKFLOW_FILE and refused.value.reason == reason
+
+
+def test_a_merge_refused_for_the_workflows_permission_with_422_says_so_in_words(world):
+    ready(world)
+    world.hub.merge_refusal = (422, "refusing to allow a GitHub App to create or update workflow "
+                                    f"`{WORKFLOW_FILE}` without `workflows` permission")
+    code, answer = world.press("🔀")
+    assert (code, answer["outcome"]) == (200, "GitHub refused the merge: this release changes .github/workflows/, and "
+                                              "pager's app lacks the Workflows permission. Merge it on GitHub, or add the "
+                                              "permission (linked in the message)")
+    assert world.store.dump()[KEY]["refusal_cause"] == "workflows" and world.hub.merges == []
+
+
 def test_a_merge_refused_for_the_workflows_permission_says_so_in_words_and_links_where_to_add_it(world):
     ready(world)
     world.hub.pull_files[(REPO, 2)] = [WORKFLOW_FILE]

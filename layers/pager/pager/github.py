@@ -60,9 +60,10 @@ class InstallationGone(GitHubRefused):
 
 
 # GitHub's refusal to merge a pull request that changes a file under .github/workflows/ for an app without the
-# Workflows permission: 403 "refusing to allow a GitHub App to create or update workflow `<file>` without
-# `workflows` permission". GitHub documents the permission, not this answer: its status and words are those
-# public reports quote (KeisukeYamashita/auto-pull-request-merge#481, github/github-mcp-server#1815).
+# Workflows permission: "refusing to allow a GitHub App to create or update workflow `<file>` without
+# `workflows` permission". GitHub documents the permission, not this answer: its words are those public reports
+# quote (KeisukeYamashita/auto-pull-request-merge#481, github/github-mcp-server#1815), with a 403; the status
+# being undocumented, the words are matched in any 4xx.
 WORKFLOWS_REFUSAL = re.compile(r"refusing to allow a GitHub App to create or update workflow `?([^`\s]*)`? "
                                r"without `?workflows`? permission")
 
@@ -293,8 +294,8 @@ class GitHub:
         try:
             body = self._on_repository(repo, installation_id, "PUT", f"/repos/{repo}/pulls/{int(number)}/merge",
                                        step="github merge pull request", json={"sha": sha, "merge_method": method})
-        except GitHubRefused as exc:
-            found = WORKFLOWS_REFUSAL.search(exc.reason) if exc.status == 403 else None
+        except GitHubRefused as exc:  # any 4xx: GitHub documents neither the status of this refusal nor its words
+            found = WORKFLOWS_REFUSAL.search(exc.reason)
             if found is None:
                 raise
             raise WorkflowsRefused(str(exc), status=exc.status, reason=exc.reason, file=found.group(1)) from exc
