@@ -1,5 +1,6 @@
-"""The Telegram endpoint's logic (README, "Telegram webhook"): `pager.buttons.handle_update`, driven through
-`pager.webhook.handle_telegram` with the world (the fake chat and GitHub behind the clients' session).
+"""The Telegram endpoint's logic (docs/deploy.md, "Telegram's webhook by hand"): `pager.buttons.handle_update`,
+driven through `pager.webhook.handle_telegram` with the world (the fake chat and GitHub behind the clients'
+session).
 
 Who may press, every press answered at once, a failed action answered with its reason (200, so the
 person presses again), a retried update acting once, and a failure at every external call of a

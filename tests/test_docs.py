@@ -107,3 +107,26 @@ def test_the_pages_way_to_the_stack_and_region_gives_them_to_the_aws_commands(tm
     script = block.group(1) + '\necho "$STACK|$AWS_REGION|$AWS_DEFAULT_REGION"'
     out = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "fleet-pager|eu-west-1|eu-west-1"
+
+
+# A page named in the code, the tests, the template or the project's files, with the heading it points at:
+# `docs/deploy.md#the-secrets-by-hand`, `docs/sweep.md, "The decision per event"`, `(README, Deploy)`.
+REFERENCE = re.compile(r'(README(?:\.md)?|docs/[\w-]+\.md)(?:#([\w-]+)|,? \(?"([^"\n]+)"|, ([A-Z][^")\n]*)\))')
+REFERRING = [*ROOT.glob("layers/pager/pager/**/*.py"), *ROOT.glob("sim/**/*.py"), *ROOT.glob("functions/**/*.py"),
+             *ROOT.glob("tests/*.py"), *ROOT.glob(".github/**/*.*"), ROOT / "template.yaml", ROOT / "Makefile",
+             ROOT / "pyproject.toml"]
+
+
+def test_every_page_and_heading_the_code_names_is_there():
+    """The README was split into docs/: a comment or a message that sends the reader to a section names the page
+    that holds it now, and a heading that page has (its first words are enough: "Limits" for "Limits, and the
+    figures behind them")."""
+    stale = []
+    for file in REFERRING:
+        for found in REFERENCE.finditer(file.read_text(encoding="utf-8")):
+            page, anchor, quoted, bare = found.groups()
+            target = ROOT / ("README.md" if page.startswith("README") else page)
+            slug = anchor or re.sub(r"[^\w\- ]", "", (quoted or bare).strip().lower()).replace(" ", "-")
+            if not target.exists() or not any(heading.startswith(slug) for heading in anchors(target)):
+                stale.append(f"{file.relative_to(ROOT)}: {found.group(0)}")
+    assert not stale, stale

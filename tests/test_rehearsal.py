@@ -36,7 +36,7 @@ What `sam deploy` does, and how far moto (5.2) follows:
    Two slips of moto's CloudFormation are mended in the fixture `aws`: it keeps a role's inline policies
    as objects, where its policy evaluation reads JSON text, and it names a layer version by a property
    "LayerVersion" instead of LayerName.
-4. The SecureString `/pager/<stack>/secrets`, which the stack does not create (README, Deploy), is written by
+4. The SecureString `/pager/<stack>/secrets`, which the stack does not create (docs/deploy.md, "The secrets by hand"), is written by
    the test as the administrator, before IAM is enforced.
 
 Each function then runs as Lambda runs it. Its environment is its deployed configuration
@@ -113,8 +113,9 @@ PARAMETERS = {
     "ControlRepository": "maintainer/pager",
     "TelegramChatId": "-1001",
 }
-# The outputs the README tells the user to use (DashboardUrl only with WithDashboard=true).
-README_OUTPUTS = {"GitHubWebhookUrl", "TelegramWebhookUrl", "SecretName", "TableName", "WebhookLogGroupName",
+# The outputs docs/deploy.md tells the user to use ("The guided deploy's prompts"; DashboardUrl only with
+# WithDashboard=true).
+DOCUMENTED_OUTPUTS = {"GitHubWebhookUrl", "TelegramWebhookUrl", "SecretName", "TableName", "WebhookLogGroupName",
                   "SweepLogGroupName", "AlarmTopicArn"}
 
 # The parameters that make every condition of the template true.
@@ -451,7 +452,7 @@ def _aws_managed_policy(arn: str) -> None:
 
 
 def write_secrets(deployment: Deployment, private_key: str) -> None:
-    """The secrets, which the stack does not create: `pager setup` writes them (README, Deploy)."""
+    """The secrets, which the stack does not create: `pager setup` writes them (docs/deploy.md, "The secrets by hand")."""
     client("ssm").put_parameter(Name=deployment.outputs["SecretName"], Type="SecureString", Value=json.dumps({
         "GITHUB_PRIVATE_KEY": private_key, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET,
         "TELEGRAM_BOT_TOKEN": BOT_TOKEN, "TELEGRAM_WEBHOOK_SECRET": TELEGRAM_SECRET}))
@@ -713,7 +714,7 @@ def test_moto_cannot_create_exactly_the_types_the_rehearsal_makes_itself(aws):
 
 def test_the_outputs_the_readme_names_resolve_to_the_stacks_resources(stack):
     outputs = stack.outputs
-    assert README_OUTPUTS <= set(outputs) and all(outputs[name] for name in README_OUTPUTS), outputs
+    assert DOCUMENTED_OUTPUTS <= set(outputs) and all(outputs[name] for name in DOCUMENTED_OUTPUTS), outputs
     assert "DashboardUrl" not in outputs  # Dashboard=false, the default
 
     api_id = stack.physical["HttpApi"]

@@ -1,4 +1,4 @@
-"""Settings: the operator contract (README, "Settings"), from the environment and the secret."""
+"""Settings: the operator contract (docs/settings.md), from the environment and the secret."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The Telegram endpoint's logic once the secret token was checked (README, "Telegram webhook"): button
-presses, and the commands written in the chat (pager.commands).
+"""The Telegram endpoint's logic once the secret token was checked (docs/deploy.md, "Telegram's webhook by
+hand"): button presses, and the commands written in the chat (pager.commands).
 
     callback_query from an allowed user in the configured chat
         fix:<id>            🛠 Start fix of the alarm of the repository with that id (pager.signals.alarm.start_fix)

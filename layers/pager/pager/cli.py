@@ -263,7 +263,8 @@ def main(argv: Sequence[str] | None = None, context: Context | None = None) -> i
         console.failed(f"{type(exc).__name__}: {exc}", "run it again; it goes on from where it stopped")
         return 1
     except (BotoCoreError, ClientError) as exc:  # AWS refused (credentials, permissions): said, without a traceback
-        console.failed(f"AWS: {exc}", "check your AWS credentials and their permissions (README, Register the GitHub App)")
+        console.failed(f"AWS: {exc}", "check your AWS credentials and their permissions "
+                                                "(docs/deploy.md#pager-setup-step-by-step)")
         return 1
 
 

@@ -5,7 +5,7 @@
 - `CALL_PERMISSIONS`: every call pager makes with an installation token and the least permission it needs
   ("Permissions required for GitHub Apps"; tests read `pager/github.py` and fail on a call missing here).
   The calls made with the app's JWT (its deliveries, installations and tokens) need no repository permission.
-- `PERMISSIONS`: the README's table ("Register the GitHub App"), row by row, with the reason for each.
+- `PERMISSIONS`: the table of docs/deploy.md ("What the app gets"), row by row, with the reason for each.
 - `OPTIONAL`: what pager asks for only when the operator chooses it (`pager setup --workflows`): the table's
   last rows. GitHub refuses to merge a pull request that changes a file under `.github/workflows/` to an app
   without the Workflows permission (GitHub's "Choosing permissions for a GitHub App": an app that edits
@@ -28,7 +28,7 @@ ACCESS_TITLES = {"read": "Read-only", "write": "Read and write", "admin": "Admin
 @dataclass(frozen=True)
 class Permission:
     name: str  # as the API says it: a key of the manifest's default_permissions and of GET /app's permissions
-    title: str  # as GitHub's form and the README say it
+    title: str  # as GitHub's form and docs/deploy.md say it
     access: str  # "read" or "write"
     why: str
 

@@ -1,11 +1,12 @@
 """The two HTTP endpoints: GitHub's webhook and Telegram's, from a verified request to an answer.
 
-What an answer means to the sweep (README, "Operating the sweep"): a 4xx is never delivered again, a 500 is. So a request
-the pager refuses (bad signature, no GitHub headers, not JSON) gets its 4xx with a reason; a step
-that failed but can succeed later (Transient: Telegram, GitHub or DynamoDB unavailable, the deadline
-passed) answers 500 naming the step; a refusal that no retry can fix (Permanent) is logged as an error,
-recorded (pager.refusals) and answered 424, so that GitHub keeps the delivery among its failures for ↻
-once the cause is fixed; an unexpected error answers 500 with its traceback in the log, never a silent 200.
+What an answer means to the sweep (docs/sweep.md, "The decision per event"): a 4xx is never delivered
+again, a 500 is. So a request the pager refuses (bad signature, no GitHub headers, not JSON) gets its 4xx
+with a reason; a step that failed but can succeed later (Transient: Telegram, GitHub or DynamoDB
+unavailable, the deadline passed) answers 500 naming the step; a refusal that no retry can fix
+(Permanent) is logged as an error, recorded (pager.refusals) and answered 424, so that GitHub keeps the
+delivery among its failures for ↻ once the cause is fixed; an unexpected error answers 500 with its
+traceback in the log, never a silent 200.
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ PARAMETER_SETTINGS: dict[str, str] = {
 }
 SETTING_PARAMETERS = {setting: parameter for parameter, setting in PARAMETER_SETTINGS.items()}
 
-# The operator contract (README "Settings"): the names read from the environment.
+# The operator contract (docs/settings.md): the names read from the environment.
 SETTING_NAMES = ("PAGER_TABLE", "PAGER_SECRET_ID", *PARAMETER_SETTINGS.values(), *SECRET_NAMES)
 
 DEPLOY_FILE = "samconfig.local.toml"

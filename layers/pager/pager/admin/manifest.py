@@ -7,8 +7,8 @@
   each REST endpoint. `CALL_PERMISSIONS` lists every call pager makes with an installation token
   (tests read `pager/github.py` and fail on a call missing here); the calls made with the app's JWT
   (its deliveries, installations and tokens) need no repository permission.
-- `PERMISSIONS` is the README's table ("Register the GitHub App"), row by row, with the reason for
-  each: a test renders it and compares it with the README, and checks it is exactly what the events
+- `PERMISSIONS` is the table of docs/deploy.md ("What the app gets"), row by row, with the reason for
+  each: a test renders it and compares it with that page, and checks it is exactly what the events
   and calls need.
 
 The manifest follows GitHub's "Registering a GitHub App from a manifest": name, url (the homepage),
