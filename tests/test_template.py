@@ -116,6 +116,18 @@ def test_every_alarm_goes_to_the_topic_and_the_email_subscription_exists_only_wh
     assert {w["type"] for w in widgets} == {"alarm", "metric", "log"}
 
 
+def test_the_alarms_say_what_becomes_of_a_refused_signal_and_name_pagers_own_message_as_the_chat_shows_it():
+    from pager.refusals import ANSWER
+
+    described = {name: " ".join(props["AlarmDescription"].split()) for name, props in alarms().items()}
+    # a signal GitHub or Telegram refused is not lost: its delivery is answered 424 and kept, for ↻ in ⚙️ pager
+    refused = described["RefusedUpstreamAlarm"]
+    assert "lost" not in refused and f"answered {ANSWER}" in refused and "⚙️ pager" in refused and "↻" in refused
+    # pager's own health is its own message, ⚙️ pager, no longer the control repository's alarm
+    assert "⚙️ pager" in described["AlarmNotChangedAlarm"]
+    assert not [name for name, text in described.items() if "control repository's alarm" in text]
+
+
 def test_the_table_is_encrypted_with_the_aws_owned_key_stated_as_false_rather_than_left_out():
     # The AWS owned key: encrypted at rest all the same, no charge and no KMS request; the table holds no
     # secret (they are in the SecureString), so the AWS managed key's CloudTrail records would protect nothing.

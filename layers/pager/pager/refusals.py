@@ -4,7 +4,7 @@ A refusal no retry fixes (a bot removed from the chat, a permission the app lack
 is no reason to drop the page: the webhook answers `ANSWER` (424 Failed Dependency), so that GitHub
 lists the delivery among its failures and keeps it there for three days, never delivered again by
 itself (a 4xx), and writes one item under `KEY` naming what refused and why. pager's own health
-(pager.sweep.health) counts them in the control repository's alarm; once the service that refused takes
+(pager.sweep.health) counts them in ⚙️ pager; once the service that refused takes
 such a call again, the entry offers ↻, which delivers the refused deliveries again from GitHub's list:
 their handlers then do what is left, and the pages reach the chat.
 

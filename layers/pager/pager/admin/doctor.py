@@ -505,7 +505,7 @@ class DeliveryCount:
 
 def count_deliveries(items: list[dict[str, Any]], complete: bool, max_attempts: int) -> DeliveryCount:
     """Attempts by outcome; an event kept failing when its newest of `max_attempts` attempts or more got a
-    5xx or no answer (the sweep asks for no more: it is in the control repository's alarm)."""
+    5xx or no answer (the sweep asks for no more: it is in ⚙️ pager)."""
     by_event: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for item in items:
         by_event[str(item.get("guid"))].append(item)

@@ -329,8 +329,9 @@ def offers_fix(entries: Mapping[str, Any]) -> bool:
 
 
 def shown_entries(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    """What an alarm's message shows of its open entries: pager's own health is the control alarm's alone,
-    a repository's failures never are (an earlier version kept the control repository's there too)."""
+    """What an alarm's message shows of its open entries: pager's own health is ⚙️ pager's alone (the record
+    `alarm#control`), where a repository's failures never are (an earlier version kept the control repository's
+    there too)."""
     health = alarm.ref == CONTROL
     return {k: v for k, v in entries.items() if own(k) == health}
 

@@ -56,7 +56,7 @@ from .steps import Decide, Effect, Step
 
 PENDING = "pending"
 # Longer than any invocation that may hold a claim (the webhook's 8 s, the sweep's 150 s run that
-# changes the control repository's alarm), so that a live claim is never taken over.
+# changes ⚙️ pager), so that a live claim is never taken over.
 LEASE_SECONDS = 180.0
 BUSY_WAIT_SECONDS = 0.1  # how long a delivery waits before it looks again for another one's claim to go away
 BUSY_POLLS = 15  # without a deadline (tests, tools): how often it looks before giving up with Held

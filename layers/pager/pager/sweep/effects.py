@@ -30,7 +30,7 @@ class Ask:
 
 @dataclass(frozen=True)
 class AskEntry:
-    """↻ all's pick: deliver again the attempt a `delivery:` entry of the control repository's alarm shows,
+    """↻ all's pick: deliver again the attempt a `delivery:` entry of ⚙️ pager shows,
     claimed on that entry like a ↻ press (so a press and a run never both ask for it)."""
 
     key: str
@@ -39,7 +39,7 @@ class AskEntry:
 
 @dataclass(frozen=True)
 class ChangeAlarm:
-    """Open, update and close entries of the control repository's alarm (the table), then render it."""
+    """Open, update and close entries of ⚙️ pager (the table), then render it."""
 
     opened: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     closed: tuple[str, ...] = ()

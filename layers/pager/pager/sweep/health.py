@@ -1,7 +1,7 @@
-"""pager's own health, the sweep's second unit: what keeps signals from reaching the maintainer, shown in the
-control repository's alarm beside the failed deliveries, decided once per run (`plan`) from what the run read.
+"""pager's own health, the sweep's second unit: what keeps signals from reaching the maintainer, shown in ⚙️
+pager, pager's own message, beside the failed deliveries, decided once per run (`plan`) from what the run read.
 
-Entries (items of the control repository's alarm, like the `delivery:` ones):
+Entries (items of ⚙️ pager, like the `delivery:` ones):
 
     pager:list      GitHub did not serve the deliveries list for `UNSERVED_RUNS` runs in a row and
                     `UNSERVED_SECONDS` (two scheduled runs): the runs read nothing, so nothing failed

@@ -1,4 +1,4 @@
-"""The buttons of the control repository's alarm that act on GitHub's deliveries (pager.buttons calls them
+"""The buttons of ⚙️ pager that act on GitHub's deliveries (pager.buttons calls them
 once per press, an allowed user's only):
 
     again:<delivery id>   ↻ on a failed delivery's entry: GitHub delivers that event once more, now,
@@ -48,7 +48,7 @@ def deliver_refused_again(services: Services, status: int = health.SECRET_REFUSE
 
 
 def deliver_all_again(services: Services) -> str:
-    """↻ all: the sweep's next runs deliver again every failed delivery of the control repository's alarm
+    """↻ all: the sweep's next runs deliver again every failed delivery ⚙️ pager shows
     (the recovery check runs them each minute until done)."""
     left = len(alarm.to_deliver_again(alarm.entries_now(services, alarm.CONTROL)))
     if not left:

@@ -132,7 +132,7 @@ class Gathered:
     failures: Read | None
     not_served: str | None  # GitHub's answer when it did not serve a list (a key of health.MEANING); None: it did,
     # or the run could not ask (no call left, its own deadline: `every` None all the same)
-    shown: Mapping[str, Mapping[str, Any]]  # the control repository's alarm: its open entries
+    shown: Mapping[str, Mapping[str, Any]]  # ⚙️ pager: its open entries
     refusals: tuple[tuple[str, Mapping[str, Any]], ...]
     refusers_answer: bool
     job: health.Job | None
