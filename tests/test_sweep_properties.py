@@ -55,9 +55,11 @@ def events(draw) -> Event:
 
 @st.composite
 def settings(draw) -> dict[str, int]:
-    return {"sweep_max_redeliveries": draw(st.integers(1, 8)), "sweep_max_attempts": draw(st.sampled_from([1, 2, 3, 3, 4])),
+    redeliveries = draw(st.integers(1, 8))
+    least = 1 + redeliveries + 1 + 5 + 4  # the least budget the settings take (pager.settings): others never run
+    return {"sweep_max_redeliveries": redeliveries, "sweep_max_attempts": draw(st.sampled_from([1, 2, 3, 3, 4])),
             "sweep_all_pages": draw(st.integers(1, 4)), "sweep_failure_pages": draw(st.integers(1, 3)),
-            "sweep_call_budget": draw(st.integers(14, 40))}
+            "sweep_call_budget": draw(st.integers(least, 40))}
 
 
 def hold_spans(log: list[tuple[float, Waiting | None]], end: float) -> list[tuple[float, float]]:
