@@ -24,6 +24,7 @@ import string
 import subprocess
 import sys
 import threading
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,6 +43,8 @@ from pager.errors import GitHubRefused
 from pager.observe import logger
 from pager.settings import Settings
 from pager.telegram import Telegram
+from pager_world.events import github_event
+from pager_world.payloads import example
 
 MARK = redact.MARK
 ROOT = Path(__file__).resolve().parents[1]
@@ -243,16 +246,21 @@ def exchange(fake: FakeServices, given: Secrets, private_key: str) -> list[str]:
 
 @contextlib.contextmanager
 def without_redaction() -> Iterator[None]:
-    """logging's record factory as it was before pager's, and http.client's own print."""
+    """logging's record factory and `Logger.makeRecord` as they were before pager's, and http.client's own
+    print."""
     factory = logging.getLogRecordFactory()
     wrapped = getattr(factory, "wrapped", None)
     assert wrapped is not None, "pager's record factory is not the one installed"
+    make_record = logging.Logger.makeRecord
+    assert make_record is redact._make_record, "pager's makeRecord is not the one installed"
     logging.setLogRecordFactory(wrapped)
+    logging.Logger.makeRecord = redact._wrapped_make_record  # type: ignore[method-assign]
     printer = http.client.__dict__.pop("print", None)
     try:
         yield
     finally:
         logging.setLogRecordFactory(factory)
+        logging.Logger.makeRecord = make_record  # type: ignore[method-assign]
         if printer is not None:
             http.client.print = printer  # type: ignore[attr-defined]
 
@@ -346,6 +354,11 @@ def test_urllib3s_retry_warning_quotes_the_url_even_at_the_default_level_redacte
 JWT = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJpYXQiOjE3MDAwMDAwMDAsImlzcyI6IjEyMzQ1In0.c2lnbmF0dXJlLW9mLXRoZS1hcHA"
 TOKEN = "7312345678:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ"
 HEX64 = "a3f1" * 16
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"  # the form of a secret access key (AWS's example)
+SESSION_TOKEN = "IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQD6m+EXAMPLE/session=="
+AWS_SIGNATURE = "5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7"
+SIGV4 = (f"AWS4-HMAC-SHA256 Credential=ASIAEXAMPLEEXAMPLE12/20240501/us-east-1/ssm/aws4_request, "
+         f"SignedHeaders=host;x-amz-date;x-amz-security-token, Signature={AWS_SIGNATURE}")
 
 
 @pytest.mark.parametrize(("text", "secret", "kept"), [
@@ -372,6 +385,36 @@ HEX64 = "a3f1" * 16
      f"{MARK} then"),
     ('{\\"GITHUB_PRIVATE_KEY\\": \\"-----BEGIN PRIVATE KEY-----\\\\nMIIEvQIBADANBg\\\\n', "MIIEvQIBADANBg",
      f'\\"GITHUB_PRIVATE_KEY\\": \\"{MARK}'),
+    # A header dump with bytes values, as botocore's "Sending http request" line prints a request's headers.
+    (f"headers={{'X-Amz-Date': b'20240501T123000Z', 'X-Amz-Security-Token': b'{SESSION_TOKEN}', 'A': b'1'}}",
+     SESSION_TOKEN, f"'X-Amz-Security-Token': b'{MARK}', 'A': b'1'"),
+    ("{'X-Telegram-Bot-Api-Secret-Token': b'abc-DEF_123', 'Accept': b'*/*'}", "abc-DEF_123",
+     f"'X-Telegram-Bot-Api-Secret-Token': b'{MARK}', 'Accept': b'*/*'"),
+    (f"{{'Authorization': b'{SIGV4}', 'amz-sdk-request': b'attempt=1'}}", AWS_SIGNATURE,
+     f"'Authorization': b'{MARK}', 'amz-sdk-request': b'attempt=1'"),
+    (f"{{'Authorization': b'Bearer {JWT}'}}", JWT, f"'Authorization': b'Bearer {MARK}'"),
+    ('headers={"Authorization": b"token ghs_16C7e42F292c6912E7710c838347Ae178B4a"}',
+     "ghs_16C7e42F292c6912E7710c838347Ae178B4a", f'"Authorization": b"token {MARK}"'),
+    (f"secret_token=b'{HEX64[:20]}'", HEX64[:20], f"secret_token=b'{MARK}'"),
+    # AWS's credentials: a secret access key as a setting, an environment variable, a field; STS's answer.
+    (f"aws_secret_access_key = {AWS_SECRET}", AWS_SECRET, f"aws_secret_access_key = {MARK}"),
+    (f"AWS_SECRET_ACCESS_KEY={AWS_SECRET} AWS_SESSION_TOKEN={SESSION_TOKEN}", AWS_SECRET,
+     f"AWS_SECRET_ACCESS_KEY={MARK} AWS_SESSION_TOKEN={MARK}"),
+    (f"AWS_SESSION_TOKEN={SESSION_TOKEN}", SESSION_TOKEN, f"AWS_SESSION_TOKEN={MARK}"),
+    (f'{{"AccessKeyId": "ASIAEXAMPLE", "SecretAccessKey": "{AWS_SECRET}", "Token": "{SESSION_TOKEN}"}}', AWS_SECRET,
+     f'"SecretAccessKey": "{MARK}", "Token": "{MARK}"'),
+    (f"<Credentials><SessionToken>{SESSION_TOKEN}</SessionToken><SecretAccessKey>{AWS_SECRET}</SecretAccessKey>",
+     SESSION_TOKEN, f"<SessionToken>{MARK}</SessionToken><SecretAccessKey>{MARK}</SecretAccessKey>"),
+    (f"<SecretAccessKey>{AWS_SECRET}</SecretAccessKey>", AWS_SECRET, f"<SecretAccessKey>{MARK}</SecretAccessKey>"),
+    # AWS's request signature: the Authorization header's value where the header's name is not on the line, a
+    # presigned URL, botocore's own line.
+    (SIGV4, AWS_SIGNATURE, f"Credential={MARK}, SignedHeaders=host;x-amz-date;x-amz-security-token, Signature={MARK}"),
+    (SIGV4, "ASIAEXAMPLEEXAMPLE12/20240501", "SignedHeaders=host;x-amz-date;x-amz-security-token"),
+    (f"Authorization: {SIGV4}", AWS_SIGNATURE, f"Authorization: {MARK}"),
+    (f"https://b.s3.amazonaws.com/k?X-Amz-Credential=ASIA%2F20240501%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-"
+     f"Security-Token={quote(SESSION_TOKEN, safe='')}&X-Amz-Signature={AWS_SIGNATURE}", AWS_SIGNATURE,
+     f"X-Amz-Credential={MARK}&X-Amz-Security-Token={MARK}&X-Amz-Signature={MARK}"),
+    (f"Signature:\n{AWS_SIGNATURE}", AWS_SIGNATURE, f"Signature:\n{MARK}"),
 ])
 def test_a_secret_is_redacted_by_its_form(text, secret, kept):
     clean = redact.redact(text)
@@ -387,6 +430,10 @@ def test_a_secret_is_redacted_by_its_form(text, secret, kept):
     "the app's private key cannot sign a token: check GITHUB_PRIVATE_KEY (pager doctor)",
     "delivery 8f1c2d30-1a2b-11ef-9c6e-0242ac120002 handled at 2024-05-01T12:30:00Z: sent",
     "telegram sendMessage: Telegram refused (400): Bad Request: chat not found",
+    "signature: invalid, the signature does not match; credentials: none found in the environment",
+    "Found credentials in environment variables.",
+    "b'{\"Name\": \"/pager/pager/secrets\", \"WithDecryption\": true}'",
+    "{'X-Amz-Target': b'AmazonSSM.GetParameter', 'Content-Type': b'application/x-amz-json-1.1'}",
 ])
 def test_ordinary_lines_are_left_as_they_are(text):
     assert redact.redact(text) == text
@@ -480,6 +527,7 @@ def test_the_factory_wraps_the_one_before_and_is_installed_once():
     redact.install()
     redact.install()
     assert redact.installed() and logging.getLogRecordFactory().wrapped is another  # type: ignore[attr-defined]
+    assert logging.Logger.makeRecord is redact._make_record and redact._wrapped_make_record.__module__ == "logging"
     record = logging.getLogger("caller").makeRecord("caller", logging.INFO, "f", 1, f"/bot{TOKEN}/", (), None)
     assert made == ["another"] and record.getMessage() == f"/bot{MARK}/"
 
@@ -493,7 +541,200 @@ def test_the_functions_the_command_line_and_make_serve_install_it_first():
         "serve": "import pager_local.serve",
     }
     for name, code in entry.items():
-        check = code + "\nimport pager.redact; print(pager.redact.installed())"
+        check = code + ("\nimport logging, warnings, pager.redact; print(pager.redact.installed() and "
+                        "logging.Logger.makeRecord is pager.redact._make_record and warnings.showwarning.redacts)")
         done = subprocess.run([sys.executable, "-c", check], cwd=ROOT, capture_output=True, text=True, timeout=120,
                               env={**os.environ, "PYTHONPATH": str(ROOT / "sim")})
         assert done.stdout.strip().splitlines()[-1:] == ["True"], (name, done.stderr[-2000:])
+
+
+# -- the fields of a record, and what each look costs ----------------------------------------------------
+
+
+def test_fields_are_redacted_whichever_makerecord_made_the_record(debug_logs):
+    # pager's makeRecord redacts `extra=` before logging's writes it; a logger class with a makeRecord of its
+    # own (which writes the fields itself) gets a record whose fields are redacted as they are written.
+    class OwnMakeRecord(logging.Logger):
+        def makeRecord(self, name, level, fn, lno, msg, args, exc_info, func=None, extra=None, sinfo=None):
+            record = logging.getLogRecordFactory()(name, level, fn, lno, msg, args, exc_info, func, sinfo)
+            for key, value in (extra or {}).items():
+                record.__dict__[key] = value
+            return record
+
+    own = OwnMakeRecord("caller.own")
+    own.addHandler(debug_logs.root)
+    fields = {"header": f"sha256={HEX64}", "secret_token": "short", "url": f"/bot{TOKEN}/getMe", "status": 200,
+              "guid": "72d3162e-cc78-11e3-81ab-4c9367dc0958", "nested": {"token": "x", "n": 1}}
+    for each, kind in ((logging.getLogger("caller"), dict), (own, redact._Fields)):
+        each.warning("delivery", extra=fields)
+        record = debug_logs.root.records[-1]
+        assert type(record.__dict__) is kind  # pager's makeRecord's records are left a plain dict
+        assert (record.header, record.secret_token, record.url) == (f"sha256={MARK}", MARK, f"/bot{MARK}/getMe")
+        assert record.status == 200 and record.guid == fields["guid"] and record.nested == {"token": MARK, "n": 1}
+        assert HEX64 not in debug_logs.root.lines[-1] and TOKEN not in debug_logs.root.lines[-1]
+    assert fields["url"] == f"/bot{TOKEN}/getMe"  # the caller's own dict is left as it was
+    with pytest.raises(KeyError):  # what logging refuses, it still refuses
+        logging.getLogger("caller").warning("delivery", extra={"msg": "x"})
+
+
+def test_a_text_found_clean_is_looked_at_again_once_a_secret_is_registered(debug_logs):
+    # What redact remembers as holding nothing was found so against the registered values of that moment.
+    secret = "hunter2-and-hunter3"  # letters, digits and hyphens: no form, only its value tells
+    caller = logging.getLogger("caller")
+    caller.info("the secret is", extra={"value": secret})
+    assert debug_logs.root.records[-1].value == secret and redact.redact(secret) == secret
+    redact.register(secret)
+    caller.info(secret, extra={"value": secret})
+    assert debug_logs.root.records[-1].getMessage() == MARK and debug_logs.root.records[-1].value == MARK
+
+
+@pytest.mark.parametrize("text", [
+    "authorization-Bearer-abcdefgh12345678", "X-Amz-Security-Token-IQoJb3JpZ2luX2VjEJr0123456789abcdef",
+    "token-0123456789abcdef", "secret-0123456789abcdefghij", "7312345678-AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ",
+    "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9-eyJpYXQiOjE3MDAwMDAwMDAsImlzcyI6IjEyMzQ1In0", "ghs-16C7e42F292c6912E7710c8",
+    "sha256-" + HEX64, "BEGIN-RSA-PRIVATE-KEY-MIIEowIBAAKCAQEA", "bot7312345678-AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ",
+    "X-Amz-Signature-" + AWS_SIGNATURE, "Credential-ASIAEXAMPLEEXAMPLE12-20240501", "SecretAccessKey" + AWS_SECRET[:8],
+])
+def test_no_form_is_made_of_letters_digits_and_hyphens_alone(text):
+    # What lets redact pass over such a text (a delivery's id) without looking for each form's words: no
+    # rule, applied by itself, finds anything in it, whatever words it holds.
+    for rule in redact._RULES:
+        assert rule.sub(text) == text, rule.source
+
+
+# -- AWS's requests, for real ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def moto_server() -> Iterator[str]:
+    """moto's server on 127.0.0.1 (a port of its own): AWS over real HTTP, as botocore talks to it."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+def test_botocore_at_debug_shows_no_credential_nor_secret_of_a_real_parameter_read(
+        debug_logs, moto_server, private_key_pem, monkeypatch, caplog, capsys):
+    # The settings read their secrets from a SecureString as deployed (GetParameter through Powertools and
+    # boto3), with temporary credentials (a session token, as Lambda's role gives them), botocore and urllib3
+    # at DEBUG: botocore logs the signed request's headers (bytes values), its signature and the answer.
+    import boto3
+    from aws_lambda_powertools.utilities import parameters
+
+    session_token = "IQoJb3JpZ2luX2Vj" + secrets.token_urlsafe(300)
+    secret_key = secrets.token_urlsafe(30)[:40]
+    given = Secrets()
+    stored = {"GITHUB_PRIVATE_KEY": private_key_pem, "GITHUB_WEBHOOK_SECRET": given.github_webhook_secret,
+              "TELEGRAM_BOT_TOKEN": given.bot_token, "TELEGRAM_WEBHOOK_SECRET": given.telegram_webhook_secret}
+    for name, value in {"AWS_ACCESS_KEY_ID": "ASIA" + secrets.token_hex(8).upper(), "AWS_SESSION_TOKEN": session_token,
+                        "AWS_SECRET_ACCESS_KEY": secret_key, "AWS_DEFAULT_REGION": "us-east-1",
+                        "AWS_ENDPOINT_URL_SSM": moto_server}.items():
+        monkeypatch.setenv(name, value)
+    boto3.client("ssm").put_parameter(Name="/pager/pager/secrets", Type="SecureString", Value=json.dumps(stored))
+    debug_logs.root.records.clear()
+    debug_logs.root.lines.clear()
+    env = {**{k: v for k, v in TEST_ENV.items() if k not in stored}, "PAGER_SECRET_ID": "/pager/pager/secrets"}
+    parameters.clear_caches()  # a client of its own, on this server and these credentials
+    try:
+        settings = Settings.from_env(env)
+    finally:
+        parameters.clear_caches()
+    assert (settings.telegram_bot_token, settings.github_webhook_secret) == (given.bot_token, given.github_webhook_secret)
+    logs = debug_logs.everything(caplog, capsys)
+    botocore = debug_logs.root.text("botocore")
+    assert "Sending http request" in botocore and "Response body" in botocore  # what is looked at was logged
+    assert f"'X-Amz-Security-Token': b'{MARK}'" in botocore and f"'Authorization': b'{MARK}'" in botocore
+    never = [session_token, secret_key, *stored.values(), given.bot_token.split(":")[1],
+             *private_key_pem.splitlines()[1:-1], json.dumps(private_key_pem)[1:60]]
+    for value in never:
+        assert value not in logs
+    signatures = [line.split("Signature=")[1][:64] for line in botocore.splitlines() if "Signature=" in line]
+    assert all(value.startswith(MARK) for value in signatures)
+
+
+# -- what is not a log record -----------------------------------------------------------------------------
+
+
+def test_a_warning_is_a_line_of_loggings_and_redacted(debug_logs, capsys):
+    with warnings.catch_warnings():  # pytest records warnings itself: the warnings module as pager leaves it
+        warnings.simplefilter("always")
+        redact.cover_warnings()
+        warnings.warn(f"GitHub did not answer POST /bot{TOKEN}/sendMessage", UserWarning, stacklevel=1)
+        shown = io.StringIO()
+        warnings.showwarning("to a file of its own: " + TOKEN, UserWarning, "f.py", 1, shown)
+    record = debug_logs.root.records[-1]
+    assert (record.name, record.levelname) == ("py.warnings", "WARNING")
+    assert f"UserWarning: GitHub did not answer POST /bot{MARK}/sendMessage" in record.getMessage()
+    assert TOKEN not in capsys.readouterr().err and shown.getvalue().endswith(f"UserWarning: to a file of its own: {MARK}\n")
+
+
+WARNINGS_IN_LAMBDA = """
+import io, json, logging, sys, warnings
+sys.path[:0] = {paths!r}
+# Lambda's runtime: a handler on the root logger, set before the function's module is imported.
+lines = io.StringIO()
+runtime = logging.StreamHandler(lines)
+runtime.setFormatter(logging.Formatter("%(levelname)s %(name)s %(message)s"))
+logging.getLogger().addHandler(runtime)
+logging.getLogger().setLevel(logging.INFO)
+import app
+
+class Context:
+    function_name, memory_limit_in_mb, aws_request_id = "pager-webhook", 512, "warnings-1"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:pager-webhook"
+
+    def get_remaining_time_in_millis(self):
+        return 15000
+
+event = json.loads(sys.stdin.read())
+answers = [app.lambda_handler(event, Context())["statusCode"] for _ in range(2)]
+normal = lines.getvalue()
+warnings.warn("Telegram did not answer /bot{token}/sendMessage")
+print(json.dumps({{"answers": answers, "normal": normal, "warned": lines.getvalue()[len(normal):]}}))
+"""
+
+
+def test_in_lambda_a_warning_is_a_redacted_log_line_and_a_normal_run_adds_none(private_key_pem):
+    # A fresh interpreter as Lambda runs the webhook function (its runtime's handler on the root logger):
+    # two ignored deliveries (Powertools' "No application metrics to publish", filtered, among what they
+    # would show), then a warning that quotes a bot token.
+    token = bot_token()
+    apigw = github_event("star", example("star", "created"), secret=TEST_ENV["GITHUB_WEBHOOK_SECRET"])
+    paths = [str(ROOT / "functions" / "webhook"), str(ROOT / "layers" / "pager"), str(ROOT / "sim")]
+    env = {"PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8", **TEST_ENV, "GITHUB_PRIVATE_KEY": private_key_pem,
+           "AWS_DEFAULT_REGION": "us-east-1", "POWERTOOLS_METRICS_NAMESPACE": "PagerTest"}
+    done = subprocess.run([sys.executable, "-I", "-c", WARNINGS_IN_LAMBDA.format(paths=paths, token=token)],
+                          input=json.dumps(apigw), capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["answers"] == [200, 200]
+    assert "py.warnings" not in out["normal"] and "No application metrics" not in done.stdout + out["normal"]
+    assert out["warned"].startswith("WARNING py.warnings ") and f"/bot{MARK}/sendMessage" in out["warned"]
+    assert done.stderr == "" and token not in done.stdout + out["warned"]
+
+
+def test_make_serves_failed_sweep_line_is_redacted(monkeypatch, capsys):
+    from pager_local import serve
+
+    def sweep(event: Any, context: Any) -> Any:
+        raise ConnectionError(f"no answer from https://api.telegram.org/bot{TOKEN}/sendMessage")
+
+    class Once(threading.Event):  # one wait that times out (a run is due), then stop
+        def __init__(self) -> None:
+            super().__init__()
+            self.waits = 0
+
+        def wait(self, timeout: float | None = None) -> bool:
+            self.waits += 1
+            return self.waits > 1
+
+    monkeypatch.setattr(serve, "load_handler", lambda name: sweep)
+    serve.sweep_forever(Once(), every=0)
+    out = capsys.readouterr().out
+    assert out == f"sweep failed: ConnectionError: no answer from https://api.telegram.org/bot{MARK}/sendMessage\n"

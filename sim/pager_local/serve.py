@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pager.admin.deployment import aws_region, local_table, serve_environ, unreadable
+from pager.redact import redact
 from pager.sweep.recovery import CHECK_EVENT
 from pager_world.events import LambdaContext, scheduled_event
 
@@ -69,7 +70,7 @@ def sweep_forever(stop: threading.Event, every: float) -> None:
             if scheduled or summary.get("outcome") != "nothing waits":
                 print(f"sweep: {summary}")
         except Exception as exc:  # the next run reads back as far; say what happened and go on
-            print(f"sweep failed: {type(exc).__name__}: {exc}")
+            print(redact(f"sweep failed: {type(exc).__name__}: {exc}"))  # not a log line: redacted here
 
 
 def settings_problems(environ: Mapping[str, str], env_file: str = ".env") -> list[str]:

@@ -14,8 +14,10 @@ token. It is done in logging's record factory rather than by a filter because a 
 see its children's records and a handler's only cover that handler, while Lambda's runtime, Powertools
 or an operator may add handlers at any time; each of them only ever gets records made by the factory.
 So a logger set to DEBUG by hand (`logging.getLogger("urllib3").setLevel(logging.DEBUG)`, LogLevel=DEBUG,
-`make serve`, `pager setup` or `pager doctor` with logging configured) shows no secret. The functions,
-the command line and `make serve` import this module before they do anything else.
+`make serve`, `pager setup` or `pager doctor` with logging configured) shows no secret. What `warnings`
+shows is a record of logging's too (logger `py.warnings`, at WARNING), so redacted: in Lambda a line of
+the function's log with its level, where nothing is configured (the command line) on stderr as before.
+The functions, the command line and `make serve` import this module before they do anything else.
 
 Whatever level Lambda or the root logger is set to (LogLevel=DEBUG included), the HTTP and AWS
 libraries are still held at WARNING (`quiet_libraries`): at DEBUG, botocore logs whole answers (the
@@ -46,7 +48,8 @@ metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Page
 __all__ = ["logger", "metrics", "MetricUnit", "count", "quiet_libraries", "METRICS"]
 
 # Most invocations publish no metric (only what is not zero is published): Powertools' `log_metrics`
-# would warn of each such flush on stderr, a line with no level that the JSON logs do not filter.
+# would warn of each such flush, a `py.warnings` line in the function's log on every invocation (the
+# filter acts before the warning is shown, whether on stderr or through logging).
 warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
 
 # Every custom metric pager publishes, and what it is for: each feeds an alarm of the template (the
