@@ -150,3 +150,27 @@ def test_make_serve_says_where_to_set_a_region_it_takes_when_none_is_set(monkeyp
     assert code == 2 and ("  - the secret /pager/pager/secrets could not be read: no AWS region is set (set AWS_REGION "
                           f"in the environment or in {tmp_path / '.env'})\n") in output, output
     assert "--region" not in output  # `make serve` takes none
+
+
+def test_the_embedded_table_keeps_a_profiles_credentials_for_the_secret(tmp_path, monkeypatch):
+    """With credentials from a profile (none in the environment), the embedded table adds no fake keys to
+    the environment: they would win over the profile and the secret's read would be refused."""
+    import contextlib
+
+    from pager_local import serve
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    credentials = tmp_path / "credentials"
+    credentials.write_text("[default]\naws_access_key_id = AKIAPROFILE\naws_secret_access_key = profile-secret\n")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setattr(serve, "embedded_dynamodb", lambda name: contextlib.nullcontext("http://127.0.0.1:1"))
+    environ = {"PAGER_TABLE": "pager-local"}
+    with serve.table(environ, named=False):
+        assert "AWS_ACCESS_KEY_ID" not in environ and environ["PAGER_DYNAMODB_ENDPOINT"] == "http://127.0.0.1:1"
+
+    credentials.unlink()  # no credentials anywhere: the embedded table's own stand-ins
+    environ = {"PAGER_TABLE": "pager-local"}
+    with serve.table(environ, named=False):
+        assert environ["AWS_ACCESS_KEY_ID"] == "local"

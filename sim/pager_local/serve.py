@@ -48,8 +48,9 @@ def table(environ: MutableMapping[str, str], named: bool) -> Iterator[None]:
         yield
         return
     environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-    environ.setdefault("AWS_ACCESS_KEY_ID", "local")
-    environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
+    if not has_aws_credentials():  # the embedded table takes any; real ones (a profile's) stay for the secret
+        environ.setdefault("AWS_ACCESS_KEY_ID", "local")
+        environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
     with embedded_dynamodb(environ["PAGER_TABLE"]) as endpoint:
         environ["PAGER_DYNAMODB_ENDPOINT"] = endpoint
         print(f"DynamoDB: embedded at {endpoint} (state is lost when this stops)")
