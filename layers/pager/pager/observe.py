@@ -60,7 +60,7 @@ warnings.filterwarnings("ignore", message="No application metrics to publish", c
 METRICS = {
     "SweepCompleted": "a sweep run that read GitHub's lists and committed its plan (alarm: none for an hour)",
     "ReachGaps": "lists a sweep run could not read back far enough (alarm: any)",
-    "AlarmNotChanged": "a sweep run whose change of the control repository's alarm Telegram did not take (alarm: any)",
+    "AlarmNotChanged": "a sweep run whose change of ⚙️ pager Telegram did not take (alarm: any)",
     "DeliveriesRefusedUpstream": "a delivery whose signal GitHub or Telegram refused for good (alarm: any)",
 }
 
