@@ -35,13 +35,11 @@ the sweep did not see), and the most attempts of one event besides the probes.
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import random
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -67,6 +65,7 @@ from .simulate import (
     SWEEP_OFFSET,
     TELEGRAM_API,
     bench_settings,
+    in_forks,
     install_on_fleet,
     join_chat,
     make_services,
@@ -502,11 +501,7 @@ def scale_table(sizes: Sequence[int] = SIZES, scenarios: Sequence[Scenario] = SC
     work = sorted(((k, n) for k in range(len(scenarios)) for n in sizes),
                   key=lambda job: -job[1] * (scenarios[job[0]].before + scenarios[job[0]].trouble + scenarios[job[0]].after))
     try:
-        if jobs > 1 and len(work) > 1 and "fork" in multiprocessing.get_all_start_methods():
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-                done = dict(zip(work, pool.map(_one, work), strict=True))
-        else:
-            done = {job: _one(job) for job in work}
+        done = in_forks(_one, work, jobs)
     finally:
         _JOB.clear()
     return {s.label: {n: done[(k, n)] for n in sizes} for k, s in enumerate(scenarios)}

@@ -517,6 +517,15 @@ def _simulate_one(job: Job) -> dict[str, Any]:
     return simulate(_TRACES[name], design, pem=_PEM, quiet_hours=quiet_hours, progress=progress)
 
 
+
+def in_forks(one: Callable[[Any], Any], work: list[Any], jobs: int) -> dict[Any, Any]:
+    """`one` of each job, in up to `jobs` forked processes (which inherit what the caller set up before
+    the fork) where the platform forks; else one after another in this process."""
+    if jobs > 1 and len(work) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            return dict(zip(work, pool.map(one, work), strict=True))
+    return {job: one(job) for job in work}
+
 def simulate_designs(traces: dict[str, fleet.Trace], designs: list[str], *, pem: str, jobs: int = 1,
                      progress: Callable[[str], None] | None = None,
                      quiet_on: Sequence[str] = ()) -> dict[str, dict[str, dict[str, Any]]]:
@@ -530,11 +539,7 @@ def simulate_designs(traces: dict[str, fleet.Trace], designs: list[str], *, pem:
     work = sorted([(name, d, "") for name in traces for d in designs] + quiet,
                   key=lambda job: (-len(traces[job[0]].events), job[1] not in CHECKED, job[2]))
     try:
-        if jobs > 1 and len(work) > 1 and "fork" in multiprocessing.get_all_start_methods():
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-                done = dict(zip(work, pool.map(_simulate_one, work), strict=True))
-        else:
-            done = {job: _simulate_one(job) for job in work}
+        done = in_forks(_simulate_one, work, jobs)
     finally:
         _TRACES, _PEM, _PROGRESS = {}, "", None
     results = {name: {d: done[(name, d, "")] for d in designs} for name in traces}
