@@ -1253,3 +1253,15 @@ def test_the_distribution_is_the_package_pager_alone():
     found = [name for name in packages if any(fnmatch.fnmatchcase(name, pattern) for pattern in find["include"])]
     assert "pager" in found and "pager.admin" in found and "pager.sweep" in found
     assert found == [name for name in packages if name == "pager" or name.startswith("pager.")], found
+
+
+def test_the_profiles_region_is_the_profile_botocore_would_choose(tmp_path):
+    from pager.admin.deployment import profile_region
+
+    config = tmp_path / "config"
+    config.write_text("[default]\nregion = us-east-1\n[profile work]\nregion = eu-west-1\n[profile home]\nregion = ap-south-1\n")
+    base = {"AWS_CONFIG_FILE": str(config)}
+    assert profile_region(base) == "us-east-1"
+    assert profile_region({**base, "AWS_PROFILE": "work"}) == "eu-west-1"
+    # botocore reads AWS_DEFAULT_PROFILE before AWS_PROFILE (configprovider's `profile`), and so do boto3 and SAM
+    assert profile_region({**base, "AWS_PROFILE": "work", "AWS_DEFAULT_PROFILE": "home"}) == "ap-south-1"

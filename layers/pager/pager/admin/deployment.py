@@ -92,7 +92,8 @@ def serve_environ(dotenv: Path, environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def profile_region(environ: Mapping[str, str]) -> str:
-    """The region of the AWS profile (AWS_PROFILE, else `default`) in the AWS config file (AWS_CONFIG_FILE,
+    """The region of the AWS profile (AWS_DEFAULT_PROFILE, else AWS_PROFILE, else `default`: botocore's order,
+    configprovider's `profile`, which boto3 and the SAM CLI follow) in the AWS config file (AWS_CONFIG_FILE,
     else ~/.aws/config), read with botocore's own loader: where boto3 and the AWS and SAM CLIs look last. The
     paths come from `environ`, so that an environment without HOME reads no file."""
     from botocore.configloader import load_config
@@ -105,7 +106,7 @@ def profile_region(environ: Mapping[str, str]) -> str:
         profiles = load_config(path).get("profiles", {})
     except BotoCoreError:  # no such file, or one botocore cannot parse: no region from it
         return ""
-    profile = profiles.get(environ.get("AWS_PROFILE") or environ.get("AWS_DEFAULT_PROFILE") or "default", {})
+    profile = profiles.get(environ.get("AWS_DEFAULT_PROFILE") or environ.get("AWS_PROFILE") or "default", {})
     return str(profile.get("region") or "")
 
 
