@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from pager.attention import MOMENTS, Moment, QuietHours, Volume, due, heard_after, ripe
+from pager.attention import MOMENTS, Moment, QuietHours, Volume, due, heard_after, rest_of, ripe
 from pager.errors import Transient
 from pager.signals import alarm
 from pager.signals import due as due_signals
@@ -127,6 +127,95 @@ def test_a_contribution_delivered_twice_buzzes_once(world):
     assert len(world.chat.sent) == 1 and buzzed(world) == [shown(world)[0].text.splitlines()[0]]
 
 
+# -- the phone's rest ----------------------------------------------------------------------------------------
+
+
+def test_while_the_phone_rests_a_contact_or_an_alarm_waits_for_the_next_call_and_a_release_calls_at_once():
+    resting = Volume(rest=(0.0, 3600.0))
+    for moment in (Moment.CONTACT, Moment.ALARM_RED):
+        sound = resting.sound(moment)
+        assert sound.buzz is False and sound.period == (0.0, 3600.0)
+        assert Volume().sound(moment).rests is True  # its buzz is a call: the phone rests after it
+    for moment in (Moment.RELEASE_READY, Moment.HEALTH):
+        sound = resting.sound(moment)
+        assert sound.buzz is True and sound.rests is False  # calls now, and leaves the rest as it was
+    assert resting.sound(Moment.FOLLOW_UP).summary is False  # silent anyway: nothing to keep
+
+
+def test_the_rest_runs_from_the_last_call_and_one_that_ends_in_quiet_hours_lasts_to_their_end():
+    assert rest_of(None, 3600, 100, None) is None
+    assert rest_of(1000.0, 3600, 1000, None) == (1000.0, 4600.0)
+    assert rest_of(1000.0, 3600, 4600, None) is None  # over
+    assert rest_of(1000.0, 0, 1000, None) is None  # BUZZ_GAP_MINUTES=0: the phone never rests
+    zone = ZoneInfo("Europe/Berlin")
+    quiet = QuietHours.parse("22:00-07:00", zone)
+    called = datetime(2027, 1, 15, 21, 30, tzinfo=zone).timestamp()
+    start, end = rest_of(called, 3600, called + 60, quiet)
+    assert (datetime.fromtimestamp(start, zone).hour, datetime.fromtimestamp(end, zone).hour) == (22, 7)
+
+
+def test_contacts_while_the_phone_rests_arrive_silently_and_one_message_calls_for_them_when_it_ends(world):
+    world.deliver("issues", issue_opened())  # the first contact calls: the phone rests an hour
+    world.advance(10)
+    world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8))
+    world.advance(20)
+    world.deliver("issue_comment", issue_comment_by("carol", comment_id=6, number=9))
+    first, bob, carol = shown(world)
+    assert first.notified and not bob.notified and not carol.notified  # shown at once, without a sound
+    world.advance(29)
+    tick(world)
+    assert len(buzzed(world)) == 1
+    world.advance(1)
+    tick(world)
+    [call] = [m for m in shown(world) if m.text.startswith("📬")]
+    assert call.notified and call.text.splitlines()[0] == "📬 Since the call at 08:00: 2 from outside"
+    assert "bob commented on issue" in call.text and f"{REPO}#9" in call.text
+    world.advance(5)  # the call began a rest of its own
+    world.deliver("issue_comment", issue_comment_by("dave", comment_id=7, number=10))
+    assert len(buzzed(world)) == 2 and not shown(world)[-1].notified
+    world.advance(1)
+    tick(world)
+    assert len(buzzed(world)) == 2  # once per rest
+
+
+def test_a_release_ready_while_the_phone_rests_calls_at_once(world):
+    world.deliver("issues", issue_opened())
+    live_pull(world)
+    world.deliver("pull_request", pull("opened"))
+    world.deliver("check_suite", suite_passed())
+    assert len(buzzed(world)) == 2 and buzzed(world)[-1].startswith("🔀 ")
+
+
+def test_a_rest_with_nothing_kept_ends_without_a_message(world):
+    world.deliver("issues", issue_opened())
+    world.advance(61)
+    tick(world)
+    assert len(shown(world)) == 1 and len(buzzed(world)) == 1
+
+
+def test_a_contact_delivered_twice_while_the_phone_rests_is_kept_once_and_called_once(world):
+    world.deliver("issues", issue_opened())
+    world.advance(10)
+    world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8), guid="g-bob")
+    world.deliver_again("g-bob")
+    world.advance(51)
+    tick(world)
+    tick(world)
+    [call] = [m for m in shown(world) if m.text.startswith("📬")]
+    assert call.text.splitlines()[0].endswith(": 1 from outside") and len(buzzed(world)) == 2
+
+
+def test_a_failure_at_any_call_of_a_contact_while_the_phone_rests_keeps_it_once_in_the_end(make_world):
+    def setup(w):
+        w.deliver("issues", issue_opened())
+        w.advance(10)
+
+    def act(w):
+        return w.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8), guid="g-bob")[0]
+
+    assert failure_matrix(make_world, Scenario("contact in a rest", setup, act)).failed
+
+
 # -- the alarm's grace ----------------------------------------------------------------------------------------
 
 
@@ -157,7 +246,8 @@ def test_a_failure_still_red_past_its_grace_buzzes_exactly_once_from_the_minute_
     assert len(buzzed(world)) == 1
 
 
-def test_a_new_failing_workflow_in_a_red_alarm_buzzes_once_past_its_own_grace(world):
+def test_a_new_failing_workflow_in_a_red_alarm_buzzes_once_past_its_own_grace(make_world):
+    world = make_world(buzz_gap_minutes=0)  # the rule alone; with the phone's rest, see below
     world.deliver("workflow_run", run("failure"))
     world.advance(15)
     tick(world)
@@ -171,6 +261,24 @@ def test_a_new_failing_workflow_in_a_red_alarm_buzzes_once_past_its_own_grace(wo
     world.advance(20)
     tick(world)
     assert len(buzzed(world)) == 2
+
+
+def test_a_new_failing_workflow_while_the_phone_rests_is_called_when_the_rest_ends(world):
+    world.deliver("workflow_run", run("failure"))
+    world.advance(15)
+    tick(world)  # the alarm's call: the phone rests an hour
+    world.advance(5)
+    world.deliver("workflow_run", run("failure", workflow_id=9, name="lint"))
+    world.advance(15)
+    tick(world)
+    assert len(buzzed(world)) == 1 and "lint run #163 failed" in shown(world)[-1].text  # shown, silent
+    world.advance(39)
+    tick(world)
+    assert len(buzzed(world)) == 1
+    world.advance(1)
+    tick(world)  # an hour after the call
+    assert len(buzzed(world)) == 2 and buzzed(world)[-1].startswith("📬 Since the call at ")
+    assert "1 alarm red past its grace" in buzzed(world)[-1]
 
 
 def test_a_delivery_after_the_grace_buzzes_without_waiting_for_the_check(world):
@@ -519,9 +627,9 @@ def test_docs_attention_md_states_every_moment_as_the_code_decides_it():
     rows = {}
     for line in doc.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 4 and cells[2] in ("🔔 buzzes", "🔕 silent"):
-            rows[cells[0]] = (cells[1], cells[2] == "🔔 buzzes", cells[3])
-    assert rows == {m.value: (rule.message, rule.buzz, rule.why) for m, rule in MOMENTS.items()}
+        if len(cells) == 5 and cells[2] in ("🔔 buzzes", "🔕 silent"):
+            rows[cells[0]] = (cells[1], cells[2] == "🔔 buzzes", cells[3] == "waits for the next call", cells[4])
+    assert rows == {m.value: (rule.message, rule.buzz, rule.waits, rule.why) for m, rule in MOMENTS.items()}
 
 
 def test_the_command_menu_by_hand_is_the_one_setup_sets():

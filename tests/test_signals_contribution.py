@@ -54,7 +54,7 @@ def test_after_the_app_is_installed_again_the_draft_still_reaches_the_control_re
     assert world.deliver("issue_comment", issue_comment_by("alice", comment_id=1, number=1))[1]["outcome"] == "sent, draft asked"
     world.hub.reinstall(INSTALLATION)  # a warm container still holds the old installation and its token
     status, answer = world.deliver("issue_comment", issue_comment_by("alice", comment_id=2, number=2))
-    assert (status, answer["outcome"]) == (200, "sent, draft asked")
+    assert status == 200 and answer["outcome"].startswith("sent") and answer["outcome"].endswith("draft asked")
     assert [d["client_payload"]["number"] for d in world.hub.dispatches] == [1, 2]
 
 

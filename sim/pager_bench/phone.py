@@ -51,6 +51,7 @@ from pager_world.telegram import FakeTelegram
 
 NIGHT = "22:00-07:00"  # the maintainer's night, on their clock: buzzes in it are counted, and quiet hours set to it
 GRACES = (0, 5, 10, 15, 20, 30)  # minutes: the grace table's rows
+GAPS = (0, 15, 30, 45, 60, 90)  # minutes: the rest table's rows (BUZZ_GAP_MINUTES)
 FLAKE_SECONDS = 1800.0  # a failure closed within this long of its opening is a flake a rerun cleared
 KINDS = (  # (kind, the marks its messages start with, what the report calls them)
     ("contribution", ("💬",), "💬 contribution"),
@@ -58,6 +59,7 @@ KINDS = (  # (kind, the marks its messages start with, what the report calls the
     ("health", ("⚙️",), "⚙️ pager's own health"),
     ("release", ("📦", "🔀"), "📦 🔀 release"),
     ("summary", ("🌅",), "🌅 quiet hours' summary"),
+    ("rest", ("📬",), "📬 call after the phone's rest"),
     ("answer", (), "answers to commands"),
 )
 OTHER = "other"  # a message of none of the kinds (none expected)
@@ -82,7 +84,7 @@ class Line(NamedTuple):
 class Ledger(MemoryStore):
     """pager's in-memory table that also notes, in order, what attention is about (the module docstring)."""
 
-    NOTED = frozenset({"alarm", "release", "contribution", "summary"})
+    NOTED = frozenset({"alarm", "release", "contribution", "summary", "attention"})
 
     def __init__(self, clock: Callable[[], float], function: Callable[[], str]) -> None:
         super().__init__()
@@ -98,7 +100,7 @@ class Ledger(MemoryStore):
     def save(self, record: Record, data: dict[str, Any], *, expires_at: int | None = None) -> Record:
         saved = super().save(record, data, expires_at=expires_at)
         kind = key_kind(record.key)
-        if kind in self.NOTED and (not record.item or kind == "summary" or record.item.startswith(ENTRY_ITEM)):
+        if kind in self.NOTED and (not record.item or kind == "summary" or record.item.startswith((ENTRY_ITEM, "summary:"))):
             self.lines.append(Line("save", self.clock(), record.key, record.item, saved.data, self.function()))
         return saved
 
@@ -395,40 +397,70 @@ def contacts(lines: Iterable[Line]) -> tuple[list[Moment], int, int]:
     return found, shown, len(threads)
 
 
-def notes(lines: Iterable[Line]) -> dict[str, list[float]]:
-    """What the quiet hours' summaries noted: `<kind>:<thing>` -> when each note was written."""
-    found: dict[str, list[float]] = defaultdict(list)
+class Kept(NamedTuple):
+    """A note kept for a summary (of quiet hours, or at the end of the phone's rest): when it was written, the
+    period it is kept for, and when that period's summary was sent (None: never)."""
+
+    at: float
+    period: tuple[float, float]
+    called: float | None
+
+
+def notes(lines: Iterable[Line]) -> dict[str, list[Kept]]:
+    """What the summaries noted: `<kind>:<thing>` -> each note, with its period and when its summary was sent
+    (a summary's record `summary#<start>` written with what it sent; its period from the check's index)."""
+    periods: dict[int, tuple[float, float]] = {}
+    sent: dict[str, float] = {}
+    written: list[tuple[str, str, float]] = []
     for line in lines:
-        if line.what == "save" and key_kind(line.key) == "summary" and line.item:
-            found[line.item].append(float(line.data.get("at") or line.at))
+        if line.what != "save":
+            continue
+        if line.key == "attention" and line.item.startswith("summary:") and "end" in line.data:
+            periods[int(float(line.data["start"]))] = (float(line.data["start"]), float(line.data["end"]))
+        elif key_kind(line.key) == "summary" and line.item:
+            written.append((line.key, line.item, float(line.data.get("at") or line.at)))
+        elif key_kind(line.key) == "summary" and isinstance(line.data.get("sent"), dict) and line.key not in sent:
+            sent[line.key] = line.at
+    found: dict[str, list[Kept]] = defaultdict(list)
+    for key, item, at in written:
+        start = datetime.fromisoformat(key.split("#", 1)[1].replace("Z", "+00:00")).timestamp()
+        found[item].append(Kept(at, periods.get(int(start), (start, start)), sent.get(key)))
     return dict(found)
 
 
-def tally(moments: Iterable[Moment], rang: set[int], noted: Mapping[str, list[float]], kind: str,
-          night: QuietHours) -> dict[str, int]:
-    """Moments that must buzz: in all, at night, buzzed, kept for the summary, silent."""
-    counts = Counter(n=0, night=0, buzzed=0, kept=0, silent=0)
+def tally(moments: Iterable[Moment], rang: set[int], noted: Mapping[str, list[Kept]], kind: str,
+          night: QuietHours) -> dict[str, Any]:
+    """Moments that must buzz: in all, at night, buzzed, kept for a summary (of quiet hours, or the call at the
+    end of the phone's rest), of them never called (their summary never sent), silent; and the waits of the
+    kept ones from the moment to their call."""
+    counts: dict[str, Any] = Counter(n=0, night=0, buzzed=0, kept=0, uncalled=0, silent=0)
+    waits = []
     for m in moments:
         counts["n"] += 1
         counts["night"] += night.period(m.at) is not None
+        kept = noted.get(f"{kind}:{m.thing}"[:200], [])
         if m.message_id in rang:
             counts["buzzed"] += 1
-        elif m.sound.get("summary") and f"{kind}:{m.thing}"[:200] in noted:
+        elif m.sound.get("summary") and kept:
             counts["kept"] += 1
+            called = [k.called for k in kept if k.called is not None]
+            counts["uncalled"] += not called
+            waits += [min(called) - m.at] if called else []
         else:
             counts["silent"] += 1
-    return dict(counts)
+    return {**counts, "waits": sorted(waits)}
 
 
 def alarm_tally(all_openings: Iterable[Opening], grace: float, rang: Mapping[str, list[float]],
-                noted: Mapping[str, list[float]], quiet: QuietHours | None, night: QuietHours,
-                checks: Sequence[float], down: Sequence[tuple[float, float]]) -> dict[str, int]:
+                noted: Mapping[str, list[Kept]], night: QuietHours,
+                checks: Sequence[float], down: Sequence[tuple[float, float]]) -> dict[str, Any]:
     """Failures still red when their grace ended: in all, at night (the grace's end), buzzed (a buzz of the
-    alarm's messages from the grace's end to the closing), kept (a note of the alarm in the summary of quiet
-    hours it was red in); the others closed before the every-minute check after their grace's end looked
-    (`between_checks`: the grace's resolution is the check's minute), or while Telegram was down from then
-    to their closing (`telegram_down`), or neither (silent)."""
-    counts = Counter(n=0, night=0, buzzed=0, kept=0, between_checks=0, telegram_down=0, silent=0)
+    alarm's messages from the grace's end to the closing), kept (a note of the alarm in a summary whose period,
+    quiet hours or the phone's rest, it was red in past its grace; of them never called: that summary never
+    sent); the others closed before the every-minute check after their grace's end looked (`between_checks`:
+    the grace's resolution is the check's minute), or while Telegram was down from then to their closing
+    (`telegram_down`), or neither (silent)."""
+    counts = Counter(n=0, night=0, buzzed=0, kept=0, uncalled=0, between_checks=0, telegram_down=0, silent=0)
     for o in all_openings:
         due = o.at + grace
         if o.closed <= due:
@@ -437,12 +469,13 @@ def alarm_tally(all_openings: Iterable[Opening], grace: float, rang: Mapping[str
         counts["night"] += night.period(due) is not None
         times = rang.get(o.ref, [])
         k = bisect.bisect_left(times, due)
-        periods = [quiet.period(t) for t in noted.get(f"alarm:{o.ref}", [])] if quiet else []
+        kept = [n for n in noted.get(f"alarm:{o.ref}", []) if n.period[0] <= o.closed and due < n.period[1]]
         looked = checks[bisect.bisect_left(checks, due):bisect.bisect_left(checks, o.closed)]
         if k < len(times) and times[k] <= o.closed:
             counts["buzzed"] += 1
-        elif any(p and p[0] <= o.closed and due < p[1] for p in periods):
+        elif kept:
             counts["kept"] += 1
+            counts["uncalled"] += all(n.called is None for n in kept)
         elif not looked:
             counts["between_checks"] += 1
         elif all(_down(down, c) for c in looked):
@@ -456,9 +489,10 @@ def alarm_tally(all_openings: Iterable[Opening], grace: float, rang: Mapping[str
 
 
 def observe(telegram: FakeTelegram, ledger: Ledger, *, grace: float, zone: tzinfo, quiet_hours: str,
-            checks: Sequence[float], down: Sequence[tuple[float, float]]) -> dict[str, Any]:
+            checks: Sequence[float], down: Sequence[tuple[float, float]], rest: float = 0.0) -> dict[str, Any]:
     """A replay's figures (the module docstring); `checks` are the every-minute check's times, `down`
-    Telegram's outages. The grace table only without quiet hours (the model knows no quiet hours)."""
+    Telegram's outages, `rest` BUZZ_GAP_MINUTES in seconds. The grace table only without quiet hours and
+    without the phone's rest (the model knows neither)."""
     night = hours(NIGHT, zone)
     quiet = hours(quiet_hours, zone) if quiet_hours else None
     posts = posts_of(telegram)
@@ -476,19 +510,21 @@ def observe(telegram: FakeTelegram, ledger: Ledger, *, grace: float, zone: tzinf
         "night": sum(p.buzz and night.period(p.at) is not None for p in posts),
         "night_by_day": Counter(day_of(p.at, zone) for p in posts if p.buzz and night.period(p.at) is not None),
         "summaries": [p.at for p in posts if p.what == "send" and p.kind == "summary"],
+        "calls": [p.at for p in posts if p.what == "send" and p.kind == "rest"],
+        "rest_minutes": rest / 60,
         "quiet_hours": quiet_hours,
         "inside_quiet": sum(p.buzz and quiet.period(p.at) is not None for p in posts) if quiet else None,
         "grace_minutes": grace / 60,
         "moments": {
             "release": tally(offers(ledger.lines), rang, noted, "release", night),
             "contact": tally(found, rang, noted, "contribution", night),
-            "alarm": alarm_tally(all_openings, grace, alarm_buzzes, noted, quiet, night, checks, down),
+            "alarm": alarm_tally(all_openings, grace, alarm_buzzes, noted, night, checks, down),
         },
         "contributions": {"shown": shown, "threads": threads},
         "episodes": _episodes(steps, alarm_buzzes, grace),
     }
     figures["reposts"] = sum(figures["reposts_by_kind"].values())
-    if quiet is None:
+    if quiet is None and rest == 0:
         figures.update(_graces(steps, all_openings, grace, checks, down, posts))
     return figures
 

@@ -1,6 +1,7 @@
 """docs/benchmarks.md's section "What the maintainer's phone lives through": `pager_bench.phone`'s figures of
 pager (fast recovery) on one trace, without quiet hours and with them, as tables, the grace's table and the
-default it supports, and the attention targets. A piece of its own: `report.report` calls `section` once."""
+default it supports, the phone's rest (a table of BUZZ_GAP_MINUTES and the default it supports), and the
+attention targets. A piece of its own: `report.report` calls `section` once."""
 
 from __future__ import annotations
 
@@ -129,7 +130,7 @@ def _grace_table(add: Add, p: dict[str, Any]) -> None:
     for row in p["grace"]:
         add(_grace_row(row, grace))
     add("")
-    add("Computed from the one replay without quiet hours (`pager_bench.phone.grace_buzzes`): the table's history "
+    add("Computed from the one replay without quiet hours and without the phone's rest (BUZZ_GAP_MINUTES=0) (`pager_bench.phone.grace_buzzes`): the table's history "
         "of each alarm (every failure's opening and closing, the renders the deliveries made, in the order the "
         "table saw them) is run through decide_render's rule with each grace, with the every-minute check's renders "
         "where that grace makes an alarm due, and a render that would change the message while Telegram is down "
@@ -158,17 +159,65 @@ def _supported(add: Add, p: dict[str, Any], chosen: dict[str, Any]) -> None:
     fewest = p["buzzes"] - (own["buzzes"] - longest["buzzes"])
     limit = int(BUZZ_SHARE * (p["sends"] - p["reposts"]))
     if fewest > limit:
-        add(f"The grace does not decide the week's total: with {longest['minutes']} minutes the week would still have "
-            f"{fewest} buzzes, above the {limit} of the target below.")
+        add(f"Without the phone's rest the grace does not decide the week's total: with {longest['minutes']} minutes "
+            f"the week would still have {fewest} buzzes, above the {limit} of the target below; the rest does (below).")
         add("")
 
 
-def _grace(add: Add, p: dict[str, Any]) -> None:
+def _grace(add: Add, p: dict[str, Any], g: dict[str, Any]) -> None:
+    """The alarms' episodes in the week (`p`), and the grace's table from the replay without the phone's rest (`g`)."""
     _episodes(add, p)
-    _grace_table(add, p)
-    chosen = supported_grace(p["grace"])
+    _grace_table(add, g)
+    chosen = supported_grace(g["grace"])
     if chosen is not None:
-        _supported(add, p, chosen)
+        _supported(add, g, chosen)
+
+
+def _wait(t: dict[str, Any]) -> str:
+    waits = t.get("waits") or []
+    return f"{_minutes(waits[len(waits) // 2])} / {_minutes(waits[-1])}" if waits else "–"
+
+
+def supported_gap(gaps: dict[int, dict[str, Any]], limit: int) -> int | None:
+    """The default the rest's table supports: the shortest rest whose week meets the buzz target."""
+    return next((gap for gap, g in sorted(gaps.items()) if g["buzzes"] <= limit), None)
+
+
+def _rests(add: Add, p: dict[str, Any], gaps: dict[int, dict[str, Any]]) -> None:
+    """The phone's rest: each value of BUZZ_GAP_MINUTES on the same week, and the default it supports."""
+    limit = int(BUZZ_SHARE * (p["sends"] - p["reposts"]))
+    own = round(p["rest_minutes"])
+    add("The phone's rest: each value of BUZZ_GAP_MINUTES on the same week (the trace replayed once per value). "
+        "After a call (a contact's, an alarm's or a call's buzz) the phone rests: a first contact or an alarm red "
+        "past its grace is shown at once without a sound and kept for one call when the rest ends; a release "
+        "ready to merge calls at once. Kept: the moments kept for a call; called: of them, those whose call came "
+        "(the rest's summary, sent with a sound). The wait runs from the moment to its call.")
+    add("")
+    add(f"| BUZZ_GAP_MINUTES | buzzes in the week | … of them calls after a rest | first contacts: buzzed / kept, "
+        f"called | alarm failures: buzzed / kept, called | a kept moment's wait to its call: median / longest | "
+        f"within the buzz target (at most {limit}) |")
+    add("|---:|---:|---:|---:|---:|---:|---|")
+    for gap, g in sorted(gaps.items()):
+        c, a = g["moments"]["contact"], g["moments"]["alarm"]
+        waits = sorted(c.get("waits", []) + a.get("waits", []))
+        mark = "**" if gap == own else ""
+        add(f"| {mark}{gap}{mark} | {g['buzzes']} | {len(g['calls'])} | {c['buzzed']} / {c['kept']}, "
+            f"{c['kept'] - c['uncalled']} | {a['buzzed']} / {a['kept']}, {a['kept'] - a['uncalled']} | "
+            f"{_wait({'waits': waits})} | {'yes' if g['buzzes'] <= limit else 'no'} |")
+    add("")
+    chosen = supported_gap(gaps, limit)
+    if chosen is None:
+        add(f"No rest of the table brings the week to at most {limit} buzzes.")
+    else:
+        g = gaps[chosen]
+        add(f"**The default these figures support: {chosen} minutes**"
+            + (" (the default now)." if chosen == own else f" (the default now is {own}).")
+            + f" It is the shortest rest that keeps the week within the buzz target ({g['buzzes']} buzzes, at most "
+            f"{limit}): a person is called at most once {'an hour' if chosen == 60 else f'every {chosen} minutes'} "
+            "for contacts and alarms, never less than once for anything that needs them, and a release ready to "
+            "merge at once. A shorter rest calls sooner and more often; a longer one makes each kept moment wait "
+            "longer for fewer calls.")
+    add("")
 
 
 def _n(count: int, one: str, many: str) -> str:
@@ -182,10 +231,16 @@ def _unheard(t: dict[str, int]) -> str:
     return "".join(f", {n} {what}" for n, what in why if n)
 
 
-def _moment(t: dict[str, int], q: dict[str, int] | None) -> str:
-    text = f"{t['buzzed']} of {t['n']} buzzed" + _unheard(t)
+def _kept(t: dict[str, Any]) -> str:
+    uncalled = f" (**{t['uncalled']} never called**)" if t.get("uncalled") else ""
+    return f"{t['kept']} kept for a call{uncalled}" if t["kept"] else ""
+
+
+def _moment(t: dict[str, Any], q: dict[str, Any] | None) -> str:
+    text = f"{t['buzzed']} of {t['n']} buzzed at once" + (f", {_kept(t)}" if t["kept"] else "") + _unheard(t)
     if q is not None:
-        text += f"; with quiet hours {q['buzzed']} buzzed and {q['kept']} kept for the summary" + _unheard(q)
+        text += (f"; with quiet hours {q['buzzed']} buzzed at once and {q['kept']} kept for a call or the summary"
+                 + (f" (**{q['uncalled']} never called**)" if q.get("uncalled") else "") + _unheard(q))
     return text
 
 
@@ -204,14 +259,16 @@ def targets(p: dict[str, Any], quiet: dict[str, Any] | None) -> list[tuple[str, 
          + (f", {quiet['buzzes']} with QUIET_HOURS={quiet['quiet_hours']} ({quiet['buzzes'] / before:.0%})" if quiet else ""),
          p["buzzes"] <= limit and (quiet is None or quiet["buzzes"] <= limit)),
     ]
-    for kind, what in (("release", "every release offered 🔀 Merge buzzed"),
+    rest = f"; while the phone rests ({p['rest_minutes']:g} min after a call), kept for the call at its end"
+    for kind, what in (("release", "every release offered 🔀 Merge buzzed at once"),
                        ("alarm", f"every repository alarm's failure still red when its grace ({p['grace_minutes']:g} min) "
-                                 "ended buzzed"),
+                                 f"ended buzzed{rest}"),
                        ("contact", "every outsider's first contact in a thread buzzed (a contribution in a thread that "
-                                   "had not buzzed within the hour)")):
+                                   f"had not buzzed within the hour){rest}")):
         t, tq = moments[kind], q.get(kind)
+        called = t["silent"] == 0 and not t.get("uncalled") and (kind != "release" or t["kept"] == 0)
         rows.append((what + ("; inside quiet hours, kept for the summary" if quiet else ""), _moment(t, tq),
-                     t["silent"] == 0 and (tq is None or tq["silent"] == 0)))
+                     called and (tq is None or (tq["silent"] == 0 and not tq.get("uncalled")))))
     if quiet:
         rows.append((f"no buzz inside quiet hours (QUIET_HOURS={quiet['quiet_hours']})",
                      f"{quiet['inside_quiet']} of {quiet['buzzes']} buzzes inside them (without quiet hours "
@@ -220,40 +277,27 @@ def targets(p: dict[str, Any], quiet: dict[str, Any] | None) -> list[tuple[str, 
     return rows
 
 
-def _conflict(p: dict[str, Any], quiet: dict[str, Any] | None, limit: int) -> list[str]:
-    """When the buzz target and the first contacts' cannot both be met, why (else nothing)."""
-    contacts = p["moments"]["contact"]
-    daytime = contacts["n"] - contacts["night"]
-    if not (p["buzzes"] > limit and (daytime if quiet else contacts["n"]) > limit):
-        return []
-    c = p["contributions"]
-    threads = ("opens a thread of its own, so each is a first contact" if c["threads"] == c["shown"] == contacts["n"]
-               else f"is one of {c['shown']} shown in {c['threads']} threads")
-    return [f"**The buzz target and the first contacts' cannot both be met on this trace.** Each outsider's "
-            f"contribution here {threads}: {contacts['n']} first contacts in the "
-            f"week, {daytime} of them outside {NIGHT.replace('-', '–')}. Buzzing for each needs more buzzes "
-            f"than the {limit} the buzz target allows, with quiet hours or without; meeting it would mean "
-            "leaving most first contacts silent. The buzz target is not met"
-            + ("; the first contacts' is." if contacts["silent"] == 0 else ".")]
-
-
 def _floor(p: dict[str, Any], quiet: dict[str, Any] | None) -> list[str]:
-    """What the buzz target is up against: the moments that must buzz."""
-    limit = int(BUZZ_SHARE * (p["sends"] - p["reposts"]))
+    """What the buzz target is up against: the moments that must buzz, and how the phone's rest calls for them."""
     m = p["moments"]
     health = sum(c["buzzes"] for kinds in p["days"].values() for kind, c in kinds.items() if kind == "health")
     must = sum(t["n"] for t in m.values()) + health
     said = (f"{m['contact']['n']} first contacts, {m['alarm']['n']} alarm failures red past their grace, "
             f"{_n(m['release']['n'], 'release', 'releases')} offered 🔀 Merge"
             + (f", {_n(health, 'time', 'times')} pager's own health" if health else ""))
-    lines = [f"Every buzz of the week is a moment that must buzz: {said} ({must})." if must == p["buzzes"] else
-             f"The moments that must buzz: {said} ({must}, of the week's {p['buzzes']} buzzes)."]
+    at_once = sum(t["buzzed"] for t in m.values()) + health
+    kept = sum(t["kept"] for t in m.values())
+    waits = sorted(w for t in m.values() for w in t.get("waits", []))
+    lines = [f"The moments that must buzz: {said} ({must}). Of them {at_once} buzzed at once and {kept} were kept "
+             f"while the phone rested, for {_n(len(p['calls']), 'call', 'calls')} at the end of its rests"
+             + (f" (a kept moment's wait to its call: median {_minutes(waits[len(waits) // 2])}, at most "
+                f"{_minutes(waits[-1])})" if waits else "")
+             + f": {p['buzzes']} buzzes in the week."]
     if quiet:
-        inside = sum(t["night"] for t in m.values())
-        lines.append(f"With quiet hours, the {inside} of them inside the night are kept for the summaries: what must "
-                     f"buzz comes to {must - inside + len(quiet['summaries'])} with the "
-                     f"{_n(len(quiet['summaries']), 'summary', 'summaries')} (measured: {quiet['buzzes']} buzzes).")
-    return lines + _conflict(p, quiet, limit)
+        lines.append(f"With quiet hours, what came inside the night is kept for the summaries: {quiet['buzzes']} "
+                     f"buzzes, {_n(len(quiet['summaries']), 'summary', 'summaries')} and "
+                     f"{_n(len(quiet['calls']), 'call', 'calls')} after a rest among them.")
+    return lines
 
 
 def _alarms_more(add: Add, p: dict[str, Any], alarms: Counter[str]) -> None:
@@ -286,13 +330,15 @@ def _before_now(add: Add, p: dict[str, Any], quiet: dict[str, Any] | None) -> No
     _alarms_more(add, p, week.get("alarm", Counter()))
 
 
-def section(add: Add, trace: fleet.Trace, label: str, p: dict[str, Any], quiet: dict[str, Any] | None) -> None:
+def section(add: Add, trace: fleet.Trace, label: str, p: dict[str, Any], quiet: dict[str, Any] | None,
+            gaps: dict[int, dict[str, Any]] | None = None) -> None:
     add(f"## What the maintainer's phone lives through ({label}, pager with fast recovery)")
     add("")
     add("The week's chat as the maintainer's phone gets it, counted in the fake Telegram of the replay above: "
         "each message sent (a send), sent with a sound (a buzz), edited, and deleted (a moment that must buzz on a "
         "message already shown sends it anew with a sound and deletes the old one: a repost). The maintainer's "
-        "clock is UTC (TIMEZONE); ALARM_GRACE_MINUTES is the default. A message's kind is what it starts with; an "
+        "clock is UTC (TIMEZONE); ALARM_GRACE_MINUTES and BUZZ_GAP_MINUTES are the defaults. A message's kind is "
+        "what it starts with; an "
         "answer to a command is a reply to one (the trace has none). Definitions: the docstring of "
         "`sim/pager_bench/phone.py`.")
     add("")
@@ -304,8 +350,11 @@ def section(add: Add, trace: fleet.Trace, label: str, p: dict[str, Any], quiet: 
     add("")
     if quiet:
         _nights(add, trace, p, quiet)
-    if p.get("grace"):
-        _grace(add, p)
+    without_rest = p if p.get("grace") else (gaps or {}).get(0)
+    if without_rest and without_rest.get("grace"):
+        _grace(add, p, without_rest)
+    if gaps:
+        _rests(add, p, gaps)
     _before_now(add, p, quiet)
     add("Targets of the attention model, measured in the same run:")
     add("")

@@ -41,7 +41,7 @@ def _phone(add: Add, traces: dict[str, fleet.Trace], results: dict[str, Results]
     on = next((name for name in ("subscribed", "full") if "phone" in results.get(name, {}).get("pager", {})), None)
     if on is not None:
         mine = results[on]["pager"]
-        phone_report.section(add, traces[on], TRACES[on], mine["phone"], mine.get("phone_quiet"))
+        phone_report.section(add, traces[on], TRACES[on], mine["phone"], mine.get("phone_quiet"), mine.get("phone_gaps"))
 
 
 def report(traces: dict[str, fleet.Trace], results: dict[str, Results], cost: dict[str, Any] | None,

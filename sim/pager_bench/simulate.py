@@ -244,7 +244,7 @@ class Replay:
     """One replay of a trace with one sweep design: the fake world, the schedules, and what is counted."""
 
     def __init__(self, trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN, quiet_hours: str = "",
-                 progress: Callable[[str], None] | None = None) -> None:
+                 buzz_gap: int | None = None, progress: Callable[[str], None] | None = None) -> None:
         from pager.bootstrap import SETTINGS_REFRESH_SECONDS
 
         register_signals()
@@ -265,6 +265,8 @@ class Replay:
         for key, pull in trace.pulls.items():
             self.github.pulls[key] = copy.deepcopy(pull)
         self.settings = dataclasses.replace(bench_settings(pem), quiet_hours=quiet_hours)
+        if buzz_gap is not None:  # BUZZ_GAP_MINUTES (None: the default)
+            self.settings = dataclasses.replace(self.settings, buzz_gap_minutes=buzz_gap)
         install_on_fleet(self.github, trace, self.settings)
         join_chat(self.telegram, self.settings)
         self.in_fakes = 0.0  # CPU seconds spent inside the fake GitHub and Telegram
@@ -488,7 +490,8 @@ class Replay:
             checks = phone.check_times(trace.start + CHECK_OFFSET, CHECK_EVERY, trace.end + self.drain)
             down = [(f.start, f.end) for f in trace.faults if f.kind == "telegram"]
             result["phone"] = phone.observe(self.telegram, self.ledger, grace=settings.alarm_grace, zone=settings.zone,
-                                            quiet_hours=settings.quiet_hours, checks=checks, down=down)
+                                            quiet_hours=settings.quiet_hours, checks=checks, down=down,
+                                            rest=settings.buzz_gap)
         result.update(design=self.design, call_budget=settings.sweep_call_budget, handler_status=dict(self.handler_status),
                       seconds=time.perf_counter() - self.started, chat_messages=len(self.telegram.messages),
                       dispatches=len(self.github.dispatches), events=len(trace.events))
@@ -496,10 +499,11 @@ class Replay:
 
 
 def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN, quiet_hours: str = "",
-             progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Replay the trace with one sweep design (and QUIET_HOURS, "" for none); returns the measures (see
-    `pager_bench.measure`, and `pager_bench.phone` for the design "pager")."""
-    return Replay(trace, design, pem=pem, drain=drain, quiet_hours=quiet_hours, progress=progress).run()
+             buzz_gap: int | None = None, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Replay the trace with one sweep design (and QUIET_HOURS, "" for none; BUZZ_GAP_MINUTES, None for the
+    default); returns the measures (see `pager_bench.measure`, and `pager_bench.phone` for the design "pager")."""
+    return Replay(trace, design, pem=pem, drain=drain, quiet_hours=quiet_hours, buzz_gap=buzz_gap,
+                  progress=progress).run()
 
 
 # ------------------------------------------------------------------------- the designs side by side
@@ -507,14 +511,15 @@ def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN,
 _TRACES: dict[str, fleet.Trace] = {}
 _PEM = ""
 _PROGRESS: Callable[[str], None] | None = None
-Job = tuple[str, str, str]  # a trace's name, a design, QUIET_HOURS
+Job = tuple[str, str, str, int | None]  # a trace's name, a design, QUIET_HOURS, BUZZ_GAP_MINUTES (None: default)
 
 
 def _simulate_one(job: Job) -> dict[str, Any]:
-    name, design, quiet_hours = job
-    label = f"{name} trace" + (f", quiet hours {quiet_hours}" if quiet_hours else "")
+    name, design, quiet_hours, gap = job
+    label = (f"{name} trace" + (f", quiet hours {quiet_hours}" if quiet_hours else "")
+             + (f", BUZZ_GAP_MINUTES={gap}" if gap is not None else ""))
     progress = (lambda text: _PROGRESS(f"{label}, {text}")) if _PROGRESS else None
-    return simulate(_TRACES[name], design, pem=_PEM, quiet_hours=quiet_hours, progress=progress)
+    return simulate(_TRACES[name], design, pem=_PEM, quiet_hours=quiet_hours, buzz_gap=gap, progress=progress)
 
 
 
@@ -532,17 +537,24 @@ def simulate_designs(traces: dict[str, fleet.Trace], designs: list[str], *, pem:
     """Replay each trace once per design, `jobs` of them at a time in forked processes (which inherit
     the traces instead of receiving them pickled), the longest first; results by trace, then design.
     On each trace named in `quiet_on`, pager once more with QUIET_HOURS set to the maintainer's night
-    (`phone.NIGHT`): what its phone lived through is the pager result's `phone_quiet`."""
+    (`phone.NIGHT`), and once more for each other BUZZ_GAP_MINUTES of `phone.GAPS`: what its phone lived
+    through is the pager result's `phone_quiet` and `phone_gaps` (by minutes, the default's among them)."""
     global _TRACES, _PEM, _PROGRESS
     _TRACES, _PEM, _PROGRESS = dict(traces), pem, progress
-    quiet = [(name, "pager", phone.NIGHT) for name in quiet_on if name in traces and "pager" in designs]
-    work = sorted([(name, d, "") for name in traces for d in designs] + quiet,
-                  key=lambda job: (-len(traces[job[0]].events), job[1] not in CHECKED, job[2]))
+    on = [name for name in quiet_on if name in traces and "pager" in designs]
+    default = bench_settings(pem).buzz_gap_minutes
+    extra: list[Job] = [(name, "pager", phone.NIGHT, None) for name in on]
+    extra += [(name, "pager", "", gap) for name in on for gap in phone.GAPS if gap != default]
+    work = sorted([(name, d, "", None) for name in traces for d in designs] + extra,
+                  key=lambda job: (-len(traces[job[0]].events), job[1] not in CHECKED, job[2], job[3] or 0))
     try:
         done = in_forks(_simulate_one, work, jobs)
     finally:
         _TRACES, _PEM, _PROGRESS = {}, "", None
-    results = {name: {d: done[(name, d, "")] for d in designs} for name in traces}
-    for name, design, quiet_hours in quiet:
-        results[name][design]["phone_quiet"] = done[(name, design, quiet_hours)]["phone"]
+    results = {name: {d: done[(name, d, "", None)] for d in designs} for name in traces}
+    for name in on:
+        mine = results[name]["pager"]
+        mine["phone_quiet"] = done[(name, "pager", phone.NIGHT, None)]["phone"]
+        mine["phone_gaps"] = {gap: (mine if gap == default else done[(name, "pager", "", gap)])["phone"]
+                              for gap in phone.GAPS}
     return results

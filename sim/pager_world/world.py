@@ -32,6 +32,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from pager import attention_store
 from pager.github import GitHub
 from pager.permissions import needed_permissions
 from pager.routing import Repository
@@ -293,9 +294,12 @@ class World:
     def snapshot(self, *, presses: bool = True) -> dict[str, Any]:
         """What a maintainer and the table would show: records, the chat, dispatches, merges. Not the
         note that a service failed (the sweep's `waiting` item, pager.waiting): it records the failure
-        itself, which an undisturbed run has not had, and the recovery check clears it."""
+        itself, which an undisturbed run has not had, and the recovery check clears it. Nor when the phone
+        last called (pager.attention_store.called): a call whose record failed after its message was sent
+        is not recorded again, which costs at most one more buzz within the phone's rest, never a page."""
         dump = self.store.dump()
         dump.pop(f"{SWEEP_KEY} [{WAITING_ITEM}]", None)
+        dump.pop(f"{attention_store.MUTE_KEY} [{attention_store.CALL_ITEM}]", None)
         if not presses:
             dump = {k: v for k, v in dump.items() if not k.startswith("press#")}
         return {

@@ -7,10 +7,14 @@ one deleted), so that the chat still holds one message per thing. docs/attention
 prose; a test holds the two together.
 
     MOMENTS      every moment pager sends or edits a message for: send, repost or edit; buzz or not; why
-    Volume       what turns a buzz down for one repository now: a mute, quiet hours
-    Sound        what a moment comes to: a buzz, silence, or silence kept for the quiet hours' summary
+    Volume       what turns a buzz down for one repository now: a mute, quiet hours, the phone's rest
+    Sound        what a moment comes to: a buzz, silence, or silence kept for a summary (the quiet hours', or
+                 the call at the end of the phone's rest)
     QuietHours   QUIET_HOURS in TIMEZONE, which may wrap midnight: inside them nothing buzzes, and what
                  would have buzzed is kept for one summary that buzzes when they end
+    rest_of      BUZZ_GAP_MINUTES: after a call (a contact's, an alarm's or a summary's buzz) the phone rests;
+                 a contact or an alarm that would buzz meanwhile arrives silently and is kept for one call
+                 when the rest ends, so a busy hour calls once, not once a message
     grace        ALARM_GRACE_MINUTES: an alarm's entry buzzes only once it is still red past its grace
 
 Pure: settings, records and `now` in, decisions out. What is kept in the table for it (mutes, the
@@ -53,11 +57,14 @@ class Rule:
     message: str  # what pager does with the chat: send, repost (send anew, delete the old one) or edit
     buzz: bool
     why: str
+    waits: bool = False  # while the phone rests (BUZZ_GAP_MINUTES), kept for the call at the rest's end
+    rests: bool = False  # its buzz is a call after which the phone rests
 
 
 MOMENTS: Mapping[Moment, Rule] = {
     Moment.CONTACT: Rule("send (a reply in its thread)", True,
-                         "someone from outside opened, commented or reviewed: they wait for an answer"),
+                         "someone from outside opened, commented or reviewed: they wait for an answer",
+                         waits=True, rests=True),
     Moment.FOLLOW_UP: Rule("send (a reply in its thread)", False,
                            "the same thread buzzed less than an hour ago: the phone already called"),
     Moment.EDITED: Rule("send (a reply in its thread)", False,
@@ -66,18 +73,23 @@ MOMENTS: Mapping[Moment, Rule] = {
     Moment.ALARM_OPENED: Rule("send", False,
                               "a failure within its grace may be a flake that a rerun clears; 🛠 is there already"),
     Moment.ALARM_RED: Rule("send or repost", True,
-                           "still red past its grace, or a new failing thing past its own: someone should look"),
+                           "still red past its grace, or a new failing thing past its own: someone should look",
+                           waits=True, rests=True),
     Moment.ALARM_CHANGED: Rule("edit", False, "an entry updated or closed while others stay red"),
     Moment.ALARM_CLEAR: Rule("edit", False, "all clear: nothing to do"),
     Moment.FIX_STARTED: Rule("edit", False, "the person who pressed 🛠 knows"),
     Moment.RELEASE_OPENED: Rule("send", False, "nothing to do until its checks pass"),
     Moment.RELEASE_WAITING: Rule("edit", False, "a new head, a refusal: it waits for its checks again"),
-    Moment.RELEASE_READY: Rule("repost", True, "its checks passed and GitHub calls it mergeable: 🔀 Merge is one press"),
+    Moment.RELEASE_READY: Rule("repost", True,
+                               "its checks passed and GitHub calls it mergeable: 🔀 Merge is one press, even while "
+                               "the phone rests"),
     Moment.RELEASE_DONE: Rule("edit", False, "merged, closed or tagged: nothing is left to do"),
     Moment.HEALTH: Rule("send or repost", True,
-                        "pager itself needs the maintainer (once per entry): pages may be lost otherwise"),
+                        "pager itself needs the maintainer (once per entry), even while the phone rests: pages "
+                        "may be lost otherwise"),
     Moment.HEALTH_CHANGED: Rule("edit", False, "an entry of pager's own health updated or closed"),
-    Moment.SUMMARY: Rule("send", True, "quiet hours are over and something needs the maintainer"),
+    Moment.SUMMARY: Rule("send", True, "quiet hours or the phone's rest are over and something needs the maintainer",
+                         rests=True),
     Moment.ANSWER: Rule("send (a reply to the command)", False, "the person who asked is looking at the chat"),
 }
 
@@ -85,11 +97,13 @@ MOMENTS: Mapping[Moment, Rule] = {
 @dataclass(frozen=True)
 class Sound:
     """What one moment comes to: `buzz`, and why; `period`: silent now, and kept for the summary at the end
-    of that quiet period (its start and end)."""
+    of that period (its start and end: quiet hours, or the phone's rest); `rests`: a buzz after which the
+    phone rests."""
 
     buzz: bool
     why: str
     period: tuple[float, float] | None = None
+    rests: bool = False
 
     @property
     def summary(self) -> bool:
@@ -103,10 +117,11 @@ class Sound:
 @dataclass(frozen=True)
 class Volume:
     """What turns a buzz down for one repository at one moment: a mute (until when), quiet hours (the period
-    the moment is in)."""
+    the moment is in), the phone's rest (`rest_of`: the period it rests in now)."""
 
     muted_until: float | None = None
     quiet: tuple[float, float] | None = None
+    rest: tuple[float, float] | None = None
 
     def sound(self, moment: Moment) -> Sound:
         rule = MOMENTS[moment]
@@ -116,7 +131,9 @@ class Volume:
             return Sound(False, "the repository is muted: silent, never lost")
         if self.quiet is not None:
             return Sound(False, "quiet hours: kept for the summary at their end", period=self.quiet)
-        return Sound(True, rule.why)
+        if rule.waits and self.rest is not None:
+            return Sound(False, "the phone called a moment ago: kept for its next call", period=self.rest)
+        return Sound(True, rule.why, rests=rule.rests)
 
 
 def period_of(sound: Mapping[str, object]) -> tuple[float, float] | None:
@@ -128,6 +145,15 @@ def period_of(sound: Mapping[str, object]) -> tuple[float, float] | None:
 
 
 LOUD = Volume()
+
+
+def rest_of(called_at: float | None, gap: float, now: float, quiet: QuietHours | None) -> tuple[float, float] | None:
+    """The phone's rest `now` is in: from the last call (`called_at`) for `gap` seconds; None when it is not
+    resting. A rest that ends inside quiet hours lasts to their end, so that one summary calls for both."""
+    if called_at is None or gap <= 0 or not called_at <= now < called_at + gap:
+        return None
+    night = quiet.period(called_at + gap) if quiet is not None else None
+    return (night[0], night[1]) if night is not None else (called_at, called_at + gap)
 
 
 # -- quiet hours ------------------------------------------------------------------------------------------

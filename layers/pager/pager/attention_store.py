@@ -1,11 +1,14 @@
-"""What attention keeps in the table: mutes, the notes of the quiet hours' summary, and when alarms come due.
+"""What attention keeps in the table: mutes, the phone's last call, the notes of the summaries (quiet hours',
+and the call at the end of the phone's rest), and when alarms come due.
 
-    mute                    one item per repository id: {repository, until, by, at}; gone after `until`
+    mute                    what turns a buzz down, one query: an item per repository id muted {repository,
+                            until, by, at}, gone after `until`; and `call` {at}: when the phone last called
+                            and began to rest (BUZZ_GAP_MINUTES)
     attention               the every-minute check's index, one query: an item `alarm:<ref>` per red
                             alarm {repository, branch, since, due} (`due`: when an entry comes past its
-                            grace, or a fix's hold ends), and `summary:<start>` per quiet period whose
-                            summary is still to send {start, end}
-    summary#<start>         a quiet period's summary: the record itself {sent} once sent, and one item per
+                            grace, or a fix's hold ends), and `summary:<start>` per period (quiet hours,
+                            a rest of the phone) whose summary is still to send {start, end}
+    summary#<start>         a period's summary: the record itself {sent} once sent, and one item per
                             thing that would have buzzed meanwhile `<kind>:<thing>` {kind, label, url,
                             repository, at}, written by the `Note` effect of the decision that kept it
 
@@ -19,8 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .attention import Volume
-from .errors import Conflict
+from .attention import Volume, rest_of
+from .errors import Conflict, PagerError
+from .observe import logger
 from .services import Services
 from .signals.records import settle
 from .signals.steps import Note, Step
@@ -31,6 +35,7 @@ MUTE_KEY = "mute"
 INDEX_KEY = "attention"
 ALARM_ITEM = "alarm:"
 SUMMARY_ITEM = "summary:"
+CALL_ITEM = "call"
 DAY = 24 * 3600
 MUTE_DEFAULT_SECONDS = 8 * 3600
 MUTE_MAX_SECONDS = 30 * DAY
@@ -62,10 +67,51 @@ def mutes(services: Services, now: float) -> list[Mute]:
 
 
 def volume(services: Services, repository_id: int | None, now: float) -> Volume:
-    """What turns a buzz down for a repository now: its mute (one read), quiet hours (the settings)."""
+    """What turns a buzz down for a repository now, in one query: its mute, and the phone's rest since its
+    last call (BUZZ_GAP_MINUTES); quiet hours are the settings'."""
     quiet = services.settings.quiet
-    muted = mute_of(services, repository_id, now) if repository_id else None
-    return Volume(muted_until=muted.until if muted else None, quiet=quiet.period(now) if quiet else None)
+    found = {record.item: record for record in services.store.items(MUTE_KEY)}
+    muted = _mute(found[str(repository_id)], now) if repository_id and str(repository_id) in found else None
+    return Volume(muted_until=muted.until if muted else None, quiet=quiet.period(now) if quiet else None,
+                  rest=_rest(services, found.get(CALL_ITEM), now))
+
+
+def _rest(services: Services, call: Record | None, now: float) -> tuple[float, float] | None:
+    return rest_of(_call(call), services.settings.buzz_gap, now, services.settings.quiet)
+
+
+def rest_now(services: Services, now: float) -> tuple[tuple[float, float], int] | None:
+    """The phone's rest now (its period) and how many things wait for its call; None when it is not resting."""
+    rest = _rest(services, services.store.load(MUTE_KEY, CALL_ITEM), now)
+    return (rest, len(summary_notes(services, rest[0]))) if rest is not None else None
+
+
+# -- the phone's rest ---------------------------------------------------------------------------------------
+
+
+def _call(record: Record | None) -> float | None:
+    """When the phone last called and began to rest (None: not within the item's life)."""
+    at = record.data.get("at") if record is not None else None
+    return float(at) if isinstance(at, (int, float)) else None
+
+
+def _decide_call(at: float):
+    def decide(data: dict[str, Any], _: float) -> Step:
+        known = data.get("at")
+        return Step("", data=None if isinstance(known, (int, float)) and known >= at else {"at": at})
+
+    return decide
+
+
+def called(services: Services, at: float) -> None:
+    """The phone called at `at` and rests from then (a later call kept, never an earlier one). Its message
+    is sent already: a table that fails here is logged and costs at most one more buzz within the rest,
+    never the step that sent it."""
+    try:
+        settle(services, MUTE_KEY, _decide_call(at), item=CALL_ITEM,
+               ttl_seconds=services.settings.buzz_gap + DAY)
+    except PagerError as exc:
+        logger.warning("the phone's call not recorded", extra={"error": type(exc).__name__, "reason": str(exc)})
 
 
 def _decide_mute(repository: str, until: float, by: str, now: float):
@@ -157,12 +203,11 @@ def keep(store: Store, note: Note) -> None:
 
 
 def _put_once(store: Store, empty: Record, data: dict[str, Any], *, expires_at: int) -> None:
-    if store.load(empty.key, empty.item).exists:
-        return
+    """Write an item only where there is none yet (one conditional write, no read before it)."""
     try:
         store.save(empty, data, expires_at=expires_at)
     except Conflict:
-        return  # written meanwhile by another delivery: once is enough
+        return  # written already, by this note's first delivery or another: once is enough
 
 
 def summary_notes(services: Services, start: float) -> list[dict[str, Any]]:

@@ -181,8 +181,11 @@ def help_text(services: Services) -> str:
     lines = ["ℹ️ pager pages this chat for the fleet's repositories. Commands:"]
     lines += [f"/{command}: {escape(description)}" for command, description in BOT_COMMANDS]
     grace = settings.alarm_grace_minutes
-    lines.append(f"An alarm buzzes once it is still red after {grace} min; outsiders' first contacts and releases "
-                 "ready to merge buzz at once.")
+    lines.append(f"An alarm buzzes once it is still red after {grace} min; outsiders' first contacts buzz at once, "
+                 "releases ready to merge always.")
+    if settings.buzz_gap_minutes:
+        lines.append(f"After a call the phone rests {settings.buzz_gap_minutes} min: contacts and alarms meanwhile "
+                     "arrive silently and are called once when it ends.")
     if settings.quiet_hours:
         lines.append(f"Quiet hours {escape(settings.quiet_hours)} ({escape(settings.timezone)}): nothing buzzes, "
                      "and a summary buzzes when they end.")
@@ -265,6 +268,7 @@ class Status:
     mutes: Sequence[Mute]
     swept_at: float | None  # pager's last sweep run
     health: Mapping[str, Mapping[str, Any]]  # pager's own open entries
+    rest: tuple[tuple[float, float], int] | None = None  # the phone's rest now, and how many wait for its call
 
 
 def status(services: Services, now: float) -> str:
@@ -276,7 +280,7 @@ def status(services: Services, now: float) -> str:
     control = alarm.control_alarm(services)
     health = alarm.shown_entries(control, alarm.entries_now(services, control.ref))
     gathered = Status(red, ready, attention_store.mutes(services, now), float(swept) if isinstance(swept, (int, float)) else None,
-                      health)
+                      health, attention_store.rest_now(services, now))
     return render_status(gathered, services.settings, now, len([r for r in index.red if r.ref != alarm.CONTROL]))
 
 
@@ -287,7 +291,7 @@ def render_status(s: Status, settings: Any, now: float, red_count: int) -> str:
     lines = [f"📋 pager at {local_time(now, zone, now)}: " + (plural(red_count, "repository", "repositories") + " red"
                                                               if red_count else "nothing is red"),
              _health_line(s, zone, now)]
-    lines += _quiet_lines(settings, now)
+    lines += _quiet_lines(settings, now) + _rest_lines(s, settings, now)
     lines += [_red_line(red, entries, zone, now) for red, entries in s.red[:LISTED]] + _more(red_count, "red")
     lines += [_ready_line(pull) for pull in s.ready[:LISTED]] + _more(len(s.ready), "ready to merge")
     lines += [_muted_line(muted, zone, now) for muted in s.mutes[:LISTED]] + _more(len(s.mutes), "muted")
@@ -314,6 +318,15 @@ def _quiet_lines(settings: Any, now: float) -> list[str]:
     when = (f"now, until {local_time(period[1], zone, now)}" if period
             else f"next from {local_time(quiet.next_start(now), zone, now)}")
     return [f"🌙 quiet hours {escape(settings.quiet_hours)} ({escape(settings.timezone)}): {when}"]
+
+
+def _rest_lines(s: Status, settings: Any, now: float) -> list[str]:
+    """The phone's rest, when it rests: until when, and how many things wait for the call at its end."""
+    if s.rest is None:
+        return []
+    (_, end), waiting = s.rest
+    return [f"📵 the phone rests until {local_time(end, settings.zone, now)}: "
+            + (f"{plural(waiting, 'thing waits', 'things wait')} for its call" if waiting else "nothing waits for a call")]
 
 
 def _red_line(red: attention_store.Red, entries: Mapping[str, Mapping[str, Any]], zone: tzinfo, now: float) -> str:

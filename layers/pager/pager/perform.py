@@ -45,7 +45,10 @@ def _message(services: Services, effect: SendMessage) -> Posted:
         return Posted(effect.to, sent)
     # A reply goes under a message of the chat pager writes to now; one left in another is not replied to.
     same = effect.reply_to is not None and services.chat.is_current(effect.chat, services.store)
-    return _send(services, effect.text, effect.buttons, effect.notify, effect.reply_to if same else None)
+    posted = _send(services, effect.text, effect.buttons, effect.notify, effect.reply_to if same else None)
+    if effect.notify and effect.rests:
+        attention_store.called(services, services.now())
+    return posted
 
 
 def _edit(services: Services, effect: EditMessage) -> Posted:

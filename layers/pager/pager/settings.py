@@ -30,6 +30,7 @@ SECRET_NAMES = (
 MERGE_METHODS = ("merge", "squash", "rebase")
 # A failing run that passes again within this long never buzzes (docs/attention.md says how it was chosen).
 ALARM_GRACE_MINUTES = 15
+BUZZ_GAP_MINUTES = 60  # chosen from the bench's busy week: docs/benchmarks.md, the phone's rest
 # The sweep's limits (docs/sweep.md, "Limits"): sized for Lambda and GitHub, not the Workers plan the decision
 # was written for. A run's calls stay inside its 150 s deadline (a page of 100 deliveries takes well under
 # half a second); an hour's, four runs and sixty minutes of redeliveries, inside the 5,000 an hour GitHub
@@ -106,6 +107,7 @@ class Settings:
     sweep_failure_pages: int = SWEEP_FAILURE_PAGES
     sweep_all_pages: int = SWEEP_ALL_PAGES
     alarm_grace_minutes: int = ALARM_GRACE_MINUTES
+    buzz_gap_minutes: int = BUZZ_GAP_MINUTES
     quiet_hours: str = ""  # HH:MM-HH:MM in `timezone`, "" for none (pager.attention.QuietHours)
     timezone: str = "UTC"
 
@@ -121,6 +123,11 @@ class Settings:
     @property
     def alarm_grace(self) -> float:
         return self.alarm_grace_minutes * 60.0
+
+    @property
+    def buzz_gap(self) -> float:
+        """BUZZ_GAP_MINUTES: how long the phone rests after a call (pager.attention.rest_of), in seconds."""
+        return self.buzz_gap_minutes * 60.0
 
     @property
     def advanced_page(self) -> str:
@@ -174,6 +181,7 @@ class Settings:
             sweep_failure_pages=read.number("SWEEP_FAILURE_PAGES", SWEEP_FAILURE_PAGES, 1),
             sweep_all_pages=read.number("SWEEP_ALL_PAGES", SWEEP_ALL_PAGES, 1),
             alarm_grace_minutes=read.number("ALARM_GRACE_MINUTES", ALARM_GRACE_MINUTES, 0),
+            buzz_gap_minutes=read.number("BUZZ_GAP_MINUTES", BUZZ_GAP_MINUTES, 0),
             timezone=(zone := read.zone("TIMEZONE")),
             quiet_hours=read.quiet_hours("QUIET_HOURS", zone),
         )

@@ -48,6 +48,7 @@ PARAMETER_SETTINGS: dict[str, str] = {
     "ReleaseBranchPrefixes": "RELEASE_BRANCH_PREFIXES",
     "ReleaseMergeMethod": "RELEASE_MERGE_METHOD",
     "AlarmGraceMinutes": "ALARM_GRACE_MINUTES",
+    "BuzzGapMinutes": "BUZZ_GAP_MINUTES",
     "QuietHours": "QUIET_HOURS",
     "TimeZone": "TIMEZONE",
     "SweepCallBudget": "SWEEP_CALL_BUDGET",

@@ -1,14 +1,15 @@
 """What comes due without an event (the every-minute check's part): an alarm whose grace ended while it
-stayed red, a fix whose hold ended, and the summary at the end of quiet hours.
+stayed red, a fix whose hold ended, and the summary at the end of quiet hours or of the phone's rest.
 
     tick(services, now)   one query of the check's index (`attention_store.index`); for each red alarm
                           come due, its render (which buzzes once, or notes it for the summary); for each
-                          quiet period over whose summary is still to send, the summary
+                          period over (quiet hours, a rest) whose summary is still to send, the summary
 
-The summary (`Moment.SUMMARY`) is one message with a sound, sent once per quiet period and only if
-something that would have buzzed arrived meanwhile: how many of each kind, with links, the alarms still
-red and the releases waiting for 🔀 Merge. It is settled on its own record (`summary#<start>`), so a check
-that comes twice, or one whose send failed and the next minute's, sends it once.
+The summary (`Moment.SUMMARY`) is one message with a sound, sent once per period and only if something
+that would have buzzed arrived meanwhile: how many of each kind, with links, the alarms still red and the
+releases waiting for 🔀 Merge. Quiet hours' opens with 🌅, a rest's with 📬 (the phone's next call). It is
+settled on its own record (`summary#<start>`), so a check that comes twice, or one whose send failed and
+the next minute's, sends it once; once sent, the phone rests again.
 """
 
 from __future__ import annotations
@@ -49,9 +50,11 @@ def tick(services: Services, now: float) -> dict[str, Any]:
             rendered.append(f"{red.repository}: " + alarm.render_now(services, alarm.Alarm(red.ref, red.repository, red.branch)))
         except PagerError as exc:  # the next minute tries again: the index still says it is due
             logger.warning("alarm not rendered when due", extra={"alarm": red.ref, "error": type(exc).__name__, "reason": str(exc)})
+    quiet = services.settings.quiet
+    night = quiet.period(now) if quiet is not None else None
     for start, end in index.summaries:
-        if end > now:
-            continue
+        if end > now or (night is not None and (start, end) != night and night[0] <= now):
+            continue  # not over yet; or a rest's, come due inside quiet hours: sent when they end
         try:
             summaries.append(send_summary(services, start, end, index.red, now))
         except PagerError as exc:
@@ -65,7 +68,10 @@ def send_summary(services: Services, start: float, end: float, red: Sequence[att
     muted = {m.repository_id for m in attention_store.mutes(services, now)}
     still_red = [r for r in red if not (r.ref.isdigit() and int(r.ref) in muted)]
     ready = [r.data for r in services.store.items(release.WAITING_KEY) if r.data.get("ready")]
-    text = render_summary(notes, still_red, ready, start=start, end=end, zone=services.settings.zone, now=now)
+    quiet = services.settings.quiet
+    night = quiet is not None and quiet.period(start) == (start, end)
+    text = render_summary(notes, still_red, ready, start=start, end=end, zone=services.settings.zone, now=now,
+                          night=night)
     settled = settle(services, attention_store.summary_key(start), decide_summary(text), ttl_seconds=3 * 24 * 3600)
     attention_store.summary_sent(services, start)
     return settled.outcome
@@ -78,7 +84,7 @@ def decide_summary(text: str | None):
         if data.get("sent"):
             return Step("summary already sent")
         if text is None:
-            return Step("nothing arrived in quiet hours", data={"sent": "nothing"})
+            return Step("nothing arrived meanwhile", data={"sent": "nothing"})
         effect, _ = show(None, text, None, LOUD.sound(Moment.SUMMARY))
         return Step("summary sent", effect=effect, then=lambda posted: {"sent": posted.fields(), "at": now})
 
@@ -86,15 +92,18 @@ def decide_summary(text: str | None):
 
 
 def render_summary(notes: Sequence[Mapping[str, Any]], red: Sequence[attention_store.Red], ready: Sequence[Mapping[str, Any]],
-                   *, start: float, end: float, zone: tzinfo, now: float) -> str | None:
-    """The summary's text: its first line what needs the maintainer, counted by kind; then each kind with
-    links, the alarms still red and the releases waiting for 🔀 Merge. None when nothing arrived."""
+                   *, start: float, end: float, zone: tzinfo, now: float, night: bool = True) -> str | None:
+    """The summary's text: its first line what needs the maintainer, counted by kind (after quiet hours, the
+    `night`, or the phone's rest); then each kind with links, the alarms still red and the releases waiting
+    for 🔀 Merge. None when nothing arrived."""
     if not notes:
         return None
     by_kind = {kind: [n for n in notes if n.get("kind") == kind] for kind, _, _ in KINDS}
     counts = [plural(len(by_kind[kind]), *words) for kind, _, words in KINDS if by_kind[kind]]
-    hours = f"{clock(start, zone)}–{clock(end, zone)}"
-    lines = [f"🌅 Quiet hours are over ({hours}): " + ", ".join(counts)]
+    if night:
+        lines = [f"🌅 Quiet hours are over ({clock(start, zone)}–{clock(end, zone)}): " + ", ".join(counts)]
+    else:
+        lines = [f"📬 Since the call at {clock(start, zone)}: " + ", ".join(counts)]
     lines += _noted_lines(by_kind)
     lines += _red_lines(red, zone, now)
     lines += _ready_lines(ready)

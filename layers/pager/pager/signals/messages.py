@@ -47,9 +47,10 @@ def show(shown: Shown | None, text: str, buttons: Buttons | None, sound: Sound |
     sound (a repost). Shown and changed: edited. Unchanged: nothing."""
     if shown is None:
         notify = sound.buzz if sound is not None else False
-        return SendMessage(text, buttons, notify=notify, reply_to=reply_to, chat=reply_chat if reply_to else None), False
+        return SendMessage(text, buttons, notify=notify, reply_to=reply_to, chat=reply_chat if reply_to else None,
+                           rests=notify and sound is not None and sound.rests), False
     if sound is not None and sound.buzz:
-        return SendMessage(text, buttons, notify=True), True
+        return SendMessage(text, buttons, notify=True, rests=sound.rests), True
     if text != shown.text or buttons_json(buttons) != shown.buttons:
         return EditMessage(shown.id, text, buttons, chat=shown.chat), False
     return None, False

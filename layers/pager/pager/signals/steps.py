@@ -16,8 +16,9 @@ Buttons = list[list[tuple[str, str]]]
 
 @dataclass(frozen=True)
 class SendMessage:
-    """A new message: with a sound only when `notify` (pager.attention says when); a reply to `reply_to`
-    (a message of the same chat) when given, sent all the same if that message is gone."""
+    """A new message: with a sound only when `notify` (pager.attention says when), and then a call after which
+    the phone rests when `rests`; a reply to `reply_to` (a message of the same chat) when given, sent all the
+    same if that message is gone."""
 
     text: str
     buttons: Buttons | None = None
@@ -25,6 +26,7 @@ class SendMessage:
     reply_to: int | None = None
     chat: str | None = None  # the chat of `reply_to` (a reply goes nowhere else; None: the configured chat)
     to: str | None = None  # an answer in the chat a command came from (None: a page, in pager's chat)
+    rests: bool = False
 
 
 @dataclass(frozen=True)

@@ -688,7 +688,8 @@ def _held(services: Services, items: Items, waiting: Waiting, state: deliveries.
         summary = {"run_id": run_id, "outcome": f"waiting: {failing} still failing", "since": waiting.since, **attended}
         logger.info("recovery check", extra=summary)
         return summary
-    return run_sweep(services, now=now, run_id=run_id, seconds=seconds, released=True, items=Items.load(services))
+    ran = run_sweep(services, now=now, run_id=run_id, seconds=seconds, released=True, items=Items.load(services))
+    return {**ran, **attended}  # what came due this minute, said with the run it released
 
 
 def _ask_paced(services: Services, asks: tuple[Ask, ...], minute: float, run_id: str) -> list[Done]:
