@@ -18,7 +18,7 @@ from pager.errors import Transient
 from pager.signals import alarm
 from pager.signals import due as due_signals
 from pager.sweep.run import check
-from pager_world.cases import issue_comment_by, issue_opened, live_pull, pull, run, suite_passed
+from pager_world.cases import issue_closed, issue_comment_by, issue_opened, live_pull, pull, run, suite_passed
 from pager_world.matrix import Scenario, failure_matrix
 from pager_world.world import ALLOWED_USER, CONTROL, EXAMPLE_ALARM, REPO, REPO_ID
 
@@ -176,6 +176,19 @@ def test_contacts_while_the_phone_rests_arrive_silently_and_one_message_calls_fo
     world.advance(1)
     tick(world)
     assert len(buzzed(world)) == 2  # once per rest
+
+
+def test_a_rests_call_leaves_out_what_no_longer_needs_you_and_is_not_sent_when_nothing_does(world):
+    world.deliver("issues", issue_opened())  # the call
+    world.advance(10)
+    fifth = {"issue.number": 5, "issue.html_url": f"https://github.com/{REPO}/issues/5", "issue.id": 5005}
+    world.deliver("issues", issue_opened(**fifth))  # kept for the next call ...
+    assert not shown(world)[-1].notified
+    world.advance(10)
+    world.deliver("issues", issue_closed(**fifth))  # ... and closed before it
+    world.advance(41)
+    tick(world)
+    assert len(buzzed(world)) == 1 and not [m for m in shown(world) if m.text.startswith("📬")]
 
 
 def test_a_release_ready_while_the_phone_rests_calls_at_once(world):

@@ -861,7 +861,7 @@ def test_quiet_hours_leave_no_buzz_inside_them_and_their_summary_buzzes_once_at_
 def test_a_flake_within_the_grace_never_buzzes_and_a_failure_red_past_it_buzzes_once(pem):
     trace = fleet.red_trace([10 * 60, 40 * 60], start=fleet.WEEK_START + 10 * 3600)  # a flake, then red for 40 min
     p = simulate.simulate(trace, "pager", pem=pem, drain=3600, buzz_gap=0)["phone"]
-    assert p["episodes"] == {"n": 2, "buzzed": 1, "quiet_within_grace": 1, "quiet_longer": 0}
+    assert p["episodes"] == {"n": 2, "buzzed": 1, "kept": 0, "quiet_within_grace": 1, "quiet_longer": 0}
     [(_, kinds)] = p["days"].items()
     assert dict(kinds["alarm"]) == {"sends": 3, "buzzes": 1, "edits": 2, "deletes": 1}  # sent, sent, reposted
     assert p["moments"]["alarm"]["n"] == p["moments"]["alarm"]["buzzed"] == 1

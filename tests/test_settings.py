@@ -70,7 +70,8 @@ def test_secrets_never_show_in_the_settings_repr():
 @pytest.mark.parametrize("name,value", [("SWEEP_CALL_BUDGET", "many"), ("SWEEP_MAX_ATTEMPTS", "0"),
                                         ("RELEASE_MERGE_METHOD", "fast-forward"), ("CONTROL_REPOSITORY", "pager"),
                                         ("TELEGRAM_ALLOWED_USERS", "alice"),
-                                        ("SWEEP_CALL_BUDGET", "14")])  # 3 + 1 + 10 + 1: no room for the alarm's change
+                                        ("SWEEP_CALL_BUDGET", "14"),  # 3 + 1 + 10 + 1: no room for the alarm's change
+                                        ("BUZZ_GAP_MINUTES", "1441"), ("BUZZ_GAP_MINUTES", "-5")])  # at most a day
 def test_a_malformed_setting_is_an_error_naming_it(name, value):
     with pytest.raises(ConfigError, match=name):
         Settings.from_env(dict(ENV, **{name: value}), no_secret)
@@ -113,7 +114,7 @@ def test_a_warm_container_takes_changed_settings_after_a_few_minutes_and_keeps_i
     ("CONTROL_REPOSITORY", "artur-/pager"), ("CONTROL_REPOSITORY", "gil--/pager"), ("CONTROL_REPOSITORY", "-Jerry-/x.y_z"),
     ("CONTROL_REPOSITORY", "octocat_acme/pager"),  # logins GitHub keeps from before its sign-up rules, and an EMU's
     ("GITHUB_APP_OWNER", "0----0"), ("TELEGRAM_THREAD_ID", "0"), ("SWEEP_ALL_PAGES", "200"),
-    ("SWEEP_WINDOW_MINUTES", "10000"), ("GITHUB_PRIVATE_KEY", "\ufeff" + ENV["GITHUB_PRIVATE_KEY"]),
+    ("SWEEP_WINDOW_MINUTES", "10000"), ("BUZZ_GAP_MINUTES", "0"), ("BUZZ_GAP_MINUTES", "1440"), ("GITHUB_PRIVATE_KEY", "\ufeff" + ENV["GITHUB_PRIVATE_KEY"]),
     ("GITHUB_PRIVATE_KEY", "Bag Attributes\n    localKeyID: 01\n" + ENV["GITHUB_PRIVATE_KEY"]),
     ("TELEGRAM_BOT_TOKEN", "123:abc\n"),
 ])

@@ -51,7 +51,7 @@ from pager_world.telegram import FakeTelegram
 
 NIGHT = "22:00-07:00"  # the maintainer's night, on their clock: buzzes in it are counted, and quiet hours set to it
 GRACES = (0, 5, 10, 15, 20, 30)  # minutes: the grace table's rows
-GAPS = (0, 15, 30, 45, 60, 90)  # minutes: the rest table's rows (BUZZ_GAP_MINUTES)
+GAPS = (0, 15, 30, 45, 60, 75, 90)  # minutes: the rest table's rows (BUZZ_GAP_MINUTES)
 FLAKE_SECONDS = 1800.0  # a failure closed within this long of its opening is a flake a rerun cleared
 KINDS = (  # (kind, the marks its messages start with, what the report calls them)
     ("contribution", ("💬",), "💬 contribution"),
@@ -399,11 +399,23 @@ def contacts(lines: Iterable[Line]) -> tuple[list[Moment], int, int]:
 
 class Kept(NamedTuple):
     """A note kept for a summary (of quiet hours, or at the end of the phone's rest): when it was written, the
-    period it is kept for, and when that period's summary was sent (None: never)."""
+    period it is kept for, when that period's summary was sent (None: never), and whether it was settled
+    without a message instead (`resolved`: nothing it kept needed the maintainer any more)."""
 
     at: float
     period: tuple[float, float]
     called: float | None
+    resolved: bool = False
+
+
+def _fate(kept: Sequence[Kept], end: float) -> str:
+    """What became of a moment kept for a summary, by the replay's `end`: called, resolved before its call,
+    pending (its period ends after the replay), or uncalled."""
+    if any(k.called is not None for k in kept):
+        return "called"
+    if any(k.resolved for k in kept):
+        return "resolved"
+    return "pending" if all(k.period[1] > end for k in kept) else "uncalled"
 
 
 def notes(lines: Iterable[Line]) -> dict[str, list[Kept]]:
@@ -411,6 +423,7 @@ def notes(lines: Iterable[Line]) -> dict[str, list[Kept]]:
     (a summary's record `summary#<start>` written with what it sent; its period from the check's index)."""
     periods: dict[int, tuple[float, float]] = {}
     sent: dict[str, float] = {}
+    nothing: set[str] = set()
     written: list[tuple[str, str, float]] = []
     for line in lines:
         if line.what != "save":
@@ -421,19 +434,21 @@ def notes(lines: Iterable[Line]) -> dict[str, list[Kept]]:
             written.append((line.key, line.item, float(line.data.get("at") or line.at)))
         elif key_kind(line.key) == "summary" and isinstance(line.data.get("sent"), dict) and line.key not in sent:
             sent[line.key] = line.at
+        elif key_kind(line.key) == "summary" and line.data.get("sent") == "nothing":
+            nothing.add(line.key)
     found: dict[str, list[Kept]] = defaultdict(list)
     for key, item, at in written:
         start = datetime.fromisoformat(key.split("#", 1)[1].replace("Z", "+00:00")).timestamp()
-        found[item].append(Kept(at, periods.get(int(start), (start, start)), sent.get(key)))
+        found[item].append(Kept(at, periods.get(int(start), (start, start)), sent.get(key), key in nothing))
     return dict(found)
 
 
 def tally(moments: Iterable[Moment], rang: set[int], noted: Mapping[str, list[Kept]], kind: str,
-          night: QuietHours) -> dict[str, Any]:
+          night: QuietHours, end: float) -> dict[str, Any]:
     """Moments that must buzz: in all, at night, buzzed, kept for a summary (of quiet hours, or the call at the
-    end of the phone's rest), of them never called (their summary never sent), silent; and the waits of the
-    kept ones from the moment to their call."""
-    counts: dict[str, Any] = Counter(n=0, night=0, buzzed=0, kept=0, uncalled=0, silent=0)
+    end of the phone's rest) and of them resolved before their call, pending at the replay's `end`, or never
+    called (`_fate`); silent; and the waits of the called ones from the moment to their call."""
+    counts: dict[str, Any] = Counter(n=0, night=0, buzzed=0, kept=0, resolved=0, pending=0, uncalled=0, silent=0)
     waits = []
     for m in moments:
         counts["n"] += 1
@@ -443,9 +458,9 @@ def tally(moments: Iterable[Moment], rang: set[int], noted: Mapping[str, list[Ke
             counts["buzzed"] += 1
         elif m.sound.get("summary") and kept:
             counts["kept"] += 1
-            called = [k.called for k in kept if k.called is not None]
-            counts["uncalled"] += not called
-            waits += [min(called) - m.at] if called else []
+            fate = _fate(kept, end)
+            counts[fate] += fate != "called"
+            waits += [min(k.called for k in kept if k.called is not None) - m.at] if fate == "called" else []
         else:
             counts["silent"] += 1
     return {**counts, "waits": sorted(waits)}
@@ -460,7 +475,9 @@ def alarm_tally(all_openings: Iterable[Opening], grace: float, rang: Mapping[str
     sent); the others closed before the every-minute check after their grace's end looked (`between_checks`:
     the grace's resolution is the check's minute), or while Telegram was down from then to their closing
     (`telegram_down`), or neither (silent)."""
-    counts = Counter(n=0, night=0, buzzed=0, kept=0, uncalled=0, between_checks=0, telegram_down=0, silent=0)
+    counts = Counter(n=0, night=0, buzzed=0, kept=0, resolved=0, pending=0, uncalled=0, between_checks=0,
+                     telegram_down=0, silent=0)
+    waits: list[float] = []
     for o in all_openings:
         due = o.at + grace
         if o.closed <= due:
@@ -475,14 +492,16 @@ def alarm_tally(all_openings: Iterable[Opening], grace: float, rang: Mapping[str
             counts["buzzed"] += 1
         elif kept:
             counts["kept"] += 1
-            counts["uncalled"] += all(n.called is None for n in kept)
+            fate = _fate(kept, checks[-1] if checks else 0.0)
+            counts[fate] += fate != "called"
+            waits += [min(n.called for n in kept if n.called is not None) - due] if fate == "called" else []
         elif not looked:
             counts["between_checks"] += 1
         elif all(_down(down, c) for c in looked):
             counts["telegram_down"] += 1
         else:
             counts["silent"] += 1
-    return dict(counts)
+    return {**counts, "waits": sorted(waits)}
 
 
 # ------------------------------------------------------------------------------------------ it all
@@ -516,12 +535,12 @@ def observe(telegram: FakeTelegram, ledger: Ledger, *, grace: float, zone: tzinf
         "inside_quiet": sum(p.buzz and quiet.period(p.at) is not None for p in posts) if quiet else None,
         "grace_minutes": grace / 60,
         "moments": {
-            "release": tally(offers(ledger.lines), rang, noted, "release", night),
-            "contact": tally(found, rang, noted, "contribution", night),
+            "release": tally(offers(ledger.lines), rang, noted, "release", night, checks[-1] if checks else 0.0),
+            "contact": tally(found, rang, noted, "contribution", night, checks[-1] if checks else 0.0),
             "alarm": alarm_tally(all_openings, grace, alarm_buzzes, noted, night, checks, down),
         },
         "contributions": {"shown": shown, "threads": threads},
-        "episodes": _episodes(steps, alarm_buzzes, grace),
+        "episodes": _episodes(steps, alarm_buzzes, grace, noted),
     }
     figures["reposts"] = sum(figures["reposts_by_kind"].values())
     if quiet is None and rest == 0:
@@ -544,14 +563,19 @@ def _alarm_buzzes(posts: Sequence[Post], lines: Sequence[Line]) -> dict[str, lis
     return dict(found)
 
 
-def _episodes(steps: Sequence[Step], alarm_buzzes: Mapping[str, list[float]], grace: float) -> dict[str, int]:
-    """The times a repository went red: in all; buzzed; cleared within the grace without a buzz; red longer
-    and never buzzed (each of its failures closed within its own grace, or Telegram was down)."""
+def _episodes(steps: Sequence[Step], alarm_buzzes: Mapping[str, list[float]], grace: float,
+              noted: Mapping[str, list[Kept]]) -> dict[str, int]:
+    """The times a repository went red: in all; buzzed on its own message; else kept for a call or a summary
+    while red (`kept`); cleared within the grace without either; red longer and neither (each of its failures
+    closed within its own grace, or Telegram was down)."""
     red = episodes(steps)
     buzzed = [any(s <= t <= c for t in alarm_buzzes.get(ref, [])) for ref, s, c in red]
-    return {"n": len(red), "buzzed": sum(buzzed),
-            "quiet_within_grace": sum(not b and c - s <= grace for b, (_, s, c) in zip(buzzed, red, strict=True)),
-            "quiet_longer": sum(not b and c - s > grace for b, (_, s, c) in zip(buzzed, red, strict=True))}
+    kept = [not b and any(s <= k.at <= c for k in noted.get(f"alarm:{ref}", []))
+            for b, (ref, s, c) in zip(buzzed, red, strict=True)]
+    rest = [(c - s, b or k) for b, k, (_, s, c) in zip(buzzed, kept, red, strict=True)]
+    return {"n": len(red), "buzzed": sum(buzzed), "kept": sum(kept),
+            "quiet_within_grace": sum(not heard and length <= grace for length, heard in rest),
+            "quiet_longer": sum(not heard and length > grace for length, heard in rest)}
 
 
 def _graces(steps: Sequence[Step], all_openings: Sequence[Opening], grace: float, checks: Sequence[float],

@@ -22,6 +22,12 @@ BEFORE_BUZZES, BEFORE_COMMIT = 347, "7937730"
 BUZZ_SHARE = 0.40  # the target: at most this share of the buzzes before
 
 
+def sent_before(p: dict[str, Any]) -> int:
+    """The buzzes under the rule before (every message buzzed), on this run: its sends less its reposts, and
+    less the summaries and calls, messages that rule never sent."""
+    return p["sends"] - p["reposts"] - len(p["summaries"]) - len(p.get("calls", []))
+
+
 def _minutes(seconds: float | None) -> str:
     return "–" if seconds is None else f"{seconds / 60:.1f} min"
 
@@ -105,6 +111,8 @@ def _episodes(add: Add, p: dict[str, Any]) -> None:
     e, grace = p["episodes"], p["grace_minutes"]
     add(f"Alarms (repository alarm messages; ALARM_GRACE_MINUTES={grace:g}): a repository went red {e['n']} times in "
         f"the week; {e['quiet_within_grace']} cleared within the grace without ever buzzing, {e['buzzed']} buzzed"
+        + (f", {e['kept']} were kept for the call at the end of the phone's rest (or quiet hours' summary)"
+           if e.get("kept") else "")
         + (f", {e['quiet_longer']} were red longer but never buzzed (each failure closed within its own grace, "
            "or Telegram was down)" if e["quiet_longer"] else "") + ".")
     add("")
@@ -157,7 +165,7 @@ def _supported(add: Add, p: dict[str, Any], chosen: dict[str, Any]) -> None:
         f"{_minutes(longest['delay_median'])}), and a shorter grace gains minutes only by buzzing for more flakes.")
     add("")
     fewest = p["buzzes"] - (own["buzzes"] - longest["buzzes"])
-    limit = int(BUZZ_SHARE * (p["sends"] - p["reposts"]))
+    limit = int(BUZZ_SHARE * sent_before(p))
     if fewest > limit:
         add(f"Without the phone's rest the grace does not decide the week's total: with {longest['minutes']} minutes "
             f"the week would still have {fewest} buzzes, above the {limit} of the target below; the rest does (below).")
@@ -178,6 +186,11 @@ def _wait(t: dict[str, Any]) -> str:
     return f"{_minutes(waits[len(waits) // 2])} / {_minutes(waits[-1])}" if waits else "–"
 
 
+def _split(t: dict[str, Any]) -> str:
+    called = t["kept"] - t.get("resolved", 0) - t.get("pending", 0) - t.get("uncalled", 0)
+    return f"{t['buzzed']} / {t['kept']} ({called}; {t.get('resolved', 0)})" + _fates({**t, "resolved": 0})
+
+
 def supported_gap(gaps: dict[int, dict[str, Any]], limit: int) -> int | None:
     """The default the rest's table supports: the shortest rest whose week meets the buzz target."""
     return next((gap for gap, g in sorted(gaps.items()) if g["buzzes"] <= limit), None)
@@ -185,7 +198,7 @@ def supported_gap(gaps: dict[int, dict[str, Any]], limit: int) -> int | None:
 
 def _rests(add: Add, p: dict[str, Any], gaps: dict[int, dict[str, Any]]) -> None:
     """The phone's rest: each value of BUZZ_GAP_MINUTES on the same week, and the default it supports."""
-    limit = int(BUZZ_SHARE * (p["sends"] - p["reposts"]))
+    limit = int(BUZZ_SHARE * sent_before(p))
     own = round(p["rest_minutes"])
     add("The phone's rest: each value of BUZZ_GAP_MINUTES on the same week (the trace replayed once per value). "
         "After a call (a contact's, an alarm's or a call's buzz) the phone rests: a first contact or an alarm red "
@@ -193,16 +206,16 @@ def _rests(add: Add, p: dict[str, Any], gaps: dict[int, dict[str, Any]]) -> None
         "ready to merge calls at once. Kept: the moments kept for a call; called: of them, those whose call came "
         "(the rest's summary, sent with a sound). The wait runs from the moment to its call.")
     add("")
-    add(f"| BUZZ_GAP_MINUTES | buzzes in the week | … of them calls after a rest | first contacts: buzzed / kept, "
-        f"called | alarm failures: buzzed / kept, called | a kept moment's wait to its call: median / longest | "
+    add(f"| BUZZ_GAP_MINUTES | buzzes in the week | … of them calls after a rest | first contacts: buzzed at once / "
+        f"kept (called; no longer needed by their call) | alarm failures: the same | a called moment's wait to its "
+        f"call: median / longest | "
         f"within the buzz target (at most {limit}) |")
     add("|---:|---:|---:|---:|---:|---:|---|")
     for gap, g in sorted(gaps.items()):
         c, a = g["moments"]["contact"], g["moments"]["alarm"]
         waits = sorted(c.get("waits", []) + a.get("waits", []))
         mark = "**" if gap == own else ""
-        add(f"| {mark}{gap}{mark} | {g['buzzes']} | {len(g['calls'])} | {c['buzzed']} / {c['kept']}, "
-            f"{c['kept'] - c['uncalled']} | {a['buzzed']} / {a['kept']}, {a['kept'] - a['uncalled']} | "
+        add(f"| {mark}{gap}{mark} | {g['buzzes']} | {len(g['calls'])} | {_split(c)} | {_split(a)} | "
             f"{_wait({'waits': waits})} | {'yes' if g['buzzes'] <= limit else 'no'} |")
     add("")
     chosen = supported_gap(gaps, limit)
@@ -231,29 +244,35 @@ def _unheard(t: dict[str, int]) -> str:
     return "".join(f", {n} {what}" for n, what in why if n)
 
 
-def _kept(t: dict[str, Any]) -> str:
-    uncalled = f" (**{t['uncalled']} never called**)" if t.get("uncalled") else ""
-    return f"{t['kept']} kept for a call{uncalled}" if t["kept"] else ""
+def _fates(t: dict[str, Any]) -> str:
+    """What became of the kept moments that were not called, when any was not."""
+    said = [f"{t['resolved']} no longer needed when their call came" if t.get("resolved") else "",
+            f"{t['pending']} with their call after the replay's end" if t.get("pending") else "",
+            f"**{t['uncalled']} never called**" if t.get("uncalled") else ""]
+    said = [x for x in said if x]
+    return f" ({', '.join(said)})" if said else ""
 
 
 def _moment(t: dict[str, Any], q: dict[str, Any] | None) -> str:
-    text = f"{t['buzzed']} of {t['n']} buzzed at once" + (f", {_kept(t)}" if t["kept"] else "") + _unheard(t)
+    text = f"{t['buzzed']} of {t['n']} buzzed at once" + (f", {t['kept']} kept for a call{_fates(t)}" if t["kept"] else "")
+    text += _unheard(t)
     if q is not None:
         text += (f"; with quiet hours {q['buzzed']} buzzed at once and {q['kept']} kept for a call or the summary"
-                 + (f" (**{q['uncalled']} never called**)" if q.get("uncalled") else "") + _unheard(q))
+                 + _fates(q) + _unheard(q))
     return text
 
 
 def targets(p: dict[str, Any], quiet: dict[str, Any] | None) -> list[tuple[str, str, bool]]:
     """(target, measured, met) of the attention model, without quiet hours and (when replayed) with them. The
     count before is the same run's under the rule before (every message sent buzzed; reposts were not made)."""
-    before = p["sends"] - p["reposts"]
+    before = sent_before(p)
     limit = int(BUZZ_SHARE * before)
     moments = p["moments"]
     q = quiet["moments"] if quiet else {}
     rows = [
         (f"total buzzes in the week at most {BUZZ_SHARE:.0%} of those before the attention model, when every message "
-         f"buzzed: {before} in this run (its sends less its reposts; {BEFORE_BUZZES} measured at {BEFORE_COMMIT} on the "
+         f"buzzed: {before} in this run (its sends less its reposts, its summaries and its calls; {BEFORE_BUZZES} "
+         f"measured at {BEFORE_COMMIT} on the "
          f"week of `make bench`'s defaults), so at most {limit}",
          f"{p['buzzes']} without quiet hours ({p['buzzes'] / before:.0%})"
          + (f", {quiet['buzzes']} with QUIET_HOURS={quiet['quiet_hours']} ({quiet['buzzes'] / before:.0%})" if quiet else ""),
@@ -320,10 +339,11 @@ def _before_now(add: Add, p: dict[str, Any], quiet: dict[str, Any] | None) -> No
     add("Buzzes by kind: under the rule before (every message buzzed; counted in this run as its sends less its "
         "reposts) and now" + (", without quiet hours and with them." if quiet else "."))
     add("")
-    rows = [[label, f"{week.get(kind, Counter())['sends'] - p['reposts_by_kind'].get(kind, 0)}",
+    new = ("summary", "rest")  # messages the rule before never sent
+    rows = [[label, f"{0 if kind in new else week.get(kind, Counter())['sends'] - p['reposts_by_kind'].get(kind, 0)}",
              f"{week.get(kind, Counter())['buzzes']}", f"{q.get(kind, Counter())['buzzes']}"]
             for kind, _, label in KINDS if week.get(kind) or q.get(kind)]
-    rows.append(["**all**", f"**{p['sends'] - p['reposts']}**", f"**{p['buzzes']}**",
+    rows.append(["**all**", f"**{sent_before(p)}**", f"**{p['buzzes']}**",
                  f"**{quiet['buzzes']}**" if quiet else ""])
     width = 4 if quiet else 3  # the last column only with quiet hours
     table(add, ["kind", "the rule before", "now", "with quiet hours"][:width], "lrrr"[:width], [r[:width] for r in rows])

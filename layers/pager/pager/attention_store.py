@@ -211,7 +211,9 @@ def _put_once(store: Store, empty: Record, data: dict[str, Any], *, expires_at: 
 
 
 def summary_notes(services: Services, start: float) -> list[dict[str, Any]]:
-    return [dict(r.data) for r in services.store.items(summary_key(start)) if r.data.get("kind")]
+    """A summary's notes, each with the thing it is about (`thing`: an alarm's ref, a record's key)."""
+    return [{**r.data, "thing": r.item.split(":", 1)[-1]} for r in services.store.items(summary_key(start))
+            if r.data.get("kind")]
 
 
 def _decide_sent(data: dict[str, Any], now: float) -> Step:

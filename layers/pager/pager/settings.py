@@ -31,6 +31,7 @@ MERGE_METHODS = ("merge", "squash", "rebase")
 # A failing run that passes again within this long never buzzes (docs/attention.md says how it was chosen).
 ALARM_GRACE_MINUTES = 15
 BUZZ_GAP_MINUTES = 60  # chosen from the bench's busy week: docs/benchmarks.md, the phone's rest
+BUZZ_GAP_MAX_MINUTES = 24 * 60
 # The sweep's limits (docs/sweep.md, "Limits"): sized for Lambda and GitHub, not the Workers plan the decision
 # was written for. A run's calls stay inside its 150 s deadline (a page of 100 deliveries takes well under
 # half a second); an hour's, four runs and sixty minutes of redeliveries, inside the 5,000 an hour GitHub
@@ -155,6 +156,7 @@ class Settings:
         if unread:
             read.problems.append(unread)
         budget = read.number("SWEEP_CALL_BUDGET", SWEEP_CALL_BUDGET, 1)
+        gap = read.number("BUZZ_GAP_MINUTES", BUZZ_GAP_MINUTES, 0)
         redeliveries = read.number("SWEEP_MAX_REDELIVERIES", SWEEP_MAX_REDELIVERIES, 0)
         values = dict(
             table=read.required("PAGER_TABLE"),
@@ -181,10 +183,12 @@ class Settings:
             sweep_failure_pages=read.number("SWEEP_FAILURE_PAGES", SWEEP_FAILURE_PAGES, 1),
             sweep_all_pages=read.number("SWEEP_ALL_PAGES", SWEEP_ALL_PAGES, 1),
             alarm_grace_minutes=read.number("ALARM_GRACE_MINUTES", ALARM_GRACE_MINUTES, 0),
-            buzz_gap_minutes=read.number("BUZZ_GAP_MINUTES", BUZZ_GAP_MINUTES, 0),
+            buzz_gap_minutes=gap,
             timezone=(zone := read.zone("TIMEZONE")),
             quiet_hours=read.quiet_hours("QUIET_HOURS", zone),
         )
+        if gap > BUZZ_GAP_MAX_MINUTES:  # a longer rest would leave what it keeps uncalled for days
+            read.problems.append(f"BUZZ_GAP_MINUTES must be at most {BUZZ_GAP_MAX_MINUTES} (a day)")
         if not read.all_problems():
             least = 1 + redeliveries + 1 + 5 + 4
             if budget < least:  # no run would have room to ask for anything, or to see pager's own health

@@ -63,18 +63,36 @@ def tick(services: Services, now: float) -> dict[str, Any]:
 
 
 def send_summary(services: Services, start: float, end: float, red: Sequence[attention_store.Red], now: float) -> str:
-    """The summary of the quiet period (start, end), once."""
+    """The summary of the period (start, end), once: quiet hours' tells all that came in them; the call at
+    the end of the phone's rest only what still needs the maintainer (an alarm still red, a contribution
+    still open), and nothing when nothing does."""
     notes = attention_store.summary_notes(services, start)
     muted = {m.repository_id for m in attention_store.mutes(services, now)}
     still_red = [r for r in red if not (r.ref.isdigit() and int(r.ref) in muted)]
     ready = [r.data for r in services.store.items(release.WAITING_KEY) if r.data.get("ready")]
     quiet = services.settings.quiet
     night = quiet is not None and quiet.period(start) == (start, end)
+    if not night:
+        notes = still_needed(services, notes, {r.ref for r in red})
     text = render_summary(notes, still_red, ready, start=start, end=end, zone=services.settings.zone, now=now,
                           night=night)
     settled = settle(services, attention_store.summary_key(start), decide_summary(text), ttl_seconds=3 * 24 * 3600)
     attention_store.summary_sent(services, start)
     return settled.outcome
+
+
+def still_needed(services: Services, notes: Sequence[dict[str, Any]], red: set[str]) -> list[dict[str, Any]]:
+    """Of a rest's notes, those that still need the maintainer: an alarm still red, a contribution still open
+    (one closed, merged or answered meanwhile needs nothing more), pager's own health always."""
+    def needed(note: dict[str, Any]) -> bool:
+        kind, thing = note.get("kind"), str(note.get("thing") or "")
+        if kind == "alarm":
+            return thing in red
+        if kind == "contribution":
+            return services.store.load(thing).data.get("state", "open") == "open"
+        return True
+
+    return [note for note in notes if needed(note)]
 
 
 def decide_summary(text: str | None):
