@@ -93,7 +93,8 @@ def test_an_opening_buzzes_once_past_its_grace_and_one_heard_before_never_again(
 # -- contributions ------------------------------------------------------------------------------------------
 
 
-def test_an_outsiders_first_contact_buzzes_and_a_follow_up_within_the_hour_replies_to_it_silently(world):
+def test_an_outsiders_first_contact_buzzes_and_a_follow_up_within_the_hour_replies_to_it_silently(resting):
+    world = resting  # (its rest over when the thread's hour is)
     world.deliver("issues", issue_opened())
     world.advance(10)
     world.deliver("issue_comment", issue_comment_by("alice", comment_id=1, number=1))
@@ -130,6 +131,12 @@ def test_a_contribution_delivered_twice_buzzes_once(world):
 # -- the phone's rest ----------------------------------------------------------------------------------------
 
 
+@pytest.fixture
+def resting(make_world):
+    """A world whose phone rests an hour after a call (whatever the default)."""
+    return make_world(buzz_gap_minutes=60)
+
+
 def test_while_the_phone_rests_a_contact_or_an_alarm_waits_for_the_next_call_and_a_release_calls_at_once():
     resting = Volume(rest=(0.0, 3600.0))
     for moment in (Moment.CONTACT, Moment.ALARM_RED):
@@ -154,7 +161,8 @@ def test_the_rest_runs_from_the_last_call_and_one_that_ends_in_quiet_hours_lasts
     assert (datetime.fromtimestamp(start, zone).hour, datetime.fromtimestamp(end, zone).hour) == (22, 7)
 
 
-def test_contacts_while_the_phone_rests_arrive_silently_and_one_message_calls_for_them_when_it_ends(world):
+def test_contacts_while_the_phone_rests_arrive_silently_and_one_message_calls_for_them_when_it_ends(resting):
+    world = resting
     world.deliver("issues", issue_opened())  # the first contact calls: the phone rests an hour
     world.advance(10)
     world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8))
@@ -178,7 +186,8 @@ def test_contacts_while_the_phone_rests_arrive_silently_and_one_message_calls_fo
     assert len(buzzed(world)) == 2  # once per rest
 
 
-def test_a_rests_call_leaves_out_what_no_longer_needs_you_and_is_not_sent_when_nothing_does(world):
+def test_a_rests_call_leaves_out_what_no_longer_needs_you_and_is_not_sent_when_nothing_does(resting):
+    world = resting
     world.deliver("issues", issue_opened())  # the call
     world.advance(10)
     fifth = {"issue.number": 5, "issue.html_url": f"https://github.com/{REPO}/issues/5", "issue.id": 5005}
@@ -191,7 +200,8 @@ def test_a_rests_call_leaves_out_what_no_longer_needs_you_and_is_not_sent_when_n
     assert len(buzzed(world)) == 1 and not [m for m in shown(world) if m.text.startswith("📬")]
 
 
-def test_a_release_ready_while_the_phone_rests_calls_at_once(world):
+def test_a_release_ready_while_the_phone_rests_calls_at_once(resting):
+    world = resting
     world.deliver("issues", issue_opened())
     live_pull(world)
     world.deliver("pull_request", pull("opened"))
@@ -199,14 +209,16 @@ def test_a_release_ready_while_the_phone_rests_calls_at_once(world):
     assert len(buzzed(world)) == 2 and buzzed(world)[-1].startswith("🔀 ")
 
 
-def test_a_rest_with_nothing_kept_ends_without_a_message(world):
+def test_a_rest_with_nothing_kept_ends_without_a_message(resting):
+    world = resting
     world.deliver("issues", issue_opened())
     world.advance(61)
     tick(world)
     assert len(shown(world)) == 1 and len(buzzed(world)) == 1
 
 
-def test_a_contact_delivered_twice_while_the_phone_rests_is_kept_once_and_called_once(world):
+def test_a_contact_delivered_twice_while_the_phone_rests_is_kept_once_and_called_once(resting):
+    world = resting
     world.deliver("issues", issue_opened())
     world.advance(10)
     world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8), guid="g-bob")
@@ -226,7 +238,7 @@ def test_a_failure_at_any_call_of_a_contact_while_the_phone_rests_keeps_it_once_
     def act(w):
         return w.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8), guid="g-bob")[0]
 
-    assert failure_matrix(make_world, Scenario("contact in a rest", setup, act)).failed
+    assert failure_matrix(lambda: make_world(buzz_gap_minutes=60), Scenario("contact in a rest", setup, act)).failed
 
 
 # -- the alarm's grace ----------------------------------------------------------------------------------------
@@ -276,7 +288,8 @@ def test_a_new_failing_workflow_in_a_red_alarm_buzzes_once_past_its_own_grace(ma
     assert len(buzzed(world)) == 2
 
 
-def test_a_new_failing_workflow_while_the_phone_rests_is_called_when_the_rest_ends(world):
+def test_a_new_failing_workflow_while_the_phone_rests_is_called_when_the_rest_ends(resting):
+    world = resting
     world.deliver("workflow_run", run("failure"))
     world.advance(15)
     tick(world)  # the alarm's call: the phone rests an hour

@@ -36,7 +36,7 @@ def test_the_demo_story_is_the_phone_of_a_maintainer_who_is_called_only_when_nee
     muted = next(m for m in chat if "carol commented" in m.text)
     assert not muted.notified
     assert any(m.text.startswith("🔕 acme/app muted for 2 h") and m.reply_to for m in chat)
-    assert any(m.text.startswith("📋 pager at 10:28: 1 repository red") and not m.notified for m in chat)
+    assert any(m.text.startswith("📋 pager at 10:43: 1 repository red") and not m.notified for m in chat)
     # the rest's end: one call for alice and bob (not carol: muted), the alarm still red
     call = next(m for m in chat if m.text.startswith("📬"))
     assert call.notified and call.text.splitlines()[0] == "📬 Since the call at 08:26: 2 from outside"

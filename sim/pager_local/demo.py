@@ -258,7 +258,7 @@ class Demo:
         self.say("6. An outsider comments while GitHub refuses the pager's dispatches for an hour (503)")
         self.github.fail(r"/dispatches$", 503, count=1000)
         self.deliver("issue_comment", p.issue_comment(lib, 3, 77001, "Any news on this?", "bob", at=c()))
-        self.until("09:27")
+        self.until("09:42")
         self.say("The phone's rest is over: one message calls for what came meanwhile")
         self.minute_check()
         for _ in range(3):

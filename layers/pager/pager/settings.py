@@ -30,7 +30,7 @@ SECRET_NAMES = (
 MERGE_METHODS = ("merge", "squash", "rebase")
 # A failing run that passes again within this long never buzzes (docs/attention.md says how it was chosen).
 ALARM_GRACE_MINUTES = 15
-BUZZ_GAP_MINUTES = 60  # chosen from the bench's busy week: docs/benchmarks.md, the phone's rest
+BUZZ_GAP_MINUTES = 75  # chosen from the bench's busy week: docs/benchmarks.md, the phone's rest
 BUZZ_GAP_MAX_MINUTES = 24 * 60
 # The sweep's limits (docs/sweep.md, "Limits"): sized for Lambda and GitHub, not the Workers plan the decision
 # was written for. A run's calls stay inside its 150 s deadline (a page of 100 deliveries takes well under
