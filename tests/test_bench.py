@@ -22,8 +22,8 @@ import jwt
 import pytest
 
 from pager.errors import Conflict
-from pager.settings import BUZZ_GAP_MINUTES
 from pager.observe import METRICS
+from pager.settings import BUZZ_GAP_MINUTES
 from pager.signals import SUPERSEDED
 from pager.values import iso
 from pager_bench import (
