@@ -8,6 +8,7 @@ step: a moment that must buzz on a thing already shown posts its message anew an
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
@@ -176,7 +177,7 @@ def test_contacts_while_the_phone_rests_arrive_silently_and_one_message_calls_fo
     world.advance(1)
     tick(world)
     [call] = [m for m in shown(world) if m.text.startswith("📬")]
-    assert call.notified and call.text.splitlines()[0] == "📬 Since the call at 08:00: 2 from outside"
+    assert call.notified and call.text.splitlines()[0] == f"📬 Since 08:00: 2 from outside ({REPO})"
     assert "bob commented on issue" in call.text and f"{REPO}#9" in call.text
     world.advance(5)  # the call began a rest of its own
     world.deliver("issue_comment", issue_comment_by("dave", comment_id=7, number=10))
@@ -227,7 +228,7 @@ def test_a_contact_delivered_twice_while_the_phone_rests_is_kept_once_and_called
     tick(world)
     tick(world)
     [call] = [m for m in shown(world) if m.text.startswith("📬")]
-    assert call.text.splitlines()[0].endswith(": 1 from outside") and len(buzzed(world)) == 2
+    assert ": 1 from outside (" in call.text.splitlines()[0] and len(buzzed(world)) == 2
 
 
 def test_a_failure_at_any_call_of_a_contact_while_the_phone_rests_keeps_it_once_in_the_end(make_world):
@@ -239,6 +240,152 @@ def test_a_failure_at_any_call_of_a_contact_while_the_phone_rests_keeps_it_once_
         return w.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8), guid="g-bob")[0]
 
     assert failure_matrix(lambda: make_world(buzz_gap_minutes=60), Scenario("contact in a rest", setup, act)).failed
+
+
+# -- the phone's rest, as a maintainer would break it ---------------------------------------------------------
+
+
+def calls(world) -> list:
+    """The rests' calls in the chat."""
+    return [m for m in shown(world) if m.text.startswith("📬")]
+
+
+FIFTH = {"issue.number": 5, "issue.html_url": f"https://github.com/{REPO}/issues/5", "issue.id": 5005}
+
+
+def test_a_comment_on_an_issue_closed_while_the_phone_rests_is_left_out_of_its_call(make_world):
+    w = make_world(buzz_gap_minutes=60)
+    w.deliver("issues", issue_opened())  # the call at 08:00
+    w.advance(10)
+    w.deliver("issues", issue_opened(**FIFTH))  # kept
+    w.advance(1)
+    w.deliver("issue_comment", issue_comment_by("alice", comment_id=51, number=5, **{"issue.id": 5005}))  # kept
+    w.advance(5)
+    w.deliver("issues", issue_closed(**FIFTH))  # closed before the call
+    w.advance(45)
+    tick(w)
+    assert not calls(w), calls(w)[0].text
+
+
+def test_a_thread_kept_while_the_phone_rests_counts_once_in_its_call(make_world):
+    w = make_world(buzz_gap_minutes=60)
+    w.deliver("issues", issue_opened())
+    w.advance(10)
+    w.deliver("issues", issue_opened(**FIFTH))
+    for i in range(3):
+        w.advance(1)
+        w.deliver("issue_comment", issue_comment_by("alice", comment_id=60 + i, number=5, **{"issue.id": 5005}))
+    w.advance(50)
+    tick(w)
+    assert ": 1 from outside (" in calls(w)[0].text.splitlines()[0]
+
+
+def test_a_contact_of_a_repository_muted_while_the_phone_rests_is_left_out_of_its_call(make_world):
+    w = make_world(buzz_gap_minutes=60)
+    w.deliver("issues", issue_opened())
+    w.advance(10)
+    w.deliver("issues", issue_opened(**FIFTH))
+    w.advance(5)
+    w.command(f"/mute {REPO} 8h")
+    w.advance(50)
+    tick(w)
+    assert not calls(w)
+
+
+def test_an_alarm_of_a_repository_muted_while_the_phone_rests_is_left_out_of_its_call(make_world):
+    w = make_world(buzz_gap_minutes=60)
+    w.deliver("issues", issue_opened())  # call 08:00
+    w.advance(5)
+    w.deliver("workflow_run", run("failure"))
+    w.advance(16)
+    tick(w)  # alarm past grace in the rest: kept
+    w.command(f"/mute {REPO} 8h")
+    w.advance(40)
+    tick(w)
+    assert not calls(w)
+
+
+def test_a_rest_ending_just_before_quiet_hours_is_called_once_with_them_when_they_end(make_world):
+    w = make_world(buzz_gap_minutes=60, quiet_hours="22:00-07:00")
+    # START is 08:00 UTC; go to 20:59:30
+    w.advance(12 * 60 + 59.5)
+    w.deliver("issues", issue_opened())  # call at 20:59:30, rest ends 21:59:30 (not in quiet hours)
+    w.advance(10)
+    w.deliver("issues", issue_opened(**FIFTH))  # kept for 21:59:30
+    w.advance(49.75)  # 21:59:15
+    tick(w)
+    w.advance(1)  # 22:00:15: the rest is over, but quiet hours began
+    tick(w)
+    w.advance(30)
+    w.deliver("issue_comment", issue_comment_by("bob", comment_id=77, number=8))  # in the night
+    for _ in range(9 * 60 + 2):
+        w.advance(1)
+        tick(w)
+    assert len([b for b in buzzed(w) if b[0] in "📬🌅"]) == 1
+
+
+def test_a_note_that_failed_and_comes_again_after_the_rest_is_called_after_all(make_world):
+    w = make_world(buzz_gap_minutes=60)
+    w.deliver("issues", issue_opened())
+    w.advance(10)
+    w.faults.fail("store", pattern="save summary#", kind="store", count=1)
+    status, _ = w.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8), guid="g-bob")
+    w.advance(51)
+    tick(w)  # rest over: nothing kept -> no call
+    w.deliver_again("g-bob")  # the sweep's or the maintainer's redelivery
+    for _ in range(180):
+        w.advance(1)
+        tick(w)
+    assert any(b.startswith("📬") and "bob" in b for b in buzzed(w)) or any("bob" in m.text for m in calls(w))
+
+
+def test_a_rest_made_longer_after_its_call_loses_nothing(make_world):
+    w = make_world(buzz_gap_minutes=60)
+    w.deliver("issues", issue_opened())  # 08:00
+    w.advance(10)
+    w.deliver("issues", issue_opened(**FIFTH))
+    w.advance(5)
+    w.deliver("issues", issue_closed(**FIFTH))
+    w.advance(46)
+    tick(w)  # 09:01: nothing left: summary "nothing"
+    w.services.settings = dataclasses.replace(w.services.settings, buzz_gap_minutes=120)
+    w.advance(10)
+    w.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8))
+    for _ in range(240):
+        w.advance(1)
+        tick(w)
+    assert any("bob" in m.text for m in calls(w)) or shown(w)[-1].notified
+
+
+def test_a_note_redelivered_after_its_rests_call_is_kept_for_the_next_one(make_world):
+    w = make_world(buzz_gap_minutes=60)
+    w.deliver("issues", issue_opened())  # call 08:00
+    w.advance(10)
+    w.deliver("issue_comment", issue_comment_by("carol", comment_id=6, number=9))  # kept fine
+    w.advance(1)
+    w.faults.fail("store", pattern="save summary#", kind="store", count=1)
+    status, _ = w.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8), guid="g-bob")
+    w.advance(50)
+    tick(w)  # 09:01 the call: carol only
+    w.deliver_again("g-bob")  # redelivered (sweep / Redeliver) after the call
+    for _ in range(180):
+        w.advance(1)
+        tick(w)
+    assert any("bob" in m.text for m in calls(w))
+
+
+def test_a_contact_just_after_a_rests_end_calls_and_the_rests_call_follows_silently(make_world):
+    w = make_world(buzz_gap_minutes=60)
+    w.advance(0.5)
+    w.deliver("issues", issue_opened())  # call 08:00:30
+    w.advance(10)
+    w.deliver("issues", issue_opened(**FIFTH))  # kept
+    w.advance(50)  # 09:00:30
+    w.advance(10 / 60)  # 09:00:40, rest over, the check not yet
+    w.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8))
+    w.advance(20 / 60)  # 09:01:00
+    tick(w)
+    assert len(buzzed(w)) == 2
 
 
 # -- the alarm's grace ----------------------------------------------------------------------------------------
@@ -303,7 +450,7 @@ def test_a_new_failing_workflow_while_the_phone_rests_is_called_when_the_rest_en
     assert len(buzzed(world)) == 1
     world.advance(1)
     tick(world)  # an hour after the call
-    assert len(buzzed(world)) == 2 and buzzed(world)[-1].startswith("📬 Since the call at ")
+    assert len(buzzed(world)) == 2 and buzzed(world)[-1].startswith("📬 Since ")
     assert "1 alarm red past its grace" in buzzed(world)[-1]
 
 

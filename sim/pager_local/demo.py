@@ -211,7 +211,7 @@ class Demo:
         c.advance(2 * 60)
         self.say("3. Telegram is down while an outsider opens a discussion")
         self.telegram.fail(r"^sendMessage$", 502, count=1000)
-        self.deliver("discussion", p.discussion("created", app, 12, "How do I configure <retries>?",
+        self.deliver("discussion", p.discussion("created", lib, 12, "How do I configure <retries>?",
                                                 "I tried everything & it still fails.", "alice", at=c()),
                      "(Telegram answered 502: the pager answers 500, GitHub will not retry by itself)")
         c.advance(14 * 60)

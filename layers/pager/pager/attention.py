@@ -30,6 +30,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from enum import StrEnum
 
 FOLLOW_UP_SECONDS = 3600  # a further contribution in a thread within this long of its last buzz is silent
+CHECK_SLACK = 120.0  # the every-minute check's own delay: a rest ending this close to quiet hours is in them
 
 
 class Moment(StrEnum):
@@ -149,10 +150,11 @@ LOUD = Volume()
 
 def rest_of(called_at: float | None, gap: float, now: float, quiet: QuietHours | None) -> tuple[float, float] | None:
     """The phone's rest `now` is in: from the last call (`called_at`) for `gap` seconds; None when it is not
-    resting. A rest that ends inside quiet hours lasts to their end, so that one summary calls for both."""
+    resting. A rest that ends inside quiet hours (or so close before them that its call would come inside)
+    lasts to their end, so that one summary calls for both."""
     if called_at is None or gap <= 0 or not called_at <= now < called_at + gap:
         return None
-    night = quiet.period(called_at + gap) if quiet is not None else None
+    night = quiet.period(called_at + gap + CHECK_SLACK) if quiet is not None else None
     return (night[0], night[1]) if night is not None else (called_at, called_at + gap)
 
 

@@ -89,6 +89,10 @@ def rest_now(services: Services, now: float) -> tuple[tuple[float, float], int] 
 # -- the phone's rest ---------------------------------------------------------------------------------------
 
 
+def last_call(services: Services) -> float | None:
+    return _call(services.store.load(MUTE_KEY, CALL_ITEM))
+
+
 def _call(record: Record | None) -> float | None:
     """When the phone last called and began to rest (None: not within the item's life)."""
     at = record.data.get("at") if record is not None else None
@@ -106,7 +110,9 @@ def _decide_call(at: float):
 def called(services: Services, at: float) -> None:
     """The phone called at `at` and rests from then (a later call kept, never an earlier one). Its message
     is sent already: a table that fails here is logged and costs at most one more buzz within the rest,
-    never the step that sent it."""
+    never the step that sent it. Nothing to write when the phone never rests (BUZZ_GAP_MINUTES=0)."""
+    if services.settings.buzz_gap <= 0:
+        return
     try:
         settle(services, MUTE_KEY, _decide_call(at), item=CALL_ITEM,
                ttl_seconds=services.settings.buzz_gap + DAY)
@@ -189,17 +195,35 @@ def summary_key(start: float) -> str:
     return f"summary#{iso(start)}"
 
 
-def keep(store: Store, note: Note) -> None:
-    """Keep a note for its period's summary (once per thing: a note written already stays), and make the
-    every-minute check's index hold the period until its summary is sent. Safe twice: each write is
-    conditional on finding nothing there yet (a summary sent already leaves its mark, so nothing asks
-    for it again)."""
+def keep(services: Services, note: Note) -> None:
+    """Keep a note for its period's summary (once per thing: a note written already stays), with the
+    every-minute check's index holding the period until its summary is sent. Safe twice: each write is
+    conditional on finding nothing there yet. A note that comes after its period's summary was sent (its
+    delivery failed midway and came again late, or the rest's length changed) is kept for the phone's
+    rest now, or, when that is the same period or none, for a call at the next check: never for a
+    summary that will not come again."""
     start, end = note.period
-    _put_once(store, Record(summary_key(start), item=f"{note.kind}:{note.thing}"[:200]),
+    if not _held(services.store, start, end):
+        now = services.now()
+        rest = _rest(services, services.store.load(MUTE_KEY, CALL_ITEM), now)
+        if rest is None or rest[0] == start or not _held(services.store, *rest):
+            rest = (now, now)
+            _held(services.store, *rest)
+        start, end = rest
+    _put_once(services.store, Record(summary_key(start), item=f"{note.kind}:{note.thing}"[:200]),
               {"kind": note.kind, "label": note.label, "url": note.url, "repository": note.repository, "at": note.at},
               expires_at=int(end + 3 * DAY))
-    _put_once(store, Record(INDEX_KEY, item=f"{SUMMARY_ITEM}{int(start)}"), {"start": start, "end": end},
-              expires_at=int(end + 3 * DAY))
+
+
+def _held(store: Store, start: float, end: float) -> bool:
+    """Make the check's index hold the period (start, end) until its summary is sent; False when it was sent
+    already (a note for it now would never be called)."""
+    empty = Record(INDEX_KEY, item=f"{SUMMARY_ITEM}{int(start)}")
+    try:
+        store.save(empty, {"start": start, "end": end}, expires_at=int(end + 3 * DAY))
+        return True
+    except Conflict:
+        return not store.load(empty.key, empty.item).data.get("sent")
 
 
 def _put_once(store: Store, empty: Record, data: dict[str, Any], *, expires_at: int) -> None:

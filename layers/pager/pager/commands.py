@@ -181,8 +181,8 @@ def help_text(services: Services) -> str:
     lines = ["ℹ️ pager pages this chat for the fleet's repositories. Commands:"]
     lines += [f"/{command}: {escape(description)}" for command, description in BOT_COMMANDS]
     grace = settings.alarm_grace_minutes
-    lines.append(f"An alarm buzzes once it is still red after {grace} min; outsiders' first contacts buzz at once, "
-                 "releases ready to merge always.")
+    lines.append(f"An alarm buzzes once it is still red after {grace} min; outsiders' first contacts buzz at once; "
+                 "releases ready to merge at once, even while the phone rests.")
     if settings.buzz_gap_minutes:
         lines.append(f"After a call the phone rests {settings.buzz_gap_minutes} min: contacts and alarms meanwhile "
                      "arrive silently and are called once when it ends.")
@@ -326,7 +326,7 @@ def _rest_lines(s: Status, settings: Any, now: float) -> list[str]:
         return []
     (_, end), waiting = s.rest
     return [f"📵 the phone rests until {local_time(end, settings.zone, now)}: "
-            + (f"{plural(waiting, 'thing waits', 'things wait')} for its call" if waiting else "nothing waits for a call")]
+            + (f"{plural(waiting, 'thing')} kept for its call" if waiting else "nothing kept for a call")]
 
 
 def _red_line(red: attention_store.Red, entries: Mapping[str, Mapping[str, Any]], zone: tzinfo, now: float) -> str:

@@ -70,7 +70,7 @@ def _edit(services: Services, effect: EditMessage) -> Posted:
 
 
 def _note(services: Services, effect: Note) -> None:
-    attention_store.keep(services.store, effect)
+    attention_store.keep(services, effect)
 
 
 def _dispatch(services: Services, effect: Dispatch) -> None:

@@ -327,7 +327,8 @@ def thread_after(data: Mapping[str, Any], repository: str, shown: Mapping[str, A
     if not isinstance(data.get("first"), int):
         new.update(first=shown["message_id"], chat=shown.get("chat"))
     at, sound = shown.get("shown_at"), shown.get("sound") or {}
-    if sound.get("buzz") and isinstance(at, (int, float)) and at > float(data.get("buzzed_at") or 0):
+    heard = sound.get("buzz") or sound.get("summary")  # it buzzed, or it is kept for a call that will
+    if heard and isinstance(at, (int, float)) and at > float(data.get("buzzed_at") or 0):
         new["buzzed_at"] = at
     return new
 

@@ -19,7 +19,7 @@ from datetime import tzinfo
 from typing import Any
 
 from .. import attention_store
-from ..attention import LOUD, Moment
+from ..attention import LOUD, Moment, Sound
 from ..errors import PagerError
 from ..html import escape, link
 from ..observe import logger
@@ -37,6 +37,7 @@ KINDS = (  # (kind of note, its emoji, how a count of them reads)
     ("health", "⚙️", ("time pager needed you", "times pager needed you")),
 )
 LISTED = 6  # things named per kind; the rest are counted
+JUST_CALLED = 300.0  # seconds: a rest's call this soon after a call made since the rest ended is silent
 
 
 def tick(services: Services, now: float) -> dict[str, Any]:
@@ -67,43 +68,54 @@ def send_summary(services: Services, start: float, end: float, red: Sequence[att
     the end of the phone's rest only what still needs the maintainer (an alarm still red, a contribution
     still open), and nothing when nothing does."""
     notes = attention_store.summary_notes(services, start)
-    muted = {m.repository_id for m in attention_store.mutes(services, now)}
+    mutes = attention_store.mutes(services, now)
+    muted = {m.repository_id for m in mutes}
     still_red = [r for r in red if not (r.ref.isdigit() and int(r.ref) in muted)]
     ready = [r.data for r in services.store.items(release.WAITING_KEY) if r.data.get("ready")]
     quiet = services.settings.quiet
     night = quiet is not None and quiet.period(start) == (start, end)
     if not night:
-        notes = still_needed(services, notes, {r.ref for r in red})
+        notes = still_needed(services, notes, {r.ref for r in still_red}, {m.repository for m in mutes})
     text = render_summary(notes, still_red, ready, start=start, end=end, zone=services.settings.zone, now=now,
                           night=night)
-    settled = settle(services, attention_store.summary_key(start), decide_summary(text), ttl_seconds=3 * 24 * 3600)
+    called = attention_store.last_call(services) if not night else None
+    loud = called is None or not (called >= end and now - called < JUST_CALLED)  # called since the rest's end
+    settled = settle(services, attention_store.summary_key(start), decide_summary(text, loud), ttl_seconds=3 * 24 * 3600)
     attention_store.summary_sent(services, start)
     return settled.outcome
 
 
-def still_needed(services: Services, notes: Sequence[dict[str, Any]], red: set[str]) -> list[dict[str, Any]]:
+def still_needed(services: Services, notes: Sequence[dict[str, Any]], red: set[str], muted: set[str]) -> list[dict[str, Any]]:
     """Of a rest's notes, those that still need the maintainer: an alarm still red, a contribution still open
-    (one closed, merged or answered meanwhile needs nothing more), pager's own health always."""
+    in a thread still open (one closed or merged meanwhile needs nothing more), none of a repository muted
+    meanwhile; pager's own health always."""
     def needed(note: dict[str, Any]) -> bool:
         kind, thing = note.get("kind"), str(note.get("thing") or "")
+        if kind == "health":
+            return True
+        if note.get("repository") in muted:
+            return False
         if kind == "alarm":
             return thing in red
         if kind == "contribution":
-            return services.store.load(thing).data.get("state", "open") == "open"
+            thread = "#".join(thing.split("#")[:4])  # contribution#<repository id>#<thing>#<number>
+            return all(services.store.load(key).data.get("state", "open") == "open" for key in {thing, thread})
         return True
 
     return [note for note in notes if needed(note)]
 
 
-def decide_summary(text: str | None):
-    """Send the summary once (None: nothing arrived, nothing to send)."""
+def decide_summary(text: str | None, loud: bool = True):
+    """Send the summary once (None: nothing arrived, nothing to send), with a sound unless the phone called a
+    moment ago (`loud` False: a contact that came just after the rest's end called already)."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
         if data.get("sent"):
             return Step("summary already sent")
         if text is None:
             return Step("nothing arrived meanwhile", data={"sent": "nothing"})
-        effect, _ = show(None, text, None, LOUD.sound(Moment.SUMMARY))
+        sound = LOUD.sound(Moment.SUMMARY) if loud else Sound(False, "the phone called a moment ago")
+        effect, _ = show(None, text, None, sound)
         return Step("summary sent", effect=effect, then=lambda posted: {"sent": posted.fields(), "at": now})
 
     return decide
@@ -121,11 +133,18 @@ def render_summary(notes: Sequence[Mapping[str, Any]], red: Sequence[attention_s
     if night:
         lines = [f"🌅 Quiet hours are over ({clock(start, zone)}–{clock(end, zone)}): " + ", ".join(counts)]
     else:
-        lines = [f"📬 Since the call at {clock(start, zone)}: " + ", ".join(counts)]
+        lines = [f"📬 Since {clock(start, zone)}: {', '.join(counts)} ({_where(notes)})"]
     lines += _noted_lines(by_kind)
     lines += _red_lines(red, zone, now)
     lines += _ready_lines(ready)
     return "\n".join(lines)
+
+
+def _where(notes: Sequence[Mapping[str, Any]]) -> str:
+    """The repositories of the notes, as a phone's notification can show them: three at most, then how many more."""
+    names = list(dict.fromkeys(str(n.get("repository") or "pager") for n in notes))
+    shown = ", ".join(names[:3])
+    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def _noted_lines(by_kind: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
