@@ -97,7 +97,7 @@ def still_needed(services: Services, notes: Sequence[dict[str, Any]], red: set[s
             return False
         if kind == "alarm":
             return thing in red
-        if kind == "contribution":
+        if kind == "contribution" and thing.startswith("contribution#"):
             thread = "#".join(thing.split("#")[:4])  # contribution#<repository id>#<thing>#<number>
             return all(services.store.load(key).data.get("state", "open") == "open" for key in {thing, thread})
         return True
