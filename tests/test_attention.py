@@ -760,6 +760,19 @@ def test_status_with_nothing_red_says_so_and_names_quiet_hours(make_world):
     assert "🌙 quiet hours 22:00-07:00 (Europe/Berlin): next from 22:00" in lines
 
 
+def test_status_says_until_when_the_phone_rests_and_how_many_wait_for_its_call(resting):
+    world = resting
+    world.command("/status")
+    assert not [line for line in answer(world).splitlines() if line.startswith("📵")]  # no call yet: no rest
+    world.deliver("issues", issue_opened())  # the call at 08:00: the phone rests until 09:00
+    world.advance(10)
+    world.command("/status")
+    assert "📵 the phone rests until 09:00: nothing kept for a call" in answer(world).splitlines()
+    world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8))
+    world.command("/status")
+    assert "📵 the phone rests until 09:00: 1 thing kept for its call" in answer(world).splitlines()
+
+
 # -- Telegram's refusals of an edit -------------------------------------------------------------------------
 
 
