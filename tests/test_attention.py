@@ -177,7 +177,8 @@ def test_contacts_while_the_phone_rests_arrive_silently_and_one_message_calls_fo
     world.advance(1)
     tick(world)
     [call] = [m for m in shown(world) if m.text.startswith("📬")]
-    assert call.notified and call.text.splitlines()[0] == f"📬 Since 08:00: 2 from outside ({REPO})"
+    assert call.notified and call.text.splitlines()[0] == (
+        f'📬 Since 08:00: 2 from outside (<a href="https://github.com/{REPO}">{REPO}</a>)')  # where, linked
     assert "bob commented on issue" in call.text and f"{REPO}#9" in call.text
     world.advance(5)  # the call began a rest of its own
     world.deliver("issue_comment", issue_comment_by("dave", comment_id=7, number=10))

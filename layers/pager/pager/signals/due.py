@@ -26,6 +26,7 @@ from ..observe import logger
 from ..services import Services
 from ..words import clock, local_time, plural
 from . import alarm, release
+from .common import repo_url
 from .messages import show
 from .records import settle
 from .steps import Step
@@ -75,7 +76,7 @@ def send_summary(services: Services, start: float, end: float, red: Sequence[att
     quiet = services.settings.quiet
     night = quiet is not None and quiet.period(start) == (start, end)
     if not night:
-        notes = still_needed(services, notes, {r.ref for r in still_red}, {m.repository for m in mutes})
+        notes = still_needed(services, notes, {r.ref for r in still_red}, muted)
     text = render_summary(notes, still_red, ready, start=start, end=end, zone=services.settings.zone, now=now,
                           night=night)
     called = attention_store.last_call(services) if not night else None
@@ -85,15 +86,17 @@ def send_summary(services: Services, start: float, end: float, red: Sequence[att
     return settled.outcome
 
 
-def still_needed(services: Services, notes: Sequence[dict[str, Any]], red: set[str], muted: set[str]) -> list[dict[str, Any]]:
+def still_needed(services: Services, notes: Sequence[dict[str, Any]], red: set[str], muted: set[int]) -> list[dict[str, Any]]:
     """Of a rest's notes, those that still need the maintainer: an alarm still red, a contribution still open
     in a thread still open (one closed or merged meanwhile needs nothing more), none of a repository muted
-    meanwhile; pager's own health always."""
+    meanwhile (by its id, which a rename keeps: an alarm's ref, the id in a contribution's key); pager's own
+    health always."""
     def needed(note: dict[str, Any]) -> bool:
         kind, thing = note.get("kind"), str(note.get("thing") or "")
         if kind == "health":
             return True
-        if note.get("repository") in muted:
+        repository_id = thing if kind == "alarm" else (thing.split("#") + [""])[1]
+        if repository_id.isdigit() and int(repository_id) in muted:
             return False
         if kind == "alarm":
             return thing in red
@@ -141,9 +144,10 @@ def render_summary(notes: Sequence[Mapping[str, Any]], red: Sequence[attention_s
 
 
 def _where(notes: Sequence[Mapping[str, Any]]) -> str:
-    """The repositories of the notes, as a phone's notification can show them: three at most, then how many more."""
-    names = list(dict.fromkeys(str(n.get("repository") or "pager") for n in notes))
-    shown = ", ".join(names[:3])
+    """The repositories of the notes, linked, as a phone's notification can show them: three at most, then
+    how many more (pager's own health is pager's)."""
+    names = list(dict.fromkeys(str(n.get("repository") or "") if n.get("kind") != "health" else "" for n in notes))
+    shown = ", ".join(link(repo_url(name), name) if name else "pager" for name in names[:3])
     return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
