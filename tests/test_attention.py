@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from pager import attention_store
 from pager.attention import MOMENTS, Moment, QuietHours, Volume, due, heard_after, rest_of, ripe
 from pager.errors import Transient
 from pager.signals import alarm
@@ -618,6 +619,26 @@ def test_a_failure_at_any_call_of_the_summary_sends_it_once_in_the_end(make_worl
 
     scenario = Scenario("summary", setup, act)
     assert failure_matrix(lambda: make_world(quiet_hours="22:00-07:00", timezone="Europe/Berlin"), scenario).failed
+
+
+def test_a_failure_at_any_call_of_a_rests_call_sends_it_once_in_the_end(make_world):
+    def setup(w):
+        w.deliver("issues", issue_opened())  # the call
+        w.advance(10)
+        w.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8))  # kept for the rest's call
+        w.advance(51)
+        [w.rest] = attention_store.index(w.services).summaries
+
+    def act(w):
+        start, end = w.rest
+        try:
+            due_signals.send_summary(w.services, start, end, (), w.now)
+        except Transient:
+            return 500
+        return 200
+
+    scenario = Scenario("rest's call", setup, act)
+    assert failure_matrix(lambda: make_world(buzz_gap_minutes=60), scenario).failed
 
 
 def test_a_failure_at_any_call_of_an_alarm_come_due_buzzes_once_in_the_end(make_world):
