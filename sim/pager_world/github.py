@@ -81,6 +81,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import functools
 import hashlib
 import itertools
 import json
@@ -723,7 +724,9 @@ def _new_key() -> str:
                              serialization.NoEncryption()).decode()
 
 
+@functools.lru_cache(maxsize=8)
 def _public_key(pem: str) -> Any:
+    """The app's public key (parsing its private key costs about 40 ms: once per key)."""
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
     return load_pem_private_key(pem.encode(), password=None).public_key()

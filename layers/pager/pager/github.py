@@ -24,6 +24,7 @@ No exception message carries the JWT, a token or the private key: messages name 
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable
@@ -104,7 +105,6 @@ class GitHub:
         self._session = session
         self._app_id = str(app_id)
         self._private_key = normalize_pem(private_key)
-        self._signing_key: Any = None  # the parsed key, loaded on first use and kept (parsing costs ~40 ms)
         self._api_url = api_url.rstrip("/")
         self._clock = clock
         self._jwt: _Token | None = None
@@ -126,11 +126,7 @@ class GitHub:
         issued = int(now)
         claims = {"iat": issued - JWT_BACKDATE, "exp": issued + JWT_LIFETIME, "iss": self._app_id}
         try:
-            if self._signing_key is None:
-                from cryptography.hazmat.primitives.serialization import load_pem_private_key
-
-                self._signing_key = load_pem_private_key(self._private_key.encode(), password=None)
-            value = jwt.encode(claims, self._signing_key, algorithm="RS256")
+            value = jwt.encode(claims, signing_key(self._private_key), algorithm="RS256")
         except Exception:
             # Whatever the library says may quote the key; say only which setting is wrong.
             value = None
@@ -439,6 +435,16 @@ class GitHub:
         wanted, given = urlsplit(self._api_url), urlsplit(url)
         if (given.scheme, given.netloc) != (wanted.scheme, wanted.netloc):
             raise ValueError("a deliveries page URL must be on the GitHub API host")
+
+
+@functools.lru_cache(maxsize=2)
+def signing_key(pem: str) -> Any:
+    """The app's private key, parsed. Parsing an RSA key checks it, which costs about 40 ms: a container whose
+    services are built anew (its settings changed) signs with the key it parsed before, and only a rotated
+    key is parsed again. ValueError, TypeError or UnsupportedAlgorithm for text that is not a key."""
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    return load_pem_private_key(normalize_pem(pem).encode(), password=None)
 
 
 def normalize_pem(key: str) -> str:

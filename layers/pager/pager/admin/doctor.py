@@ -34,7 +34,7 @@ from pager.chat import KEY as CHAT_KEY
 from pager.chat import move_of
 from pager.commands import BOT_COMMANDS
 from pager.errors import ChatMigrated, ConfigError, PagerError, Transient
-from pager.github import normalize_pem
+from pager.github import signing_key
 from pager.settings import SECRET_NAMES, Settings, in_parameter_store
 from pager.store import ROOT_ITEM, TABLE_ITEM, TABLE_KEY, TABLE_TTL
 from pager.telegram import may_post as bot_may_post
@@ -217,10 +217,9 @@ def _key_loads(pem: str) -> bool:
         return False
     from cryptography.exceptions import UnsupportedAlgorithm
     from cryptography.hazmat.primitives.asymmetric import rsa
-    from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
     try:
-        key = load_pem_private_key(normalize_pem(pem).encode(), password=None)  # as the functions load it
+        key = signing_key(pem)  # as the functions load it
     except (ValueError, TypeError, UnsupportedAlgorithm):  # never shown: the library's words may quote the key
         return False
     return isinstance(key, rsa.RSAPrivateKey)
