@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 from pathlib import Path
 
 import pytest
@@ -20,8 +22,14 @@ _Loader.add_multi_constructor("!", lambda loader, suffix, node: {suffix: loader.
                               if isinstance(node, yaml.ScalarNode) else {suffix: None})
 
 
-def template() -> dict:
+@functools.lru_cache(maxsize=1)
+def _parsed() -> dict:
     return yaml.load((ROOT / "template.yaml").read_text(), Loader=_Loader)
+
+
+def template() -> dict:
+    """template.yaml as data (parsed once; each test gets its own copy)."""
+    return copy.deepcopy(_parsed())
 
 
 def functions() -> dict:
