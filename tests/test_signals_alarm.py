@@ -320,8 +320,11 @@ def test_eight_workflows_failing_at_once_are_all_shown_in_one_message_and_none_a
 
 
 def test_twenty_alerts_of_one_analysis_are_all_shown(world):
+    # At the same moment, twenty deliveries render one message: most leave it to the render under way, but
+    # Telegram's flood control may refuse an edit, or the entries keep changing past RENDERS_AGAIN; such a
+    # delivery answers 500 and its redelivery (`race` delivers it again, as the sweep would) shows what is left.
     bodies = [alert("created", **{"ref": "refs/heads/master", "alert.number": 100 + n}) for n in range(20)]
-    assert world.race("code_scanning_alert", bodies) == [200] * 20
+    world.race("code_scanning_alert", bodies)
     text = only_message(world)[1][0]
     assert all(f"Code scanning alert #{100 + n}:" in text for n in range(20))
 

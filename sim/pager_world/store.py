@@ -39,7 +39,8 @@ class FaultyStore:
         self.loads = 0
         self.writes: Counter[str] = Counter()
         self.conflicts: Counter[str] = Counter()
-        self.changed = threading.Condition()
+        self.changed = threading.Condition()  # notified at each write; `version` counts them
+        self.version = 0
 
     def load(self, key: str, item: str = "") -> Record:
         self.loads += 1
@@ -66,6 +67,7 @@ class FaultyStore:
             self.conflicts[kind] += 1
             raise
         with self.changed:
+            self.version += 1
             self.changed.notify_all()
         return saved
 

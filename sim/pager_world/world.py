@@ -92,10 +92,13 @@ def settings_for(private_key: str, **overrides: Any) -> Settings:
 
 
 class _Race:
-    """Racers that each must reach the table once before any of them may call GitHub or Telegram."""
+    """Racers that each must reach the table once before any of them may call GitHub or Telegram. A racer
+    held at such a call before it reached the table (a delivery that asks GitHub first) lets the others
+    by: when every racer is held or has reached the table, they all go on."""
 
     def __init__(self, n: int) -> None:
         self.waiting = set(range(n))
+        self.held: set[int] = set()
         self.cond = threading.Condition()
 
     def reached(self, racer: int) -> None:
@@ -103,9 +106,12 @@ class _Race:
             self.waiting.discard(racer)
             self.cond.notify_all()
 
-    def hold(self) -> None:
+    def hold(self, racer: int) -> None:
         with self.cond:
-            self.cond.wait_for(lambda: not self.waiting, timeout=RACE_WAIT)
+            self.held.add(racer)
+            self.cond.notify_all()
+            self.cond.wait_for(lambda: self.waiting <= self.held, timeout=RACE_WAIT)
+            self.held.discard(racer)
 
 
 class World:
@@ -132,7 +138,7 @@ class World:
             store=self.store,
             github=GitHub(self.session, app_id=self.settings.github_app_id, private_key=private_key,
                           api_url=GITHUB_API, clock=self.clock),
-            telegram=Telegram(self.session, token=BOT_TOKEN, api_url=TELEGRAM_API, sleep=self._sleep),
+            telegram=Telegram(self.session, token=BOT_TOKEN, api_url=TELEGRAM_API, sleep=self._wait),
             clock=self.clock,
             sleep=self._sleep,
         )
@@ -159,11 +165,23 @@ class World:
     def advance(self, minutes: float) -> None:
         self.clock.advance(minutes * 60)
 
+    def _wait(self, seconds: float) -> None:
+        """Time passing for one caller (Telegram's retry_after): the clock moves on; in a race, to where this
+        racer's own waits since the race began bring it (the racers wait side by side, not one after another)."""
+        self.sleeps.append(seconds)
+        if getattr(self._local, "racer", None) is None:
+            self.clock.advance(seconds)
+            return
+        self._local.waited += seconds
+        self.clock.set(self._local.began + self._local.waited)
+
     def _sleep(self, seconds: float) -> None:
+        """pager's wait for another delivery: in a race, until the table changes (another racer acted)."""
         self.sleeps.append(seconds)
         if getattr(self._local, "racer", None) is not None and hasattr(self.store, "changed"):
-            with self.store.changed:  # another racer acts: wait for the table to change
-                self.store.changed.wait(timeout=RACE_WAIT)
+            seen = getattr(self._local, "seen", 0)
+            with self.store.changed:  # another racer acts: wait for the table to change since this one read it
+                self.store.changed.wait_for(lambda: self.store.version > seen, timeout=RACE_WAIT)
         else:
             self.clock.advance(seconds)
 
@@ -250,9 +268,10 @@ class World:
         """Run the actions at the same moment, one thread each; their results in order."""
         self._race = _Race(len(actions))
         results: list[Any] = [None] * len(actions)
+        began = self.clock.now
 
         def run(i: int, action: Callable[[], Any]) -> None:
-            self._local.racer = i
+            self._local.racer, self._local.began, self._local.waited = i, began, 0.0
             try:
                 results[i] = action()
             finally:
@@ -285,9 +304,10 @@ class World:
         if race is None or racer is None:
             return
         if service == "store":
+            self._local.seen = getattr(self.store, "version", 0)
             race.reached(racer)
         else:
-            race.hold()
+            race.hold(racer)
 
     # -- looking
 
