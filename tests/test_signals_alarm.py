@@ -238,7 +238,8 @@ def test_an_alert_assigned_to_someone_changes_nothing(world):
 def test_pagers_own_alarm_has_its_own_header_buzzes_at_once_and_offers_no_start_fix(world):
     assert update_alarm(world.services, CONTROL_ALARM, opened={"delivery:g1": delivery_entry("g1")}, closed=[]) is True
     message_id, (text, buttons) = only_message(world)
-    assert text.startswith("⚙️ pager needs you: ") and "g1" in text
+    assert text.startswith("⚙️ pager needs you: ") and "an issue in Codertocat/Hello-World: all attempts failed" in text
+    assert "g1" not in text  # the delivery's guid is pager's word, never the chat's
     assert buttons is None
     assert world.chat.messages[message_id].notified is True  # pager's own health needs the maintainer now
     assert alarm.start_fix(world.services, "control") == "nothing here a fix in the repository could see"

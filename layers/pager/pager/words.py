@@ -142,7 +142,10 @@ def _numbered(obj: Any, noun: str, where: str) -> Thing:
     ref = f"{where}#{number}" if number else where
     author = text(field(obj, "user", "login"))
     title = text(field(obj, "title"))
-    label = f"{author}'s {noun} {ref}" if author else f"{noun} {ref}"
+    if number:
+        label = f"{author}'s {noun} {ref}" if author else f"{noun} {ref}"
+    else:  # a payload that names no number: the kind of thing and where
+        label = f"{author}'s {noun} in {where}" if author else f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun} in {where}"
     return Thing(f"{label}: {title}" if title else label, text(field(obj, "html_url")), ref)
 
 
