@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from support import START, TEST_ENV, Sweeps
+from support import START, TEST_ENV, Sweeps, own_words, said
 
 from pager_world.world import World
 
@@ -56,9 +56,24 @@ def log_lines():
 
 
 @pytest.fixture
-def make_world(private_key_pem: str):
+def worlds():
+    """The fake worlds a test made; once it is over, nothing pager said in their chats is in pager's own
+    words (a delivery's guid, an event's name, a raw ISO time, a table key, an exception's class)."""
+    made: list[World] = []
+    yield made
+    for world in made:
+        found = [(words, text[:200]) for text in said(world.telegram.requests) for words in own_words(text)]
+        assert not found, f"the chat was told, in pager's own words: {found}"
+
+
+@pytest.fixture
+def make_world(private_key_pem: str, worlds):
     """A factory of fresh fake worlds (`pager_world.World`), each with pager's real handlers."""
-    return lambda **overrides: World(private_key_pem, **overrides)
+    def make(**overrides) -> World:
+        worlds.append(World(private_key_pem, **overrides))
+        return worlds[-1]
+
+    return make
 
 
 @pytest.fixture
@@ -67,9 +82,10 @@ def world(make_world) -> World:
 
 
 @pytest.fixture
-def make_sweeps(private_key_pem):
+def make_sweeps(private_key_pem, worlds):
     def make(*, through_handler: bool = False, **settings):
-        return Sweeps(World(private_key_pem, start=START, **settings), through_handler=through_handler)
+        worlds.append(World(private_key_pem, start=START, **settings))
+        return Sweeps(worlds[-1], through_handler=through_handler)
 
     return make
 

@@ -215,3 +215,45 @@ def json_lines(out: str) -> list[dict[str, Any]]:
         if isinstance(parsed, dict):
             lines.append(parsed)
     return lines
+
+
+# -- what the chat never shows: pager's own words (SPEC §6, "GitHub's words") ------------------------------
+
+_EVENTS = ("issues", "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment",
+           "discussion", "discussion_comment", "workflow_run", "workflow_job", "check_suite", "check_run",
+           "code_scanning_alert", "repository_dispatch", "installation", "installation_repositories", "ping")
+OWN_WORDS = {
+    "a delivery's guid": r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
+    "a raw ISO time": r"\b\d{4}-\d\d-\d\dT\d\d:\d\d",
+    "an event's name": r"\b(?:" + "|".join(e for e in _EVENTS if "_" in e) + r")\b",
+    "an event.action": r"\b(?:" + "|".join(_EVENTS) + r")\.[a-z_]+\b",
+    "a table key": r"\b(?:alarm|release|contribution|press|summary|health|mute|attention|waiting|sweep)#",
+    "an exception's class": r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:Transient|Busy|Held|Conflict|Uncertain|"
+                            r"StoreUnavailable|TelegramUnavailable|GitHubUnavailable|GitHubRefused)\b",
+}
+
+
+def own_words(text: str) -> list[str]:
+    """What of pager's own words the visible text of a message, a button or an answer shows (none: [])."""
+    import html
+    import re
+
+    visible = html.unescape(re.sub(r"<[^>]+>", "", text))
+    return [f"{name}: {found.group(0)!r}" for name, pattern in OWN_WORDS.items()
+            for found in [re.search(pattern, visible)] if found]
+
+
+def said(requests: Any) -> list[str]:
+    """Everything pager said to the chat through the fake Telegram's requests: the texts it sent and edited
+    in, the labels of its buttons, its answers to presses."""
+    texts = []
+    for request in requests:
+        method = request.url.rsplit("/", 1)[-1]
+        if method not in ("sendMessage", "editMessageText", "answerCallbackQuery"):
+            continue
+        params = request.json()
+        texts.append(str(params.get("text") or ""))
+        markup = params.get("reply_markup")
+        markup = json.loads(markup) if isinstance(markup, str) else markup or {}
+        texts += [str(button.get("text") or "") for row in markup.get("inline_keyboard", []) for button in row]
+    return texts

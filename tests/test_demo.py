@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import pytest
+from support import own_words, said
 
 from pager_local.demo import Demo
 
@@ -50,6 +51,13 @@ def test_the_demo_story_is_the_phone_of_a_maintainer_who_is_called_only_when_nee
     assert not any("green again" in t or "release pull request opened" in t for t in rang)
     assert [d["event_type"] for d in played.github.dispatches].count("pager-fix") == 1
     assert [(m["repository"], m["number"], m["sha"]) for m in played.github.merges] == [("acme/app", 40, "c" * 40)]
+
+
+def test_everything_the_demo_says_in_the_chat_is_in_githubs_words(demo):
+    played, _ = demo
+    texts = said(played.telegram.requests)
+    assert len(texts) > 30  # every message sent and edited, every button, every answer to a press
+    assert [(words, text[:120]) for text in texts for words in own_words(text)] == []
 
 
 def test_the_demo_prints_the_chat_each_sweeps_summary_and_the_phones_marks(demo):

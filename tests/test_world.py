@@ -684,3 +684,25 @@ def test_a_collaborator_is_any_login_with_access_compared_case_insensitively(hub
         assert (answer.status, answer.body) == (status, None), login
     hub.installations["o/other"] = 7
     assert call(hub, "GET", "/repos/o/other/collaborators/octocat").status == 404
+
+
+@pytest.mark.parametrize("text, words", [
+    ("⚙️ pager needs you: delivery 6b65b9c8-1d2e-11ef-9f1c-5b3e1a2b3c4d failed", "a delivery's guid"),
+    ("1 signal refused since 2026-12-04T16:31:39Z", "a raw ISO time"),
+    ("issues.opened of acme/lib: all attempts failed", "an event.action"),
+    ("a workflow_run event of acme/lib", "an event's name"),
+    ("failed for now: DynamoDB load release#186853002#2", "a table key"),
+    ("⚠️ failed for now: ThrottlingException", "an exception's class"),
+    ("⚠️ <b>TelegramUnavailable</b>", "an exception's class"),
+])
+def test_the_chats_guard_knows_pagers_own_words(text, words):
+    from support import own_words
+
+    assert [found.split(":")[0] for found in own_words(text)] == [words]
+
+
+def test_the_chats_guard_lets_githubs_words_and_links_by():
+    from support import own_words
+
+    assert own_words('💬 bob\'s comment on <a href="https://github.com/acme/lib/issues/3#issuecomment-1">acme/lib#3</a>'
+                     ' at 16:31, CI run #88 on main failed; <a href="https://x.test/2026-12-04T16:31:39Z">Error log</a>') == []
