@@ -108,10 +108,9 @@ class _Race:
 
     def hold(self, racer: int) -> None:
         with self.cond:
-            self.held.add(racer)
+            self.held.add(racer)  # until it reaches the table: the racers held go on together
             self.cond.notify_all()
             self.cond.wait_for(lambda: self.waiting <= self.held, timeout=RACE_WAIT)
-            self.held.discard(racer)
 
 
 class World:
@@ -166,14 +165,13 @@ class World:
         self.clock.advance(minutes * 60)
 
     def _wait(self, seconds: float) -> None:
-        """Time passing for one caller (Telegram's retry_after): the clock moves on; in a race, to where this
-        racer's own waits since the race began bring it (the racers wait side by side, not one after another)."""
+        """Time passing for one caller (Telegram's retry_after): the clock moves on; in a race, to `seconds`
+        after this racer's own last call to Telegram (the racers wait side by side, not one after another)."""
         self.sleeps.append(seconds)
         if getattr(self._local, "racer", None) is None:
             self.clock.advance(seconds)
             return
-        self._local.waited += seconds
-        self.clock.set(self._local.began + self._local.waited)
+        self.clock.set(self._local.called_at + seconds)
 
     def _sleep(self, seconds: float) -> None:
         """pager's wait for another delivery: in a race, until the table changes (another racer acted)."""
@@ -271,7 +269,7 @@ class World:
         began = self.clock.now
 
         def run(i: int, action: Callable[[], Any]) -> None:
-            self._local.racer, self._local.began, self._local.waited = i, began, 0.0
+            self._local.racer, self._local.called_at = i, began
             try:
                 results[i] = action()
             finally:
@@ -303,6 +301,8 @@ class World:
         race, racer = self._race, getattr(self._local, "racer", None)
         if race is None or racer is None:
             return
+        if service == "telegram":
+            self._local.called_at = self.clock.now  # when its answer came, a retry_after counts from
         if service == "store":
             self._local.seen = getattr(self.store, "version", 0)
             race.reached(racer)
