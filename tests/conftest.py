@@ -5,6 +5,7 @@ the fake world, the sweep in it. What the tests share besides fixtures is in sup
 from __future__ import annotations
 
 import json
+import weakref
 
 import pytest
 from support import START, TEST_ENV, Sweeps, own_words, said
@@ -55,25 +56,38 @@ def log_lines():
         logger.removeHandler(handler)
 
 
-@pytest.fixture
-def worlds():
-    """The fake worlds a test made; once it is over, nothing pager said in their chats is in pager's own
-    words (a delivery's guid, an event's name, a raw ISO time, a table key, an exception's class)."""
-    made: list[World] = []
-    yield made
-    for world in made:
-        found = [(words, text[:200]) for text in said(world.telegram.requests) for words in own_words(text)]
-        assert not found, f"the chat was told, in pager's own words: {found}"
+_WORLDS: weakref.WeakKeyDictionary[World, None] = weakref.WeakKeyDictionary()  # every fake world made
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _every_world_is_known():
+    """Each fake world a test makes, through a fixture or by hand, is known to `githubs_words`."""
+    made = World.__init__
+
+    def init(self, *args, **kwargs) -> None:
+        made(self, *args, **kwargs)
+        _WORLDS[self] = None
+
+    World.__init__ = init  # type: ignore[method-assign]
+    yield
+    World.__init__ = made  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def githubs_words():
+    """Once a test is over, nothing pager said meanwhile in any fake world's chat is in pager's own words (a
+    delivery's guid, an event's name, a raw ISO time, a table key, an exception's class)."""
+    before = {world: len(world.telegram.requests) for world in list(_WORLDS)}
+    yield
+    found = [(words, text[:200]) for world in list(_WORLDS)
+             for text in said(world.telegram.requests[before.get(world, 0):]) for words in own_words(text)]
+    assert not found, f"the chat was told, in pager's own words: {found}"
 
 
 @pytest.fixture
-def make_world(private_key_pem: str, worlds):
+def make_world(private_key_pem: str):
     """A factory of fresh fake worlds (`pager_world.World`), each with pager's real handlers."""
-    def make(**overrides) -> World:
-        worlds.append(World(private_key_pem, **overrides))
-        return worlds[-1]
-
-    return make
+    return lambda **overrides: World(private_key_pem, **overrides)
 
 
 @pytest.fixture
@@ -82,10 +96,9 @@ def world(make_world) -> World:
 
 
 @pytest.fixture
-def make_sweeps(private_key_pem, worlds):
+def make_sweeps(private_key_pem):
     def make(*, through_handler: bool = False, **settings):
-        worlds.append(World(private_key_pem, start=START, **settings))
-        return Sweeps(worlds[-1], through_handler=through_handler)
+        return Sweeps(World(private_key_pem, start=START, **settings), through_handler=through_handler)
 
     return make
 

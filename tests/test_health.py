@@ -97,7 +97,7 @@ def test_the_list_failing_only_for_minutes_pages_nobody_though_the_recovery_chec
 
 def test_a_key_that_cannot_sign_is_named_as_such(sweeps):
     client = sweeps.world.services.github
-    client._private_key, client._signing_key, client._jwt = "not a key", None, None  # a malformed GITHUB_PRIVATE_KEY
+    client._private_key, client._jwt = "not a key", None  # a malformed GITHUB_PRIVATE_KEY
     for _ in range(2):
         sweeps.advance(15)
         assert sweeps.sweep()["outcome"] == "aborted: the app's private key cannot sign a token (GITHUB_PRIVATE_KEY)"

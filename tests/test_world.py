@@ -694,6 +694,11 @@ def test_a_collaborator_is_any_login_with_access_compared_case_insensitively(hub
     ("failed for now: DynamoDB load release#186853002#2", "a table key"),
     ("⚠️ failed for now: ThrottlingException", "an exception's class"),
     ("⚠️ <b>TelegramUnavailable</b>", "an exception's class"),
+    ("⚠️ MessageNotEditable", "an exception's class"),
+    ("delivery 6B65B9C8-1D2E-11EF-9F1C-5B3E1A2B3C4D", "a delivery's guid"),
+    ("refused since 2026-12-04 16:31:39", "a raw ISO time"),
+    ("DynamoDB load command#77: busy", "a table key"),
+    ("⚙️ delivery:6b65b9c8 failed", "a table key"),
 ])
 def test_the_chats_guard_knows_pagers_own_words(text, words):
     from support import own_words
@@ -706,3 +711,5 @@ def test_the_chats_guard_lets_githubs_words_and_links_by():
 
     assert own_words('💬 bob\'s comment on <a href="https://github.com/acme/lib/issues/3#issuecomment-1">acme/lib#3</a>'
                      ' at 16:31, CI run #88 on main failed; <a href="https://x.test/2026-12-04T16:31:39Z">Error log</a>') == []
+    # a repository called release, a file of a branch, English words that are also pager's classes' names
+    assert own_words("🚨 acme/release#1 is red on docs/issues.md: Busy loop, Conflict resolved, Held back") == []
