@@ -321,9 +321,12 @@ def test_eight_workflows_failing_at_once_are_all_shown_in_one_message_and_none_a
 
 
 def test_twenty_alerts_of_one_analysis_are_all_shown(world):
-    # At the same moment, twenty deliveries render one message: most leave it to the render under way, but
-    # Telegram's flood control may refuse an edit, or the entries keep changing past RENDERS_AGAIN; such a
-    # delivery answers 500 and its redelivery (`race` delivers it again, as the sweep would) shows what is left.
+    # At the same moment, twenty deliveries render one message. Each reads its alert from GitHub first, so
+    # the first renders run while the others still store their entries, and each render shows a few more:
+    # Telegram's flood control then refuses edits past the deliveries' deadlines (in this world often about
+    # half of the twenty; eight workflow runs at once, which read nothing first, make one message in two
+    # calls). Such a delivery answers 500 (SPEC §4: Telegram's 429 after its one short wait), and its
+    # redelivery, as the sweep asks for it, shows what is left.
     bodies = [alert("created", **{"ref": "refs/heads/master", "alert.number": 100 + n}) for n in range(20)]
     guids = [f"analysis-{n}" for n in range(20)]
     answers = world.concurrently(*(lambda g=g, b=b: world.deliver("code_scanning_alert", b, guid=g)
