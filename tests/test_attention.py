@@ -603,21 +603,26 @@ def test_a_summary_telegram_refuses_to_take_now_is_sent_by_a_later_check_once(ni
     assert len(buzzed(world)) == 1 and buzzed(world)[0].startswith("🌅 Quiet hours are over")
 
 
-def test_a_failure_at_any_call_of_the_summary_sends_it_once_in_the_end(make_world):
-    def setup(w):
-        w.now = datetime(2027, 1, 15, 23, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
-        w.deliver("issues", issue_opened())
-        w.now = datetime(2027, 1, 16, 7, 1, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
-
+def sending_summary(period):
+    """The failure matrix's act: the summary of the period `period(world)` gives, sent; 500 for a Transient."""
     def act(w):
-        start, end = w.settings.quiet.last_ended(w.now)
+        start, end = period(w)
         try:
             due_signals.send_summary(w.services, start, end, (), w.now)
         except Transient:
             return 500
         return 200
 
-    scenario = Scenario("summary", setup, act)
+    return act
+
+
+def test_a_failure_at_any_call_of_the_summary_sends_it_once_in_the_end(make_world):
+    def setup(w):
+        w.now = datetime(2027, 1, 15, 23, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+        w.deliver("issues", issue_opened())
+        w.now = datetime(2027, 1, 16, 7, 1, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+
+    scenario = Scenario("summary", setup, sending_summary(lambda w: w.settings.quiet.last_ended(w.now)))
     assert failure_matrix(lambda: make_world(quiet_hours="22:00-07:00", timezone="Europe/Berlin"), scenario).failed
 
 
@@ -629,15 +634,7 @@ def test_a_failure_at_any_call_of_a_rests_call_sends_it_once_in_the_end(make_wor
         w.advance(51)
         [w.rest] = attention_store.index(w.services).summaries
 
-    def act(w):
-        start, end = w.rest
-        try:
-            due_signals.send_summary(w.services, start, end, (), w.now)
-        except Transient:
-            return 500
-        return 200
-
-    scenario = Scenario("rest's call", setup, act)
+    scenario = Scenario("rest's call", setup, sending_summary(lambda w: w.rest))
     assert failure_matrix(lambda: make_world(buzz_gap_minutes=60), scenario).failed
 
 
