@@ -81,6 +81,18 @@ def test_a_start_fix_whose_dispatch_got_no_answer_says_it_may_have_happened_and_
     assert len(world.hub.dispatches) == 1
 
 
+def test_a_press_while_a_delivery_renders_its_message_is_told_pager_is_busy_not_of_an_earlier_press(world):
+    from pager.signals.records import PENDING
+    from pager_world.world import REPO_ID
+
+    alarmed(world)
+    record = world.store.load(f"alarm#{REPO_ID}")  # a delivery's claim: it is editing the alarm's message
+    world.store.save(record, {**record.data, PENDING: {"effect": "EditMessage", "until": world.now + 180}})
+    assert world.press("🛠")[1]["outcome"].startswith("busy: ")
+    assert world.chat.answers[-1][1] == "⏳ pager is busy with this message: press again in a minute"
+    assert world.hub.dispatches == []
+
+
 def test_a_start_fix_dispatched_but_not_recorded_says_so(world):
     alarmed(world)
     control = world.settings.control_repository

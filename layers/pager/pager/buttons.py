@@ -49,6 +49,8 @@ UNKNOWN_BUTTON = "this button is not known"
 STILL_WORKING = "⏳ still working on it"
 MAYBE_DONE = "⚠️ this may have happened already, but pager could not record it: look before pressing again"
 EARLIER_PRESS = "⏳ an earlier press is at it, or may have done it already: look before pressing again"
+BUSY = "⏳ pager is busy with this message: press again in a minute"
+PRESSES_DO = frozenset({"Dispatch", "MergePull", "Redeliver"})  # the effects only a press claims a record for
 PRESS_TTL_SECONDS = 24 * 3600  # Telegram gives up on a press after about 150 s; a day is plenty
 
 
@@ -92,8 +94,8 @@ def handle_update(update: Mapping[str, Any], services: Services) -> str:
         answer = settle(services, key, decide_press(text(query.get("data")), by), ttl_seconds=PRESS_TTL_SECONDS,
                         wait=False, perform=_perform).outcome
     except Held as exc:
-        if exc.key != key:
-            return _answer(services, callback_id, EARLIER_PRESS, f"busy: {exc}")
+        if exc.key != key:  # another press acting, or a delivery rendering the message (a new message, an edit)
+            return _answer(services, callback_id, EARLIER_PRESS if exc.effect in PRESSES_DO else BUSY, f"busy: {exc}")
         return _answer(services, callback_id, STILL_WORKING, "busy: the same press is being acted on")
     except Uncertain as exc:
         return _answer(services, callback_id, MAYBE_DONE, f"uncertain: {exc}")
