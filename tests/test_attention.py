@@ -589,6 +589,60 @@ def test_a_quiet_night_ends_in_no_summary(night):
     assert shown(night) == []
 
 
+def test_a_night_whose_every_page_needs_nothing_more_by_morning_ends_in_no_summary(night):
+    from pager_world.cases import merged
+
+    world = night
+    live_pull(world)
+    world.deliver("issues", issue_opened())
+    world.deliver("workflow_run", run("failure"))
+    world.deliver("pull_request", pull("opened"))
+    world.deliver("check_suite", suite_passed())  # ready to merge, at night: kept for the morning
+    world.advance(30)
+    tick(world)  # the alarm past its grace: kept for the morning
+    world.advance(60)
+    world.deliver("issues", issue_closed())  # the outsider's issue closed,
+    world.deliver("workflow_run", run("success", attempt=2))  # the branch green again,
+    world.deliver("pull_request", merged(**{"pull_request.updated_at": "2026-12-01T12:00:00Z"}))  # the release merged
+    world.now = datetime(2027, 1, 16, 7, 0, 30, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    tick(world)
+    assert buzzed(world) == [] and not [m for m in shown(world) if m.text.startswith("🌅")]
+
+
+def test_a_night_whose_pages_are_of_a_repository_muted_since_ends_in_no_summary(night):
+    world = night
+    world.deliver("issues", issue_opened())
+    world.advance(60)
+    world.command(f"/mute {REPO} 8h")  # its pages arrived silently: muted, they need nothing more
+    world.now = datetime(2027, 1, 16, 7, 0, 30, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    tick(world)
+    assert buzzed(world) == [] and not [m for m in shown(world) if m.text.startswith("🌅")]
+
+
+def test_quiet_hours_end_in_one_buzz_when_an_alarm_comes_due_in_the_same_minute(night):
+    world = night
+    world.deliver("issues", issue_opened())
+    world.now = datetime(2027, 1, 16, 6, 45, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    world.deliver("workflow_run", run("failure"))  # its grace ends at 07:00, with the night
+    world.now = datetime(2027, 1, 16, 7, 0, 30, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    tick(world)
+    [summary] = buzzed(world)  # and the alarm come due, kept for the phone's next call, is in it as still red
+    assert summary.startswith("🌅 Quiet hours are over (22:00–07:00): 1 from outside")
+    [text] = [m.text for m in shown(world) if m.text.startswith("🌅")]
+    assert any(line.startswith("🚨 still red: ") and REPO in line for line in text.splitlines())
+
+
+def test_a_contact_just_after_quiet_hours_end_calls_and_their_summary_follows_silently(night):
+    world = night
+    world.deliver("issues", issue_opened())
+    world.now = datetime(2027, 1, 16, 7, 0, 5, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8))  # calls: the night is over
+    world.advance(0.5)
+    tick(world)
+    assert [first.split(" commented")[0] for first in buzzed(world)] == ["💬 bob"]
+    assert [m.text for m in shown(world) if m.text.startswith("🌅")]  # the summary, silently
+
+
 def test_a_summary_telegram_refuses_to_take_now_is_sent_by_a_later_check_once(night):
     world = night
     world.deliver("issues", issue_opened())
@@ -754,6 +808,32 @@ def test_a_command_telegram_sends_again_is_answered_once(world):
     assert len([m for m in shown(world) if m.author is None]) == 1
 
 
+def test_an_unmute_whose_answer_failed_says_it_unmuted_when_telegram_sends_it_again(world):
+    world.command(f"/mute {REPO} 2h")
+    update = world.chat.command_update(f"/unmute {REPO}", chat_id="-1001",
+                                       user={"id": ALLOWED_USER, "is_bot": False, "first_name": "Maintainer"})
+    world.chat.fail("sendMessage", 502)  # unmuted, but its answer failed: a 500, and Telegram sends it again
+    assert world.update(update)[0] == 500
+    world.advance(1)
+    assert world.update(update) == (200, {"outcome": "answered /unmute"})
+    assert answer(world) == f"🔔 {REPO} buzzes again"
+
+
+def test_a_stranger_whose_chat_refuses_the_answer_is_told_nothing_and_nothing_fails(world):
+    world.chat.add_chat("777", "group")  # a group of theirs where the bot may not write
+    world.chat.fail("sendMessage", 400, body={"ok": False, "error_code": 400,
+                                              "description": "Bad Request: not enough rights to send text messages to the chat"})
+    status, body = world.command("/start", user=777, chat="777")
+    assert status == 200 and body["outcome"].startswith("not allowed (the answer was refused")
+    assert not [key for key in world.store.dump() if key.startswith("mute")]
+
+
+@pytest.mark.parametrize("given, said", [("60h", "2 days 12 h"), ("84h", "3 days 12 h"), ("47h", "47 h"), ("3d", "3 days")])
+def test_a_mute_says_how_long_it_lasts_as_asked(world, given, said):
+    world.command(f"/mute {REPO} {given}")
+    assert answer(world).startswith(f"🔕 {REPO} muted for {said}, until ")
+
+
 def test_status_says_what_is_red_since_when_what_waits_for_merge_the_mutes_and_pagers_health(world):
     world.deliver("workflow_run", run("failure"))
     live_pull(world)
@@ -769,6 +849,21 @@ def test_status_says_what_is_red_since_when_what_waits_for_merge_the_mutes_and_p
     assert any(line.startswith("🔀 ready to merge: ") and f"{REPO}#2" in line for line in lines)
     assert any(line.startswith(f"🔕 {REPO} muted until 11:00") for line in lines)
     assert not shown(world)[-1].notified  # an answer: the person is looking at the chat
+
+
+def test_status_cuts_a_long_title_full_of_ampersands_without_cutting_an_entity(world):
+    from pager.attention_store import Red
+    from pager.commands import Status, render_status
+    from pager.html import visible_length
+
+    title = "a" + "&" * 400  # an outsider's title: escaped, each & is five characters
+    entries = {"wf:1": {"title": title, "kind": "workflow"}}
+    s = Status([(Red("1", REPO, "main", world.now, None), entries)], [{"repository": REPO, "number": 2, "title": title, "url": "u"}],
+               [], None, {"d:1": {"title": title}})
+    health, red, ready = render_status(s, world.settings, world.now, 1).splitlines()[1:4]
+    assert health.endswith(": a" + "&amp;" * 299)  # cut to 300 characters as shown, never inside an entity
+    assert red.endswith(": a" + "&amp;" * 199) and ready.endswith(": a" + "&amp;" * 199)
+    assert visible_length(ready) < 300
 
 
 def test_status_with_nothing_red_says_so_and_names_quiet_hours(make_world):

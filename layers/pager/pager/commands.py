@@ -14,7 +14,8 @@ command, without a sound (Moment.ANSWER). A repository is known when GitHub says
 on it ("Get a repository" with the app's installation): an unknown one is named as unknown.
 
 A command acts once, like a press: it is settled on `command#<chat>#<message id>`, whose record keeps the
-answer given, so an update Telegram delivers again (after a 500) repeats nothing.
+answer its act gave and, once sent, that it was sent, so an update Telegram delivers again (after a 500)
+acts on nothing again: it sends the answer still to send, or nothing.
 
 `BOT_COMMANDS` is what `pager setup` gives Telegram's setMyCommands (the menu a phone shows after "/").
 """
@@ -109,7 +110,10 @@ def handle_message(message: Mapping[str, Any], services: Services, *, in_chat: b
     command = Command(written.text, written.chat, written.message_id, written.by)
     if not (in_chat and allowed):
         key = f"command#refused#{written.chat}#{written.user}"
-        return settle(services, key, decide_refusal(command), ttl_seconds=REFUSED_AGAIN_SECONDS).outcome
+        try:
+            return settle(services, key, decide_refusal(command), ttl_seconds=REFUSED_AGAIN_SECONDS).outcome
+        except Permanent as exc:  # a chat where the bot may not write, a person who blocked it: nothing to do
+            return f"not allowed (the answer was refused: {exc})"
     key = f"command#{written.chat}#{written.message_id}"
     try:
         return settle(services, key, decide_command(command), ttl_seconds=COMMAND_TTL_SECONDS, wait=False,
@@ -135,23 +139,27 @@ def decide_refusal(command: Command):
 
 
 def decide_command(command: Command):
-    """A command acts once: its record keeps the answer, and an update delivered again only says so."""
+    """A command acts once: its record keeps what it did (`said`, the answer to give) before the answer is sent,
+    and the answer once sent, so that an update delivered again after a failed answer only sends the answer
+    the act gave (an /unmute acted on already still says it unmuted), and one answered only says so."""
 
     def decide(record: dict[str, Any], now: float) -> Step:
         if isinstance(record.get("answer"), str):
             return Step("already answered")
         parsed = parse(command.text, None)
-        return Step(f"answered /{parsed[0] if parsed else '?'}", effect=command, then=lambda said: {"answer": said})
+        outcome = f"answered /{parsed[0] if parsed else '?'}"
+        said = record.get("said")
+        if isinstance(said, str):
+            reply = SendMessage(said, notify=False, reply_to=command.message_id, to=command.chat)
+            return Step(outcome, effect=reply, then=lambda _: {"said": said, "answer": said})
+        return Step("", effect=command, then=lambda said: {"said": said})  # the answer's step tells the outcome
 
     return decide
 
 
-def _perform(services: Services, effect: Any) -> str:
-    """Carry out a command and answer it; the answer."""
-    assert isinstance(effect, Command)
-    answer = act(effect, services)
-    _reply(services, effect, answer)
-    return answer
+def _perform(services: Services, effect: Any) -> Any:
+    """Carry out a command (its answer, to send next) or send the answer."""
+    return act(effect, services) if isinstance(effect, Command) else perform_effect(services, effect)
 
 
 def _reply(services: Services, command: Command, answer: str) -> None:
@@ -304,7 +312,7 @@ def _health_line(s: Status, zone: tzinfo, now: float) -> str:
     if not s.health:
         return f"⚙️ pager: {swept}; all well"
     top = alarm.by_importance(s.health)[0]
-    return (f"⚙️ pager: {swept}; needs you: {escape(str(s.health[top].get('title') or top))[:300]}"
+    return (f"⚙️ pager: {swept}; needs you: {escape(str(s.health[top].get('title') or top)[:300])}"
             + (f", and {len(s.health) - 1} more" if len(s.health) > 1 else ""))
 
 
@@ -332,7 +340,7 @@ def _rest_lines(s: Status, settings: Any, now: float) -> list[str]:
 def _red_line(red: attention_store.Red, entries: Mapping[str, Mapping[str, Any]], zone: tzinfo, now: float) -> str:
     """A red alarm: its repository's actions, since when, and its most important open entry (with how many more)."""
     top = alarm.by_importance(entries)[0] if entries else ""
-    what = f": {escape(str(entries[top].get('title') or top))[:200]}" if top else ""
+    what = f": {escape(str(entries[top].get('title') or top)[:200])}" if top else ""
     more = f", and {len(entries) - 1} more" if len(entries) > 1 else ""
     return (f"🚨 {link(f'https://github.com/{red.repository}/actions', red.repository)} since "
             f"{local_time(red.since, zone, now)}{what}{more}")
@@ -341,7 +349,7 @@ def _red_line(red: attention_store.Red, entries: Mapping[str, Mapping[str, Any]]
 def _ready_line(pull: Mapping[str, Any]) -> str:
     """A release pull request offered 🔀 Merge."""
     ref = f"{pull.get('repository')}#{pull.get('number')}"
-    title = f": {escape(str(pull.get('title')))[:200]}" if pull.get("title") else ""
+    title = f": {escape(str(pull.get('title'))[:200])}" if pull.get("title") else ""
     return f"🔀 ready to merge: {link(str(pull.get('url') or ''), ref)}{title}"
 
 

@@ -62,7 +62,8 @@ def duration(seconds: float) -> str:
     hours, rest = divmod(minutes, 60)
     if hours < 48:
         return f"{hours} h {rest} min" if rest else f"{hours} h"
-    return plural(round(hours / 24), "day")
+    days, hours = divmod(hours, 24)
+    return f"{plural(days, 'day')} {hours} h" if hours else plural(days, "day")
 
 
 def plural(n: int, one: str, many: str | None = None) -> str:
