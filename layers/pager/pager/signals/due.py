@@ -42,16 +42,11 @@ JUST_CALLED = 300.0  # seconds: a rest's call this soon after a call made since 
 
 
 def tick(services: Services, now: float) -> dict[str, Any]:
-    """Render the alarms come due and send the summaries whose quiet hours are over; what it did."""
+    """Send the summaries whose quiet hours or rest are over, then render the alarms come due (after the
+    summary, an alarm come due at the same minute is kept for the phone's next call, not a second buzz);
+    what it did."""
     index = attention_store.index(services)
     rendered, summaries = [], []
-    for red in index.red:
-        if red.due is None or red.due > now:
-            continue
-        try:
-            rendered.append(f"{red.repository}: " + alarm.render_now(services, alarm.Alarm(red.ref, red.repository, red.branch)))
-        except PagerError as exc:  # the next minute tries again: the index still says it is due
-            logger.warning("alarm not rendered when due", extra={"alarm": red.ref, "error": type(exc).__name__, "reason": str(exc)})
     quiet = services.settings.quiet
     night = quiet.period(now) if quiet is not None else None
     for start, end in index.summaries:
@@ -61,45 +56,58 @@ def tick(services: Services, now: float) -> dict[str, Any]:
             summaries.append(send_summary(services, start, end, index.red, now))
         except PagerError as exc:
             logger.warning("summary not sent yet", extra={"error": type(exc).__name__, "reason": str(exc)})
+    for red in index.red:
+        if red.due is None or red.due > now:
+            continue
+        try:
+            rendered.append(f"{red.repository}: " + alarm.render_now(services, alarm.Alarm(red.ref, red.repository, red.branch)))
+        except PagerError as exc:  # the next minute tries again: the index still says it is due
+            logger.warning("alarm not rendered when due", extra={"alarm": red.ref, "error": type(exc).__name__, "reason": str(exc)})
     return {"alarms_due": rendered, "summaries": summaries} if rendered or summaries else {}
 
 
 def send_summary(services: Services, start: float, end: float, red: Sequence[attention_store.Red], now: float) -> str:
-    """The summary of the period (start, end), once: quiet hours' tells all that came in them; the call at
-    the end of the phone's rest only what still needs the maintainer (an alarm still red, a contribution
-    still open), and nothing when nothing does."""
+    """The summary of the period (start, end), once, of what still needs the maintainer: an alarm still red,
+    a contribution still open, a release still ready to merge, pager's own health; none of a repository
+    muted meanwhile (its pages arrived silently, as a mute has them). Nothing when nothing does. Without a
+    sound when the phone called a moment ago (a contact that came just after the period's end)."""
     notes = attention_store.summary_notes(services, start)
-    mutes = attention_store.mutes(services, now)
-    muted = {m.repository_id for m in mutes}
+    muted = {m.repository_id for m in attention_store.mutes(services, now)}
     still_red = [r for r in red if not (r.ref.isdigit() and int(r.ref) in muted)]
-    ready = [r.data for r in services.store.items(release.WAITING_KEY) if r.data.get("ready")]
+    waiting = [r for r in services.store.items(release.WAITING_KEY) if r.data.get("ready")]
+    ready = {release.release_key(*map(int, r.item.split("#"))): r.data for r in waiting
+             if r.item.split("#")[0] not in {str(m) for m in muted}}
     quiet = services.settings.quiet
     night = quiet is not None and quiet.period(start) == (start, end)
-    if not night:
-        notes = still_needed(services, notes, {r.ref for r in still_red}, muted)
-    text = render_summary(notes, still_red, ready, start=start, end=end, zone=services.settings.zone, now=now,
-                          night=night)
-    called = attention_store.last_call(services) if not night else None
-    loud = called is None or not (called >= end and now - called < JUST_CALLED)  # called since the rest's end
+    notes = still_needed(services, [note for note in notes if _repository_id(note) not in muted],
+                         {r.ref for r in still_red}, set(ready))
+    text = render_summary(notes, still_red, list(ready.values()), start=start, end=end, zone=services.settings.zone,
+                          now=now, night=night)
+    called = attention_store.last_call(services)
+    loud = called is None or not (called >= end and now - called < JUST_CALLED)  # called since the period's end
     settled = settle(services, attention_store.summary_key(start), decide_summary(text, loud), ttl_seconds=3 * 24 * 3600)
     attention_store.summary_sent(services, start)
     return settled.outcome
 
 
-def still_needed(services: Services, notes: Sequence[dict[str, Any]], red: set[str], muted: set[int]) -> list[dict[str, Any]]:
-    """Of a rest's notes, those that still need the maintainer: an alarm still red, a contribution still open
-    in a thread still open (one closed or merged meanwhile needs nothing more), none of a repository muted
-    meanwhile (by its id, which a rename keeps: an alarm's ref, the id in a contribution's key); pager's own
-    health always."""
+def _repository_id(note: Mapping[str, Any]) -> int | None:
+    """The repository a note is about, by its id, which a rename keeps (an alarm's ref, the id in the key of
+    a contribution or a release); None for pager's own health."""
+    kind, thing = note.get("kind"), str(note.get("thing") or "")
+    found = thing if kind == "alarm" else (thing.split("#") + [""])[1] if kind != "health" else ""
+    return int(found) if found.isdigit() else None
+
+
+def still_needed(services: Services, notes: Sequence[dict[str, Any]], red: set[str], ready: set[str]) -> list[dict[str, Any]]:
+    """Of a period's notes, those that still need the maintainer: an alarm still red, a release still ready to
+    merge, a contribution still open in a thread still open (one closed or merged meanwhile needs nothing
+    more); pager's own health always."""
     def needed(note: dict[str, Any]) -> bool:
         kind, thing = note.get("kind"), str(note.get("thing") or "")
-        if kind == "health":
-            return True
-        repository_id = thing if kind == "alarm" else (thing.split("#") + [""])[1]
-        if repository_id.isdigit() and int(repository_id) in muted:
-            return False
         if kind == "alarm":
             return thing in red
+        if kind == "release":
+            return thing in ready
         if kind == "contribution" and thing.startswith("contribution#"):
             thread = "#".join(thing.split("#")[:4])  # contribution#<repository id>#<thing>#<number>
             return all(services.store.load(key).data.get("state", "open") == "open" for key in {thing, thread})
