@@ -866,6 +866,17 @@ def test_status_cuts_a_long_title_full_of_ampersands_without_cutting_an_entity(w
     assert visible_length(ready) < 300
 
 
+def test_status_says_when_the_sweep_stopped_running(world):
+    world.sweep()
+    world.advance(30)
+    world.command("/status")
+    assert answer(world).splitlines()[1] == "⚙️ pager: last sweep 08:00; all well"
+    world.advance(60 * 48)
+    world.command("/status")
+    assert answer(world).splitlines()[1] == ("⚙️ pager: ⚠️ last sweep Fri 08:00, 2 days ago: it runs every 15 min, "
+                                             "and nothing failed comes back without it")
+
+
 def test_status_with_nothing_red_says_so_and_names_quiet_hours(make_world):
     world = make_world(quiet_hours="22:00-07:00", timezone="Europe/Berlin")
     world.command("/status")

@@ -61,6 +61,7 @@ REPOSITORY = re.compile(r"[A-Za-z0-9_-]{1,39}/[A-Za-z0-9._-]{1,100}")
 DURATION = re.compile(r"([0-9]{1,4})\s*(m|min|h|d)", re.IGNORECASE)
 UNIT_SECONDS = {"m": 60, "min": 60, "h": 3600, "d": 86400}
 LISTED = 10  # red alarms, releases ready and mutes /status names of each; the rest are counted
+SWEEP_LATE_SECONDS = 45 * 60  # three runs of the 15-minute schedule missing
 
 
 @dataclass(frozen=True)
@@ -307,10 +308,13 @@ def render_status(s: Status, settings: Any, now: float, red_count: int) -> str:
 
 
 def _health_line(s: Status, zone: tzinfo, now: float) -> str:
-    """pager's own health: its last sweep, and what needs the maintainer most (with how many more)."""
+    """pager's own health: its last sweep (late when three runs of the 15-minute schedule are missing: a
+    failing or disabled schedule redelivers nothing), and what needs the maintainer most (with how many more)."""
     swept = f"last sweep {local_time(s.swept_at, zone, now)}" if s.swept_at else "no sweep has run yet"
+    if s.swept_at and now - s.swept_at > SWEEP_LATE_SECONDS:
+        swept = f"⚠️ {swept}, {duration(now - s.swept_at)} ago: it runs every 15 min, and nothing failed comes back without it"
     if not s.health:
-        return f"⚙️ pager: {swept}; all well"
+        return f"⚙️ pager: {swept}" + ("" if swept.startswith("⚠️") else "; all well")
     top = alarm.by_importance(s.health)[0]
     return (f"⚙️ pager: {swept}; needs you: {escape(str(s.health[top].get('title') or top)[:300])}"
             + (f", and {len(s.health) - 1} more" if len(s.health) > 1 else ""))
