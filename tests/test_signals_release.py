@@ -189,6 +189,27 @@ def test_a_second_press_on_merge_merges_nothing(world):
     assert len(world.hub.merges) == 1
 
 
+def test_a_merge_whose_record_the_table_refuses_is_answered_merged_and_a_press_again_finds_it_merged_on_github(world):
+    ready(world)
+
+    def after_the_merge(service, name):  # the table throttles from GitHub's merge on: its record, and any load
+        if service == "github" and name.endswith("/merge") and not world.faults.rules:
+            world.faults.fail("store", None, kind="store", count=100)
+
+    world.faults.observers.append(after_the_merge)
+    message_id = max(world.chat.messages)
+    data = world.chat.button_data(message_id, "🔀")
+    world.update(world.press_update(data, message_id=message_id))
+    assert world.chat.answers[-1][1] == "🔀 merged (the message catches up in a moment)"
+    world.faults.observers.clear()
+    world.faults.heal()
+    world.advance(4)  # the merge's claim has passed its lease
+    assert world.update(world.press_update(data, message_id=message_id))[1]["outcome"] == "✅ already merged"
+    assert len(world.hub.merges) == 1
+    _, (text, buttons) = only_message(world)
+    assert buttons is None and "refused" not in text and "merged" in text
+
+
 @pytest.mark.parametrize(
     "status,reason",
     [(405, "Pull Request is not mergeable"), (409, "Head branch was modified. Review and try the merge again.")],

@@ -83,7 +83,13 @@ class DeadlineExceeded(Transient):
 
 
 class Uncertain(Transient):
-    """An effect may have happened although pager has no record of it: doing it again may repeat it."""
+    """An effect may have happened although pager has no record of it: doing it again may repeat it.
+    `performed`: what the settle it came from had done, as its outcome tells it (an effect that happened,
+    whose recording then failed, among them)."""
+
+    def __init__(self, message: str, *, performed: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.performed = performed
 
 
 class Partial(Transient):

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import attention_store
-from .errors import ChatMigrated, GitHubRefused, MessageNotEditable, WorkflowsRefused
+from .errors import ChatMigrated, GitHubRefused, MessageNotEditable, PagerError, WorkflowsRefused
 from .services import Services
 from .signals.steps import (
     WORKFLOWS,
@@ -91,8 +91,24 @@ def _merge(services: Services, effect: MergePull) -> MergeResult:
     except WorkflowsRefused as exc:
         return MergeResult(merged=False, status=exc.status, reason=exc.reason, cause=WORKFLOWS, file=exc.file)
     except GitHubRefused as exc:
+        merged = _merged_already(services, effect) if exc.status in (405, 409) else None
+        if merged is not None:
+            return merged
         return MergeResult(merged=False, status=exc.status, reason=exc.reason or f"refused ({exc.status})")
     return MergeResult(merged=True, sha=str(answer.get("sha") or ""))
+
+
+def _merged_already(services: Services, effect: MergePull) -> MergeResult | None:
+    """A merge GitHub refuses as "not mergeable" may be one made already: an earlier press whose record the
+    table lost, or someone on GitHub. GitHub's pull request says; None when it is not merged, or cannot
+    tell now (the refusal stands)."""
+    try:
+        pull = services.github.get_pull(effect.repository, effect.number, installation_id=effect.installation_id)
+    except PagerError:
+        return None
+    if pull.get("merged") is not True:
+        return None
+    return MergeResult(merged=True, sha=str(pull.get("merge_commit_sha") or ""), before=True)
 
 
 def _redeliver(services: Services, effect: Redeliver) -> None:

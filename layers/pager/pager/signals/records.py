@@ -180,7 +180,7 @@ def _carry_out(
         try:
             record = _record(services, record, target, expires_at)
         except StoreUnavailable as exc:
-            raise Uncertain(f"{what} happened, but recording it failed ({exc})") from exc
+            raise Uncertain(f"{what} happened, but recording it failed ({exc})", performed=tuple(performed)) from exc
     return Settled(tuple(performed), step.describe(), before, data)
 
 

@@ -73,6 +73,8 @@ from .steps import WORKFLOWS, MergePull, MergeResult, Note, Posted, Step
 MERGE_PREFIX = "merge:"
 TTL_SECONDS = 180 * 24 * 3600
 PASSING = frozenset({"success", "neutral", "skipped"})
+MERGED = "🔀 merged"  # the 🔀 press's answer when GitHub merged
+ALREADY_MERGED = "✅ already merged"  # when it was merged before the press (GitHub says so, or the record)
 
 
 def release_key(repository_id: int, number: int) -> str:
@@ -441,7 +443,7 @@ def decide_merge(repo: Repository, number: int, method: str, volume: Volume = LO
             return Step("this release pull request is not known")
         state = data.get("state")
         if state == "merged":
-            return converge(repo, data, data, "release updated", "✅ already merged", volume, now)
+            return converge(repo, data, data, "release updated", ALREADY_MERGED, volume, now)
         if state != "open":
             return converge(repo, data, data, "release updated", "the pull request is closed", volume, now)
         if not data.get("ready"):
@@ -455,7 +457,9 @@ def decide_merge(repo: Repository, number: int, method: str, volume: Volume = LO
             return {**without_refusal(data), "ready": False, "refusal": result.reason, "refused_head": data["head"], **workflows}
 
         def describe(result: MergeResult) -> str:
-            return "🔀 merged" if result.merged else merge_answer(result.reason, workflows=result.cause == WORKFLOWS)
+            if result.merged:
+                return ALREADY_MERGED if result.before else MERGED
+            return merge_answer(result.reason, workflows=result.cause == WORKFLOWS)
 
         effect = MergePull(repo.name, number, sha=data["head"], method=method, installation_id=data.get("installation_id"))
         return Step(describe, effect=effect, then=then)
@@ -557,13 +561,20 @@ def merge_press(services: Services, repository_id: int, number: int) -> str:
     try:
         settled = settle_release(services, repo, number, decide, wait=False)
     except PagerError as exc:
-        # GitHub merged, and then the message or the index could not be brought up to date: the merge is
-        # what the person asked for, and it is recorded (the pull request's `closed`, or a press again,
-        # edits the message).
-        if services.store.load(release_key(repository_id, number)).data.get("state") == "merged":
-            raise Partial(f"merged, then: {exc}", said="🔀 merged (the message catches up in a moment)") from exc
+        # GitHub merged, and then the message, the index or the merge's own record could not be brought up to
+        # date: the merge is what the person asked for (the pull request's `closed`, or a press again, which
+        # finds it merged on GitHub, edits the message).
+        if MERGED in getattr(exc, "performed", ()) or _recorded_merged(services, release_key(repository_id, number)):
+            raise Partial(f"merged, then: {exc}", said=f"{MERGED} (the message catches up in a moment)") from exc
         raise
     return settled.performed[0] if settled.performed else settled.idle
+
+
+def _recorded_merged(services: Services, key: str) -> bool:
+    try:
+        return services.store.load(key).data.get("state") == "merged"
+    except PagerError:
+        return False
 
 
 def gather_waiting_tags(services: Services, repo: Repository, p: ReleasePull) -> list[Mapping[str, str]]:

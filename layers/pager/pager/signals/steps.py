@@ -133,6 +133,7 @@ class MergeResult:
     reason: str = ""  # GitHub's own words for a refusal
     cause: str = ""  # a refusal's cause pager knows (WORKFLOWS), "" for any other
     file: str = ""  # the file GitHub named with it
+    before: bool = False  # merged already when pager asked (by an earlier press whose record was lost, or on GitHub)
 
 
 @dataclass(frozen=True)
