@@ -856,12 +856,13 @@ def _apply(delivery: Delivery, services: Services, change: Change | str) -> str:
 def workflow_run(delivery: Delivery, services: Services) -> str:
     """workflow_run.completed: a run on the default branch opens or closes its workflow's entry; a run of
     the control repository's pager-fix workflow that ends (its run-name "pager-fix owner/name", as the
-    example workflow sets it) ends the fix its alarm shows, and brings 🛠 back."""
-    outcome = _apply(delivery, services, read_workflow_run(delivery.payload))
+    example workflow sets it) ends the fix its alarm shows, and brings 🛠 back. That run is the fix's, not the
+    control repository's own CI: it opens no alarm there (its failure is said in the alarm it was for, and a
+    🛠 on the control repository would ask for a fix of the fixer)."""
     fixed = fixed_repository(delivery.payload, services.settings.control_repository)
     if fixed:
-        return f"{outcome}; {fix_ended(services, fixed, delivery.payload)}"
-    return outcome
+        return fix_ended(services, fixed, delivery.payload)
+    return _apply(delivery, services, read_workflow_run(delivery.payload))
 
 
 def fixed_repository(payload: Mapping[str, Any], control_repository: str) -> str:
