@@ -135,6 +135,8 @@ def test_a_new_head_takes_merge_away(world):
     assert "release updated" in answer["outcome"]
     _, (text, buttons) = only_message(world)
     assert buttons is None and "ready to merge" not in text
+    assert text.splitlines()[0].endswith("release pull request updated with new commits: chore(master): release 1.2.0")
+    assert text.splitlines()[1].startswith("⏳ new commits: waiting again for its checks")
 
 
 def test_a_stale_synchronize_does_not_take_merge_from_a_ready_release(world):
@@ -392,6 +394,9 @@ def test_closed_without_merging_says_so_and_removes_merge(world):
     assert "closed recorded" in world.deliver("pull_request", closed)[1]["outcome"]
     _, (text, buttons) = only_message(world)
     assert "closed without merging" in text and buttons is None
+    live_pull(world)
+    world.deliver("pull_request", pull("reopened", updated_at="2026-12-01T13:00:00Z"))
+    assert only_message(world)[1][0].splitlines()[0].endswith("release pull request reopened: chore(master): release 1.2.0")
 
 
 def test_a_non_release_pull_request_is_left_to_contributions(world):

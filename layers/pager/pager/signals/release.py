@@ -153,6 +153,13 @@ def offers_merge(data: Mapping[str, Any]) -> bool:
     return data.get("state") == "open" and bool(data.get("ready"))
 
 
+NEWS = {  # what happened to a release pull request still waiting, as its message's first line says it
+    "": ("opened", "waiting "),
+    "pushed": ("updated with new commits", "new commits: waiting again "),
+    "reopened": ("reopened", "waiting "),
+}
+
+
 def render(repository: str, data: Mapping[str, Any], repository_id: int) -> tuple[str, list | None]:
     """The message: its first line says what the release pull request's state is, and where (what a phone's
     notification shows); the second what it waits for, or what came of it."""
@@ -176,7 +183,8 @@ def render(repository: str, data: Mapping[str, Any], repository_id: int) -> tupl
     elif data.get("refusal"):
         lines = [f"📦 {ref} release pull request: {title}", _refused(data)]
     else:
-        lines = [f"📦 {ref} release pull request opened: {title}", "⏳ waiting for its checks and for GitHub to call it mergeable"]
+        happened, waits = NEWS.get(str(data.get("news") or ""), NEWS[""])
+        lines = [f"📦 {ref} release pull request {happened}: {title}", f"⏳ {waits}for its checks and for GitHub to call it mergeable"]
     buttons = [[("🔀 Merge", f"{MERGE_PREFIX}{int(repository_id)}:{number}")]] if offers_merge(data) else None
     return "\n".join(lines), buttons
 
@@ -307,7 +315,11 @@ def applied(data: dict[str, Any], p: ReleasePull) -> dict[str, Any]:
     }
     if p.versions:
         new["versions"] = list(p.versions)
+    if data.get("state") == "closed" and new["state"] == "open":
+        new["news"] = "reopened"
     if data.get("head") != p.head:
+        if data.get("head"):
+            new["news"] = "pushed"  # a new head: what the message says happened, until it is ready again
         new.update(head=p.head, ready=False)
         new = without_refusal(new)
     return new
