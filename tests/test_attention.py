@@ -115,6 +115,19 @@ def test_a_comment_is_the_first_contact_of_a_thread_no_message_began_and_its_fol
     assert first.notified and first.reply_to is None and not second.notified and second.reply_to == first.message_id
 
 
+def test_an_outsiders_comment_on_a_release_pull_request_replies_under_its_message(world):
+    from pager_world.cases import outside, ready
+
+    ready(world)
+    [release_message] = shown(world)
+    comment = outside("issue_comment", "created", who="comment", **{
+        "issue.pull_request": {"url": f"https://api.github.com/repos/{REPO}/pulls/2"}, "issue.number": 2,
+        "issue.title": "chore(master): release 1.2.0"})
+    assert world.deliver("issue_comment", comment)[1]["outcome"].startswith("sent")
+    reply = shown(world)[-1]
+    assert reply.text.startswith("💬 alice commented on pull request") and reply.reply_to == release_message.message_id
+
+
 def test_a_follow_up_whose_first_message_is_gone_is_sent_all_the_same(world):
     world.deliver("issues", issue_opened())
     world.chat.delete(shown(world)[0].message_id)  # the maintainer deleted it

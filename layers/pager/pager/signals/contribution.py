@@ -44,6 +44,7 @@ from ..values import field, integer, newest, order_of_time, text
 from .common import excerpt, is_outside, is_release_pull, needs_confirming
 from .messages import show
 from .records import holding, settle
+from .release import release_key
 from .steps import Buttons, Dispatch, EditMessage, Note, Step
 
 TTL_SECONDS = 180 * 24 * 3600  # a contribution's record outlives any redelivery by far
@@ -309,6 +310,8 @@ def opened(delivery: Delivery, services: Services) -> str:
     # and its first comment, the sweep's redeliveries) take turns, so only the first contact calls and the
     # other replies under it.
     with holding(services, c.thread, THREAD, ttl_seconds=TTL_SECONDS) as thread_data:
+        if not isinstance(thread_data.get("first"), int):
+            thread_data.update(_shown_as_release(services, c))
         thread = Thread.from_data(thread_data)
 
         def gather() -> Any:
@@ -319,6 +322,15 @@ def opened(delivery: Delivery, services: Services) -> str:
         if isinstance(shown.get("message_id"), int):
             thread_data.update(thread_after(thread_data, c.repository, shown))
     return settled.outcome
+
+
+def _shown_as_release(services: Services, c: Contribution) -> dict[str, Any]:
+    """A pull request pager shows as a release (its message with 🔀): that message begins the thread, so a
+    comment or review on it replies there."""
+    if c.thing != "pull":
+        return {}
+    shown = services.store.load(release_key(c.repository_id, c.number)).data
+    return {"first": shown["message_id"], "chat": shown.get("chat")} if isinstance(shown.get("message_id"), int) else {}
 
 
 def thread_after(data: Mapping[str, Any], repository: str, shown: Mapping[str, Any]) -> dict[str, Any]:
