@@ -185,6 +185,28 @@ def test_a_telegram_failure_of_the_alarm_stops_no_redelivery_and_the_change_wait
     assert summary["alarm"] == "applied" and world.alarm_text().startswith("⚙️ pager needs you: ")
 
 
+def test_entries_a_run_had_no_reads_left_for_say_where_by_name_and_a_later_run_names_them(world):
+    from pager.sweep.run import NAMED_ENTRIES
+
+    world.answer = lambda guid, redelivery: 500
+    guids = [world.deliver("issue_comment", "created", 10) for _ in range(NAMED_ENTRIES + 3)]
+    opened = 0
+    while opened < len(guids):  # their redeliveries, then the run that names them all
+        world.advance(15)
+        opened += world.sweep()["entries_opened"]
+    titles = {g: world.store.dump()[f"alarm#control [entry:delivery:{g}]"]["title"] for g in guids}
+    assert sum(t.startswith("Codertocat's comment on Codertocat/Hello-World#1") for t in titles.values()) == NAMED_ENTRIES
+    # the others: where, by the name this run read for the same repository, never by its id
+    assert sorted(t.split(":")[0] for t in titles.values() if not t.startswith("Codertocat's")) == \
+        ["a comment on Codertocat/Hello-World"] * 3
+    world.advance(15)
+    assert world.sweep()["entries_opened"] == 0
+    entries = [world.store.dump()[f"alarm#control [entry:delivery:{g}]"] for g in guids]
+    assert all(e["title"].startswith("Codertocat's comment on Codertocat/Hello-World#1: ") for e in entries)
+    assert len({e["title"] for e in entries}) == 1  # the rest of each line as it was
+    assert all(e["url"].endswith("/issues/1#issuecomment-492700400") for e in entries)
+
+
 def test_a_run_without_room_for_a_page_asks_for_nothing_and_keeps_its_state(make_sweeps):
     world = make_sweeps(sweep_call_budget=12, sweep_max_redeliveries=11)
     world.answer = lambda guid, redelivery: 502

@@ -397,6 +397,14 @@ def delivery_title(entry: Mapping[str, Any]) -> str:
     return f"{thing}: {entry.get('reason')} ({counted}the last {entry.get('last')})"
 
 
+def renamed(entry: Mapping[str, Any], named: Mapping[str, Any]) -> str:
+    """An entry's line once a later run read what its event was about: the thing named anew, the rest as it
+    was (the entry as stored keeps its line, not the fields it was made from)."""
+    title = str(entry.get("title") or "")
+    before = entry.get("thing") or words.thing_of(str(entry.get("event") or ""), None, _where(entry)).label
+    return str(named["thing"]) + title[len(before):] if title.startswith(before) else title
+
+
 def _where(entry: Mapping[str, Any]) -> str:
     if entry.get("repository"):
         return str(entry["repository"])

@@ -33,7 +33,7 @@ new call, so a slow GitHub ends the run early, with what it read kept for the ne
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -311,25 +311,64 @@ def _job_page(services: Services, job: health.Job | None, run_id: str) -> health
 
 
 def name_entries(services: Services, opened: Mapping[str, Mapping[str, Any]], shown: Mapping[str, Mapping[str, Any]],
-                 calls: Calls) -> dict[str, dict[str, Any]]:
+                 calls: Calls, closed: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
     """The `delivery:` entries to open, each with the thing its event was about, named and linked as GitHub's
     pages do (the list gives only the kind of event and the repository's id): one the alarm shows already
     keeps its name; another is read from the delivery's own payload, for at most NAMED_ENTRIES entries and as
-    many as the budget leaves beside the alarm's change; the others keep the kind and the id."""
-    named: dict[str, dict[str, Any]] = {}
-    reads = 0
-    for key, entry in opened.items():
-        entry = dict(entry)
-        known = shown.get(key) or {}
-        if known.get("thing"):
-            entry.update({k: known[k] for k in ("thing", "short", "url", "repository") if known.get(k)})
-        elif key.startswith(alarm.DELIVERY_PREFIX) and reads < NAMED_ENTRIES and calls.left(1) > 0:
-            reads += 1
-            entry.update(_named(services, entry))
+    many as the budget leaves beside the alarm's change; the others say where by the repository's name when
+    this run knows it, and are named by a later run: what reads this run leaves name entries shown unnamed
+    (updated in place, linked to the thing instead of the app's deliveries)."""
+    reads = _Reads(services, calls)
+    named = {key: _to_open(key, entry, shown.get(key) or {}, reads) for key, entry in opened.items()}
+    named.update(_renamed(shown, set(named) | set(closed), reads))
+    where = {e.get("repository_id"): e["repository"] for e in [*shown.values(), *named.values()] if e.get("repository")}
+    for key in opened:
+        entry = named[key]
         if key.startswith(alarm.DELIVERY_PREFIX):
+            if not entry.get("repository") and entry.get("repository_id") in where:
+                entry["repository"] = where[entry["repository_id"]]
             entry["title"] = deliveries.delivery_title(entry)
-        named[key] = entry
     return named
+
+
+def _renamed(shown: Mapping[str, Mapping[str, Any]], left: set[str], reads: _Reads) -> dict[str, dict[str, Any]]:
+    """Entries shown without their thing (a run before had no read left for them), named with the reads
+    this run leaves; the rest of each one's line as it was. `left`: keys this run opens or closes."""
+    named = {}
+    for key, entry in shown.items():
+        if not key.startswith(alarm.DELIVERY_PREFIX) or entry.get("thing") or key in left:
+            continue
+        found = reads.name(entry)
+        if found is None:
+            break
+        if found:
+            named[key] = {**{k: v for k, v in entry.items() if k not in ("state", "at")}, **found,
+                          "title": deliveries.renamed(entry, found)}
+    return named
+
+
+class _Reads:
+    """The deliveries a run reads to name its entries: at most NAMED_ENTRIES, within the call budget."""
+
+    def __init__(self, services: Services, calls: Calls) -> None:
+        self.services, self.calls, self.done = services, calls, 0
+
+    def name(self, entry: Mapping[str, Any]) -> dict[str, Any] | None:
+        """What the entry's delivery was about (empty when GitHub did not say); None with no read left."""
+        if self.done >= NAMED_ENTRIES or self.calls.left(1) <= 0:
+            return None
+        self.done += 1
+        return _named(self.services, entry)
+
+
+def _to_open(key: str, entry: Mapping[str, Any], known: Mapping[str, Any], reads: _Reads) -> dict[str, Any]:
+    """An entry to open: named as the alarm shows it already, or as its delivery reads (when a read is left)."""
+    entry = dict(entry)
+    if known.get("thing"):
+        entry.update({k: known[k] for k in ("thing", "short", "url", "repository") if known.get(k)})
+    elif key.startswith(alarm.DELIVERY_PREFIX):
+        entry.update(reads.name(entry) or {})
+    return entry
 
 
 def _named(services: Services, entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -456,7 +495,7 @@ def _run(services: Services, *, now: float, run_id: str, event_id: str | None, r
         released = released or _answering(services, items.waiting, state, run_id)
         gathered = gather(services, items, calls, state, now, run_id)
         planned = plan(gathered, settings, now=now, released=released, event_id=event_id)
-        planned = replace(planned, opened=name_entries(services, planned.opened, gathered.shown, calls))
+        planned = replace(planned, opened=name_entries(services, planned.opened, gathered.shown, calls, planned.closed))
         committed = services.store.save(items[deliveries.ITEM], planned.deliveries.state.to_data())
     except Conflict:
         return {**summary, "outcome": "skipped: another run committed first", "calls_used": calls.used}
@@ -614,7 +653,7 @@ def _entries(g: Gathered, p: Planned, done: list[Done]) -> dict[str, Any]:
         return {"entries_opened": 0, "entries_closed": 0, "entries_open": len(g.shown), "alarm": "unchanged"}
     if change.fate != TOOK:
         return {"entries_opened": 0, "entries_closed": 0, "entries_open": len(g.shown), "alarm": f"waiting: {change.reason}"}
-    return {"entries_opened": len(p.opened), "entries_closed": len(p.closed),
+    return {"entries_opened": len(set(p.opened) - set(g.shown)), "entries_closed": len(p.closed),
             "entries_open": len(g.shown) + len(set(p.opened) - set(g.shown)) - len(p.closed), "alarm": "applied"}
 
 
