@@ -295,6 +295,18 @@ def test_a_thread_kept_while_the_phone_rests_counts_once_in_its_call(make_world)
     assert ": 1 from outside (" in calls(w)[0].text.splitlines()[0]
 
 
+def test_a_thread_counts_once_in_a_rest_longer_than_the_hour_of_its_follow_ups(make_world):
+    w = make_world()  # the default rest (75 min) outlasts a thread's hour of follow-ups
+    w.deliver("issues", issue_opened())  # the call at 08:00
+    w.advance(5)
+    w.deliver("issues", issue_opened(**FIFTH))  # kept, 08:05
+    w.advance(61)
+    w.deliver("issue_comment", issue_comment_by("alice", comment_id=51, number=5, **{"issue.id": 5005}))  # 09:06
+    w.advance(10)
+    tick(w)
+    assert ": 1 from outside (" in calls(w)[0].text.splitlines()[0]
+
+
 def test_a_contact_of_a_repository_muted_while_the_phone_rests_is_left_out_of_its_call(make_world):
     w = make_world(buzz_gap_minutes=60)
     w.deliver("issues", issue_opened())

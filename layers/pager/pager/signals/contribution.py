@@ -248,7 +248,8 @@ def decide_opening(c: Contribution, control_repository: str, thread: Thread = NO
         period = period_of(data.get("sound") or {})
         if period is not None and not data.get("noted"):  # shown in quiet hours: kept for their summary, once
             label = f"{c.author} {c.verb} {c.noun} {c.repository}#{c.number}"
-            note = Note("contribution", c.key, label, c.url, period, c.repository, at=float(data.get("shown_at") or now))
+            # kept by its thread: a thread counts once in a summary, however far apart its contacts came
+            note = Note("contribution", c.thread, label, c.url, period, c.repository, at=float(data.get("shown_at") or now))
             return Step("kept for the summary", effect=note, then=lambda _: {**data, "noted": True})
         if not data.get("drafted"):
             return Step(
