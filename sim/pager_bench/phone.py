@@ -453,7 +453,8 @@ def tally(moments: Iterable[Moment], rang: set[int], noted: Mapping[str, list[Ke
     for m in moments:
         counts["n"] += 1
         counts["night"] += night.period(m.at) is not None
-        kept = noted.get(f"{kind}:{m.thing}"[:200], [])
+        thing = "#".join(m.thing.split("#")[:4]) if kind == "contribution" else m.thing  # a contribution's note: its thread's
+        kept = noted.get(f"{kind}:{thing}"[:200], [])
         if m.message_id in rang:
             counts["buzzed"] += 1
         elif m.sound.get("summary") and kept:
