@@ -668,6 +668,30 @@ def test_a_contact_just_after_quiet_hours_end_calls_and_their_summary_follows_si
     assert [m.text for m in shown(world) if m.text.startswith("🌅")]  # the summary, silently
 
 
+def test_a_contact_kept_while_its_summary_reads_its_notes_is_called_by_the_next_check(night, monkeypatch):
+    world = night
+    world.deliver("issues", issue_opened())
+    read = attention_store.summary_notes
+
+    def racing(services, start):  # a contact of the night, kept just as the summary reads what it holds
+        found = read(services, start)
+        if not world.chat.buzzes:
+            at = world.now
+            world.now = datetime(2027, 1, 16, 6, 59, 59, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+            world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8))
+            world.now = at
+        return found
+
+    monkeypatch.setattr(attention_store, "summary_notes", racing)
+    world.now = datetime(2027, 1, 16, 7, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    tick(world)
+    monkeypatch.setattr(attention_store, "summary_notes", read)
+    world.advance(80)  # the phone's rest after the summary's call
+    tick(world)
+    called = [m.text for m in shown(world) if m.notified and m.author is None]
+    assert len(called) == 2 and "alice" in called[0] and "bob" in called[1]
+
+
 def test_a_summary_telegram_refuses_to_take_now_is_sent_by_a_later_check_once(night):
     world = night
     world.deliver("issues", issue_opened())

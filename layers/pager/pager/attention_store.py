@@ -7,7 +7,8 @@ and the call at the end of the phone's rest), and when alarms come due.
     attention               the every-minute check's index, one query: an item `alarm:<ref>` per red
                             alarm {repository, branch, since, due} (`due`: when an entry comes past its
                             grace, or a fix's hold ends), and `summary:<start>` per period (quiet hours,
-                            a rest of the phone) whose summary is still to send {start, end}
+                            a rest of the phone) whose summary is still to send {start, end, closing}
+                            (`closing`: its summary is under way; `sent`: sent, kept until the TTL)
     summary#<start>         a period's summary: the record itself {sent} once sent, and one item per
                             thing that would have buzzed meanwhile `<kind>:<thing>` {kind, label, url,
                             repository, at}, written by the `Note` effect of the decision that kept it
@@ -39,6 +40,7 @@ CALL_ITEM = "call"
 DAY = 24 * 3600
 MUTE_DEFAULT_SECONDS = 8 * 3600
 MUTE_MAX_SECONDS = 30 * DAY
+KEEP_TRIES = 3  # periods a note tries when each one's summary is under way as it is written
 
 
 @dataclass(frozen=True)
@@ -198,32 +200,44 @@ def summary_key(start: float) -> str:
 def keep(services: Services, note: Note) -> None:
     """Keep a note for its period's summary (once per thing: a note written already stays), with the
     every-minute check's index holding the period until its summary is sent. Safe twice: each write is
-    conditional on finding nothing there yet. A note that comes after its period's summary was sent (its
-    delivery failed midway and came again late, or the rest's length changed) is kept for the phone's
-    rest now, or, when that is the same period or none, for a call at the next check: never for a
-    summary that will not come again."""
+    conditional on finding nothing there yet. The note is written first and the period looked at after:
+    a summary marks its period `closing` before it reads its notes, so a note written before that mark is
+    among them, and one that finds the mark (its delivery failed midway and came again late, the rest's
+    length changed, or it raced the summary) is kept again for the phone's rest now, or, when that is the
+    same period or none, for a call at the next check: called twice at worst, never lost."""
     start, end = note.period
-    if not _held(services.store, start, end):
-        now = services.now()
-        rest = _rest(services, services.store.load(MUTE_KEY, CALL_ITEM), now)
-        if rest is None or rest[0] == start or not _held(services.store, *rest):
-            rest = (now, now)
-            _held(services.store, *rest)
-        start, end = rest
-    _put_once(services.store, Record(summary_key(start), item=f"{note.kind}:{note.thing}"[:200]),
-              {"kind": note.kind, "label": note.label, "url": note.url, "repository": note.repository, "at": note.at},
-              expires_at=int(end + 3 * DAY))
+    for _ in range(KEEP_TRIES):
+        _put_once(services.store, Record(summary_key(start), item=f"{note.kind}:{note.thing}"[:200]),
+                  {"kind": note.kind, "label": note.label, "url": note.url, "repository": note.repository, "at": note.at},
+                  expires_at=int(end + 3 * DAY))
+        if _held(services.store, start, end):
+            return
+        start, end = _later(services, start)
+    logger.warning("a note kept for a summary already under way", extra={"kind": note.kind})
+
+
+def _later(services: Services, start: float) -> tuple[float, float]:
+    """Where a note goes whose period's summary is under way: the phone's rest now, else a call at the next check."""
+    now = services.now()
+    rest = _rest(services, services.store.load(MUTE_KEY, CALL_ITEM), now)
+    return (now, now) if rest is None or rest[0] == start else rest
 
 
 def _held(store: Store, start: float, end: float) -> bool:
-    """Make the check's index hold the period (start, end) until its summary is sent; False when it was sent
-    already (a note for it now would never be called)."""
+    """Make the check's index hold the period (start, end) until its summary is sent; False when its summary
+    is under way or sent already (a note for it now might never be called)."""
     empty = Record(INDEX_KEY, item=f"{SUMMARY_ITEM}{int(start)}")
     try:
         store.save(empty, {"start": start, "end": end}, expires_at=int(end + 3 * DAY))
         return True
     except Conflict:
-        return not store.load(empty.key, empty.item).data.get("sent")
+        return _open(store, start)
+
+
+def _open(store: Store, start: float) -> bool:
+    """The period's summary is not under way yet: a note kept for it now is in it."""
+    data = store.load(INDEX_KEY, f"{SUMMARY_ITEM}{int(start)}").data
+    return not (data.get("sent") or data.get("closing"))
 
 
 def _put_once(store: Store, empty: Record, data: dict[str, Any], *, expires_at: int) -> None:
@@ -238,6 +252,16 @@ def summary_notes(services: Services, start: float) -> list[dict[str, Any]]:
     """A summary's notes, each with the thing it is about (`thing`: an alarm's ref, a record's key)."""
     return [{**r.data, "thing": r.item.split(":", 1)[-1]} for r in services.store.items(summary_key(start))
             if r.data.get("kind")]
+
+
+def _decide_closing(data: dict[str, Any], now: float) -> Step:
+    return Step("", data=None if data.get("closing") or data.get("sent") else {**data, "closing": True})
+
+
+def summary_closing(services: Services, start: float) -> None:
+    """The period's summary is under way: notes from now on go to a later call (`keep`). Written before the
+    summary reads its notes, so that a note either is among them or finds this mark."""
+    settle(services, INDEX_KEY, _decide_closing, item=f"{SUMMARY_ITEM}{int(start)}")
 
 
 def _decide_sent(data: dict[str, Any], now: float) -> Step:

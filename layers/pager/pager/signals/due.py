@@ -71,6 +71,7 @@ def send_summary(services: Services, start: float, end: float, red: Sequence[att
     a contribution still open, a release still ready to merge, pager's own health; none of a repository
     muted meanwhile (its pages arrived silently, as a mute has them). Nothing when nothing does. Without a
     sound when the phone called a moment ago (a contact that came just after the period's end)."""
+    attention_store.summary_closing(services, start)  # a note written from now on goes to a later call
     notes = attention_store.summary_notes(services, start)
     muted = {m.repository_id for m in attention_store.mutes(services, now)}
     still_red = [r for r in red if not (r.ref.isdigit() and int(r.ref) in muted)]
