@@ -48,6 +48,16 @@ def test_an_issue_opened_by_someone_outside_sends_one_message_and_asks_for_one_d
     ]
 
 
+def test_a_contribution_at_telegrams_limit_keeps_its_verdict_when_it_closes(world):
+    from pager.html import visible_length
+
+    long = {"issue.title": "&" * 5000}  # longer than GitHub lets a title be: a message cut at 4096 characters
+    world.deliver("issues", issue_opened(**long))
+    world.deliver("issues", issue_closed(**long))
+    [(text, _)] = world.chat.view().values()
+    assert text.endswith("\n✅ closed") and visible_length(text) <= 4096
+
+
 def test_after_the_app_is_installed_again_the_draft_still_reaches_the_control_repository(world):
     from pager_world.world import INSTALLATION
 

@@ -37,7 +37,7 @@ from typing import Any
 
 from .. import attention_store
 from ..attention import FOLLOW_UP_SECONDS, LOUD, Moment, Volume, period_of
-from ..html import escape, link
+from ..html import MAX_TEXT, cut, escape, link, visible_length
 from ..routing import Delivery
 from ..services import Services
 from ..values import field, integer, newest, order_of_time, text
@@ -273,7 +273,8 @@ def decide_closing(verdict: str, order: str, author_outside: bool):
             return Step("stale: older than what is shown")
         message_id = data.get("message_id")
         if message_id is not None:
-            edited = f"{data.get('text', '')}\n✅ {verdict}"
+            said = f"\n✅ {verdict}"  # kept whole: a text at Telegram's limit is cut to leave it room
+            edited = cut(str(data.get("text", "")), MAX_TEXT - visible_length(said)) + said
             return Step(
                 f"edited: {verdict}",
                 effect=EditMessage(message_id, edited, chat=data.get("chat")),
