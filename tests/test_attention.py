@@ -549,6 +549,35 @@ def test_start_fix_comes_back_after_its_hour_by_the_minute_check(world):
     assert shown(world)[0].labels()[0] == ("🛠 Start fix",) and "fix started" not in shown(world)[0].text
 
 
+def test_a_fix_under_way_holds_the_graces_buzz_until_its_run_fails(world):
+    world.deliver("workflow_run", run("failure"))
+    world.advance(2)
+    world.press("🛠")  # the person knows, and acted
+    world.advance(20)
+    tick(world)
+    assert buzzed(world) == []
+    ended = run("failure", workflow_id=77, name="pager-fix", **{
+        "repository.full_name": CONTROL, "repository.id": 4242, "workflow_run.head_repository.full_name": CONTROL,
+        "workflow_run.event": "repository_dispatch", "workflow_run.display_title": f"pager-fix {REPO}",
+        "workflow_run.updated_at": "2027-01-15T08:25:00Z"})
+    world.hub.installations[CONTROL] = world.hub.installations[REPO]
+    world.advance(3)
+    world.deliver("workflow_run", ended)  # the fix failed, the branch is still red: now it calls
+    [call] = buzzed(world)
+    assert call.startswith("🚨 ") and f"{REPO}</a> is red" in call
+
+
+def test_a_fix_under_way_whose_run_never_says_holds_the_graces_buzz_for_its_hour(world):
+    world.deliver("workflow_run", run("failure"))
+    world.press("🛠")
+    world.advance(59)
+    tick(world)
+    assert buzzed(world) == []
+    world.advance(2)
+    tick(world)
+    assert len(buzzed(world)) == 1
+
+
 # -- releases -------------------------------------------------------------------------------------------------
 
 

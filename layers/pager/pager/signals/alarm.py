@@ -509,8 +509,8 @@ def live_fix(fix: Any, entries: Mapping[str, Any], now: float) -> Mapping[str, A
 
 
 def due_of(alarm: Alarm, data: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]], grace: float) -> float | None:
-    """When the alarm next needs a look without an event: an entry past its grace that has not buzzed, or a
-    fix's hold ending (None: nothing comes due)."""
+    """When the alarm next needs a look without an event: an entry past its grace that has not buzzed (after
+    the fix under way, if any), or a fix's hold ending (None: nothing comes due)."""
     if not entries:
         return None
     openings = {k: float(e.get("at", 0)) for k, e in entries.items()}
@@ -518,6 +518,8 @@ def due_of(alarm: Alarm, data: Mapping[str, Any], entries: Mapping[str, Mapping[
     buzz = attention.due(openings, float(heard) if isinstance(heard, (int, float)) else None, grace_of(alarm, grace))
     fix = data.get("fix")
     hold = float(fix["at"]) + FIX_HOLD_SECONDS if isinstance(fix, Mapping) and isinstance(fix.get("at"), (int, float)) else None
+    if hold is not None and buzz is not None and not fix.get("ended") and buzz < hold:
+        buzz = None  # held by the fix under way (decide_render): its end renders the alarm, or the hold's does
     return min((t for t in (buzz, hold) if t is not None), default=None)
 
 
@@ -565,7 +567,9 @@ def decide_render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], *, gra
             known = data.get("heard") if "heard" in data else now  # shown by an earlier version: it buzzed then
             heard = float(known) if showing and isinstance(known, (int, float)) else None
             since = float(data.get("since") or min(openings.values())) if showing else now
-            now_ripe = ripe(openings, heard, grace, now)
+            # a fix under way (🛠 pressed, its run not ended) holds the grace's buzz: the person pressing knows;
+            # its run failing, or its hold ending, with the alarm still red, buzzes then
+            now_ripe = ripe(openings, heard, grace, now) and not (fix is not None and not fix.get("ended"))
             sound = volume.sound(Moment.HEALTH if alarm.ref == CONTROL else Moment.ALARM_RED) if now_ripe else None
             view = View(since, now, zone, fix, actions)
             body, buttons = render(alarm, entries, view)
