@@ -517,9 +517,11 @@ def due_of(alarm: Alarm, data: Mapping[str, Any], entries: Mapping[str, Mapping[
     heard = data.get("heard")
     buzz = attention.due(openings, float(heard) if isinstance(heard, (int, float)) else None, grace_of(alarm, grace))
     fix = data.get("fix")
-    hold = float(fix["at"]) + FIX_HOLD_SECONDS if isinstance(fix, Mapping) and isinstance(fix.get("at"), (int, float)) else None
-    if hold is not None and buzz is not None and not fix.get("ended") and buzz < hold:
-        buzz = None  # held by the fix under way (decide_render): its end renders the alarm, or the hold's does
+    hold = None
+    if isinstance(fix, Mapping) and isinstance(fix.get("at"), (int, float)):
+        hold = float(fix["at"]) + FIX_HOLD_SECONDS
+        if buzz is not None and not fix.get("ended") and buzz < hold:
+            buzz = None  # held by the fix under way (decide_render): its end renders the alarm, or the hold's does
     return min((t for t in (buzz, hold) if t is not None), default=None)
 
 
