@@ -847,6 +847,13 @@ def test_a_malformed_command_gets_its_usage_and_an_unknown_repository_is_named(w
     assert world.store.dump().get("mute") is None
 
 
+@pytest.mark.parametrize("given", [f"https://github.com/{REPO}", f"https://github.com/{REPO}/", f"github.com/{REPO}.git",
+                                   f"https://github.com/{REPO}/pull/2"])
+def test_a_repository_pasted_as_its_address_on_github_is_muted(world, given):
+    world.command(f"/mute {given} 2h")
+    assert answer(world).startswith(f"🔕 {REPO} muted for 2 h")
+
+
 def test_a_mute_longer_than_thirty_days_is_thirty_days(world):
     world.command(f"/mute {REPO} 90d")
     assert answer(world).startswith(f"🔕 {REPO} muted for 30 days (at most 30 days)")

@@ -58,6 +58,8 @@ COMMAND_TTL_SECONDS = 24 * 3600
 REFUSED_AGAIN_SECONDS = 3600  # "not allowed" is said to a person in a chat at most this often
 COMMAND = re.compile(r"/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{1,64}))?(?![A-Za-z0-9_@])")
 REPOSITORY = re.compile(r"[A-Za-z0-9_-]{1,39}/[A-Za-z0-9._-]{1,100}")
+GITHUB_URL = re.compile(r"(?:https?://)?(?:www\.)?github\.com/([A-Za-z0-9_-]{1,39})/([A-Za-z0-9._-]{1,100})(?:/.*)?",
+                        re.IGNORECASE)
 DURATION = re.compile(r"([0-9]{1,4})\s*(m|min|h|d)", re.IGNORECASE)
 UNIT_SECONDS = {"m": 60, "min": 60, "h": 3600, "d": 86400}
 LISTED = 10  # red alarms, releases ready and mutes /status names of each; the rest are counted
@@ -213,7 +215,17 @@ def seconds_of(word: str) -> int | None:
     return int(found.group(1)) * UNIT_SECONDS[found.group(2).lower()]
 
 
+def repository_named(word: str) -> str:
+    """A repository as a person may paste it: owner/name, or its address on GitHub (https://github.com/
+    owner/name, with a trailing slash, a path below it, or `.git`), as owner/name."""
+    found = GITHUB_URL.fullmatch(word.strip())
+    if found is None:
+        return word
+    return f"{found.group(1)}/{found.group(2).removesuffix('.git')}"
+
+
 def mute(services: Services, name: str, words: Sequence[str], by: str, now: float) -> str:
+    words = [repository_named(words[0]), *words[1:]] if words else []
     asked = _asked_for(name, words)
     if asked is None:
         return USAGE[name]
