@@ -628,7 +628,7 @@ def test_nothing_buzzes_in_quiet_hours_and_one_summary_buzzes_when_they_end(nigh
     [summary] = [m for m in shown(world) if m.notified and m.text.startswith("🌅")]
     lines = summary.text.splitlines()
     assert lines[0] == ("🌅 Quiet hours are over (22:00–07:00): 1 from outside, 1 alarm red past its grace, "
-                        "1 release ready to merge")
+                        f'1 release ready to merge (<a href="https://github.com/{REPO}">{REPO}</a>)')
     assert any(line.startswith("💬 ") and "alice opened" in line for line in lines)
     assert any(line.startswith("🚨 still red: ") and REPO in line for line in lines)
     assert any(line.startswith("🔀 ready to merge: ") and f"{REPO}#2" in line for line in lines)
@@ -1070,7 +1070,7 @@ def test_a_failure_at_any_call_of_an_alarm_come_due_in_quiet_hours_keeps_it_for_
     act(w)
     w.now = datetime(2027, 1, 16, 7, 1, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
     tick(w)
-    assert buzzed(w) == ["🌅 Quiet hours are over (22:00–07:00): 1 alarm red past its grace"]
+    assert buzzed(w) == [f'🌅 Quiet hours are over (22:00–07:00): 1 alarm red past its grace (<a href="https://github.com/{REPO}">{REPO}</a>)']
 
 
 def test_a_ready_release_touched_days_later_asks_for_no_summary_again(make_world):

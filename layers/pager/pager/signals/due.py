@@ -151,7 +151,7 @@ def render_summary(notes: Sequence[Mapping[str, Any]], red: Sequence[attention_s
     by_kind = {kind: [n for n in notes if n.get("kind") == kind] for kind, _, _ in KINDS}
     counts = [plural(len(by_kind[kind]), *words) for kind, _, words in KINDS if by_kind[kind]]
     if night:
-        lines = [f"🌅 Quiet hours are over ({clock(start, zone)}–{clock(end, zone)}): " + ", ".join(counts)]
+        lines = [f"🌅 Quiet hours are over ({clock(start, zone)}–{clock(end, zone)}): {', '.join(counts)} ({_where(notes)})"]
     else:
         lines = [f"📬 Since {clock(start, zone)}: {', '.join(counts)} ({_where(notes)})"]
     lines += _noted_lines(by_kind)
