@@ -58,6 +58,13 @@ def test_a_contribution_at_telegrams_limit_keeps_its_verdict_when_it_closes(worl
     assert text.endswith("\n✅ closed") and visible_length(text) <= 4096
 
 
+def test_a_draft_pull_request_is_named_a_draft_and_a_deleted_account_ghost_as_github_shows_them(world):
+    world.deliver("pull_request", outside("pull_request", "opened", who="pull_request", **{"pull_request.draft": True}))
+    assert world.chat.chat()[-1].text.startswith("💬 alice opened draft pull request ")
+    world.deliver("issue_comment", issue_comment_by("alice", comment_id=9, number=7, **{"comment.user": None}))
+    assert world.chat.chat()[-1].text.startswith("💬 ghost commented on issue ")
+
+
 def test_after_the_app_is_installed_again_the_draft_still_reaches_the_control_repository(world):
     from pager_world.world import INSTALLATION
 

@@ -118,6 +118,9 @@ def thing_key(repository_id: int, thing: str, number: int) -> str:
     return f"contribution#{int(repository_id)}#{thing}#{number}"
 
 
+GHOST = "ghost"  # who GitHub shows for an account deleted since (a payload may carry no user at all)
+
+
 def read_contribution(event: str, payload: dict[str, Any], repository: str) -> Contribution | None:
     """The contribution an opening event or comment is about; None for one pager does not show."""
     sender = payload.get("sender")
@@ -134,7 +137,7 @@ def read_contribution(event: str, payload: dict[str, Any], repository: str) -> C
             number=integer(field(obj, "number")),
             title=text(field(obj, "title")),
             url=text(field(obj, "html_url")),
-            author=text(field(user, "login")),
+            author=text(field(user, "login")) or GHOST,
             body=text(field(obj, "body")),
             order=order_of_time(field(obj, "updated_at")) or order_of_time(field(obj, "created_at")),
             outside=is_outside(field(obj, "author_association"), user, sender),
@@ -156,7 +159,7 @@ def read_contribution(event: str, payload: dict[str, Any], repository: str) -> C
             number=integer(field(parent, "number")),
             title=text(field(parent, "title")),
             url=text(field(comment, "html_url")),
-            author=text(field(user, "login")),
+            author=text(field(user, "login")) or GHOST,
             body=text(field(comment, "body")),
             order=order_of_time(field(comment, at)),
             outside=is_outside(field(comment, "author_association"), user, sender),
@@ -171,7 +174,8 @@ def read_contribution(event: str, payload: dict[str, Any], repository: str) -> C
     if event == "issues":
         return opened("issue", "issue", payload.get("issue"))
     if event == "pull_request":
-        return opened("pull", "pull request", payload.get("pull_request"))
+        pull = payload.get("pull_request")
+        return opened("pull", "draft pull request" if field(pull, "draft") is True else "pull request", pull)
     if event == "discussion":
         return opened("discussion", "discussion", payload.get("discussion"))
     if event == "issue_comment":
