@@ -962,6 +962,15 @@ def test_status_says_when_the_sweep_stopped_running(world):
                                              "and nothing failed comes back without it")
 
 
+def test_status_says_a_fix_under_way(world):
+    world.deliver("workflow_run", run("failure"))
+    world.advance(2)
+    world.press("🛠")
+    world.command("/status")
+    [red] = [line for line in answer(world).splitlines() if line.startswith("🚨")]
+    assert "test run #163 failed · 🛠 fix started Fri 08:02 by Maintainer (" in red
+
+
 def test_status_with_nothing_red_says_so_and_names_quiet_hours(make_world):
     world = make_world(quiet_hours="22:00-07:00", timezone="Europe/Berlin")
     world.command("/status")

@@ -22,6 +22,7 @@ acts on nothing again: it sends the answer still to send, or nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -290,18 +291,22 @@ class Status:
     swept_at: float | None  # pager's last sweep run
     health: Mapping[str, Mapping[str, Any]]  # pager's own open entries
     rest: tuple[tuple[float, float], int] | None = None  # the phone's rest now, and how many wait for its call
+    fixes: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)  # a red alarm's fix 🛠 started, by its ref
+    actions: str = ""  # the control repository's Actions, where a fix runs
 
 
 def status(services: Services, now: float) -> str:
     index = attention_store.index(services)
     red = [(r, alarm.shown_entries(alarm.Alarm(r.ref, r.repository), alarm.entries_now(services, r.ref)))
            for r in index.red if r.ref != alarm.CONTROL][:LISTED]
+    fixes = {r.ref: fix for r, entries in red
+             if (fix := alarm.live_fix(services.store.load(alarm.alarm_key(r.ref)).data.get("fix"), entries, now))}
     ready = [r.data for r in services.store.items(release.WAITING_KEY) if r.data.get("ready")]
     swept = services.store.load(SWEEP_KEY, "deliveries").data.get("ran_at")
     control = alarm.control_alarm(services)
     health = alarm.shown_entries(control, alarm.entries_now(services, control.ref))
     gathered = Status(red, ready, attention_store.mutes(services, now), float(swept) if isinstance(swept, (int, float)) else None,
-                      health, attention_store.rest_now(services, now))
+                      health, attention_store.rest_now(services, now), fixes, alarm.actions_url(services))
     return render_status(gathered, services.settings, now, len([r for r in index.red if r.ref != alarm.CONTROL]))
 
 
@@ -313,7 +318,9 @@ def render_status(s: Status, settings: Any, now: float, red_count: int) -> str:
                                                               if red_count else "nothing is red"),
              _health_line(s, zone, now)]
     lines += _quiet_lines(settings, now) + _rest_lines(s, settings, now)
-    lines += [_red_line(red, entries, zone, now) for red, entries in s.red[:LISTED]] + _more(red_count, "red")
+    lines += [_red_line(red, entries, zone, now) + (f" · {alarm.fix_said(s.fixes[red.ref], zone, now, s.actions)}"
+                                                   if red.ref in s.fixes else "")
+              for red, entries in s.red[:LISTED]] + _more(red_count, "red")
     lines += [_ready_line(pull) for pull in s.ready[:LISTED]] + _more(len(s.ready), "ready to merge")
     lines += [_muted_line(muted, zone, now) for muted in s.mutes[:LISTED]] + _more(len(s.mutes), "muted")
     return "\n".join(lines)

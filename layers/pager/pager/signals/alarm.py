@@ -399,15 +399,7 @@ def render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], view: View,
     ordered = by_importance(entries)
     state = [f"since {stamp(view.since, view.zone)}"]
     if view.fix:
-        by = f" by {escape(str(view.fix['by']))}" if view.fix.get("by") else ""
-        ended = view.fix.get("ended")
-        if isinstance(ended, Mapping):
-            how = ENDED.get(str(ended.get("conclusion")), f"ended: {escape(str(ended.get('conclusion')))}")
-            run = f" ({link(str(ended['url']), 'its run')})" if ended.get("url") else ""
-            state.append(f"🛠 the fix{by} {how} {stamp(float(ended.get('at') or view.now), view.zone)}{run}")
-        else:
-            run = f" ({link(view.actions, 'its run')})" if view.actions else ""
-            state.append(f"🛠 fix started {stamp(float(view.fix['at']), view.zone)}{by}{run}")
+        state.append(fix_said(view.fix, view.zone, view.now, view.actions))
     lines = [headline(alarm, entries, ordered[0]), " · ".join(state)]
     used = sum(visible_length(line) + 1 for line in lines)
     shown = 1 if len(ordered) == 1 else 0  # one entry: the headline is all
@@ -493,6 +485,18 @@ def seen_after(seen: Any, entries: Mapping[str, Mapping[str, Any]]) -> dict[str,
     now = {k: {"title": str(entries[k].get("title") or k)[:200], "url": str(entries[k].get("url") or "")[:500]}
            for k in by_importance(entries)[:SEEN_KEPT]}
     return dict(list({**now, **{k: v for k, v in before.items() if k not in now}}.items())[:SEEN_KEPT])
+
+
+def fix_said(fix: Mapping[str, Any], zone: tzinfo, now: float, actions: str = "") -> str:
+    """What an alarm says of the fix 🛠 started: by whom and when, or how its run ended, with a link to it."""
+    by = f" by {escape(str(fix['by']))}" if fix.get("by") else ""
+    ended = fix.get("ended")
+    if isinstance(ended, Mapping):
+        how = ENDED.get(str(ended.get("conclusion")), f"ended: {escape(str(ended.get('conclusion')))}")
+        run = f" ({link(str(ended['url']), 'its run')})" if ended.get("url") else ""
+        return f"🛠 the fix{by} {how} {stamp(float(ended.get('at') or now), zone)}{run}"
+    run = f" ({link(actions, 'its run')})" if actions else ""
+    return f"🛠 fix started {stamp(float(fix['at']), zone)}{by}{run}"
 
 
 def live_fix(fix: Any, entries: Mapping[str, Any], now: float) -> Mapping[str, Any] | None:
