@@ -53,7 +53,7 @@ def _free_note(line: bill.Line) -> str:
     allowance, unit, forever = prices.FREE_TIER[line.free]
     if line.free == "secrets":
         return "a free trial: a new secret's first 30 days"
-    who = "always free" if forever else "a new account's first 12 months"
+    who = "always free" if forever else "an account opened before 15 July 2025, its first 12 months"
     verdict = "would cover it" if line.covered else "would cover part of it"
     return f"{who}: {allowance:,} {unit} a month {verdict}"
 

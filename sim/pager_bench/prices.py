@@ -64,7 +64,8 @@ EVENTBRIDGE_SCHEDULED_EVENT = 0.0
 FREE_TIER = {
     "lambda_requests": (1_000_000, "requests", True),
     "lambda_gb_seconds": (400_000, "GB-seconds", True),
-    "http_api_requests": (1_000_000, "requests", False),  # the first 12 months of a new account only
+    "http_api_requests": (1_000_000, "requests", False),  # the first 12 months of an account opened before
+    # 15 July 2025 only; one opened since gets sign-up credits instead (AWS's Free Tier, since that day)
     "dynamodb_storage_gb": (25, "GB", True),
     "secrets": (1, "secret for its first 30 days", False),  # a free trial per secret
     "kms_requests": (20_000, "requests", True),

@@ -135,7 +135,7 @@ def _always_free(lines: list[bill.Line]) -> Target:
     return ("... and $0 within AWS's always-free allowances",
             f"{money(after)} a month: " + (", ".join(
                 _line(line, line.after_always_free * month)
-                + ("" if line.free is None else " (its free tier is a new account's first 12 months only)")
+                + ("" if line.free is None else " (not always free: only an account opened before 15 July 2025 had it, for its first 12 months)")
                 for line in left) if left else "nothing left"), after < 0.005)
 
 

@@ -168,7 +168,7 @@ class Settings:
             telegram_bot_token=read.required("TELEGRAM_BOT_TOKEN", BOT_TOKEN, "a bot token (digits:letters)"),
             telegram_webhook_secret=read.required("TELEGRAM_WEBHOOK_SECRET", SECRET_TOKEN,
                                                   "A-Z a-z 0-9 _ - only, 1 to 256 of them"),
-            telegram_chat_id=read.required("TELEGRAM_CHAT_ID", CHAT_ID, "a chat id (a number, -100… for a group) or @channelname"),
+            telegram_chat_id=read.required("TELEGRAM_CHAT_ID", CHAT_ID, "a chat id (a number, -100… for a supergroup or channel) or @channelname"),
             telegram_thread_id=read.number("TELEGRAM_THREAD_ID", 0, 0) or None,  # 0: no topic
             telegram_allowed_users=read.user_ids("TELEGRAM_ALLOWED_USERS"),
             control_repository=read.required("CONTROL_REPOSITORY", REPOSITORY, "owner/name of a GitHub repository"),
