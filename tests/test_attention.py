@@ -128,6 +128,25 @@ def test_an_outsiders_comment_on_a_release_pull_request_replies_under_its_messag
     assert reply.text.startswith("💬 alice commented on pull request") and reply.reply_to == release_message.message_id
 
 
+def test_comments_on_a_release_follow_its_message_when_it_is_posted_anew_ready_to_merge(world):
+    from pager_world.cases import outside
+
+    def comment(cid: int) -> dict:
+        return outside("issue_comment", "created", who="comment", **{
+            "issue.pull_request": {"url": f"https://api.github.com/repos/{REPO}/pulls/2"}, "issue.number": 2,
+            "issue.title": "chore(master): release 1.2.0", "comment.id": cid,
+            "comment.html_url": f"https://github.com/{REPO}/pull/2#issuecomment-{cid}"})
+
+    live_pull(world)
+    world.deliver("pull_request", pull("opened"))
+    world.deliver("issue_comment", comment(1))
+    world.advance(120)
+    world.deliver("check_suite", suite_passed())  # ready: the release's message is posted anew, with a sound
+    [ready] = [m for m in shown(world) if m.text.startswith("🔀")]
+    world.deliver("issue_comment", comment(2))
+    assert shown(world)[-1].reply_to == ready.message_id
+
+
 def test_a_follow_up_whose_first_message_is_gone_is_sent_all_the_same(world):
     world.deliver("issues", issue_opened())
     world.chat.delete(shown(world)[0].message_id)  # the maintainer deleted it

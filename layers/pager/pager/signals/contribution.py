@@ -316,8 +316,8 @@ def opened(delivery: Delivery, services: Services) -> str:
     # and its first comment, the sweep's redeliveries) take turns, so only the first contact calls and the
     # other replies under it.
     with holding(services, c.thread, THREAD, ttl_seconds=TTL_SECONDS) as thread_data:
-        if not isinstance(thread_data.get("first"), int):
-            thread_data.update(_shown_as_release(services, c))
+        if not isinstance(thread_data.get("first"), int) or thread_data.get("release"):
+            thread_data.update(_shown_as_release(services, c))  # a release's message: its latest (a repost moves it)
         thread = Thread.from_data(thread_data)
 
         def gather() -> Any:
@@ -332,11 +332,14 @@ def opened(delivery: Delivery, services: Services) -> str:
 
 def _shown_as_release(services: Services, c: Contribution) -> dict[str, Any]:
     """A pull request pager shows as a release (its message with 🔀): that message begins the thread, so a
-    comment or review on it replies there."""
+    comment or review on it replies there; the thread remembers it is the release's (`release`), whose
+    message is posted anew when it becomes ready to merge."""
     if c.thing != "pull":
         return {}
     shown = services.store.load(release_key(c.repository_id, c.number)).data
-    return {"first": shown["message_id"], "chat": shown.get("chat")} if isinstance(shown.get("message_id"), int) else {}
+    if not isinstance(shown.get("message_id"), int):
+        return {}
+    return {"first": shown["message_id"], "chat": shown.get("chat"), "release": True}
 
 
 def thread_after(data: Mapping[str, Any], repository: str, shown: Mapping[str, Any]) -> dict[str, Any]:
