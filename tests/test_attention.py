@@ -740,6 +740,16 @@ def test_a_contact_kept_while_its_summary_reads_its_notes_is_called_by_the_next_
     assert len(called) == 2 and "alice" in called[0] and "bob" in called[1]
 
 
+def test_a_summarys_mark_in_the_checks_index_expires(night):
+    world = night
+    world.deliver("issues", issue_opened())
+    world.now = datetime(2027, 1, 16, 7, 0, 30, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    tick(world)
+    [mark] = [r for r in world.store.items("attention") if r.item.startswith("summary:")]
+    _, _, expires_at = world.store.inner._items[("attention", mark.item)]  # the table's TTL attribute
+    assert mark.data.get("sent") and expires_at is not None and expires_at > world.now
+
+
 def test_a_summary_telegram_refuses_to_take_now_is_sent_by_a_later_check_once(night):
     world = night
     world.deliver("issues", issue_opened())

@@ -40,6 +40,7 @@ CALL_ITEM = "call"
 DAY = 24 * 3600
 MUTE_DEFAULT_SECONDS = 8 * 3600
 MUTE_MAX_SECONDS = 30 * DAY
+SUMMARY_TTL_SECONDS = 3 * DAY  # a summary's mark in the check's index, from its send: past any late note
 KEEP_TRIES = 3  # periods a note tries when each one's summary is under way as it is written
 
 
@@ -261,7 +262,7 @@ def _decide_closing(data: dict[str, Any], now: float) -> Step:
 def summary_closing(services: Services, start: float) -> None:
     """The period's summary is under way: notes from now on go to a later call (`keep`). Written before the
     summary reads its notes, so that a note either is among them or finds this mark."""
-    settle(services, INDEX_KEY, _decide_closing, item=f"{SUMMARY_ITEM}{int(start)}")
+    settle(services, INDEX_KEY, _decide_closing, item=f"{SUMMARY_ITEM}{int(start)}", ttl_seconds=SUMMARY_TTL_SECONDS)
 
 
 def _decide_sent(data: dict[str, Any], now: float) -> Step:
@@ -271,4 +272,4 @@ def _decide_sent(data: dict[str, Any], now: float) -> Step:
 def summary_sent(services: Services, start: float) -> None:
     """The check's index no longer asks for a summary that was sent (or had nothing to say); its mark stays
     until the table's TTL takes it, days after the period, so that a late note never asks again."""
-    settle(services, INDEX_KEY, _decide_sent, item=f"{SUMMARY_ITEM}{int(start)}")
+    settle(services, INDEX_KEY, _decide_sent, item=f"{SUMMARY_ITEM}{int(start)}", ttl_seconds=SUMMARY_TTL_SECONDS)
