@@ -1180,6 +1180,24 @@ def test_the_fix_runs_end_says_how_it_ended_in_the_alarm_and_brings_start_fix_ba
     assert world.deliver("workflow_run", ended)[1]["outcome"].endswith("no fix under way")  # twice: once
 
 
+def test_a_pager_fix_run_that_passes_closes_what_a_failed_one_opened_in_the_control_repository_before(world):
+    from pager.routing import Repository
+    from pager.signals.common import default_branch
+
+    def fix_run(conclusion: str, at: str, number: int) -> dict:
+        return run(conclusion, workflow_id=77, name="pager-fix", number=number, **{
+            "repository.full_name": CONTROL, "repository.name": "pager", "repository.id": 4242,
+            "workflow_run.head_repository.full_name": CONTROL, "workflow_run.event": "repository_dispatch",
+            "workflow_run.display_title": f"pager-fix {REPO}", "workflow_run.updated_at": at})
+
+    world.hub.installations[CONTROL] = world.hub.installations[REPO]
+    failed = fix_run("failure", "2027-01-15T08:11:00Z", 1)  # what the version before this one did with it
+    alarm.apply(world.services, alarm.alarm_of(Repository(4242, CONTROL), default_branch(failed)), alarm.read_workflow_run(failed))
+    world.advance(30)
+    world.deliver("workflow_run", fix_run("success", "2027-01-15T08:45:00Z", 2))
+    assert [m.text.splitlines()[0] for m in shown(world)][-1].startswith("✅ ")
+
+
 def test_an_edit_by_its_outside_author_is_a_silent_reply_once_and_an_older_one_late_shows_nothing(world):
     from pager_world.cases import outside
 

@@ -870,9 +870,14 @@ def workflow_run(delivery: Delivery, services: Services) -> str:
     control repository's own CI: it opens no alarm there (its failure is said in the alarm it was for, and a
     🛠 on the control repository would ask for a fix of the fixer)."""
     fixed = fixed_repository(delivery.payload, services.settings.control_repository)
+    change = read_workflow_run(delivery.payload)
     if fixed:
-        return fix_ended(services, fixed, delivery.payload)
-    return _apply(delivery, services, read_workflow_run(delivery.payload))
+        ended = fix_ended(services, fixed, delivery.payload)
+        if isinstance(change, Change) and change.closed and not change.opened:
+            # one that passes still closes what a failed one opened there before this version
+            return f"{ended}; {_apply(delivery, services, change)}"
+        return ended
+    return _apply(delivery, services, change)
 
 
 def fixed_repository(payload: Mapping[str, Any], control_repository: str) -> str:
