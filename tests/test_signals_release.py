@@ -212,6 +212,20 @@ def test_a_merge_whose_record_the_table_refuses_is_answered_merged_and_a_press_a
     assert buttons is None and "refused" not in text and "merged" in text
 
 
+def test_a_release_merged_on_github_meanwhile_is_answered_merged_even_when_the_table_fails_after(world):
+    ready(world)
+    world.hub.pulls[(REPO, 2)].update(merged=True, state="closed", merge_commit_sha="d" * 40)  # merged by hand
+
+    def after_reading_it(service, name):  # the table throttles once GitHub said it is merged
+        if service == "github" and name == f"GET /repos/{REPO}/pulls/2" and not world.faults.rules:
+            world.faults.fail("store", None, kind="store", count=100)
+
+    world.faults.observers.append(after_reading_it)
+    world.press("🔀")
+    assert world.chat.answers[-1][1] == "🔀 merged (the message catches up in a moment)"
+    assert world.hub.merges == []
+
+
 @pytest.mark.parametrize(
     "status,reason",
     [(405, "Pull Request is not mergeable"), (409, "Head branch was modified. Review and try the merge again.")],

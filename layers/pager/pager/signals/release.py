@@ -576,7 +576,8 @@ def merge_press(services: Services, repository_id: int, number: int) -> str:
         # GitHub merged, and then the message, the index or the merge's own record could not be brought up to
         # date: the merge is what the person asked for (the pull request's `closed`, or a press again, which
         # finds it merged on GitHub, edits the message).
-        if MERGED in getattr(exc, "performed", ()) or _recorded_merged(services, release_key(repository_id, number)):
+        merged = {MERGED, ALREADY_MERGED} & set(getattr(exc, "performed", ()))
+        if merged or _recorded_merged(services, release_key(repository_id, number)):
             raise Partial(f"merged, then: {exc}", said=f"{MERGED} (the message catches up in a moment)") from exc
         raise
     return settled.performed[0] if settled.performed else settled.idle
