@@ -207,6 +207,33 @@ def test_entries_a_run_had_no_reads_left_for_say_where_by_name_and_a_later_run_n
     assert all(e["url"].endswith("/issues/1#issuecomment-492700400") for e in entries)
 
 
+def test_an_entry_github_will_never_name_takes_no_read_from_the_ones_it_can(world):
+    from pager.sweep.run import NAMED_ENTRIES
+
+    world.answer = lambda guid, redelivery: 500
+    guids = [world.deliver("issue_comment", "created", 10) for _ in range(2 * NAMED_ENTRIES + 1)]
+    opened = 0
+    while opened < len(guids):
+        world.advance(15)
+        opened += world.sweep()["entries_opened"]
+    entry = lambda g: world.store.dump()[f"alarm#control [entry:delivery:{g}]"]  # noqa: E731
+    unnamed = [g for g in guids if not entry(g).get("thing")]
+    assert len(unnamed) == NAMED_ENTRIES + 1
+    for g in unnamed[:NAMED_ENTRIES]:  # GitHub no longer has these deliveries
+        world.github.fail(rf"^GET /app/hook/deliveries/{entry(g)['delivery_id']}$", 404, count=100,
+                          body={"message": "Not Found"})
+    world.advance(15)
+    world.sweep()
+    world.advance(15)
+    world.sweep()
+    assert entry(unnamed[-1])["title"].startswith("Codertocat's comment on Codertocat/Hello-World#1: ")
+    assert all(entry(g)["title"].startswith("a comment on Codertocat/Hello-World: ") for g in unnamed[:NAMED_ENTRIES])
+    reads = [r for r in world.requests_since(0) if r.path.startswith("/app/hook/deliveries/") and r.method == "GET"]
+    world.advance(15)
+    world.sweep()  # nothing is left to name: no read
+    assert [r for r in world.requests_since(0) if r.path.startswith("/app/hook/deliveries/") and r.method == "GET"] == reads
+
+
 def test_a_run_without_room_for_a_page_asks_for_nothing_and_keeps_its_state(make_sweeps):
     world = make_sweeps(sweep_call_budget=12, sweep_max_redeliveries=11)
     world.answer = lambda guid, redelivery: 502

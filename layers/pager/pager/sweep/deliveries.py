@@ -391,7 +391,7 @@ def slots_of(rows: Iterable[Followed], start: float, p: Pace) -> Slots:
 def delivery_title(entry: Mapping[str, Any]) -> str:
     """A `delivery:` entry's line, in words: the thing its event was about (as the delivery's payload names
     it, once a run read it; else the kind of thing and where), what became of it, and GitHub's answers."""
-    thing = entry.get("thing") or words.thing_of(str(entry.get("event") or ""), None, _where(entry)).label
+    thing = entry.get("thing") or words.thing_of(str(entry.get("event") or ""), None, where(entry)).label
     n = entry.get("attempts")
     counted = f"{n} {'delivery' if n == 1 else 'deliveries'}, " if n else ""
     return f"{thing}: {entry.get('reason')} ({counted}the last {entry.get('last')})"
@@ -401,11 +401,12 @@ def renamed(entry: Mapping[str, Any], named: Mapping[str, Any]) -> str:
     """An entry's line once a later run read what its event was about: the thing named anew, the rest as it
     was (the entry as stored keeps its line, not the fields it was made from)."""
     title = str(entry.get("title") or "")
-    before = entry.get("thing") or words.thing_of(str(entry.get("event") or ""), None, _where(entry)).label
+    before = entry.get("thing") or words.thing_of(str(entry.get("event") or ""), None, where(entry)).label
     return str(named["thing"]) + title[len(before):] if title.startswith(before) else title
 
 
-def _where(entry: Mapping[str, Any]) -> str:
+def where(entry: Mapping[str, Any]) -> str:
+    """Where an entry's event was, as its line says it: the repository's name, else its id."""
     if entry.get("repository"):
         return str(entry["repository"])
     return f"repository {entry['repository_id']}" if entry.get("repository_id") is not None else "no repository"

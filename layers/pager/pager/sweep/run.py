@@ -327,6 +327,8 @@ def name_entries(services: Services, opened: Mapping[str, Mapping[str, Any]], sh
         if key.startswith(alarm.DELIVERY_PREFIX):
             if not entry.get("repository") and entry.get("repository_id") in where:
                 entry["repository"] = where[entry["repository_id"]]
+                if entry.get("thing") and not entry.get("short"):  # never to be read: named where it was
+                    entry["thing"] = words.thing_of(str(entry.get("event") or ""), None, deliveries.where(entry)).label
             entry["title"] = deliveries.delivery_title(entry)
     return named
 
@@ -372,13 +374,18 @@ def _to_open(key: str, entry: Mapping[str, Any], known: Mapping[str, Any], reads
 
 
 def _named(services: Services, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """What an entry's event was about, read from its delivery: empty when GitHub did not answer now (a later
+    run reads it again); its line as it stands, kept as its name, when GitHub never will say (the delivery
+    refused or forgotten, a payload naming no repository), so that no later run spends a read on it."""
     try:
         payload = payload_field(services.github.get_delivery(int(entry.get("delivery_id") or 0)), "request", "payload")
+    except GitHubRefused:
+        payload = None
     except PagerError:
         return {}
     name = text(payload_field(payload, "repository", "full_name"))
     if not name:
-        return {}
+        return {"thing": words.thing_of(str(entry.get("event") or ""), None, deliveries.where(entry)).label}
     thing = words.thing_of(str(entry.get("event") or ""), payload, name)
     return {"repository": name, "thing": thing.label, "short": thing.short, **({"url": thing.url} if thing.url else {})}
 
