@@ -265,6 +265,25 @@ def test_pagers_own_outage_is_probed_with_a_passed_delivery_and_no_page_spends_a
     assert all([a["status_code"] for a in sweeps.attempts(g)] == [502, 200] for g in pages) and sweeps.entries() == {}
 
 
+def test_a_hold_of_pagers_endpoint_whose_release_was_not_saved_ends_at_the_next_check(make_sweeps):
+    world = make_sweeps()
+    world.answer = lambda guid, redelivery: 502
+    probe = world.deliver("workflow_run", "completed", 1)
+    failing = world.deliver("issue_comment", "created", 2)
+    world.deliver("issue_comment", "created", 3)
+    assert world.sweep()["recovery"] == "waiting: pager"
+    world.answer = lambda guid, redelivery: 200 if guid == probe else 502  # pager answers; one event fails alone
+    world.minutes(1)  # the probe passes
+    world.world.faults.fail("store", r"^save sweep \[waiting\]$", status=0)
+    world.minutes(1)  # the release's run: its hold's end not saved, and the probe's answer read already
+    world.minutes(10)  # the next run the check starts ends the hold: the failing event is asked for again
+    assert world.check()["outcome"] != "done" and len(world.attempts(failing)) > 2
+    for _ in range(2):
+        world.advance(15)
+        world.sweep()
+    assert failing in world.entries()  # and named, once its attempts are spent
+
+
 def test_the_probe_asks_for_the_newest_passed_delivery_else_the_oldest_failing_event_and_backs_off():
     from pager.sweep.deliveries import Followed, State
 

@@ -57,14 +57,17 @@ def held_since(waiting: Waiting | None) -> float | None:
     return waiting.since if waiting is not None and any(s in HOLDING for s in waiting.services) else None
 
 
-def hold(waiting: Waiting | None, fresh: list[Attempt], *, released: bool, now: float, newest: bool = True) -> Waiting | None:
-    """What holds after a run read `fresh`: `released`, the check found every service answering (this run
-    brings back what was held); pager's own endpoint held from the newest attempts read, or released once
-    GitHub lists one it answered since the hold began. `newest`: the run read the list's head (a pass resumed
-    below it reads older attempts, which say nothing of pager's endpoint now)."""
+def hold(waiting: Waiting | None, fresh: list[Attempt], *, released: bool, now: float, newest: bool = True,
+         own_answers: bool = False) -> Waiting | None:
+    """What holds after a run read `fresh`: `released`, Telegram and GitHub answer again (this run brings back
+    what was held); pager's own endpoint held from the newest attempts read, or released once GitHub lists one
+    it answered since the hold began: among those this run reads, or, `own_answers`, on the list the check's
+    probe read (an answer a run read before, whose release was never saved, counts as well). `newest`: the
+    run read the list's head (a pass resumed below it reads older attempts, which say nothing of pager's
+    endpoint now)."""
     if waiting is not None and released:
         waiting = waiting.without("telegram", "github", ANY)
-    if waiting is not None and OWN in waiting.services and answered_since(fresh, waiting.since):
+    if waiting is not None and OWN in waiting.services and (own_answers or answered_since(fresh, waiting.since)):
         waiting = waiting.without(OWN)
     explained = waiting is not None and bool({"telegram", "github"} & set(waiting.services))  # a handler said why
     if newest and not released and not explained and own_outage(fresh):

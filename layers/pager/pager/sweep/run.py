@@ -413,12 +413,14 @@ class Planned:
         return asks + ([ChangeAlarm(self.opened, self.closed)] if change else [])
 
 
-def plan(g: Gathered, settings: Settings, *, now: float, released: bool, event_id: str | None) -> Planned:
+def plan(g: Gathered, settings: Settings, *, now: float, released: bool, event_id: str | None,
+         own_answers: bool = False) -> Planned:
     """The run's plan from what it gathered, pure: holds first (what they hold, nobody asks for), then the
     decision, pager's health and its ↻ picks with what this minute leaves, ↻ all's, and what waits after."""
     known = deliveries.Known(g.every, g.failures, delivery_times(g.shown))
     fresh = deliveries.fresh_attempts(g.state, known)
-    waiting = recovery.hold(g.waiting, fresh, released=released, now=now, newest=not g.state.every.under_way)
+    waiting = recovery.hold(g.waiting, fresh, released=released, now=now, newest=not g.state.every.under_way,
+                            own_answers=own_answers)
     held = recovery.held_since(waiting)
     dplan = _decision(g, known, settings, now=now, held=held, event_id=event_id)
     # ↻'s picks and ↻ all's are mostly pages: within what Telegram's pace (PAGES_PER_MINUTE) leaves this minute too
@@ -499,9 +501,10 @@ def _run(services: Services, *, now: float, run_id: str, event_id: str | None, r
         state = items.state(run_id)
         if event_id is not None and event_id == state.last_event:
             return {**summary, "outcome": "skipped: a duplicate invocation of the run that saved the state", "calls_used": 0}
+        own_answers = released  # the check released it: its probes found pager's own endpoint answering too
         released = released or _answering(services, items.waiting, state, run_id)
         gathered = gather(services, items, calls, state, now, run_id)
-        planned = plan(gathered, settings, now=now, released=released, event_id=event_id)
+        planned = plan(gathered, settings, now=now, released=released, event_id=event_id, own_answers=own_answers)
         planned = replace(planned, opened=name_entries(services, planned.opened, gathered.shown, calls, planned.closed))
         committed = services.store.save(items[deliveries.ITEM], planned.deliveries.state.to_data())
     except Conflict:
