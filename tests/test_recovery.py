@@ -284,6 +284,22 @@ def test_a_hold_of_pagers_endpoint_whose_release_was_not_saved_ends_at_the_next_
     assert failing in world.entries()  # and named, once its attempts are spent
 
 
+def test_what_a_run_read_of_pagers_health_survives_a_table_that_throttles_its_save_twice(make_sweeps):
+    world = make_sweeps()
+    world.deliver("workflow_run", "completed", 1)
+    world.sweep()
+    world.answer = lambda guid, redelivery: 404  # a delivery answered 404: pager:answered opens
+    world.deliver("issue_comment", "created", 10)
+    world.answer = lambda guid, redelivery: 200
+    world.advance(15)
+    world.world.faults.fail("store", r"^save sweep \[health\]$", status=0, count=2)
+    world.sweep()
+    world.deliver("workflow_run", "completed", 1)
+    world.advance(15)
+    world.sweep()
+    assert world.store.dump()["alarm#control [entry:pager:answered]"]["state"] == "open"
+
+
 def test_the_probe_asks_for_the_newest_passed_delivery_else_the_oldest_failing_event_and_backs_off():
     from pager.sweep.deliveries import Followed, State
 

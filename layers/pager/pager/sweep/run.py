@@ -46,6 +46,7 @@ from ..services import Services
 from ..settings import Settings
 from ..signals import acts_on, alarm, due, pages, release
 from ..signals.alarm import delivery_times, entries_now, to_deliver_again
+from ..signals.records import RECORD_WAITS
 from ..store import Record
 from ..values import field as payload_field
 from ..values import text
@@ -614,12 +615,30 @@ def _save_waiting(services: Services, record: Record, after: Waiting | None, run
 
 
 def _write(services: Services, record: Record, data: dict[str, Any], run_id: str, expires_at: int | None = None) -> str:
-    try:
-        services.store.save(record, data, expires_at=expires_at)
-    except (Conflict, StoreUnavailable) as exc:
-        logger.warning("sweep item not saved", extra={"run_id": run_id, "item": record.item, "error": type(exc).__name__})
-        return f"{record.item} not saved: the next run does it again"
+    """Save one of the run's items after its commit, tried again twice while the table throttles
+    (the write is conditional on the version the run read: a retry never writes over another run's)."""
+    for wait in (*RECORD_WAITS, None):
+        try:
+            services.store.save(record, data, expires_at=expires_at)
+            return ""
+        except StoreUnavailable as exc:
+            if wait is None:
+                return _not_saved(record, exc, run_id)
+            services.sleep(wait)
+        except Conflict as exc:
+            return _not_saved(record, exc, run_id)
     return ""
+
+
+def _not_saved(record: Record, exc: Exception, run_id: str) -> str:
+    """An item the run could not save. The health item is what the run learned of pager's own health from
+    attempts and refusals no later run reads again: said as an error, for what it costs."""
+    if record.item == health.ITEM:
+        logger.error("pager's health not saved", extra={"run_id": run_id, "error": type(exc).__name__,
+                                                        "lost": "what this run read of pager's own health"})
+        return f"{record.item} not saved: what this run read of pager's own health is lost"
+    logger.warning("sweep item not saved", extra={"run_id": run_id, "item": record.item, "error": type(exc).__name__})
+    return f"{record.item} not saved: the next run does it again"
 
 
 def _summary(g: Gathered, p: Planned, done: list[Done], calls: Calls, saved: str, after: Waiting | None) -> dict[str, Any]:
