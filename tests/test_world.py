@@ -236,7 +236,7 @@ def test_an_edit_names_the_chat_its_message_is_in():
 
 
 def test_a_press_is_answered_only_if_telegram_knows_it_and_within_15_minutes():
-    # API-NOTES ("query is too old" after about 15 minutes); Client.cpp maps QUERY_ID_INVALID to the description
+    # "query is too old" after about 15 minutes, as bot developers report it; Client.cpp maps QUERY_ID_INVALID to it
     now = Now()
     chat = FakeTelegram(clock=now)
     too_old = (400, telegram_error(400, "Bad Request: query is too old and response timeout expired or query ID is invalid"))
@@ -260,7 +260,7 @@ def test_the_worlds_presses_are_known_to_telegram_from_the_moment_they_are_made(
 
 
 def test_a_chat_takes_about_a_message_a_second_with_short_bursts_and_edits_count_too():
-    # Telegram Bot FAQ, "My bot is hitting limits, how do I avoid this?"; API-NOTES: edits count too
+    # Telegram Bot FAQ, "My bot is hitting limits, how do I avoid this?"; edits count too, as bot developers report
     now = Now()
     chat = FakeTelegram(clock=now)
     chat.add_chat("-1002", "channel")
@@ -337,7 +337,7 @@ def test_a_span_must_be_a_spoiler_and_a_custom_emoji_needs_its_numeric_id(text, 
 
 
 def test_a_group_upgraded_to_a_supergroup_answers_with_its_new_id_and_keeps_its_messages():
-    # Bot API server, Client.cpp: check_chat_access (migrate_to_chat_id); API-NOTES
+    # Bot API server, Client.cpp: check_chat_access (migrate_to_chat_id)
     chat = FakeTelegram()
     chat.add_chat(CHAT_ID, "group", title="Fleet")
     before = send(chat, CHAT_ID, "a")[1]["result"]["message_id"]

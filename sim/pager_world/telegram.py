@@ -19,7 +19,7 @@ As strict as the real Bot API (core.telegram.org/bots/api), rule by rule:
 - `callback_data` of a button is 1 to 64 bytes (InlineKeyboardButton): 400 "BUTTON_DATA_INVALID";
 - an edit to identical text and buttons is 400 "message is not modified"; an edit of a message that
   is gone is 400 "message to edit not found"; an edit without `reply_markup` removes the inline
-  keyboard (undocumented, confirmed by client libraries: see API-NOTES);
+  keyboard (undocumented; bot developers and client libraries report it);
 - a bot removed from the chat gets 403 "Forbidden: bot was kicked from the group chat" (the
   supergroup chat, the channel chat; in a private chat "Forbidden: bot was blocked by the user");
 - answerCallbackQuery's `text` is 0 to 200 characters: longer is 400 "Bad Request: MESSAGE_TOO_LONG"
@@ -87,21 +87,21 @@ The chats, as the Bot API server (tdlib/telegram-bot-api, telegram-bot-api/Clien
 - an edit names the chat its message is in (`check_message`): a message of another chat, like one
   deleted, is 400 "Bad Request: message to edit not found";
 - answerCallbackQuery answers only a press Telegram knows (`register_query`, which the World does for
-  every press) and not older than 15 minutes (API-NOTES: "query is too old" after about 15 minutes; the
-  Bot API says only to answer at once); else 400 "Bad Request: query is too old and response timeout
+  every press) and not older than 15 minutes (bot developers report "query is too old" after about 15
+  minutes; the Bot API says only to answer at once); else 400 "Bad Request: query is too old and response timeout
   expired or query ID is invalid" (Client.cpp maps TDLib's QUERY_ID_INVALID to it);
 - flood control (on unless `flood=False`; the Bot FAQ, "My bot is hitting limits, how do I avoid
   this?": about one message a second in a chat, short bursts tolerated, and no more than 20 messages a
   minute in a group). Modelled per chat, on the fake's `clock`: at most 3 messages in any 3 seconds,
   and in a group or supergroup at most 20 in any 60 seconds; sendMessage and editMessageText both
-  count (API-NOTES: edits count too), a refused call does not. Past either, 429 "Too Many Requests:
+  count (the FAQ speaks of messages; bot developers report that edits count too), a refused call does not. Past either, 429 "Too Many Requests:
   retry after N" with `parameters.retry_after` N, the whole seconds (rounded up) until the windows
   admit one more (Query.cpp, `set_retry_after_error`);
 - a basic group upgraded to a supergroup (`migrate`): the supergroup is a new chat with a new id
   ("-100" and ten digits) and the same title, known from then on; every call naming the old id
   (sendMessage, editMessageText, getChatMember) answers 400 "Bad Request: group chat was upgraded to a
   supergroup chat" with `parameters.migrate_to_chat_id`, the new id as an integer (Client.cpp,
-  `check_chat_access`; API-NOTES). There the server answers it to the calls that need to write to the
+  `check_chat_access`). There the server answers it to the calls that need to write to the
   chat (sendMessage, and getChatMember of another user); an edit and getChatMember of the bot itself
   pass that check and what Telegram then answers is not documented: the fake refuses them the same way.
   Messages sent before stay in the old chat: an edit naming the new chat does not find them.
@@ -162,7 +162,7 @@ TAGS = frozenset({"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "s
 MAX_TEXT = 4096
 MAX_CALLBACK_DATA = 64
 MAX_CALLBACK_TEXT = 200
-QUERY_LIFETIME = 15 * 60.0  # seconds a callback query can still be answered (API-NOTES)
+QUERY_LIFETIME = 15 * 60.0  # seconds a callback query can still be answered (as bot developers report it)
 GENERAL_TOPIC = 1  # a forum's General topic: messages for it carry no thread id (Client.h, GENERAL_FORUM_TOPIC_ID)
 # Flood control, per chat: (messages, seconds) windows; a group's own limit on top (the Bot FAQ).
 CHAT_WINDOWS = ((3, 3.0),)
