@@ -501,6 +501,23 @@ def test_doctor_against_a_healthy_deployment_exits_0_with_every_check_holding(he
     assert_no_secret(output, secrets_of(world, secret_id))
 
 
+def test_a_token_left_in_the_shell_is_neither_stored_by_setup_nor_checked_by_doctor_in_the_stacks_place(
+        healthy, aws, tmp_path):
+    world, secret_id = healthy
+    stale = "999999:revoked-token-from-an-old-bot-abcdefghijkl"
+    code, output = run(["setup"], world, tmp_path, aws, environ={"TELEGRAM_BOT_TOKEN": stale})
+    assert code == 0, output
+    assert stored_secret(secret_id)["TELEGRAM_BOT_TOKEN"] == BOT_TOKEN  # the stack's, which works, is kept
+    assert "TELEGRAM_BOT_TOKEN in your environment differs from" in output
+    secret = stored_secret(secret_id)
+    secret.pop("TELEGRAM_BOT_TOKEN")
+    store_secret(secret_id, secret)  # the functions have no bot token now
+    code, output = doctor(world, tmp_path, aws)
+    code_shell, output_shell = run(["doctor"], world, tmp_path, aws, environ={"TELEGRAM_BOT_TOKEN": BOT_TOKEN})
+    assert code == code_shell == 1 and "✗" in output_shell  # the shell's token does not hide what the stack lacks
+    assert_no_secret(output_shell, secrets_of(world, secret_id, stale))
+
+
 def test_doctor_names_the_supergroup_telegram_made_of_the_chat(healthy, aws, tmp_path):
     world, secret_id = healthy
     world.chat.add_chat(CHAT["id"], "group", title=CHAT["title"])  # a basic group, which Telegram then upgrades

@@ -507,25 +507,24 @@ class Target:
                 if v != deployed.get(k, "") and not (is_placeholder(v) and is_placeholder(deployed.get(k)))}
 
     def values(self, environ: Mapping[str, str]) -> dict[str, str]:
-        """The settings without the secret's: the environment over what the target holds."""
-        merged: dict[str, str] = {}
-        if self.stack is not None:
-            merged.update(self.stack.settings())
-            merged.update(known({PARAMETER_SETTINGS[k]: v for k, v in self.next_deploy().items()}))
-        else:
-            merged.update(known(read_dotenv(self.dotenv)))
-        merged.update(known({k: v for k, v in environ.items() if k in SETTING_NAMES}))
-        return merged
+        """The settings without the secret's. For `make serve`, the environment over `.env`, as `make serve`
+        takes them. For a stack, what the functions see (its parameters, and those the next `make deploy`
+        gives it) over the environment, which only fills what the stack does not say: a value left in the
+        shell is never checked, nor stored, in the deployment's place."""
+        shell = known({k: v for k, v in environ.items() if k in SETTING_NAMES})
+        if self.stack is None:
+            return {**known(read_dotenv(self.dotenv)), **shell}
+        return {**shell, **self.stack.settings(), **known({PARAMETER_SETTINGS[k]: v for k, v in self.next_deploy().items()})}
 
     def secrets(self, values: Mapping[str, str]) -> dict[str, str]:
-        """The four secrets: from the values (environment, .env) first, then the secret."""
+        """The four secrets: for a stack, its secret's, the values (the environment) only for one it does not
+        hold yet; for `make serve`, the values (environment, .env) first, then the secret `PAGER_SECRET_ID`
+        names."""
         found = {name: values[name] for name in SECRET_NAMES if values.get(name)}
-        if len(found) < len(SECRET_NAMES):
-            stored: Mapping[str, Any] = {}
-            if self.secret is not None:
-                stored = self.secret.read()
-            elif values.get("PAGER_SECRET_ID") and self.read_secret is not None:
-                stored = self.read_secret(values["PAGER_SECRET_ID"])
+        if self.secret is not None:
+            return {**found, **{name: str(v) for name, v in self.secret.read().items() if name in SECRET_NAMES and v}}
+        if len(found) < len(SECRET_NAMES) and values.get("PAGER_SECRET_ID") and self.read_secret is not None:
+            stored = self.read_secret(values["PAGER_SECRET_ID"])
             found.update({name: str(stored[name]) for name in SECRET_NAMES if name not in found and stored.get(name)})
         return found
 

@@ -123,6 +123,8 @@ def gather(target: Target, *, environ: dict[str, str], github: Callable[..., Any
     """Everything the checks look at. `github(values, secrets)` and `telegram(values, secrets)` build the
     clients; `dynamodb()` the table's boto3 client (None: no stack)."""
     found = target.values(environ)
+    if target.stack is not None:  # the functions see the stack's secret, never a shell's
+        found = {k: v for k, v in found.items() if k not in SECRET_NAMES}
     secrets, unread, cause = target.readable_secrets(found)  # a secret that cannot be read skips only what needs it
     values = {k: v for k, v in found.items() if k not in SECRET_NAMES}
     facts = Facts(target, values, secrets, now, unread=unread, unread_cause=cause,

@@ -128,6 +128,13 @@ def gather(target: Target, tools: Tools) -> State:
     tools.console.hide(*secrets.values())
     values = {name: value for name, value in found.items() if name not in SECRET_NAMES}
     state = State(target, values, secrets, target.stored_secrets(), now=tools.now())
+    ignored = sorted(name for name in SECRET_NAMES if target.stack is not None and tools.environ.get(name)
+                     and state.stored.get(name) and tools.environ[name] != state.stored[name])
+    if ignored:
+        one = len(ignored) == 1
+        tools.console.line(f"  {', '.join(ignored)} in your environment {'differs' if one else 'differ'} from "
+                           f"{target.where_secrets()}: the stack's {'is' if one else 'are'} kept (the functions read "
+                           f"{'it' if one else 'them'}); setup asks for a new one only when Telegram or GitHub refuses it")
     check_app(state, tools)
     check_bot(state, tools)
     return state
