@@ -518,6 +518,18 @@ def test_a_token_left_in_the_shell_is_neither_stored_by_setup_nor_checked_by_doc
     assert_no_secret(output_shell, secrets_of(world, secret_id, stale))
 
 
+@pytest.mark.parametrize("kind, service", [("github-5xx", "GitHub"), ("telegram-unreachable", "Telegram")])
+def test_setup_while_github_or_telegram_does_not_answer_stops_and_asks_to_replace_nothing(healthy, aws, tmp_path,
+                                                                                        kind, service):
+    world, secret_id = healthy
+    before = stored_secret(secret_id)
+    world.faults.fail(kind.split("-")[0], None, kind=kind, count=10**6)
+    code, output = run(["setup"], world, tmp_path, aws)  # the script answers no question: none may be asked
+    assert code == 1 and f"✗ {service} could not be asked" in output and "nothing to replace" in output
+    assert "private key" not in output and "token" not in output.split(f"✗ {service}")[1]
+    assert stored_secret(secret_id) == before
+
+
 def test_doctor_names_the_supergroup_telegram_made_of_the_chat(healthy, aws, tmp_path):
     world, secret_id = healthy
     world.chat.add_chat(CHAT["id"], "group", title=CHAT["title"])  # a basic group, which Telegram then upgrades

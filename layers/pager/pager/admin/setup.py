@@ -30,7 +30,7 @@ from typing import Any
 import requests
 
 from pager.commands import BOT_COMMANDS
-from pager.errors import PagerError, TelegramRefused
+from pager.errors import PagerError, TelegramRefused, Transient
 from pager.settings import SECRET_NAMES
 
 from .clients import ALLOWED_UPDATES, AppGitHub, BotTelegram, menu, menu_pairs
@@ -95,6 +95,7 @@ class State:
     app_problem: str = ""
     bot: dict[str, Any] | None = None
     bot_problem: str = ""
+    unreachable: str = ""  # GitHub or Telegram did not answer setup (no answer, a 5xx, a rate limit): a try later
     webhook_info: dict[str, Any] | None = None
     commands: list[dict[str, Any]] | None = None  # the bot's command menu as Telegram has it
     now: float = 0.0
@@ -148,6 +149,8 @@ def check_app(state: State, tools: Tools) -> None:
         return
     try:
         state.app = github(state, tools).app()
+    except Transient as exc:
+        state.unreachable = f"GitHub could not be asked: {exc}"
     except PagerError as exc:
         state.app_problem = str(exc)
 
@@ -160,6 +163,8 @@ def check_bot(state: State, tools: Tools) -> None:
         state.bot = client.get_me()
         state.webhook_info = client.webhook_info()
         state.commands = client.get_my_commands()
+    except Transient as exc:
+        state.unreachable = state.unreachable or f"Telegram could not be asked: {exc}"
     except PagerError as exc:
         state.bot, state.bot_problem = None, str(exc)
 
@@ -237,6 +242,10 @@ def run_setup(target: Target, tools: Tools, options: Options) -> int:
     console = tools.console
     console.line(f"pager setup: {target.describe()}")
     state = gather(target, tools)
+    if state.unreachable:  # never a reason to replace a key or a token, nor to register another app
+        console.failed(state.unreachable, f"nothing to replace: check this machine's network and the service's status, "
+                                          f"then run `{target.setup_command()}` again")
+        return 1
     for _, done, step in STEPS:
         finished = done(state, options)
         if finished:
