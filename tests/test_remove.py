@@ -154,12 +154,12 @@ def test_a_refused_confirmation_removes_nothing(world, aws, tmp_path):
     assert_no_secret(output)
 
 
-def test_typing_the_stacks_name_removes_the_webhook_then_the_stack_then_the_secrets(world, aws, tmp_path):
+def test_typing_the_stacks_name_removes_the_stack_then_the_webhook_then_the_secrets(world, aws, tmp_path):
     code, output = remove(world, aws, tmp_path, answers=(STACK,))
     assert code == 0, output
     assert not stack_exists() and not parameter_exists() and world.chat.webhook == {}
     order = [call for call in aws.log if call in ("get_parameter", "telegram deleteWebhook", "delete_stack", "delete_parameter")]
-    assert order == ["get_parameter", "telegram deleteWebhook", "delete_stack", "delete_parameter"]
+    assert order == ["get_parameter", "delete_stack", "telegram deleteWebhook", "delete_parameter"]
     assert stack_exists("aws-sam-cli-managed-default")  # SAM's own stack is only named, never deleted
     assert boto3.client("dynamodb", region_name=REGION).describe_table(TableName=TABLE)  # kept on purpose
     assert f"✓ Telegram's webhook removed (it pointed at {TELEGRAM_HOOK})" in output
@@ -218,6 +218,40 @@ def test_run_again_after_the_stack_went_it_deletes_what_is_left_and_still_names_
     assert f"kept, it points at {TELEGRAM_HOOK}; with no stack to compare it with" in output
     assert f"aws dynamodb delete-table --table-name {TABLE} --region {REGION}" in output  # found by its name
     assert_no_secret(output)
+
+
+def test_a_stack_cloudformation_refuses_to_delete_keeps_everything_working_webhook_and_secrets_too(world, aws, tmp_path):
+    from botocore.exceptions import ClientError
+
+    def protected(**kwargs: Any) -> Any:  # moto does not model termination protection
+        raise ClientError({"Error": {"Code": "ValidationError", "Message": f"Stack [{STACK}] cannot be deleted while "
+                                     "TerminationProtection is enabled"}}, "DeleteStack")
+
+    class Protected:
+        def __init__(self, client: Any) -> None:
+            self._client = client
+
+        def __getattr__(self, name: str) -> Any:
+            return protected if name == "delete_stack" else getattr(self._client, name)
+
+    def refusing(service: str, region: str) -> Any:
+        client = aws(service, region)
+        return Protected(client) if service == "cloudformation" else client
+
+    refusing.log = aws.log  # type: ignore[attr-defined]
+    code, output = remove(world, refusing, tmp_path, "--yes")
+    assert code == 1 and stack_exists() and parameter_exists() and world.chat.webhook["url"] == TELEGRAM_HOOK
+    assert "TerminationProtection is enabled (turn it off: aws cloudformation update-termination-protection " \
+           f"--no-enable-termination-protection --stack-name {STACK} --region {REGION})" in output
+    assert "telegram deleteWebhook" not in aws.log and "Traceback" not in output
+
+
+def test_run_again_after_a_complete_removal_it_finds_nothing_to_delete_and_exits_0(world, aws, tmp_path):
+    assert remove(world, aws, tmp_path, "--yes")[0] == 0
+    code, output = remove(world, aws, tmp_path, "--yes")
+    assert code == 0, output
+    assert "– Telegram's webhook: no secrets' parameter left to read the bot's token from" in output
+    assert "– the stack pager: none in eu-central-1" in output and "– the secrets' parameter" in output
 
 
 def test_without_a_region_anywhere_it_stops_before_asking_aws_anything(world, aws, tmp_path):

@@ -5,10 +5,10 @@ and the commands that remove it.
                owner, the APIs' roots), the bot's token from the secrets (held back from the screen), SAM's
                bucket in the region
     confirm    the person types the stack's name (`--yes` for scripts)
+    stack      CloudFormation's DeleteStack, waited for with its waiter `stack_delete_complete`, each
+               resource named as CloudFormation reports it; refused or failed, nothing else is touched
     webhook    Telegram's deleteWebhook, when the webhook points at this stack; a failure is said, and the
                rest goes on
-    stack      CloudFormation's DeleteStack, waited for with its waiter `stack_delete_complete`, each
-               resource named as CloudFormation reports it
     secret     the secrets' parameter /pager/<stack>/secrets deleted (none left is fine)
     leftovers  what stays (`leftovers`, pure): the GitHub App, the table, log groups the stack did not own,
                SAM's bucket and stack, the bot; what each costs and the exact commands, with --region
@@ -151,6 +151,8 @@ def _token(tools: Tools, secret_id: str) -> tuple[str, str]:
         stored = SecretStore(tools.aws, secret_id).read()
     except (ConfigError, BotoCoreError, ClientError) as exc:
         return "", unreadable(secret_id, exc)
+    if not stored:
+        return "", ""  # no secrets' parameter (removed already): nothing to ask Telegram with, nothing lost
     tools.console.hide(*stored.values())
     token = stored.get("TELEGRAM_BOT_TOKEN", "")
     return token, "" if token else f"the secret {secret_id} holds no bot token"
@@ -180,9 +182,9 @@ def run_remove(tools: Tools, stack: str, region: str, *, s3_prefix: str = "", ye
         console.line(line)
     if not yes and not confirmed(console, stack):
         return 1
-    webhook = remove_webhook(found, tools)
-    if not delete_stack(found, tools):
+    if not delete_stack(found, tools):  # first: a stack that stays keeps working, its webhook with it
         return 1
+    webhook = remove_webhook(found, tools)
     secret = delete_secret(found, tools)
     console.line()
     console.line("What stays, what it costs, and how to remove it:")
@@ -231,6 +233,10 @@ def remove_webhook(found: Found, tools: Tools) -> bool:
     Whether nothing is left to do; a failure is said, and the removal goes on."""
     console = tools.console
     fix = f"remove it later: {found.telegram_api}/bot<token>/deleteWebhook in a browser, your bot's token for <token>"
+    if not found.token and not found.token_note:
+        console.line(f"– Telegram's webhook: no secrets' parameter left to read the bot's token from (removed "
+                     f"before?); if the webhook still points at this stack, {fix}")
+        return True
     if not found.token:
         console.failed(f"Telegram's webhook: not removed, {found.token_note}", fix)
         return False
@@ -264,8 +270,7 @@ def delete_stack(found: Found, tools: Tools) -> bool:
     cloudformation = tools.aws("cloudformation")
     seen = {event["EventId"] for event in _events(cloudformation, found.stack_id)}
     console.doing(f"deleting the stack {found.stack} (a few minutes; each resource as CloudFormation reports it)")
-    cloudformation.delete_stack(StackName=found.stack_id)
-    failure = _wait_deleted(cloudformation, found.stack_id, seen, tools)
+    failure = _refused(cloudformation, found) or _wait_deleted(cloudformation, found.stack_id, seen, tools)
     if failure:
         console.failed(f"the stack {found.stack} was not deleted: {failure}",
                        "see its events in the CloudFormation console, fix what they name, and run `make remove` again "
@@ -273,6 +278,22 @@ def delete_stack(found: Found, tools: Tools) -> bool:
         return False
     console.done(f"the stack {found.stack} deleted: {GONE}")
     return True
+
+
+def _refused(cloudformation: Any, found: Found) -> str:
+    """DeleteStack asked for; "" when CloudFormation took it, else its refusal in its words (termination
+    protection is on, a role lacks a permission), with what turns protection off."""
+    from botocore.exceptions import ClientError
+
+    try:
+        cloudformation.delete_stack(StackName=found.stack_id)
+    except ClientError as exc:
+        message = str(exc.response.get("Error", {}).get("Message") or exc)
+        if "TerminationProtection" in message:
+            return (f"{message} (turn it off: aws cloudformation update-termination-protection "
+                    f"--no-enable-termination-protection --stack-name {found.stack} --region {found.region})")
+        return message
+    return ""
 
 
 def _wait_deleted(cloudformation: Any, stack_id: str, seen: set[str], tools: Tools) -> str:
