@@ -802,12 +802,47 @@ def test_doctor_without_a_stack_skips_what_needs_it_with_a_note(healthy, aws, tm
     write_dotenv(tmp_path / ".env", {**values, "GITHUB_APP_ID": "12345", "GITHUB_APP_SLUG": "pager-test",
                                      "TELEGRAM_CHAT_ID": str(CHAT["id"]), "CONTROL_REPOSITORY": CONTROL,
                                      "GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API})
-    code, output = doctor(world, tmp_path, aws, "--stack", "elsewhere")
-    assert "no stack named elsewhere" in output
+    code, output = doctor(world, tmp_path, aws, "--stack", "elsewhere")  # named, and not there: never .env in its place
+    assert code == 1 and "✗ no stack named elsewhere" in output and "make doctor DOCTOR_ARGS=--local" in output, output
+    code, output = doctor(world, tmp_path, aws, "--local")
     assert "– table: skipped" in output and "– deployed parameters: skipped" in output
     # the URLs cannot be compared with the stack's: the GitHub webhook must merely end in /github
     assert "✓ webhook: active, JSON, signed" in output and code == 0, output
     assert_no_secret(output, secrets_of(world, secret_id))
+
+
+def test_doctor_and_setup_with_expired_aws_credentials_say_to_sign_in_never_check_env_instead(healthy, aws, tmp_path):
+    import botocore.exceptions
+
+    world, _ = healthy
+
+    class Expired:
+        def describe_stacks(self, **_: Any) -> Any:
+            raise botocore.exceptions.ClientError({"Error": {"Code": "ExpiredToken", "Message": (
+                "The security token included in the request is expired")}}, "DescribeStacks")
+
+    def expired(service: str, region: str) -> Any:
+        return Expired() if service == "cloudformation" else aws(service, region)
+
+    code, output = run(["doctor"], world, tmp_path, expired)
+    assert code == 1 and "✗ AWS refused to show the stack pager (ExpiredToken): sign in to AWS again" in output, output
+    assert "settings" not in output  # .env was not checked in the stack's place
+    code, output = run(["setup"], world, tmp_path, expired)
+    assert code == 1 and "AWS refused to show the stack pager (ExpiredToken)" in output and "then run `make setup` again" in output
+    assert "deploy it first" not in output
+
+
+def test_a_stack_whose_first_deploy_failed_is_said_to_be_deleted_not_waited_for():
+    from pager.admin.deployment import find_stack
+
+    class Failed:
+        def describe_stacks(self, **_: Any) -> Any:
+            return {"Stacks": [{"StackName": "pager", "StackStatus": "ROLLBACK_COMPLETE", "Outputs": []}]}
+
+    stack, missing = find_stack(Failed(), "pager", "eu-central-1")
+    assert stack is None and missing is not None and not missing.asking
+    assert "first deploy failed (ROLLBACK_COMPLETE): delete it (aws cloudformation delete-stack --stack-name pager " \
+           "--region eu-central-1), then run `make deploy` again" in missing.why
 
 
 class Denied:

@@ -113,6 +113,7 @@ def locate(args: argparse.Namespace, context: Context) -> Any:
 
     from .admin.deployment import (
         DEPLOY_FILE,
+        NoStack,
         SamConfig,
         SecretStore,
         Target,
@@ -133,12 +134,16 @@ def locate(args: argparse.Namespace, context: Context) -> Any:
     region = aws_region(args.region, samconfig, context.environ)
     name = args.stack or samconfig.stack_name() or "pager"
     try:
-        stack, note = find_stack(context.client("cloudformation", region), name, region)
+        stack, missing = find_stack(context.client("cloudformation", region), name, region)
     except NoRegionError:  # no region anywhere: say how to give one, and read .env as `make serve` does
-        stack, note = None, ("no AWS region to look for the stack in (pass --region, set AWS_REGION, or keep "
-                             f"`region` in {DEPLOY_FILE}); reading {args.env_file} instead")
+        stack, missing = None, NoStack("no AWS region to look for the stack in (pass --region, set AWS_REGION, or "
+                                       f"keep `region` in {DEPLOY_FILE}); reading {args.env_file} instead")
     if stack is None:
-        return for_serve(note=note)
+        assert missing is not None
+        # A stack asked for (by --stack or --region, or the one `make deploy` saved) that cannot be found, or
+        # not asked about: never checked in its place with .env's values
+        wanted = bool(args.stack or args.region or (samconfig.stack_name() and missing.asking))
+        return for_serve(note=missing.why, stack_wanted=wanted, aws_unasked=missing.asking)
     secret = SecretStore(lambda service: context.client(service, stack.region), stack.secret_id)
     return Target("stack", dotenv, samconfig, stack=stack, secret=secret)
 
@@ -157,7 +162,7 @@ def setup(args: argparse.Namespace, context: Context, console: Any) -> int:
 
     target = locate(args, context)
     if target.mode == "local" and args.local is None:
-        console.failed(f"no stack found: {target.note}",
+        console.failed(f"no stack found: {target.note}", "then run `make setup` again" if target.aws_unasked else
                        "deploy it first (README, Deploy), or set up for `make serve`: "
                        '`make setup SETUP_ARGS="--local <tunnel URL>"`')
         return 1
@@ -171,9 +176,13 @@ def setup(args: argparse.Namespace, context: Context, console: Any) -> int:
 def doctor(args: argparse.Namespace, context: Context, console: Any) -> int:
     from .admin import doctor as checkup
     from .admin.clients import AppGitHub, BotTelegram
+    from .admin.deployment import make_command
 
     target = locate(args, context)
     console.line(f"pager doctor: {target.describe()}")
+    if target.stack_wanted:  # never .env's values checked in the place of the stack asked for
+        console.failed(target.note, f"for `make serve`'s .env instead: `{make_command('doctor', ['--local'])}`")
+        return 1
     if target.note:
         console.line(f"  (no stack: {target.note}; the checks that need it are skipped)")
 

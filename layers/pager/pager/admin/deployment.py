@@ -193,23 +193,41 @@ class Stack:
         return next((self.outputs[key] for key in SECRET_OUTPUTS if self.outputs.get(key)), "")
 
 
-def find_stack(cloudformation: Any, name: str, region: str) -> tuple[Stack | None, str]:
-    """The stack and its outputs, or None and why not (no such stack, no credentials, ...)."""
+@dataclass(frozen=True)
+class NoStack:
+    """Why no stack was found: `why` in words; `asking` when AWS could not be asked (credentials expired or
+    missing, no answer, a refusal), which says nothing of whether the stack exists."""
+
+    why: str
+    asking: bool = False
+
+
+def find_stack(cloudformation: Any, name: str, region: str) -> tuple[Stack | None, NoStack | None]:
+    """The stack and its outputs, or None and why not (no such stack, no credentials, a first deploy that
+    failed, ...)."""
     found, why = _described(cloudformation, name, region)
     if found is None:
         return None, why
     if not found:
-        return None, f"no stack named {name} in {region}"
+        return None, NoStack(f"no stack named {name} in {region}")
     stack = found[0]
     outputs = {o["OutputKey"]: o.get("OutputValue", "") for o in stack.get("Outputs") or []}
     parameters = {p["ParameterKey"]: p.get("ParameterValue", "") for p in stack.get("Parameters") or []}
     status = str(stack.get("StackStatus", ""))
     if not _has_outputs(outputs):
-        return None, f"the stack {name} has no outputs yet ({status}): wait for `make deploy` to finish"
-    return Stack(name, region, outputs, parameters, status), ""
+        if status in FAILED_FIRST_DEPLOY:  # CloudFormation keeps it only to be deleted
+            return None, NoStack(f"the stack {name}'s first deploy failed ({status}): delete it "
+                                 f"(aws cloudformation delete-stack --stack-name {name} --region {region}), "
+                                 "then run `make deploy` again")
+        return None, NoStack(f"the stack {name} has no outputs yet ({status}): wait for `make deploy` to finish")
+    return Stack(name, region, outputs, parameters, status), None
 
 
-def _described(cloudformation: Any, name: str, region: str) -> tuple[list[Any] | None, str]:
+# A stack whose creation failed: only deleting it goes on (CloudFormation's stack status codes).
+FAILED_FIRST_DEPLOY = frozenset({"ROLLBACK_COMPLETE", "ROLLBACK_FAILED", "CREATE_FAILED", "DELETE_FAILED"})
+
+
+def _described(cloudformation: Any, name: str, region: str) -> tuple[list[Any] | None, NoStack | None]:
     """CloudFormation's stacks of that name (none when it answers with none), or None and why it could not
     be asked."""
     from botocore.exceptions import BotoCoreError, ClientError
@@ -219,11 +237,13 @@ def _described(cloudformation: Any, name: str, region: str) -> tuple[list[Any] |
     except ClientError as exc:
         error = exc.response.get("Error", {})
         if "does not exist" in str(error.get("Message", "")):
-            return None, f"no stack named {name} in {region or 'the default region'}"
-        return None, f"the stack {name} could not be read ({error.get('Code', 'error')})"
+            return None, NoStack(f"no stack named {name} in {region or 'the default region'}")
+        return None, NoStack(f"AWS refused to show the stack {name} ({error.get('Code', 'error')}): sign in to AWS "
+                             "again (`aws sso login`, or your access keys), or use credentials that may read it", True)
     except BotoCoreError as exc:
-        return None, f"AWS could not be asked for the stack {name} ({type(exc).__name__})"
-    return answer.get("Stacks") or [], ""
+        return None, NoStack(f"AWS could not be asked for the stack {name} ({type(exc).__name__}): sign in to AWS "
+                             "(`aws sso login`, or your access keys), or check this machine's network", True)
+    return answer.get("Stacks") or [], None
 
 
 def _has_outputs(outputs: Mapping[str, str]) -> bool:
@@ -459,6 +479,8 @@ class Target:
     secret: SecretStore | None = None
     base_url: str = ""  # local: the tunnel's URL in front of `make serve`
     note: str = ""  # why no stack was found
+    stack_wanted: bool = False  # a stack was asked for that could not be found, or AWS asked: .env is no stand-in
+    aws_unasked: bool = False  # AWS could not be asked for the stack (credentials, network): `note` says how to sign in
     read_secret: Callable[[str], Mapping[str, Any]] | None = field(default=None, repr=False)
 
     def doctor_command(self, *more: str) -> str:
