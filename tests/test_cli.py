@@ -832,6 +832,19 @@ def test_doctor_and_setup_with_expired_aws_credentials_say_to_sign_in_never_chec
     assert "deploy it first" not in output
 
 
+def test_setup_for_a_stack_samconfig_does_not_deploy_stops_before_it_registers_anything(fresh, aws, tmp_path):
+    world, _ = fresh
+    template = {"Parameters": {n: {"Type": "String"} for n in FIRST_PARAMETERS},
+                "Resources": {"G": {"Type": "AWS::Logs::LogGroup", "Properties": {"LogGroupName": "/x/y"}}},
+                "Outputs": {"GitHubWebhookUrl": {"Value": GITHUB_HOOK + "2"}, "TelegramWebhookUrl": {"Value": TELEGRAM_HOOK + "2"},
+                            "TableName": {"Value": TABLE}, "SecretName": {"Value": "/pager/pager-staging/secrets"}}}
+    client("cloudformation").create_stack(StackName="pager-staging", TemplateBody=json.dumps(template), Parameters=[
+        {"ParameterKey": k, "ParameterValue": v} for k, v in FIRST_PARAMETERS.items()])
+    code, output = run(["setup", "--stack", "pager-staging"], world, tmp_path, aws)  # asks nothing
+    assert code == 1 and "samconfig.local.toml deploys the stack pager, not pager-staging" in output, output
+    assert world.hub.apps_registered == [] and stored_secret("/pager/pager-staging/secrets") == {}
+
+
 def test_a_stack_whose_first_deploy_failed_is_said_to_be_deleted_not_waited_for():
     from pager.admin.deployment import find_stack
 

@@ -241,6 +241,13 @@ def todo(state: State, options: Options) -> list[str]:
 def run_setup(target: Target, tools: Tools, options: Options) -> int:
     console = tools.console
     console.line(f"pager setup: {target.describe()}")
+    name = target.stack.name if target.stack is not None else ""
+    other = target.samconfig.stack_name() if name else ""
+    if other and other != name:  # checked first: registering an app is not undone
+        console.failed(f"samconfig.local.toml deploys the stack {other}, not {name}: setup keeps the app's id, slug "
+                       "and owner there, for the next `make deploy`",
+                       f"run it for {other} (without --stack), or from a folder whose samconfig.local.toml deploys {name}")
+        return 1
     state = gather(target, tools)
     if state.unreachable:  # never a reason to replace a key or a token, nor to register another app
         console.failed(state.unreachable, f"nothing to replace: check this machine's network and the service's status, "
