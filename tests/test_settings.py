@@ -93,6 +93,19 @@ def test_lists_and_numbers_are_parsed():
     assert settings.sweep_call_budget == 80
 
 
+@pytest.mark.parametrize("name, value, said", [
+    ("SWEEP_CALL_BUDGET", "+80", "SWEEP_CALL_BUDGET must be a whole number"),
+    ("SWEEP_CALL_BUDGET", "8_0", "SWEEP_CALL_BUDGET must be a whole number"),
+    ("ALARM_GRACE_MINUTES", "١٥", "ALARM_GRACE_MINUTES must be a whole number"),  # digits of another script
+    ("ALARM_GRACE_MINUTES", "100000", "ALARM_GRACE_MINUTES must be at most 1440 (a day)"),
+    ("BUZZ_GAP_MINUTES", "1441", "BUZZ_GAP_MINUTES must be at most 1440 (a day)"),
+])
+def test_a_number_is_written_in_the_digits_the_template_takes_and_a_wait_is_at_most_a_day(name, value, said):
+    with pytest.raises(ConfigError) as raised:
+        Settings.from_env(dict(ENV, **{name: value}), no_secret)
+    assert said in raised.value.problems
+
+
 def test_a_warm_container_takes_changed_settings_after_a_few_minutes_and_keeps_its_services_otherwise(monkeypatch, pager_env):
     from pager import bootstrap
 

@@ -156,7 +156,8 @@ class Settings:
         if unread:
             read.problems.append(unread)
         budget = read.number("SWEEP_CALL_BUDGET", SWEEP_CALL_BUDGET, 1)
-        gap = read.number("BUZZ_GAP_MINUTES", BUZZ_GAP_MINUTES, 0)
+        # a longer rest, or grace, would leave what it keeps, or an alarm, uncalled for days
+        gap = read.number("BUZZ_GAP_MINUTES", BUZZ_GAP_MINUTES, 0, BUZZ_GAP_MAX_MINUTES, " (a day)")
         redeliveries = read.number("SWEEP_MAX_REDELIVERIES", SWEEP_MAX_REDELIVERIES, 0)
         values = dict(
             table=read.required("PAGER_TABLE"),
@@ -182,13 +183,11 @@ class Settings:
             sweep_window_minutes=read.number("SWEEP_WINDOW_MINUTES", 180, 1),
             sweep_failure_pages=read.number("SWEEP_FAILURE_PAGES", SWEEP_FAILURE_PAGES, 1),
             sweep_all_pages=read.number("SWEEP_ALL_PAGES", SWEEP_ALL_PAGES, 1),
-            alarm_grace_minutes=read.number("ALARM_GRACE_MINUTES", ALARM_GRACE_MINUTES, 0),
+            alarm_grace_minutes=read.number("ALARM_GRACE_MINUTES", ALARM_GRACE_MINUTES, 0, BUZZ_GAP_MAX_MINUTES, " (a day)"),
             buzz_gap_minutes=gap,
             timezone=(zone := read.zone("TIMEZONE")),
             quiet_hours=read.quiet_hours("QUIET_HOURS", zone),
         )
-        if gap > BUZZ_GAP_MAX_MINUTES:  # a longer rest would leave what it keeps uncalled for days
-            read.problems.append(f"BUZZ_GAP_MINUTES must be at most {BUZZ_GAP_MAX_MINUTES} (a day)")
         if not read.all_problems():
             least = 1 + redeliveries + 1 + 5 + 4
             if budget < least:  # no run would have room to ask for anything, or to see pager's own health
@@ -235,6 +234,7 @@ LOGIN = re.compile(r"[A-Za-z0-9_-]{1,39}")
 REPOSITORY = re.compile(LOGIN.pattern + r"/(?!\.\.?$)[A-Za-z0-9._-]{1,100}")
 APP_ID = re.compile(r"[0-9]+|Iv[0-9A-Za-z.]+")  # the app's id, or its client id (GitHub takes either as a JWT's issuer)
 APP_SLUG = re.compile(r"[a-z0-9][a-z0-9-]*")
+DIGITS = re.compile(r"[0-9]{1,18}")  # a whole number as the template's patterns take it (and no wider than a table takes)
 PEM = re.compile(r".*-----BEGIN [A-Z ]*PRIVATE KEY-----.*", re.DOTALL)
 BOT_TOKEN = re.compile(r"[0-9]+:[A-Za-z0-9_-]+")
 SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
@@ -276,17 +276,21 @@ class _Reader:
             self.problems.append(f"{name} is not {what}")
         return value
 
-    def number(self, name: str, default: int, minimum: int) -> int:
+    def number(self, name: str, default: int, minimum: int, maximum: int | None = None, why: str = "") -> int:
+        """A whole number written with the digits 0-9 only (the template's pattern: never '+5', '5_0' or another
+        script's digits, which Python's int() would take), within its range."""
         raw = self._raw(name)
         if not raw:
             return default
-        try:
-            value = int(raw)
-        except ValueError:
+        if not DIGITS.fullmatch(raw):
             self.problems.append(f"{name} must be a whole number")
             return default
+        value = int(raw)
         if value < minimum:
             self.problems.append(f"{name} must be at least {minimum}")
+            return default
+        if maximum is not None and value > maximum:
+            self.problems.append(f"{name} must be at most {maximum}{why}")
             return default
         return value
 
