@@ -912,6 +912,8 @@ def test_a_command_for_another_bot_is_left_to_it_and_one_for_this_bot_is_answere
     assert world.command("/status@some_other_bot")[1]["outcome"] == "ignored: a command for another bot"
     assert world.command("/help@pager_test_bot")[1]["outcome"] == "answered /help"
     assert answer(world).startswith("ℹ️ pager pages this chat")
+    # in privacy mode a plain command reaches it only if it posted last (Bot API, "Privacy mode"): /help says how
+    assert answer(world).splitlines()[-1] == "Where other bots are, write a command to pager as /status@pager_test_bot."
 
 
 def test_a_command_telegram_sends_again_is_answered_once(world):

@@ -8,7 +8,9 @@
     /help                        these lines
 
 A command is a message that starts with "/" (in a group, also `/status@botname`: one addressed to another
-bot is ignored). Only `TELEGRAM_ALLOWED_USERS`, in the configured chat (or the supergroup Telegram moved it
+bot is ignored). In a group, a bot in privacy mode (Telegram's default) is sent a command without
+`@botname` only when it was the last bot to post there (Bot API, "Privacy mode"): `/help` says to write
+`/status@botname` where other bots are. Only `TELEGRAM_ALLOWED_USERS`, in the configured chat (or the supergroup Telegram moved it
 to), are answered with anything but "not allowed", which changes nothing. Every answer is a reply to the
 command, without a sound (Moment.ANSWER). A repository is known when GitHub says pager's app is installed
 on it ("Get a repository" with the app's installation): an unknown one is named as unknown.
@@ -31,7 +33,7 @@ from typing import Any
 
 from . import attention_store
 from .attention_store import MUTE_DEFAULT_SECONDS, MUTE_MAX_SECONDS, Mute
-from .errors import GitHubRefused, Permanent
+from .errors import GitHubRefused, PagerError, Permanent
 from .html import escape, link
 from .perform import perform as perform_effect
 from .services import Services
@@ -202,6 +204,10 @@ def help_text(services: Services) -> str:
         lines.append(f"Quiet hours {escape(settings.quiet_hours)} ({escape(settings.timezone)}): nothing buzzes, "
                      "and a summary buzzes when they end.")
     lines.append("🔕 on a message mutes its repository for 8 h.")
+    try:
+        lines.append(f"Where other bots are, write a command to pager as /status@{escape(services.telegram.bot_username())}.")
+    except PagerError:
+        pass  # Telegram did not say the bot's name now: the rest of the help stands
     return "\n".join(lines)
 
 
