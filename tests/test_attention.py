@@ -632,8 +632,8 @@ def night(make_world):
     return world
 
 
-def test_nothing_buzzes_in_quiet_hours_and_one_summary_buzzes_when_they_end(night):
-    world = night
+def a_night_of_each(world) -> None:
+    """A contact, an alarm red past its grace and a release ready to merge, at night: each kept, silently."""
     live_pull(world)
     world.deliver("issues", issue_opened())
     world.deliver("workflow_run", run("failure"))
@@ -641,9 +641,19 @@ def test_nothing_buzzes_in_quiet_hours_and_one_summary_buzzes_when_they_end(nigh
     world.deliver("check_suite", suite_passed())
     world.advance(30)
     tick(world)  # the alarm past its grace, in quiet hours: noted, silent
-    assert [first for first in buzzed(world) if not first.startswith("🔕")] == []
+
+
+def morning(world) -> None:
+    """The first every-minute check after the night (07:00 in Berlin)."""
     world.now = datetime(2027, 1, 16, 7, 0, 30, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
     tick(world)
+
+
+def test_nothing_buzzes_in_quiet_hours_and_one_summary_buzzes_when_they_end(night):
+    world = night
+    a_night_of_each(world)
+    assert [first for first in buzzed(world) if not first.startswith("🔕")] == []
+    morning(world)
     [summary] = [m for m in shown(world) if m.notified and m.text.startswith("🌅")]
     lines = summary.text.splitlines()
     assert lines[0] == ("🌅 Quiet hours are over (22:00–07:00): 1 from outside, 1 alarm red past its grace, "
@@ -666,19 +676,12 @@ def test_a_night_whose_every_page_needs_nothing_more_by_morning_ends_in_no_summa
     from pager_world.cases import merged
 
     world = night
-    live_pull(world)
-    world.deliver("issues", issue_opened())
-    world.deliver("workflow_run", run("failure"))
-    world.deliver("pull_request", pull("opened"))
-    world.deliver("check_suite", suite_passed())  # ready to merge, at night: kept for the morning
-    world.advance(30)
-    tick(world)  # the alarm past its grace: kept for the morning
+    a_night_of_each(world)
     world.advance(60)
     world.deliver("issues", issue_closed())  # the outsider's issue closed,
     world.deliver("workflow_run", run("success", attempt=2))  # the branch green again,
     world.deliver("pull_request", merged(**{"pull_request.updated_at": "2026-12-01T12:00:00Z"}))  # the release merged
-    world.now = datetime(2027, 1, 16, 7, 0, 30, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
-    tick(world)
+    morning(world)
     assert buzzed(world) == [] and not [m for m in shown(world) if m.text.startswith("🌅")]
 
 
@@ -687,8 +690,7 @@ def test_a_night_whose_pages_are_of_a_repository_muted_since_ends_in_no_summary(
     world.deliver("issues", issue_opened())
     world.advance(60)
     world.command(f"/mute {REPO} 8h")  # its pages arrived silently: muted, they need nothing more
-    world.now = datetime(2027, 1, 16, 7, 0, 30, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
-    tick(world)
+    morning(world)
     assert buzzed(world) == [] and not [m for m in shown(world) if m.text.startswith("🌅")]
 
 
@@ -697,8 +699,7 @@ def test_quiet_hours_end_in_one_buzz_when_an_alarm_comes_due_in_the_same_minute(
     world.deliver("issues", issue_opened())
     world.now = datetime(2027, 1, 16, 6, 45, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
     world.deliver("workflow_run", run("failure"))  # its grace ends at 07:00, with the night
-    world.now = datetime(2027, 1, 16, 7, 0, 30, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
-    tick(world)
+    morning(world)
     [summary] = buzzed(world)  # and the alarm come due, kept for the phone's next call, is in it as still red
     assert summary.startswith("🌅 Quiet hours are over (22:00–07:00): 1 from outside")
     [text] = [m.text for m in shown(world) if m.text.startswith("🌅")]
@@ -743,8 +744,7 @@ def test_a_contact_kept_while_its_summary_reads_its_notes_is_called_by_the_next_
 def test_a_summarys_mark_in_the_checks_index_expires(night):
     world = night
     world.deliver("issues", issue_opened())
-    world.now = datetime(2027, 1, 16, 7, 0, 30, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
-    tick(world)
+    morning(world)
     [mark] = [r for r in world.store.items("attention") if r.item.startswith("summary:")]
     _, _, expires_at = world.store.inner._items[("attention", mark.item)]  # the table's TTL attribute
     assert mark.data.get("sent") and expires_at is not None and expires_at > world.now
