@@ -122,6 +122,20 @@ def gather(target: Target, *, environ: dict[str, str], github: Callable[..., Any
            dynamodb: Callable[[], Any] | None, now: float) -> Facts:
     """Everything the checks look at. `github(values, secrets)` and `telegram(values, secrets)` build the
     clients; `dynamodb()` the table's boto3 client (None: no stack)."""
+    facts = _read_settings(target, environ, now)
+    values, secrets = facts.values, facts.secrets
+    if not is_placeholder(values.get("GITHUB_APP_ID")) and secrets.get("GITHUB_PRIVATE_KEY"):
+        gather_github(facts, github(values, secrets))
+    if secrets.get("TELEGRAM_BOT_TOKEN"):
+        gather_telegram(facts, telegram(values, secrets))
+    if dynamodb is not None and target.stack is not None:
+        gather_table(facts, dynamodb(), target.stack.outputs["TableName"])
+    return facts
+
+
+def _read_settings(target: Target, environ: dict[str, str], now: float) -> Facts:
+    """The values and secrets as the functions would read them (for a stack, its own: never a shell's secret),
+    and every settings problem at once."""
     found = target.values(environ)
     if target.stack is not None:  # the functions see the stack's secret, never a shell's
         found = {k: v for k, v in found.items() if k not in SECRET_NAMES}
@@ -137,12 +151,6 @@ def gather(target: Target, *, environ: dict[str, str], github: Callable[..., Any
         Settings.from_env({**known(values), **unchecked, **known(secrets), **table}, lambda _: {})
     except ConfigError as exc:
         facts.settings_problems = exc.problems
-    if not is_placeholder(values.get("GITHUB_APP_ID")) and secrets.get("GITHUB_PRIVATE_KEY"):
-        gather_github(facts, github(values, secrets))
-    if secrets.get("TELEGRAM_BOT_TOKEN"):
-        gather_telegram(facts, telegram(values, secrets))
-    if dynamodb is not None and target.stack is not None:
-        gather_table(facts, dynamodb(), target.stack.outputs["TableName"])
     return facts
 
 
