@@ -70,6 +70,7 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._items: dict[tuple[str, str], tuple[int, str, int | None]] = {}
+        self._keyed: dict[str, set[str]] = {}  # each key's items, so that a query reads its key only, as DynamoDB's does
         self._lock = threading.Lock()
 
     def load(self, key: str, item: str = "") -> Record:
@@ -88,12 +89,12 @@ class MemoryStore:
             if (current[0] if current else 0) != record.version:
                 raise Conflict(f"{_name(record)} changed since version {record.version}")
             self._items[where] = (record.version + 1, text, expires_at)
+            self._keyed.setdefault(record.key, set()).add(record.item)
         return Record(record.key, json.loads(text), record.version + 1, record.item)
 
     def items(self, key: str, after: str = ROOT_ITEM) -> list[Record]:
         with self._lock:
-            found = sorted((item, version, text) for (k, item), (version, text, _) in self._items.items()
-                           if k == key and item and item > after)
+            found = sorted((item, *self._items[(key, item)][:2]) for item in self._keyed.get(key, ()) if item and item > after)
         return [Record(key, json.loads(text), version, item) for item, version, text in found]
 
     def keys(self) -> list[str]:
