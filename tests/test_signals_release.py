@@ -226,6 +226,15 @@ def test_a_release_merged_on_github_meanwhile_is_answered_merged_even_when_the_t
     assert world.hub.merges == []
 
 
+def test_a_refused_merge_whose_pull_request_github_cannot_show_now_keeps_merge_and_says_try_again(world):
+    ready(world)
+    world.hub.merge_refusal = (405, "Pull Request is not mergeable")
+    world.hub.fail(rf"^GET /repos/{REPO}/pulls/2$", 502, count=10)  # merged already? GitHub cannot say now
+    status, answer = world.press("🔀")
+    assert status == 200 and world.chat.answers[-1][1] == "⚠️ GitHub is not answering: try again in a minute"
+    assert only_message(world)[1][1] == (("🔀 Merge",),)  # not taken away on a guess
+
+
 @pytest.mark.parametrize(
     "status,reason",
     [(405, "Pull Request is not mergeable"), (409, "Head branch was modified. Review and try the merge again.")],

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import attention_store
-from .errors import ChatMigrated, GitHubRefused, MessageNotEditable, PagerError, WorkflowsRefused
+from .errors import ChatMigrated, GitHubRefused, MessageNotEditable, WorkflowsRefused
 from .services import Services
 from .signals.steps import (
     WORKFLOWS,
@@ -100,11 +100,12 @@ def _merge(services: Services, effect: MergePull) -> MergeResult:
 
 def _merged_already(services: Services, effect: MergePull) -> MergeResult | None:
     """A merge GitHub refuses as "not mergeable" may be one made already: an earlier press whose record the
-    table lost, or someone on GitHub. GitHub's pull request says; None when it is not merged, or cannot
-    tell now (the refusal stands)."""
+    table lost, or someone on GitHub. GitHub's pull request says; None when it is not merged, or GitHub
+    refuses to show it (the refusal stands). GitHub not answering now raises (Transient): the press is
+    answered so, and Merge stays offered, never taken away on a guess."""
     try:
         pull = services.github.get_pull(effect.repository, effect.number, installation_id=effect.installation_id)
-    except PagerError:
+    except GitHubRefused:
         return None
     if pull.get("merged") is not True:
         return None
