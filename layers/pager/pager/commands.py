@@ -307,7 +307,7 @@ def status(services: Services, now: float) -> str:
            for r in index.red if r.ref != alarm.CONTROL][:LISTED]
     fixes = {r.ref: fix for r, entries in red
              if (fix := alarm.live_fix(services.store.load(alarm.alarm_key(r.ref)).data.get("fix"), entries, now))}
-    ready = [r.data for r in services.store.items(release.WAITING_KEY) if r.data.get("ready")]
+    ready = list(release.ready_to_merge(services).values())
     swept = services.store.load(SWEEP_KEY, "deliveries").data.get("ran_at")
     control = alarm.control_alarm(services)
     health = alarm.shown_entries(control, alarm.entries_now(services, control.ref))

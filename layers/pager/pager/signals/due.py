@@ -75,7 +75,7 @@ def send_summary(services: Services, start: float, end: float, red: Sequence[att
     notes = attention_store.summary_notes(services, start)
     muted = {m.repository_id for m in attention_store.mutes(services, now)}
     still_red = [r for r in red if not (r.ref.isdigit() and int(r.ref) in muted)]
-    ready = _ready(services, muted)
+    ready = release.ready_to_merge(services, muted)
     quiet = services.settings.quiet
     night = quiet is not None and quiet.period(start) == (start, end)
     notes = still_needed(services, [note for note in notes if _repository_id(note) not in muted],
@@ -87,16 +87,6 @@ def send_summary(services: Services, start: float, end: float, red: Sequence[att
     settled = settle(services, attention_store.summary_key(start), decide_summary(text, loud), ttl_seconds=3 * 24 * 3600)
     attention_store.summary_sent(services, start)
     return settled.outcome
-
-
-def _ready(services: Services, muted: set[int]) -> dict[str, dict[str, Any]]:
-    """The releases ready to merge now, by their record's key, but those of a repository muted."""
-    ready: dict[str, dict[str, Any]] = {}
-    for r in services.store.items(release.WAITING_KEY):  # item: <repository id>#<number>
-        repository_id, _, number = r.item.partition("#")
-        if r.data.get("ready") and repository_id.isdigit() and number.isdigit() and int(repository_id) not in muted:
-            ready[release.release_key(int(repository_id), int(number))] = r.data
-    return ready
 
 
 def _repository_id(note: Mapping[str, Any]) -> int | None:

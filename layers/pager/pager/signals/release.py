@@ -52,7 +52,7 @@ repository itself lists its pull requests (`check_suite.pull_requests`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -489,6 +489,17 @@ RELEASES_CHECKED = 3  # release pull requests the sweep reads again per run, the
 def _waiting(data: Mapping[str, Any]) -> bool:
     """Open and not offered Merge: the sweep looks again (not at a head whose merge GitHub refused)."""
     return data.get("state") == "open" and not data.get("ready") and data.get("refused_head") != data.get("head")
+
+
+def ready_to_merge(services: Services, muted: Collection[int] = ()) -> dict[str, dict[str, Any]]:
+    """The releases offered 🔀 Merge now, by their record's key (one query of the index), but those of a
+    repository in `muted`."""
+    ready: dict[str, dict[str, Any]] = {}
+    for r in services.store.items(WAITING_KEY):  # item: <repository id>#<number>
+        repository_id, _, number = r.item.partition("#")
+        if r.data.get("ready") and repository_id.isdigit() and number.isdigit() and int(repository_id) not in muted:
+            ready[release_key(int(repository_id), int(number))] = r.data
+    return ready
 
 
 def settle_release(services: Services, repo: Repository, number: int, decide_with: Callable[[Volume], Any],
