@@ -78,8 +78,8 @@ def send_summary(services: Services, start: float, end: float, red: Sequence[att
     ready = release.ready_to_merge(services, muted)
     quiet = services.settings.quiet
     night = quiet is not None and quiet.period(start) == (start, end)
-    notes = still_needed(services, [note for note in notes if _repository_id(note) not in muted],
-                         {r.ref for r in still_red}, set(ready))
+    notes = [note for note in notes if _repository_id(note) not in muted]
+    notes = still_needed(notes, {r.ref for r in still_red}, set(ready), _closed(services, notes))
     text = render_summary(notes, still_red, list(ready.values()), start=start, end=end, zone=services.settings.zone,
                           now=now, night=night)
     called = attention_store.last_call(services)
@@ -97,19 +97,30 @@ def _repository_id(note: Mapping[str, Any]) -> int | None:
     return int(found) if found.isdigit() else None
 
 
-def still_needed(services: Services, notes: Sequence[dict[str, Any]], red: set[str], ready: set[str]) -> list[dict[str, Any]]:
-    """Of a period's notes, those that still need the maintainer: an alarm still red, a release still ready to
-    merge, a contribution still open in a thread still open (one closed or merged meanwhile needs nothing
-    more); pager's own health always."""
+def _threads(thing: str) -> set[str]:
+    """A contribution note's records whose state says whether it still needs the maintainer: its own, its
+    thread's (contribution#<repository id>#<thing>#<number>)."""
+    return {thing, "#".join(thing.split("#")[:4])} if thing.startswith("contribution#") else set()
+
+
+def _closed(services: Services, notes: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Of the contribution notes' records, those closed or merged since (one load each, gathered here)."""
+    keys = {key for n in notes if n.get("kind") == "contribution" for key in _threads(str(n.get("thing") or ""))}
+    return {key for key in keys if services.store.load(key).data.get("state", "open") != "open"}
+
+
+def still_needed(notes: Sequence[dict[str, Any]], red: set[str], ready: set[str], closed: set[str]) -> list[dict[str, Any]]:
+    """Of a period's notes, those that still need the maintainer, pure: an alarm still red, a release still
+    ready to merge, a contribution whose records are not `closed` (one closed or merged meanwhile needs
+    nothing more); pager's own health always."""
     def needed(note: dict[str, Any]) -> bool:
         kind, thing = note.get("kind"), str(note.get("thing") or "")
         if kind == "alarm":
             return thing in red
         if kind == "release":
             return thing in ready
-        if kind == "contribution" and thing.startswith("contribution#"):
-            thread = "#".join(thing.split("#")[:4])  # contribution#<repository id>#<thing>#<number>
-            return all(services.store.load(key).data.get("state", "open") == "open" for key in {thing, thread})
+        if kind == "contribution":
+            return not _threads(thing) & closed
         return True
 
     return [note for note in notes if needed(note)]
