@@ -613,8 +613,12 @@ def _bot_kicked(world, secret_id, folder):
     world.chat.kicked = True
 
 
-def _not_admin_of_channel(world, secret_id, folder):
-    world.chat.members[world.chat.bot["id"]] = {"status": "administrator", "can_post_messages": False}
+def _restricted(world, secret_id, folder):
+    world.chat.members[world.chat.bot["id"]] = {"status": "restricted", "can_send_messages": False}
+
+
+def _only_administrators_write(world, secret_id, folder):  # the group's default permissions: members may not send
+    world.chat.set_permissions(CHAT["id"], can_send_messages=False)
 
 
 def _no_telegram_webhook(world, secret_id, folder):
@@ -661,7 +665,8 @@ def _missing_setting(world, secret_id, folder):
     (_wrong_key, "GitHub refuses the app's JWT"),
     (_token_refused, "Telegram refuses the bot token"),
     (_bot_kicked, "chat: the bot cannot see the chat"),
-    (_not_admin_of_channel, "chat: the bot may not post in the chat"),
+    (_restricted, "chat: the bot may not post in the chat"),
+    (_only_administrators_write, "(its members may not send messages)"),
     (_no_telegram_webhook, "Telegram webhook: none is set"),
     (_presses_only, "Telegram webhook: message is not among its allowed updates, so the chat's commands never reach"),
     (_no_commands, "Telegram commands: the menu lists nothing, not /status, /mute, /unmute, /help"),

@@ -791,6 +791,7 @@ def test_the_fake_telegram_answers_with_the_documented_envelope_and_result_types
                                                     "reply_parameters": {"message_id": 99_999}})),  # refused
         ("deleteMessage", chat.handle("deleteMessage", {"chat_id": CHAT_ID, "message_id": message_id})),
         ("deleteMessage", chat.handle("deleteMessage", {"chat_id": CHAT_ID, "message_id": message_id})),  # gone
+        ("getChat", chat.handle("getChat", {"chat_id": CHAT_ID})),
         ("setMyCommands", chat.handle("setMyCommands", {"commands": [{"command": c, "description": d}
                                                                      for c, d in BOT_COMMANDS]})),
         ("getMyCommands", chat.handle("getMyCommands", {})),
@@ -802,6 +803,7 @@ def test_the_fake_telegram_answers_with_the_documented_envelope_and_result_types
                  user={"id": 42, "is_bot": False, "first_name": "Maintainer"})
     chat.receive("post", chat={"id": -1002, "type": "channel", "title": "News", "username": "news"})
     answers.append(("getUpdates", chat.handle("getUpdates", {"limit": 100})))
+    answers.append(("getChat", chat.handle("getChat", {"chat_id": -1002})))  # a channel: no default permissions
     for status in ("member", "administrator", "creator", "restricted", "left", "kicked"):
         chat.members[42] = {"status": status}
         answers.append(("getChatMember", chat.handle("getChatMember", {"chat_id": CHAT_ID, "user_id": 42})))

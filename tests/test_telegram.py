@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from pager import deadline
 from pager.errors import ChatMigrated, DeadlineExceeded, MessageNotEditable, TelegramRefused, TelegramUnavailable
 from pager.html import cut, escape, link
-from pager.telegram import Telegram
+from pager.telegram import Telegram, may_post
 
 API = "https://api.telegram.test"
 TOKEN = "123456:TEST-bot-token-do-not-log"
@@ -634,3 +634,27 @@ def test_a_group_upgraded_to_a_supergroup_says_which_chat_to_write_to(mock, tele
     with pytest.raises(ChatMigrated, match="the supergroup -1001234567890") as caught:
         telegram.send_message(-42, "hello")
     assert caught.value.to_chat == "-1001234567890" and isinstance(caught.value, TelegramRefused)
+
+
+READ_ONLY_GROUP = {"type": "supergroup", "permissions": {"can_send_messages": False}}
+
+
+@pytest.mark.parametrize("member, chat, may", [
+    ({"status": "creator"}, None, True),
+    ({"status": "administrator"}, READ_ONLY_GROUP, True),  # a group's default permissions do not bind its admins
+    ({"status": "administrator", "can_post_messages": False}, {"type": "channel"}, False),
+    ({"status": "administrator", "can_post_messages": True}, {"type": "channel"}, True),
+    ({"status": "member"}, {"type": "supergroup", "permissions": {"can_send_messages": True}}, True),
+    ({"status": "member"}, READ_ONLY_GROUP, False),  # only admins may write there
+    ({"status": "member"}, {"type": "channel"}, False),  # in a channel only administrators post
+    ({"status": "member"}, None, True),  # the chat not read: the member may, as far as pager knows
+    ({"status": "restricted", "can_send_messages": True}, {"type": "group", "permissions": {}}, True),
+    ({"status": "restricted", "can_send_messages": True}, READ_ONLY_GROUP, False),
+    ({"status": "restricted", "can_send_messages": False}, None, False),
+    ({"status": "left"}, None, False),
+    ({"status": "kicked"}, None, False),
+])
+def test_whether_the_bot_may_post_follows_its_chat_member_and_the_groups_default_permissions(member, chat, may):
+    # the Bot API's ChatMember kinds, ChatFullInfo.permissions ("Default chat member permissions, for groups and
+    # supergroups") and ChatPermissions.can_send_messages
+    assert may_post(member, chat) is may

@@ -180,6 +180,27 @@ def test_refused_pages_are_not_offered_again_while_the_bot_is_still_out(sweeps):
     assert answer.startswith("⚠️ GitHub or Telegram would still refuse them")
 
 
+def test_pages_refused_while_only_administrators_may_write_are_kept_and_offered_once_members_may_again(sweeps):
+    world = sweeps.world
+    world.chat.set_permissions(CHAT_ID, can_send_messages=False)  # the group's admins made it announcement-only
+    assert world.deliver("issues", issue_opened(), guid="while-read-only")[0] == 424
+    for _ in range(2):
+        sweeps.advance(15)
+        sweeps.sweep()
+    own = health.Health.from_data(sweeps.store.load(SWEEP_KEY, health.ITEM).data)
+    assert own.refusals.count == 1 and own.refusals.works is False  # the bot is a member, and members may not write
+    assert world.chat.chat() == []
+    world.chat.set_permissions(CHAT_ID)  # members may write again
+    sweeps.advance(15)
+    sweeps.sweep()
+    [control] = [m for m in world.chat.chat() if m.text.startswith(OWN_MESSAGE)]
+    assert "1 page GitHub or Telegram refused" in control.text and "take such calls again" in control.text
+    assert sweeps.press_control("refused:pages").startswith("↻ the refused signals since")
+    sweeps.until_nothing_waits()
+    assert any("alice opened issue" in m.text for m in world.chat.chat())
+    assert [a["status_code"] for a in world.attempts("while-read-only")] == [424, 200]
+
+
 # -- what a repository is called now --------------------------------------------------------------------------
 
 

@@ -184,6 +184,31 @@ def send(chat: FakeTelegram, chat_id, text: str = "x", **params) -> tuple[int, d
     return chat.handle("sendMessage", {"chat_id": chat_id, "text": text, **params})
 
 
+def test_the_bot_sends_as_its_chat_member_and_the_groups_default_permissions_allow():
+    chat = FakeTelegram()
+    chat.add_chat(CHAT_ID, "supergroup")
+    chat.add_chat("-1002", "channel")
+    bot = chat.bot["id"]
+    no_rights = (400, telegram_error(400, "Bad Request: not enough rights to send text messages to the chat"))
+    assert send(chat, CHAT_ID)[0] == 200 and send(chat, "-1002")[0] == 200  # a member; a channel's administrator
+    assert chat.handle("getChatMember", {"chat_id": "-1002", "user_id": bot})[1]["result"]["can_post_messages"] is True
+    chat.set_permissions(CHAT_ID, can_send_messages=False)  # only admins may write
+    assert chat.handle("getChat", {"chat_id": CHAT_ID})[1]["result"]["permissions"]["can_send_messages"] is False
+    assert "permissions" not in chat.handle("getChat", {"chat_id": "-1002"})[1]["result"]  # groups only
+    assert send(chat, CHAT_ID) == no_rights
+    chat.members[bot] = {"status": "restricted"}  # its own rights allow, the group's defaults do not
+    assert send(chat, CHAT_ID) == no_rights
+    chat.members[bot] = {"status": "administrator", "can_post_messages": False}
+    assert send(chat, CHAT_ID)[0] == 200
+    assert send(chat, "-1002") == (400, telegram_error(400, "Bad Request: need administrator rights in the channel chat"))
+    chat.set_permissions(CHAT_ID)
+    chat.members[bot] = {"status": "restricted", "can_send_messages": False}
+    assert send(chat, CHAT_ID) == no_rights
+    chat.members[bot] = {"status": "left"}
+    assert send(chat, CHAT_ID) == (403, telegram_error(403, "Forbidden: bot is not a member of the supergroup chat"))
+    assert len(chat.sent) == 3
+
+
 def edit(chat: FakeTelegram, chat_id, message_id: int, text: str) -> tuple[int, dict]:
     return chat.handle("editMessageText", {"chat_id": chat_id, "message_id": message_id, "text": text})
 

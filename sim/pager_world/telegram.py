@@ -135,7 +135,21 @@ The methods `pager setup` and `pager doctor` call ("Getting updates", "Available
   active; use deleteWebhook to delete the webhook first"; deleteWebhook removes it (and the waiting
   updates with `drop_pending_updates`);
 - getChatMember answers a ChatMember of the kind its `status` says (`members` sets one; the bot is a
-  "member" unless told otherwise); a bot removed from the chat gets the same 403 as when it sends.
+  "member" unless told otherwise, in a channel an administrator that may post, the only way a bot is
+  in one); a bot removed from the chat gets the same 403 as when it sends;
+- getChat answers a ChatFullInfo: the chat's id, type and title, and for a group or supergroup its
+  default `permissions` (a ChatPermissions, every right allowed unless the chat's `permissions` say
+  otherwise: an "only admins may write" group sets `can_send_messages` false).
+
+Whether the bot may send (sendMessage), from its ChatMember in the chat (the Bot API's ChatMember and
+ChatPermissions): in a channel only its creator or an administrator with `can_post_messages`, else 400
+"Bad Request: need administrator rights in the channel chat" (teloxide/teloxide#450); in a group or
+supergroup an administrator or the creator, a member (a restricted one only with its own
+`can_send_messages`) only while the chat's default permissions allow sending, else 400 "Bad Request: not
+enough rights to send text messages to the chat" (TDLib's `can_send_message`, as client libraries
+report it: python-telegram-bot/python-telegram-bot#3956); a bot that "left" gets 403 "Forbidden: bot
+is not a member of the group chat" (or supergroup, channel chat). An edit of the bot's own message is
+not checked (the Bot API says nothing of it).
 
 Every request goes through the world's `Faults` first.
 """
@@ -263,14 +277,16 @@ def shown_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-# The rights a ChatMemberAdministrator and a ChatMemberRestricted always carry (the Bot API's types).
+# The rights a ChatMemberAdministrator always carries (the Bot API's types).
 ADMINISTRATOR_RIGHTS = ("can_be_edited", "is_anonymous", "can_manage_chat", "can_delete_messages", "can_manage_video_chats",
                         "can_restrict_members", "can_promote_members", "can_change_info", "can_invite_users",
                         "can_post_stories", "can_edit_stories", "can_delete_stories", "can_send_welcome_messages")
-RESTRICTED_RIGHTS = ("can_send_messages", "can_send_audios", "can_send_documents", "can_send_photos", "can_send_videos",
-                     "can_send_video_notes", "can_send_voice_notes", "can_send_polls", "can_send_other_messages",
-                     "can_add_web_page_previews", "can_react_to_messages", "can_edit_tag", "can_change_info",
-                     "can_invite_users", "can_pin_messages", "can_manage_topics")
+# A group's default permissions (ChatPermissions): what a member who is neither restricted nor an admin may do.
+CHAT_PERMISSIONS = ("can_send_messages", "can_send_audios", "can_send_documents", "can_send_photos", "can_send_videos",
+                    "can_send_video_notes", "can_send_voice_notes", "can_send_polls", "can_send_other_messages",
+                    "can_add_web_page_previews", "can_react_to_messages", "can_edit_tag", "can_change_info",
+                    "can_invite_users", "can_pin_messages", "can_manage_topics")
+RESTRICTED_RIGHTS = CHAT_PERMISSIONS  # a restricted member carries them too, as its own
 
 NOT_MODIFIED = ("Bad Request: message is not modified: specified new message content and reply markup are exactly "
                 "the same as a current content and reply markup of the message")
@@ -350,6 +366,8 @@ class Chat:
     forum: bool = False
     topics: set[int] = field(default_factory=set)  # a forum's topics (their message_thread_id)
     migrated_to: str | None = None  # a basic group upgraded: the supergroup it became
+    # a group's default ChatPermissions that differ from "allowed" (e.g. {"can_send_messages": False})
+    permissions: dict[str, bool] = field(default_factory=dict)
 
     def as_chat(self) -> dict[str, Any]:
         """The Chat object of a Message."""
@@ -447,6 +465,11 @@ class FakeTelegram:
             group.migrated_to = new
             return new
 
+    def set_permissions(self, chat_id: int | str, **permissions: bool) -> None:
+        """A group's administrators set its default permissions (as setChatPermissions would); none: all allowed."""
+        with self._lock:
+            self.chats[_chat_number(chat_id)].permissions = dict(permissions)
+
     def register_query(self, query_id: str, at: float | None = None) -> None:
         """Someone pressed a button: Telegram knows the callback query `query_id` from `at` (default: now)."""
         with self._lock:
@@ -502,6 +525,8 @@ class FakeTelegram:
                     return _ok(True)
                 if method in ("setMyCommands", "getMyCommands"):
                     return self._commands(method, params)
+                if method == "getChat":
+                    return _ok(self._chat_info(self._chat(params.get("chat_id"))))
                 if method in ("getMe", "getWebhookInfo", "getUpdates", "deleteWebhook", "getChatMember"):
                     return self._setup_method(method, params)
             except _Refused as refused:
@@ -533,8 +558,7 @@ class FakeTelegram:
             return _ok([dict(u) for u in self.updates[:limit]])
         if "chat_id" not in params or not isinstance(params.get("user_id"), int):
             return 400, telegram_error(400, "Bad Request: chat_id and user_id are required")
-        self._chat(params["chat_id"])
-        return _ok(self._member(params["user_id"]))
+        return _ok(self._member(params["user_id"], self._chat(params["chat_id"])))
 
     def _webhook_info(self) -> dict[str, Any]:
         url = str(self.webhook.get("url") or "")
@@ -561,16 +585,19 @@ class FakeTelegram:
         names = frozenset(name.lower() for name in given) & frozenset(UPDATE_TYPES)
         self.allowed_updates = names or DEFAULT_UPDATES
 
-    def _member(self, user_id: int) -> dict[str, Any]:
+    def _member(self, user_id: int, chat: Chat) -> dict[str, Any]:
         """A ChatMember as Telegram answers it: the fields its kind requires, the status's rights."""
-        user = dict(self.bot) if user_id == self.bot["id"] else {"id": user_id, "is_bot": False, "first_name": "User"}
+        bot = user_id == self.bot["id"]
+        user = dict(self.bot) if bot else {"id": user_id, "is_bot": False, "first_name": "User"}
         fields = dict(self.members.get(user_id, {}))
-        status = fields.pop("status", "member")
+        status = fields.pop("status", "administrator" if bot and chat.kind == "channel" else "member")
         member: dict[str, Any] = {"status": status, "user": user}
         if status == "creator":
             member["is_anonymous"] = False
         elif status == "administrator":
             member.update({name: False for name in ADMINISTRATOR_RIGHTS}, can_manage_chat=True)
+            if chat.kind == "channel":  # rights of channels only
+                member.update(can_post_messages=bot, can_edit_messages=False)
         elif status == "restricted":
             member.update({name: True for name in RESTRICTED_RIGHTS}, is_member=True, until_date=0)
         elif status == "kicked":
@@ -752,9 +779,34 @@ class FakeTelegram:
             return None
         raise _Refused(400, "Bad Request: message to be replied not found")
 
+    def _chat_info(self, chat: Chat) -> dict[str, Any]:
+        """getChat's ChatFullInfo: the Chat's fields, the ones ChatFullInfo requires, a group's permissions."""
+        info = {**chat.as_chat(), "accent_color_id": 0, "max_reaction_count": 11,
+                "accepted_gift_types": {"unlimited_gifts": False, "limited_gifts": False, "unique_gifts": False,
+                                        "premium_subscription": False, "gifts_from_channels": False}}
+        if chat.kind in ("group", "supergroup"):
+            info["permissions"] = {name: True for name in CHAT_PERMISSIONS} | chat.permissions
+        return info
+
+    def _may_send(self, chat: Chat) -> None:
+        """The bot's right to send in the chat (the module docstring)."""
+        if chat.kind == "private":
+            return
+        member = self._member(self.bot["id"], chat)
+        status = member["status"]
+        if status in ("left", "kicked"):
+            raise _Refused(403, f"Forbidden: bot is not a member of the {chat.kind} chat")
+        if chat.kind == "channel":
+            if status != "creator" and not (status == "administrator" and member.get("can_post_messages") is True):
+                raise _Refused(400, "Bad Request: need administrator rights in the channel chat")
+        elif status in ("member", "restricted") and not (
+                member.get("can_send_messages", True) is True and chat.permissions.get("can_send_messages", True) is True):
+            raise _Refused(400, "Bad Request: not enough rights to send text messages to the chat")
+
     def _send(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         self._check_text(params)
         chat = self._chat(params.get("chat_id"))
+        self._may_send(chat)
         thread = self._thread(chat, params.get("message_thread_id"))
         reply_to = self._reply(chat, params.get("reply_parameters"))
         self._flood(chat)

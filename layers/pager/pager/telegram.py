@@ -194,10 +194,19 @@ class Telegram:
         """A member of a chat as Telegram knows it (getChatMember): the bot's own, whether it may post."""
         return self._object("getChatMember", {"chat_id": chat_id, "user_id": user_id})
 
+    def chat(self, chat_id: int | str) -> dict[str, Any]:
+        """The chat as Telegram knows it now (getChat): a ChatFullInfo, a group's default permissions among it."""
+        return self._object("getChat", {"chat_id": chat_id})
+
     def may_post(self, chat_id: int | str) -> bool:
-        """Whether the bot may post in the chat now (its own ChatMember; the bot's id is its token's first part)."""
+        """Whether the bot may post in the chat now: its own ChatMember (the bot's id is its token's first
+        part), and for a member that is no administrator the chat itself (getChat), whose default
+        permissions bind it."""
         bot = self._token.split(":", 1)[0]
-        return bot.isdigit() and may_post(self.chat_member(chat_id, int(bot)))
+        if not bot.isdigit():
+            return False
+        member = self.chat_member(chat_id, int(bot))
+        return may_post(member, self.chat(chat_id) if member.get("status") in BOUND else None)
 
     def _object(self, method: str, payload: dict[str, Any]) -> dict[str, Any]:
         """A method whose result is an object (anything else is an answer pager cannot use)."""
@@ -265,6 +274,10 @@ class Telegram:
         return text.replace(self._token, "<token>") if self._token else text
 
 
+# The ChatMember kinds a group's default permissions bind (an administrator and the creator they do not).
+BOUND = ("member", "restricted")
+
+
 def _failure(step: str, code: int, description: str, parameters: dict[str, Any]) -> TelegramUnavailable | TelegramRefused:
     """What a failed answer's error code and parameters mean: a flood limit and its wait, Telegram failing, a
     group upgraded to a supergroup, or a refusal."""
@@ -285,13 +298,19 @@ def _failure(step: str, code: int, description: str, parameters: dict[str, Any])
     return TelegramRefused(f"{step}: Telegram refused ({code}): {description}", status=code, description=description)
 
 
-def may_post(member: dict[str, Any]) -> bool:
-    """Whether a ChatMember may post messages: a member or the creator, an administrator unless a channel's
-    without "Post messages", a restricted member allowed to send (the Bot API's ChatMember types)."""
+def may_post(member: dict[str, Any], chat: dict[str, Any] | None = None) -> bool:
+    """Whether a ChatMember may post messages (the Bot API's ChatMember and ChatPermissions): the creator;
+    an administrator unless a channel's without "Post messages"; a member (a restricted one only with its
+    own "Send messages") while the group's default permissions (the ChatFullInfo `chat`, when read) let
+    members send, never in a channel, where only administrators post."""
     status = member.get("status")
-    return (status in ("creator", "member")
-            or (status == "administrator" and member.get("can_post_messages", True) is not False)
-            or (status == "restricted" and member.get("can_send_messages") is True))
+    if status in BOUND:
+        chat = chat or {}
+        permissions = chat.get("permissions")
+        return (chat.get("type") != "channel"
+                and (status == "member" or member.get("can_send_messages") is True)
+                and not (isinstance(permissions, dict) and permissions.get("can_send_messages") is False))
+    return status == "creator" or (status == "administrator" and member.get("can_post_messages", True) is not False)
 
 
 def _keyboard(buttons: Buttons) -> dict[str, Any]:

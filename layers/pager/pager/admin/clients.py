@@ -11,7 +11,7 @@ GitHub (docs.github.com, REST API)
   credential at all (the code is one: single use, within an hour).
 
 Telegram (core.telegram.org/bots/api): getMe, getWebhookInfo, setWebhook, deleteWebhook, getUpdates,
-and the product's getChatMember, setMyCommands and getMyCommands.
+and the product's getChatMember, getChat, setMyCommands and getMyCommands.
 """
 
 from __future__ import annotations

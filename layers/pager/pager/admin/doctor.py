@@ -18,7 +18,8 @@ holds nor fails. The exit status is 0 only when no check fails.
     bot            Telegram accepts the token (getMe)
     telegram       its webhook at the stack's /telegram, button presses and commands allowed, no recent error
     commands       the bot's command menu is pager's (getMyCommands, pager.commands.BOT_COMMANDS)
-    chat           the bot may post in the chat (getChatMember); a group Telegram made a supergroup is named
+    chat           the bot may post in the chat (getChatMember, and unless it is an administrator getChat: a
+                   group's default permissions); a group Telegram made a supergroup is named
     table          the table exists, with its TTL
 """
 
@@ -37,6 +38,7 @@ from pager.errors import ChatMigrated, ConfigError, PagerError, Transient
 from pager.github import signing_key
 from pager.settings import SECRET_NAMES, Settings, in_parameter_store
 from pager.store import ROOT_ITEM, TABLE_ITEM, TABLE_KEY, TABLE_TTL
+from pager.telegram import BOUND
 from pager.telegram import may_post as bot_may_post
 from pager.values import parse_iso
 from pager.words import plural
@@ -194,14 +196,17 @@ def gather_telegram(facts: Facts, client: Any) -> None:
     facts.read("webhook_info", client.webhook_info)
     facts.read("commands", client.get_my_commands)
     chat = facts.values.get("TELEGRAM_CHAT_ID", "")
-    if chat and not is_placeholder(chat):
-        try:
-            facts.found["member"] = client.chat_member(chat, int(bot["id"]))
-        except ChatMigrated as moved:  # the group became a supergroup: look there, and say so
-            new_chat = facts.found["moved"] = moved.to_chat
-            facts.read("member", lambda: client.chat_member(new_chat, int(bot["id"])))
-        except PagerError as exc:
-            facts.failed("member", exc)
+    if not chat or is_placeholder(chat):
+        return
+    try:
+        facts.found["member"] = client.chat_member(chat, int(bot["id"]))
+    except ChatMigrated as moved:  # the group became a supergroup: look there, and say so
+        chat = facts.found["moved"] = moved.to_chat
+        facts.read("member", lambda: client.chat_member(chat, int(bot["id"])))
+    except PagerError as exc:
+        facts.failed("member", exc)
+    if (facts.get("member") or {}).get("status") in BOUND:  # no administrator: the group's permissions bind it
+        facts.read("chat", lambda: client.chat(chat))
 
 
 def gather_table(facts: Facts, client: Any, table: str) -> None:
@@ -643,7 +648,7 @@ def check_chat(facts: Facts) -> Check:
     moved = facts.get("moved")  # Telegram's answer, or pager's own record of it
     if moved:
         status = (member or {}).get("status")
-        where = ("and the bot may post there" if member and bot_may_post(member)
+        where = ("and the bot may post there" if member and bot_may_post(member, facts.get("chat"))
                  else f"but the bot may not post there (it is {status})" if member else "")
         line = f"chat: Telegram made the group {chat} the supergroup {moved}; pager follows it" + (f", {where}" if where else "")
         return Check(False, line, f"set TELEGRAM_CHAT_ID (the TelegramChatId parameter) to {moved} and deploy again")
@@ -653,8 +658,11 @@ def check_chat(facts: Facts) -> Check:
         return (_unreachable(facts, "member", "telegram")
                 or Check(False, f"chat: the bot cannot see the chat {chat}: {facts.errors['member']}", fix))
     status = member.get("status")
-    may_post = bot_may_post(member)
-    if not may_post:
+    if not bot_may_post(member, facts.get("chat")):
+        permissions = (facts.get("chat") or {}).get("permissions") or {}
+        if status in BOUND and permissions.get("can_send_messages") is False:
+            return Check(False, f"chat: the bot may not post in the chat {chat} (its members may not send messages)",
+                         f"allow members to send messages in the group's permissions, or make {bot} an administrator")
         return Check(False, f"chat: the bot may not post in the chat {chat} (it is {status})", fix)
     return Check(True, f"chat: the bot may post in the chat {chat} ({status})")
 
