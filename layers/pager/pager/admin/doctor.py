@@ -647,24 +647,34 @@ def check_chat(facts: Facts) -> Check:
     fix = f"add {bot} to the chat {chat} (for a channel: as an administrator that may post messages)"
     moved = facts.get("moved")  # Telegram's answer, or pager's own record of it
     if moved:
-        status = (member or {}).get("status")
-        where = ("and the bot may post there" if member and bot_may_post(member, facts.get("chat"))
-                 else f"but the bot may not post there (it is {status})" if member else "")
-        line = f"chat: Telegram made the group {chat} the supergroup {moved}; pager follows it" + (f", {where}" if where else "")
-        return Check(False, line, f"set TELEGRAM_CHAT_ID (the TelegramChatId parameter) to {moved} and deploy again")
+        why = _may_not_post(facts) if member else None
+        where = "" if member is None else f", but the bot may not post there ({why})" if why else ", and the bot may post there"
+        return Check(False, f"chat: Telegram made the group {chat} the supergroup {moved}; pager follows it{where}",
+                     f"set TELEGRAM_CHAT_ID (the TelegramChatId parameter) to {moved} and deploy again")
     if member is None and "member" not in facts.errors:
         return _skip("chat", _unread(facts, "TELEGRAM_BOT_TOKEN") or "needs the bot and TELEGRAM_CHAT_ID")
     if member is None:
         return (_unreachable(facts, "member", "telegram")
                 or Check(False, f"chat: the bot cannot see the chat {chat}: {facts.errors['member']}", fix))
-    status = member.get("status")
-    if not bot_may_post(member, facts.get("chat")):
-        permissions = (facts.get("chat") or {}).get("permissions") or {}
-        if status in BOUND and permissions.get("can_send_messages") is False:
-            return Check(False, f"chat: the bot may not post in the chat {chat} (its members may not send messages)",
-                         f"allow members to send messages in the group's permissions, or make {bot} an administrator")
-        return Check(False, f"chat: the bot may not post in the chat {chat} (it is {status})", fix)
-    return Check(True, f"chat: the bot may post in the chat {chat} ({status})")
+    why = _may_not_post(facts)
+    if why == MEMBERS_MAY_NOT_SEND:
+        fix = f"allow members to send messages in the group's permissions, or make {bot} an administrator"
+    if why:
+        return Check(False, f"chat: the bot may not post in the chat {chat} ({why})", fix)
+    return Check(True, f"chat: the bot may post in the chat {chat} ({member.get('status')})")
+
+
+MEMBERS_MAY_NOT_SEND = "its members may not send messages"
+
+
+def _may_not_post(facts: Facts) -> str:
+    """Why the bot may not post in the chat, from its ChatMember and the chat's default permissions ("" if it may)."""
+    member, info = facts.get("member") or {}, facts.get("chat") or {}
+    if bot_may_post(member, info):
+        return ""
+    if member.get("status") in BOUND and (info.get("permissions") or {}).get("can_send_messages") is False:
+        return MEMBERS_MAY_NOT_SEND
+    return f"it is {member.get('status')}"
 
 
 def check_table(facts: Facts) -> Check:
