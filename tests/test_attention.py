@@ -22,7 +22,7 @@ from pager.signals import due as due_signals
 from pager.sweep.run import check
 from pager_world.cases import issue_closed, issue_comment_by, issue_opened, live_pull, pull, run, suite_passed
 from pager_world.matrix import Scenario, failure_matrix
-from pager_world.world import ALLOWED_USER, CONTROL, EXAMPLE_ALARM, REPO, REPO_ID
+from pager_world.world import ALLOWED_USER, CHAT_ID, CONTROL, EXAMPLE_ALARM, REPO, REPO_ID
 
 MINUTE = 60.0
 
@@ -153,6 +153,52 @@ def test_a_follow_up_whose_first_message_is_gone_is_sent_all_the_same(world):
     assert world.deliver("issue_comment", issue_comment_by("alice", comment_id=1, number=1))[0] == 200
     [comment] = shown(world)
     assert comment.reply_to is None and "alice commented on issue" in comment.text
+
+
+@pytest.mark.parametrize("status, answered", [(502, 500), (404, 424)])  # GitHub failing; refusing for good
+def test_a_thread_whose_draft_failed_after_its_message_still_gathers_its_follow_ups_and_its_mute(
+        make_world, status, answered):
+    world = make_world(buzz_gap_minutes=0)
+    world.hub.fail(r"POST /repos/[^/]+/[^/]+/dispatches", status, count=1 if status == 502 else 10)
+    assert world.deliver("issues", issue_opened(), guid="opening")[0] == answered  # shown; its draft failed
+    opened = shown(world)[0]
+    assert world.press("🔕", opened.message_id)[1]["outcome"].startswith("🔕 ")  # the thread knows its repository
+    world.advance(5)
+    world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=1))
+    world.advance(5)
+    world.deliver_again("opening")
+    world.deliver("issue_comment", issue_comment_by("carol", comment_id=6, number=1))
+    follow_ups = [m for m in shown(world) if m.message_id != opened.message_id]
+    assert [m.reply_to for m in follow_ups] == [opened.message_id] * 2
+    assert buzzed(world) == [opened.text.splitlines()[0]]  # the first contact called; its follow-ups did not
+
+
+def test_an_edit_that_came_before_its_opening_was_shown_is_what_the_late_opening_shows(world):
+    from pager_world.cases import outside
+
+    world.chat.fail("sendMessage", 502)
+    assert world.deliver("issues", issue_opened(**{"issue.body": "It crashes."}), guid="opening")[0] == 500
+    steps = outside("issues", "edited", **{"issue.updated_at": "2026-12-01T12:00:00Z",
+                                            "issue.body": "It crashes. Steps: Windows 11."})
+    assert world.deliver("issues", steps, guid="edit")[1]["outcome"] == "kept for its opening: its thread was never shown"
+    world.deliver_again("opening")  # the sweep's redelivery carries the text the issue was opened with
+    [only] = shown(world)
+    assert "Steps: Windows 11." in only.text and only.notified
+    assert world.deliver_again("edit")[1]["outcome"] == "stale: a newer edit was shown"
+    assert len(shown(world)) == 1
+
+
+def test_once_the_group_became_a_supergroup_a_thread_begins_anew_there_and_its_follow_ups_reply(world):
+    world.deliver("issues", issue_opened())
+    new = world.chat.migrate(CHAT_ID)
+    for n in (5, 6, 7):
+        world.advance(5)
+        world.deliver("issue_comment", issue_comment_by(f"user{n}", comment_id=n, number=1), guid=f"comment-{n}")
+    first, *rest = [m for m in shown(world) if m.chat_id == new]
+    assert first.reply_to is None and [m.reply_to for m in rest] == [first.message_id] * 2
+    world.deliver_again("comment-5")  # a redelivery of one shown before keeps the thread where it is
+    world.deliver("issue_comment", issue_comment_by("user8", comment_id=8, number=1))
+    assert shown(world)[-1].reply_to == first.message_id and shown(world)[-1].chat_id == new
 
 
 def test_a_contribution_delivered_twice_buzzes_once(world):
@@ -1223,4 +1269,5 @@ def test_an_edit_of_an_issue_never_shown_shows_nothing(world):
     from pager_world.cases import outside
 
     body = outside("issues", "edited", **{"issue.updated_at": "2026-12-01T12:00:00Z"})
-    assert world.deliver("issues", body)[1]["outcome"] == "ignored: its thread was never shown"
+    assert world.deliver("issues", body)[1]["outcome"] == "kept for its opening: its thread was never shown"
+    assert shown(world) == []

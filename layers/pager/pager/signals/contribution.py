@@ -37,6 +37,7 @@ from typing import Any
 
 from .. import attention_store
 from ..attention import FOLLOW_UP_SECONDS, LOUD, Moment, Volume, period_of
+from ..errors import PagerError
 from ..html import MAX_TEXT, cut, escape, link, visible_length
 from ..routing import Delivery
 from ..services import Services
@@ -311,23 +312,48 @@ def opened(delivery: Delivery, services: Services) -> str:
     if c.confirm and c.author and services.github.is_collaborator(
             delivery.repository, c.author, installation_id=delivery.installation_id):
         return "ignored: a colleague (GitHub counts them a collaborator)"
-    control = services.settings.control_repository
     # The thread is held while its contribution is shown: two in one thread at the same moment (an issue
     # and its first comment, the sweep's redeliveries) take turns, so only the first contact calls and the
     # other replies under it.
     with holding(services, c.thread, THREAD, ttl_seconds=TTL_SECONDS) as thread_data:
         if not isinstance(thread_data.get("first"), int) or thread_data.get("release"):
             thread_data.update(_shown_as_release(services, c))  # a release's message: its latest (a repost moves it)
-        thread = Thread.from_data(thread_data)
+        c = _as_edited_since(c, thread_data)
+        outcome, failed = _show_in_thread(services, c, thread_data)
+    if failed is not None:
+        raise failed
+    return outcome
 
-        def gather() -> Any:
-            return decide_opening(c, control, thread, attention_store.volume(services, c.repository_id, services.now()))
 
+def _as_edited_since(c: Contribution, thread_data: dict[str, Any]) -> Contribution:
+    """An opening with the text of an edit that came before it was shown (`edited` kept it in the thread),
+    which counts as shown with it; any other contribution as it is."""
+    latest = thread_data.get("latest")
+    if c.comment or not isinstance(latest, dict) or str(latest.get("order") or "") <= c.order:
+        return c
+    thread_data["edited"] = newest(thread_data.get("edited"), str(latest["order"]))
+    return replace(c, title=str(latest.get("title", c.title)), body=str(latest.get("body", c.body)))
+
+
+def _show_in_thread(services: Services, c: Contribution, thread_data: dict[str, Any]) -> tuple[str, PagerError | None]:
+    """Show the contribution (settled on its record) and keep in its thread where it was shown: also when a
+    step after the message failed (the draft), since the message is shown all the same. The outcome, and
+    the failure to raise once the thread is kept."""
+    thread = Thread.from_data(thread_data)
+    control = services.settings.control_repository
+
+    def gather() -> Any:
+        return decide_opening(c, control, thread, attention_store.volume(services, c.repository_id, services.now()))
+
+    failed: PagerError | None = None
+    try:
         settled = settle(services, c.key, gather=gather, ttl_seconds=TTL_SECONDS)
-        shown = settled.after
-        if isinstance(shown.get("message_id"), int):
-            thread_data.update(thread_after(thread_data, c.repository, shown))
-    return settled.outcome
+        outcome, shown, sent_now = settled.outcome, settled.after, not isinstance(settled.before.get("message_id"), int)
+    except PagerError as exc:
+        outcome, failed, shown, sent_now = "failed", exc, services.store.load(c.key).data, False
+    if isinstance(shown.get("message_id"), int):
+        thread_data.update(thread_after(thread_data, c.repository, shown, sent_now=sent_now))
+    return outcome, failed
 
 
 def _shown_as_release(services: Services, c: Contribution) -> dict[str, Any]:
@@ -342,10 +368,13 @@ def _shown_as_release(services: Services, c: Contribution) -> dict[str, Any]:
     return {"first": shown["message_id"], "chat": shown.get("chat"), "release": True}
 
 
-def thread_after(data: Mapping[str, Any], repository: str, shown: Mapping[str, Any]) -> dict[str, Any]:
-    """The thread once a contribution in it was shown: its first message, when it last buzzed. Safe twice."""
+def thread_after(data: Mapping[str, Any], repository: str, shown: Mapping[str, Any], *, sent_now: bool = False) -> dict[str, Any]:
+    """The thread once a contribution in it was shown: its first message, when it last buzzed. A message just
+    sent (`sent_now`) into another chat than the first one's begins the thread anew there: the chat moved, and
+    a reply cannot reach a message left behind. Safe twice."""
     new = {**data, "repository": repository}
-    if not isinstance(data.get("first"), int):
+    moved = sent_now and data.get("chat") is not None and str(shown.get("chat")) != str(data["chat"])
+    if not isinstance(data.get("first"), int) or moved:
         new.update(first=shown["message_id"], chat=shown.get("chat"))
     at, sound = shown.get("shown_at"), shown.get("sound") or {}
     heard = sound.get("buzz") or sound.get("summary")  # it buzzed, or it is kept for a call that will
@@ -357,7 +386,9 @@ def thread_after(data: Mapping[str, Any], repository: str, shown: Mapping[str, A
 def edited(delivery: Delivery, services: Services) -> str:
     """An issue, pull request or discussion edited by its author from outside, in a thread already shown: a
     silent reply under the thread's first message with what it says now (once per edit; an edit older than
-    one shown, delivered late, shows nothing)."""
+    one shown, delivered late, shows nothing). One that comes before the thread was shown is kept in the
+    thread: should the opening come late (a redelivery carries the text it was opened with), it shows the
+    newer text."""
     payload = delivery.payload
     if delivery.event == "pull_request" and is_release_pull(payload.get("pull_request"), payload, services.settings):
         return "ignored: release pull request"
@@ -369,14 +400,22 @@ def edited(delivery: Delivery, services: Services) -> str:
     c = replace(opened_as, verb="edited", comment=f"e{opened_as.order}")
     with holding(services, c.thread, THREAD, ttl_seconds=TTL_SECONDS) as thread_data:
         thread = Thread.from_data(thread_data)
-        if thread.first is None:
-            return "ignored: its thread was never shown"
+        if thread.first is None:  # kept, should its opening come late (a redelivery carries the older text)
+            thread_data.update(_kept_for_opening(thread_data, c))
+            return "kept for its opening: its thread was never shown"
         if c.order <= str(thread_data.get("edited") or ""):
             return "stale: a newer edit was shown"
         settled = settle(services, c.key, decide_edit(c, thread), ttl_seconds=TTL_SECONDS)
         if isinstance(settled.after.get("message_id"), int):
             thread_data.update(edited=c.order)
     return settled.outcome
+
+
+def _kept_for_opening(thread_data: Mapping[str, Any], c: Contribution) -> dict[str, Any]:
+    """The thread's `latest`: the newest edit's text, for an opening shown after it (`_as_edited_since`)."""
+    if c.order <= str((thread_data.get("latest") or {}).get("order") or ""):
+        return {}
+    return {"latest": {"order": c.order, "title": c.title, "body": c.body}}
 
 
 def decide_edit(c: Contribution, thread: Thread):
