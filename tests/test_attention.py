@@ -347,6 +347,35 @@ def test_a_comment_on_an_issue_closed_while_the_phone_rests_is_left_out_of_its_c
     assert not calls(w), calls(w)[0].text
 
 
+def test_an_outsiders_comment_after_the_issue_was_closed_is_in_the_call_it_was_kept_for(make_world):
+    w = make_world()  # the default rest (75 min) outlasts the thread's hour of follow-ups
+    w.deliver("issues", issue_opened(**{"issue.created_at": "2027-01-15T07:59:00Z"}))  # the call at 08:00
+    w.advance(2)
+    w.deliver("issues", issue_closed(**{"issue.updated_at": "2027-01-15T08:02:00Z"}))
+    w.advance(63)
+    comment = issue_comment_by("alice", comment_id=7, number=1, **{"comment.created_at": "2027-01-15T09:05:00Z",
+                                                                    "comment.updated_at": "2027-01-15T09:05:00Z"})
+    assert w.deliver("issue_comment", comment)[1]["outcome"] == "sent, kept for the summary, draft asked"
+    w.advance(11)
+    tick(w)
+    [call] = calls(w)  # closed before she wrote: her comment still needs an answer
+    assert ": 1 from outside (" in call.text.splitlines()[0] and "alice commented on issue" in call.text
+
+
+def test_an_outsiders_comment_on_a_maintainers_issue_closed_during_the_night_is_left_out_of_the_morning(make_world):
+    w = make_world(quiet_hours="22:00-07:00", timezone="Europe/Berlin")
+    w.now = datetime(2027, 1, 15, 23, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    own = {"issue.number": 5, "issue.author_association": "OWNER", "issue.user.login": "Codertocat"}
+    w.deliver("issue_comment", issue_comment_by("bob", comment_id=51, number=5, **own, **{
+        "comment.created_at": "2027-01-15T22:00:00Z", "comment.updated_at": "2027-01-15T22:00:00Z"}))
+    w.advance(30)
+    closing = issue_closed(**own, **{"issue.updated_at": "2027-01-15T22:30:00Z"})
+    assert w.deliver("issues", closing)[1]["outcome"] == "recorded: closed"  # a thread pager showed a comment in
+    w.now = datetime(2027, 1, 16, 7, 0, 30, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    tick(w)
+    assert buzzed(w) == [] and not [m for m in shown(w) if m.text.startswith("🌅")]
+
+
 def test_a_thread_kept_while_the_phone_rests_counts_once_in_its_call(make_world):
     w = make_world(buzz_gap_minutes=60)
     w.deliver("issues", issue_opened())

@@ -267,8 +267,10 @@ def decide_opening(c: Contribution, control_repository: str, thread: Thread = NO
     return decide
 
 
-def decide_closing(verdict: str, order: str, author_outside: bool):
-    """Edit a shown contribution once to its verdict; remember the verdict of one not shown yet."""
+def decide_closing(verdict: str, order: str, author_outside: bool, thread_known: bool = False):
+    """Edit a shown contribution once to its verdict; remember the verdict of one not shown yet, and of a
+    thread pager showed contributions in (`thread_known`: an outsider's comment on a maintainer's issue or a
+    release pull request), whose summary then leaves them out."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
         state = data.get("state")
@@ -291,10 +293,11 @@ def decide_closing(verdict: str, order: str, author_outside: bool):
                     "text": edited,
                 },
             )
+        recorded = {**data, "state": verdict, "order": newest(data.get("order"), order)}
         if not author_outside:
-            return Step("ignored: not a contribution")
+            return Step(f"recorded: {verdict}", data=recorded) if thread_known else Step("ignored: not a contribution")
         # Came before its opening event (a late redelivery): the opening shows nothing now.
-        return Step(f"recorded: {verdict} before shown", data={**data, "state": verdict, "order": newest(data.get("order"), order)})
+        return Step(f"recorded: {verdict} before shown", data=recorded)
 
     return decide
 
@@ -380,6 +383,8 @@ def thread_after(data: Mapping[str, Any], repository: str, shown: Mapping[str, A
     heard = sound.get("buzz") or sound.get("summary")  # it buzzed, or it is kept for a call that will
     if heard and isinstance(at, (int, float)) and at > float(data.get("buzzed_at") or 0):
         new["buzzed_at"] = at
+    if heard:  # GitHub's time of the newest contribution heard: a closing after it leaves the thread out of a summary
+        new["heard"] = newest(data.get("heard"), shown.get("order"))
     return new
 
 
@@ -434,12 +439,12 @@ def decide_edit(c: Contribution, thread: Thread):
 def closed(delivery: Delivery, services: Services) -> str:
     """A closing event: edit the message of the contribution it closes to its verdict."""
     payload = delivery.payload
+    release = False
     if delivery.event == "issues":
         thing, obj, verdict = "issue", payload.get("issue"), "closed"
     elif delivery.event == "pull_request":
         obj = payload.get("pull_request")
-        if is_release_pull(obj, payload, services.settings):
-            return "ignored: release pull request"
+        release = is_release_pull(obj, payload, services.settings)
         thing, verdict = "pull", "merged" if field(obj, "merged") is True else "closed"
     else:
         thing, obj, verdict = "discussion", payload.get("discussion"), "answered"
@@ -447,6 +452,10 @@ def closed(delivery: Delivery, services: Services) -> str:
     if not number or delivery.repo is None:
         return "ignored: nothing it closes"
     order = order_of_time(field(obj, "updated_at"))
-    author_outside = is_outside(field(obj, "author_association"), field(obj, "user"))
+    author_outside = not release and is_outside(field(obj, "author_association"), field(obj, "user"))
     key = thing_key(delivery.repo.id, thing, number)
-    return settle(services, key, decide_closing(verdict, order, author_outside), ttl_seconds=TTL_SECONDS).outcome
+    # Not an outsider's: its verdict matters only where pager showed contributions in its thread (one read).
+    known = author_outside or bool(services.store.load(key, THREAD).data)
+    if release and not known:
+        return "ignored: release pull request"
+    return settle(services, key, decide_closing(verdict, order, author_outside, known), ttl_seconds=TTL_SECONDS).outcome

@@ -25,7 +25,7 @@ from ..html import escape, link
 from ..observe import logger
 from ..services import Services
 from ..words import clock, local_time, plural
-from . import alarm, release
+from . import alarm, contribution, release
 from .common import repo_url
 from .messages import show
 from .records import settle
@@ -97,22 +97,25 @@ def _repository_id(note: Mapping[str, Any]) -> int | None:
     return int(found) if found.isdigit() else None
 
 
-def _threads(thing: str) -> set[str]:
-    """A contribution note's records whose state says whether it still needs the maintainer: its own, its
-    thread's (contribution#<repository id>#<thing>#<number>)."""
-    return {thing, "#".join(thing.split("#")[:4])} if thing.startswith("contribution#") else set()
-
-
 def _closed(services: Services, notes: Sequence[Mapping[str, Any]]) -> set[str]:
-    """Of the contribution notes' records, those closed or merged since (one load each, gathered here)."""
-    keys = {key for n in notes if n.get("kind") == "contribution" for key in _threads(str(n.get("thing") or ""))}
-    return {key for key in keys if services.store.load(key).data.get("state", "open") != "open"}
+    """Of the contribution notes' threads (contribution#<repository id>#<thing>#<number>), those closed,
+    merged or answered since their newest contribution kept for the phone, both in GitHub's time (the
+    closing's `updated_at`, the thread's `heard`): a thread closed meanwhile needs nothing more; one an
+    outsider wrote in after it was closed still does. Two loads a thread, gathered here."""
+    closed = set()
+    for thing in {str(n.get("thing") or "") for n in notes if n.get("kind") == "contribution"}:
+        key = "#".join(thing.split("#")[:4])
+        record = services.store.load(key).data
+        if record.get("state", "open") != "open" and str(record.get("order") or "") >= str(
+                services.store.load(key, contribution.THREAD).data.get("heard") or ""):
+            closed.add(thing)
+    return closed
 
 
 def still_needed(notes: Sequence[dict[str, Any]], red: set[str], ready: set[str], closed: set[str]) -> list[dict[str, Any]]:
     """Of a period's notes, those that still need the maintainer, pure: an alarm still red, a release still
-    ready to merge, a contribution whose records are not `closed` (one closed or merged meanwhile needs
-    nothing more); pager's own health always."""
+    ready to merge, a contribution whose thread is not `closed` since (one closed, merged or answered
+    meanwhile needs nothing more); pager's own health always."""
     def needed(note: dict[str, Any]) -> bool:
         kind, thing = note.get("kind"), str(note.get("thing") or "")
         if kind == "alarm":
@@ -120,7 +123,7 @@ def still_needed(notes: Sequence[dict[str, Any]], red: set[str], ready: set[str]
         if kind == "release":
             return thing in ready
         if kind == "contribution":
-            return not _threads(thing) & closed
+            return thing not in closed
         return True
 
     return [note for note in notes if needed(note)]
