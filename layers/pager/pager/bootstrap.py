@@ -130,7 +130,10 @@ def use(built: Services | None) -> None:
     _services, _handed_in = built, built is not None
 
 
-app = APIGatewayHttpResolver()
+# debug=False always: with POWERTOOLS_DEV set, Powertools' debug mode would print() every raw request
+# (its signature and Telegram's secret token among the headers) past pager's redaction, and answer a
+# crash with its traceback.
+app = APIGatewayHttpResolver(debug=False)
 
 
 def _respond(answer: tuple[int, dict[str, Any]]) -> Response:
