@@ -49,6 +49,7 @@ texts already seen are passed over after a look or two.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import logging
 import re
@@ -56,7 +57,7 @@ import sys
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -392,6 +393,22 @@ def _redact_record(record: logging.LogRecord) -> None:
         record.stack_info = redact(record.stack_info)
 
 
+_reading = threading.local()  # `withheld`'s mark, per thread
+WITHHELD = f"{MARK} (a line below INFO, withheld while pager reads or writes its secrets)"
+
+
+@contextlib.contextmanager
+def withheld() -> Iterator[None]:
+    """While pager reads or writes its secrets' store: every record this thread makes below INFO (botocore's
+    DEBUG lines quote the parameter's request and answer whole) is withheld, since its values are known only
+    once read, and a value redaction cannot tell by its form (a passphrase) would be written as it is."""
+    _reading.on = True
+    try:
+        yield
+    finally:
+        _reading.on = False
+
+
 class _Factory:
     """logging's record factory: the one before it (`wrapped`), then the redaction."""
 
@@ -402,6 +419,8 @@ class _Factory:
 
     def __call__(self, name: str, level: int, fn: str, lno: int, msg: object, args: Any, exc_info: Any,
                  func: str | None = None, sinfo: str | None = None, **kwargs: Any) -> logging.LogRecord:
+        if getattr(_reading, "on", False) and isinstance(level, int) and level < logging.INFO:
+            msg, args, exc_info, sinfo = WITHHELD, (), None, None
         record = self.wrapped(name, level, fn, lno, msg, args, exc_info, func, sinfo, **kwargs)
         # Called by the `makeRecord` that `_make_record` wraps, as `_make_record` called it: the fields written
         # next are redacted already. Otherwise, first: the fields are redacted whatever happens below.

@@ -58,10 +58,11 @@ def read_secret_with_powertools(secret_id: str) -> Mapping[str, Any]:
     from aws_lambda_powertools.utilities import parameters
 
     try:
-        if in_parameter_store(secret_id):
-            value = parameters.get_parameter(secret_id, decrypt=True, transform="json", max_age=300)
-        else:
-            value = parameters.get_secret(secret_id, transform="json", max_age=300)
+        with redact.withheld():  # botocore at DEBUG would log the answer whole, before its values are registered
+            if in_parameter_store(secret_id):
+                value = parameters.get_parameter(secret_id, decrypt=True, transform="json", max_age=300)
+            else:
+                value = parameters.get_secret(secret_id, transform="json", max_age=300)
     except parameters.exceptions.TransformParameterError:
         raise ConfigError(f"the secret {secret_id} is not a JSON object") from None
     except parameters.exceptions.GetParameterError as exc:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pager import redact
 from pager.errors import ConfigError
 from pager.settings import SECRET_NAMES, in_parameter_store
 
@@ -271,10 +272,11 @@ class SecretStore:
         from botocore.exceptions import ClientError
 
         try:
-            if in_parameter_store(self.secret_id):
-                text = self._client("ssm").get_parameter(Name=self.secret_id, WithDecryption=True)["Parameter"]["Value"]
-            else:
-                text = self._client("secretsmanager").get_secret_value(SecretId=self.secret_id).get("SecretString")
+            with redact.withheld():  # botocore at DEBUG would log the answer whole (pager.redact)
+                if in_parameter_store(self.secret_id):
+                    text = self._client("ssm").get_parameter(Name=self.secret_id, WithDecryption=True)["Parameter"]["Value"]
+                else:
+                    text = self._client("secretsmanager").get_secret_value(SecretId=self.secret_id).get("SecretString")
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in ("ParameterNotFound", "ResourceNotFoundException"):
                 return {}  # not written yet
@@ -294,14 +296,15 @@ class SecretStore:
         if merged == current:
             return False
         value = json.dumps(merged)
-        if in_parameter_store(self.secret_id):
-            if len(value.encode()) > SECRET_PARAMETER_BYTES:
-                raise ValueError(f"the secrets take {len(value.encode())} bytes, more than the {SECRET_PARAMETER_BYTES} "
-                                 f"a standard parameter holds ({self.secret_id})")
-            self._client("ssm").put_parameter(Name=self.secret_id, Value=value, Type="SecureString", Overwrite=True,
-                                              Tier="Standard", Description="pager's secrets (pager setup)")
-        else:
-            self._client("secretsmanager").put_secret_value(SecretId=self.secret_id, SecretString=value)
+        if in_parameter_store(self.secret_id) and len(value.encode()) > SECRET_PARAMETER_BYTES:
+            raise ValueError(f"the secrets take {len(value.encode())} bytes, more than the {SECRET_PARAMETER_BYTES} "
+                             f"a standard parameter holds ({self.secret_id})")
+        with redact.withheld():  # botocore at DEBUG would log the request's parameters whole
+            if in_parameter_store(self.secret_id):
+                self._client("ssm").put_parameter(Name=self.secret_id, Value=value, Type="SecureString", Overwrite=True,
+                                                  Tier="Standard", Description="pager's secrets (pager setup)")
+            else:
+                self._client("secretsmanager").put_secret_value(SecretId=self.secret_id, SecretString=value)
         return True
 
 
