@@ -152,3 +152,24 @@ def test_in_a_channel_given_as_its_name_the_allowed_users_presses_work(make_worl
     other = world.press_update(data, message_id=message_id, chat="-1008888")
     other["callback_query"]["message"]["chat"].update(type="channel", username="elsewhere")
     assert world.update(other)[1]["outcome"] == "not allowed"
+
+
+def test_a_command_to_the_bot_by_name_while_telegram_refuses_the_token_is_answered_and_logged_as_an_error(
+        world, log_lines):
+    # getMe (the bot's name, asked for a command addressed to it) refused for good: a revoked token. The
+    # update is answered 200 (Telegram's retries would be refused the same way), never a crash out of the handler.
+    world.chat.token = "654321:another-bot"
+    status, answer = world.command("/status@pager_test_bot")
+    assert status == 200 and answer["outcome"].startswith("refused: telegram getMe: Telegram refused (401)")
+    [line] = [line for line in log_lines() if line.get("message") == "telegram update"]
+    assert line["level"] == "ERROR" and line["outcome"] == answer["outcome"]
+
+
+def test_a_press_github_refuses_for_good_is_said_to_the_presser_and_logged_as_an_error(world, log_lines):
+    message_id = alarmed(world)
+    world.hub.fail(r"POST /repos/[^/]+/[^/]+/dispatches", 404, count=5)  # the app no longer reaches the control repository
+    status, answer = world.press("🛠", message_id)
+    assert status == 200 and answer["outcome"].startswith("refused: ")
+    assert world.chat.answers[-1][1].startswith("⚠️ GitHub refused")
+    [line] = [line for line in log_lines() if line.get("message") == "telegram update"]
+    assert line["level"] == "ERROR"

@@ -175,6 +175,18 @@ def test_a_wrong_telegram_secret_token_is_a_401_and_acts_on_nothing(world):
     assert telegram.requests == []
 
 
+def test_a_guid_is_the_lines_correlation_id_only_once_its_signature_holds_and_never_the_next_invocations(
+        world, log_lines):
+    # Powertools keeps a correlation id across the invocations of a warm container: an unsigned request's guid
+    # is anyone's word, and must not follow the next requests' lines.
+    assert call(github_event("ping", {"zen": "x"}, secret="guess", guid="chosen-by-anyone"))[0] == 401
+    assert call(telegram_event({"update_id": 1}))[0] == 200
+    assert call(github_event("ping", {"zen": "x"}, guid="signed-guid"))[0] == 200
+    lines = [line for line in log_lines() if line.get("message") in ("delivery", "telegram update")]
+    assert [line.get("correlation_id") for line in lines] == [None, None, "signed-guid"]
+    assert lines[0]["guid"] == "chosen-by-anyone"  # what the request said stays in its own line, as its field
+
+
 def test_an_unknown_path_is_a_404(world):
     event = github_event("ping", {"zen": "x"})
     event["rawPath"] = event["requestContext"]["http"]["path"] = "/elsewhere"
@@ -203,7 +215,7 @@ def test_each_delivery_logs_one_structured_line_with_its_guid_and_no_secret(worl
     assert len(records) == 2
     by_guid = {r["guid"]: r for r in records}
     assert by_guid["guid-log-1"]["correlation_id"] == "guid-log-1"
-    assert by_guid["guid-log-2"]["correlation_id"] == "guid-log-2"
+    assert "correlation_id" not in by_guid["guid-log-2"]  # unsigned: its guid is anyone's word, kept as a field only
     out = json.dumps(log_lines())
     assert by_guid["guid-log-1"]["outcome"] == "pong" and by_guid["guid-log-1"]["status"] == 200
     assert by_guid["guid-log-1"]["event"] == "ping" and "duration_ms" in by_guid["guid-log-1"]

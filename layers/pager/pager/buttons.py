@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import commands
-from .errors import PagerError, Partial, TelegramRefused, Uncertain
+from .errors import PagerError, Partial, Permanent, TelegramRefused, Uncertain
 from .services import Services
 from .signals import alarm, contribution, release
 from .signals.records import Held, settle
@@ -101,6 +101,8 @@ def handle_update(update: Mapping[str, Any], services: Services) -> str:
         return _answer(services, callback_id, MAYBE_DONE, f"uncertain: {exc}")
     except Partial as exc:
         return _answer(services, callback_id, exc.said, f"failed: {exc}")
+    except Permanent as exc:  # refused for good: said to the person who pressed, and an error in the log
+        return _answer(services, callback_id, f"⚠️ {failure(exc)}", f"refused: {exc}")
     except PagerError as exc:
         return _answer(services, callback_id, f"⚠️ {failure(exc)}", f"failed: {exc}")
     return _answer(services, callback_id, answer, answer)

@@ -45,11 +45,12 @@ def handle_github(
         "guid": str(headers.get("x-github-delivery", "")),
         "event": str(headers.get("x-github-event", "")),
     }
-    logger.set_correlation_id(line["guid"] or None)
+    logger.set_correlation_id(None)  # the guid is GitHub's word only once the signature holds
     try:
         delivery = Delivery.from_apigw(event, secret=services.settings.github_webhook_secret)
     except BadRequest as exc:
         return _answer(exc.status, {"error": str(exc)}, line, "refused", started, monotonic, reason=str(exc))
+    logger.set_correlation_id(delivery.guid or None)
 
     line.update(action=delivery.action, repository=delivery.repository)
     if delivery.event == "ping":
@@ -93,6 +94,7 @@ def handle_github(
 
 def handle_telegram(event: Mapping[str, Any], services: Services, *, monotonic: Callable[[], float] = time.monotonic) -> Answer:
     """Telegram's webhook: check the secret token, then hand the update to the buttons."""
+    logger.set_correlation_id(None)  # no delivery's: an invocation before may have set one
     headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
     token = headers.get("x-telegram-bot-api-secret-token", "")
     expected = services.settings.telegram_webhook_secret
@@ -114,7 +116,14 @@ def handle_telegram(event: Mapping[str, Any], services: Services, *, monotonic: 
         # Telegram retries a non-2xx answer; a retried update acts once.
         logger.warning("telegram update failed", extra={"update_id": update_id, "outcome": "failed", "reason": str(exc)})
         return 500, {"error": str(exc)}
-    logger.info("telegram update", extra={"update_id": update_id, "outcome": outcome})
+    except Permanent as exc:  # refused for good (a token Telegram no longer takes): no retry would help
+        outcome = f"refused: {exc}"
+    except Exception as exc:  # a bug: answer 500 (Telegram sends the update again) and show the traceback
+        logger.exception("telegram update crashed", extra={"update_id": update_id})
+        return 500, {"error": f"internal error: {type(exc).__name__}"}
+    # A refusal no retry can fix is an error (it reached the chat, where Telegram let it); the rest is news.
+    log = logger.error if outcome.startswith("refused") else logger.info
+    log("telegram update", extra={"update_id": update_id, "outcome": outcome})
     return 200, {"outcome": outcome}
 
 
