@@ -787,3 +787,31 @@ def test_powertools_dev_mode_prints_no_request_and_so_no_signature_nor_secret_to
     said = done.stdout + done.stderr
     assert ping["headers"]["x-hub-signature-256"].split("=")[1] not in said
     assert TEST_ENV["TELEGRAM_WEBHOOK_SECRET"] not in said and '"rawPath"' not in said
+
+
+def test_the_code_of_an_app_manifest_is_redacted_from_the_conversions_url(debug_logs, services_here, private_key_pem,
+                                                                           caplog, capsys):
+    # `pager setup` converts the manifest flow's code (valid for an hour, it yields the app's private key and
+    # webhook secret) with POST /app-manifests/{code}/conversions: urllib3 at DEBUG logs the request line.
+    from pager.admin.clients import AppGitHub
+    from pager.errors import GitHubRefused
+
+    code = secrets.token_hex(20)
+    github = AppGitHub(a_session(), app_id="0", private_key=private_key_pem, api_url=services_here.url)
+    with pytest.raises(GitHubRefused):  # the fake answers 422
+        github.convert_manifest(code)
+    assert any(code in r.path for r in services_here.received)  # it went over the wire
+    logs = debug_logs.everything(caplog, capsys)
+    assert f"/app-manifests/{MARK}/conversions" in logs and code not in logs
+
+
+@pytest.mark.parametrize("name, redacted", [
+    ("PAGER_" + "X" * 50 + "_SECRET", True),  # a long name, its rest within the bound
+    ("webhook_secret_" + "x" * (redact.NAME_REST - 1), True),  # the rest of the name ("_x…") at the bound
+    ("webhook_secret_" + "x" * redact.NAME_REST, False),  # past it: not a name any service writes
+])
+def test_a_secret_fields_name_is_read_up_to_a_bound(name, redacted):
+    # The bound keeps a long run of names (a header anyone may send: "token_token_…") from costing quadratic
+    # time: each word that says secret scans at most NAME_REST characters on.
+    value = "s3cr3t-value-here"
+    assert (value not in redact.redact(f"{name}={value}")) is redacted

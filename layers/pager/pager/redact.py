@@ -68,6 +68,8 @@ MARK = "[redacted]"
 MIN_SECRET = 8  # shorter registered values are not redacted by value: they would hide ordinary words
 KEEP_SECRETS = 32  # registered values kept, the newest: a warm container's settings and their rotations
 DEPTH = 8  # how deep nested fields are redacted
+NAME_REST = 64  # a field's name around the word that says it is secret (SECRET_ACCESS_KEY, x-amz-security-token)
+_NAME_REST = r"[A-Za-z0-9_-]{0," + str(NAME_REST) + "}"
 
 _VALUE = r"""[^\s"'\\,;&<>()\[\]{}]"""  # a character of a field's value, up to the field's end
 # Between a name and its value: `: `, `=`, `": "`, `\\": \\"`, and a bytes value's prefix (`': b'`, as botocore
@@ -111,13 +113,16 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(("secret",), r"(\b(?=[xXsS])(?i:x-telegram-bot-api-secret-token|secret_token)" + _SEPARATOR
           + r")[A-Za-z0-9_-]+", KEEP),
     # a field whose name says what it holds (TELEGRAM_WEBHOOK_SECRET=…, "token": "…", x-amz-security-token: …):
-    # a value with a digit and 8 characters, or of 16 (not a word such as "missing")
+    # a value with a digit and 8 characters, or of 16 (not a word such as "missing"). The rest of a name is
+    # at most NAME_REST long: unbounded, a long run of "token_token_…" (a header anyone may send) took
+    # quadratic time, each "token" in it scanning the whole run.
     _Rule(("secret", "token", "passw", "private", "api_key", "apikey", "api-key"),
-          r"((?=[sStTpPaA])(?i:secret|token|passw(?:or)?d|private_?key|api_?key)[A-Za-z0-9_-]*" + _SEPARATOR
-          + r")" + _SECRET_VALUE, KEEP),
+          r"((?=[sStTpPaA])(?i:secret|token|passw(?:or)?d|private_?key|api_?key)" + _NAME_REST
+          + _SEPARATOR + r")" + _SECRET_VALUE, KEEP),
     # the same in an XML element (AWS STS's answers: <SecretAccessKey>, <SessionToken>)
     _Rule(("secret", "token", "passw"),
-          r"(<[A-Za-z0-9_:.-]*(?=[sStTpP])(?i:secret|token|passw(?:or)?d)[A-Za-z0-9_.-]*>)" + _SECRET_VALUE, KEEP),
+          r"(<[A-Za-z0-9_:.-]{0," + str(NAME_REST) + r"}(?=[sStTpP])(?i:secret|token|passw(?:or)?d)[A-Za-z0-9_.-]{0,"
+          + str(NAME_REST) + r"}>)" + _SECRET_VALUE, KEEP),
     # a Telegram bot token in a Bot API URL (/bot<token>/method, also URL-encoded), whatever its length
     _Rule(("/bot", "%2fbot"), r"(?:(?<=/bot)|(?<=%2[Ff]bot))[0-9]+(?::|%3[Aa])[A-Za-z0-9_-]+"),
     # a bot token anywhere else: BotFather's are the bot's id, a colon and 35 characters

@@ -20,7 +20,7 @@ from typing import Any
 
 import requests
 
-from pager import deadline
+from pager import deadline, redact
 from pager.errors import GitHubUnavailable, TelegramUnavailable
 from pager.github import API_VERSION, CONNECT_TIMEOUT, READ_TIMEOUT, USER_AGENT, GitHub
 from pager.telegram import Telegram
@@ -63,6 +63,7 @@ class AppGitHub(GitHub):
         """The registered app's id, slug, owner and credentials (`pem`, `webhook_secret`, `client_secret`)."""
         step = "github manifest conversion"
         deadline.check(step)
+        redact.register(code)  # a credential for an hour (it converts to the app's key), and the URL carries it
         headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION, "User-Agent": USER_AGENT}
         self.calls += 1
         failure = ""
