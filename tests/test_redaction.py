@@ -472,6 +472,41 @@ def test_a_secret_in_the_cause_of_an_exception_is_redacted(debug_logs):
     assert "RuntimeError: telegram sendMessage: no answer" in caller
 
 
+def test_a_secret_in_an_exception_group_or_deep_in_a_chain_is_redacted(debug_logs):
+    try:
+        raise ExceptionGroup("several sends failed", [ConnectionError(f"no answer from /bot{TOKEN}/sendMessage"),
+                                                      ValueError("nothing secret")])
+    except ExceptionGroup:
+        logging.getLogger("caller").exception("sending")
+    group = debug_logs.root.text("caller")
+    assert TOKEN not in group and f"ConnectionError: no answer from /bot{MARK}/sendMessage" in group
+    assert "ExceptionGroup: several sends failed (2 sub-exceptions)" in group and "ValueError: nothing secret" in group
+
+    def chain(n: int) -> None:
+        try:
+            if n == 0:
+                raise ConnectionError(f"no answer from /bot{TOKEN}/sendMessage")
+            chain(n - 1)
+        except Exception as exc:
+            if n == 0:
+                raise
+            raise RuntimeError(f"level {n}") from exc
+
+    try:
+        chain(redact.DEPTH + 2)  # the token deeper than the causes looked at
+    except RuntimeError:
+        logging.getLogger("deep").exception("sending")
+    deep = debug_logs.root.text("deep")
+    assert TOKEN not in deep and f"{MARK} (an exception {redact.DEPTH} causes deep is not shown)" in deep
+    assert f"RuntimeError: level {redact.DEPTH + 2}" in deep
+
+
+def test_a_secret_in_a_key_of_a_field_is_redacted(debug_logs):
+    logger.info("calls", extra={"calls": {f"https://api.telegram.org/bot{TOKEN}/sendMessage": 1, "plain": 2}})
+    line = json.loads(debug_logs.pager.getvalue().splitlines()[-1])
+    assert line["calls"] == {f"https://api.telegram.org/bot{MARK}/sendMessage": 1, "plain": 2}
+
+
 def test_a_signature_in_an_extra_field_of_pagers_logger_is_redacted(debug_logs):
     logger.info("delivery refused", extra={"header": f"sha256={HEX64}", "headers": {
         "X-Hub-Signature-256": f"sha256={HEX64}", "X-Telegram-Bot-Api-Secret-Token": "short",

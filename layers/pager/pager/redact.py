@@ -9,10 +9,11 @@ propagate, and a handler's filters only cover the handlers known when they are a
 a record:
 
 - the message is formatted (`msg % args`) and redacted; a dict message (Powertools' structured
-  logs) is redacted key by key;
-- an exception whose text (its message, its notes, its causes') holds a secret is replaced by a
-  stand-in of the same name and traceback whose message is redacted, so that every formatter
-  (logging's, Powertools', Lambda's JSON one) prints the redacted text; a stack is redacted too;
+  logs) is redacted key by key, its keys as well as its values;
+- an exception whose text (its message, its notes, its causes', a group's sub-exceptions') holds a
+  secret is replaced by a stand-in of the same name and traceback whose message is redacted, so that
+  every formatter (logging's, Powertools', Lambda's JSON one) prints the redacted text; a chain is
+  shown DEPTH causes deep, no deeper; a stack is redacted too;
 - the `extra=` fields, which `makeRecord` writes into the record's `__dict__` after the factory
   returned it: `install()` also wraps `logging.Logger.makeRecord` (`_make_record`), which redacts them
   before the `makeRecord` it wraps writes them. A record made any other way (a logger class with a
@@ -266,9 +267,11 @@ def redact_value(value: Any, name: str = "", depth: int = 0) -> Any:
 
 def _redact_items(value: Mapping[Any, Any] | list[Any] | tuple[Any, ...], name: str, depth: int) -> Any:
     """A dict, list or tuple redacted item by item (a new one only when an item changed)."""
-    if isinstance(value, Mapping):
-        items = {key: redact_value(item, str(key), depth + 1) for key, item in value.items()}
-        return value if all(items[key] is item for key, item in value.items()) else items
+    if isinstance(value, Mapping):  # a key may hold a secret too (a URL counted by its path)
+        items = {redact(key) if isinstance(key, str) else key: redact_value(item, str(key), depth + 1)
+                 for key, item in value.items()}
+        same = len(items) == len(value) and all(items.get(key, _MISSING) is item for key, item in value.items())
+        return value if same else items
     redacted = [redact_value(item, name, depth + 1) for item in value]
     if all(new is old for new, old in zip(redacted, value, strict=True)):
         return value
@@ -317,15 +320,18 @@ class _Fields(dict):  # type: ignore[type-arg]
         super().__setitem__(key, redact_value(value, key))
 
 
+_MISSING = object()
 _stand_ins: dict[type, type[Exception]] = {}
 
 
 def _stand_in_class(cls: type) -> type[Exception]:
-    """An exception class named as `cls` (its module and qualified name), whose text is its message."""
+    """An exception class named as `cls` (its module and qualified name), whose text is its message; for a
+    group, an ExceptionGroup (its sub-exceptions are printed with it)."""
     made = _stand_ins.get(cls)
     if made is None:
-        made = type(cls.__name__, (Exception,), {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
-                                                 "__doc__": "an exception whose text was redacted (pager.redact)"})
+        base = ExceptionGroup if issubclass(cls, BaseExceptionGroup) else Exception
+        made = type(cls.__name__, (base,), {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                                            "__doc__": "an exception whose text was redacted (pager.redact)"})
         _stand_ins[cls] = made
     return made
 
@@ -343,9 +349,11 @@ def _notes_of(exc: BaseException) -> list[str]:
 
 
 def _clean_exception(exc: BaseException, depth: int = 0) -> BaseException | None:
-    """A stand-in for `exc` whose text and chain are redacted; None when they hold nothing to redact."""
+    """A stand-in for `exc` whose text, chain and (for a group) sub-exceptions are redacted; None when they
+    hold nothing to redact. Past DEPTH, an exception is not looked at: it is shown as not shown."""
     if depth >= DEPTH:
-        return None
+        kind = Exception if isinstance(exc, BaseExceptionGroup) else type(exc)
+        return _stand_in_class(kind)(f"{MARK} (an exception {DEPTH} causes deep is not shown)")
     cause = exc.__cause__
     context = exc.__context__
     clean_cause = _clean_exception(cause, depth + 1) if cause is not None else None
@@ -353,9 +361,10 @@ def _clean_exception(exc: BaseException, depth: int = 0) -> BaseException | None
         _clean_exception(context, depth + 1) if context is not None else None)
     text, notes = _text_of(exc), _notes_of(exc)
     clean_text, clean_notes = redact(text), [redact(note) for note in notes]
-    if clean_text == text and clean_notes == notes and clean_cause is None and clean_context is None:
+    subs = _clean_subs(exc, depth)
+    if clean_text == text and clean_notes == notes and clean_cause is None and clean_context is None and subs is None:
         return None
-    stand_in = _stand_in_class(type(exc))(clean_text)
+    stand_in = _stand_in(exc, clean_text, subs)
     stand_in.__traceback__ = exc.__traceback__
     stand_in.__cause__ = clean_cause or cause
     stand_in.__context__ = clean_context or context
@@ -363,6 +372,25 @@ def _clean_exception(exc: BaseException, depth: int = 0) -> BaseException | None
     if clean_notes:
         stand_in.__notes__ = clean_notes  # type: ignore[attr-defined]
     return stand_in
+
+
+def _clean_subs(exc: BaseException, depth: int) -> list[BaseException] | None:
+    """A group's sub-exceptions, each redacted (as they are where nothing was); None when none needed it."""
+    if not isinstance(exc, BaseExceptionGroup):
+        return None
+    cleaned = [_clean_exception(sub, depth + 1) for sub in exc.exceptions]
+    if not any(cleaned):
+        return None
+    return [clean or sub for clean, sub in zip(cleaned, exc.exceptions, strict=True)]
+
+
+def _stand_in(exc: BaseException, clean_text: str, subs: list[BaseException] | None) -> BaseException:
+    """The stand-in: for a group, an ExceptionGroup of its (redacted) sub-exceptions, which it prints."""
+    made = _stand_in_class(type(exc))
+    if not isinstance(exc, BaseExceptionGroup):
+        return made(clean_text)
+    inner = [s if isinstance(s, Exception) else Exception(redact(str(s))) for s in (subs or exc.exceptions)]
+    return made(redact(str(exc.message)), inner)  # (a group's text adds "(N sub-exceptions)" itself)
 
 
 def _redact_message(record: logging.LogRecord) -> None:
