@@ -140,6 +140,31 @@ def test_closing_a_shown_issue_edits_its_message_once(world):
     assert len(world.chat.edits) == 1
 
 
+def test_a_reopened_issue_is_shown_open_again_once_and_its_next_closing_edits_it_again(world):
+    world.deliver("issues", issue_opened())
+    world.deliver("issues", issue_closed())
+    reopened = outside("issues", "reopened", **{"issue.updated_at": "2019-05-16T11:00:00Z", "issue.title": "Spelling error"})
+    assert world.deliver("issues", reopened)[1]["outcome"] == "edited: reopened"
+    [(text, buttons)] = world.chat.view().values()
+    assert text.splitlines()[0].endswith(": Spelling error") and text.endswith("\n↩️ reopened")
+    assert buttons == (("🔕 Mute for 8 h",),) and "✅" not in text
+    assert world.deliver("issues", reopened)[1]["outcome"] == "not closed"  # applied twice
+    late = issue_closed(**{"issue.updated_at": "2019-05-16T10:30:00Z"})  # a closing older than the reopening
+    assert world.deliver("issues", late)[1]["outcome"] == "stale: older than what is shown"
+    assert world.deliver("issues", issue_closed(**{"issue.updated_at": "2019-05-16T12:00:00Z"}))[1]["outcome"] == \
+        "edited: closed"
+    assert world.deliver("issues", reopened)[1]["outcome"] == "stale: older than what is shown"  # late: stays closed
+    [(text, buttons)] = world.chat.view().values()
+    assert text.endswith("↩️ reopened\n✅ closed") and buttons is None
+    assert len(world.chat.sent) == 1 and len(world.chat.edits) == 3
+
+
+def test_reopening_a_maintainers_issue_pager_never_recorded_writes_nothing(world):
+    body = issue_opened(**{"action": "reopened", "issue.author_association": "OWNER"})
+    assert world.deliver("issues", body)[1]["outcome"] == "not closed"
+    assert world.store.dump() == {}
+
+
 def test_a_merged_pull_request_says_merged(world):
     world.deliver("pull_request", outside("pull_request", "opened", who="pull_request"))
     closed = outside("pull_request", "closed", who="pull_request", **{"pull_request.merged": True})

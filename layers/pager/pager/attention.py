@@ -38,6 +38,7 @@ class Moment(StrEnum):
     FOLLOW_UP = "follow-up"
     EDITED = "edited"
     CONTRIBUTION_CLOSED = "contribution closed"
+    CONTRIBUTION_REOPENED = "contribution reopened"
     ALARM_OPENED = "alarm opened"
     ALARM_RED = "alarm red"
     ALARM_CHANGED = "alarm changed"
@@ -71,6 +72,8 @@ MOMENTS: Mapping[Moment, Rule] = {
     Moment.EDITED: Rule("send (a reply in its thread)", False,
                         "its author from outside changed what they wrote: there for when you read the thread"),
     Moment.CONTRIBUTION_CLOSED: Rule("edit", False, "closed, merged or answered: nothing is left to do"),
+    Moment.CONTRIBUTION_REOPENED: Rule("edit", False,
+                                       "reopened: shown open again, with its 🔕; what comes next in it calls as ever"),
     Moment.ALARM_OPENED: Rule("send", False,
                               "a failure within its grace may be a flake that a rerun clears; 🛠 is there already"),
     Moment.ALARM_RED: Rule("send or repost", True,

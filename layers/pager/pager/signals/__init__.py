@@ -1,7 +1,7 @@
 """The signals: every webhook event pager acts on, and what acts on it, in one table (docs/signals.md).
 
-    contribution   outside contributions: one message, one pager-draft dispatch; closed or answered edits it;
-                   an edit by its author is a silent reply in its thread
+    contribution   outside contributions: one message, one pager-draft dispatch; closed or answered edits it,
+                   reopened shows it open again; an edit by its author is a silent reply in its thread
     alarm          one message per repository with its failing entries; 🛠 Start fix; `update_alarm` for the sweep
     release        release pull requests: one message, 🔀 Merge once ready, the merge and its tag recorded once
 
@@ -30,16 +30,18 @@ SIGNALS: Mapping[tuple[str, str], tuple[Handler, ...]] = {
     ("issues", "opened"): (contribution.opened,),
     ("issues", "edited"): (contribution.edited,),
     ("issues", "closed"): (contribution.closed,),
+    ("issues", "reopened"): (contribution.reopened,),
     ("discussion", "created"): (contribution.opened,),
     ("discussion", "edited"): (contribution.edited,),
     ("discussion", "answered"): (contribution.closed,),
+    ("discussion", "unanswered"): (contribution.reopened,),
     ("issue_comment", "created"): (contribution.opened,),
     ("discussion_comment", "created"): (contribution.opened,),
     ("pull_request_review_comment", "created"): (contribution.opened,),
     ("pull_request_review", "submitted"): (contribution.opened, release.reviewed),
     # pull requests: a contribution, or a release pull request
     ("pull_request", "opened"): (contribution.opened, release.pull_request),
-    ("pull_request", "reopened"): (release.pull_request,),
+    ("pull_request", "reopened"): (contribution.reopened, release.pull_request),
     ("pull_request", "synchronize"): (release.pull_request,),
     ("pull_request", "edited"): (contribution.edited, release.pull_request),
     ("pull_request", "closed"): (contribution.closed, release.closed),

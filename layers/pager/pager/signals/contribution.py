@@ -5,7 +5,8 @@ one, `discussion.created`) or a comment (`issue_comment`, `discussion_comment`,
 `pull_request_review_comment` created, `pull_request_review.submitted` with a body) by someone
 outside sends one message and then asks the control repository for a draft reply
 (`repository_dispatch` `pager-draft`). A closing event (`discussion.answered`, `issues.closed`,
-`pull_request.closed`) edits the message of the thing it closes.
+`pull_request.closed`) edits the message of the thing it closes; a reopening (`issues.reopened`,
+`pull_request.reopened`, `discussion.unanswered`) shows it open again.
 
 One record per thing, `contribution#<repository id>#<issue|pull|discussion>#<number>[#<comment>]` (the id
 survives a rename or a transfer):
@@ -434,6 +435,40 @@ def decide_edit(c: Contribution, thread: Thread):
         return Step("sent", effect=effect, then=lambda sent: {**sent.fields(), "text": message, "shown_at": now})
 
     return decide
+
+
+def decide_reopening(c: Contribution, word: str = "reopened"):
+    """Show a contribution shown closed open again, once, as it reads now; take back a closing recorded
+    without a message. Nothing where no closing was recorded, or for a reopening older than the record."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        state = data.get("state")
+        if not state or state == "open":
+            return Step("not closed")
+        if c.order <= str(data.get("order") or ""):
+            return Step("stale: older than what is shown")
+        reopened = {**data, "state": "open", "order": c.order}
+        message_id = data.get("message_id")
+        if message_id is None:
+            return Step("recorded: reopened", data=reopened)
+        message = render(c) + f"\n↩️ {word}"
+        return Step(
+            f"edited: {word}",
+            effect=EditMessage(message_id, message, chat=data.get("chat"), buttons=mute_button(c)),
+            then=lambda shown: {**reopened, **shown.fields(), "text": message},
+        )
+
+    return decide
+
+
+def reopened(delivery: Delivery, services: Services) -> str:
+    """A reopening (issues.reopened, pull_request.reopened, discussion.unanswered): what pager showed or
+    recorded closed is open again (`decide_reopening`), so that a summary counts its thread as open."""
+    c = read_contribution(delivery.event, delivery.payload, delivery.repository)
+    if c is None or not c.number or not c.repository_id:
+        return "ignored: nothing it reopens"
+    word = "no longer answered" if delivery.event == "discussion" else "reopened"  # (unmarked as the answer)
+    return settle(services, c.thread, decide_reopening(c, word), ttl_seconds=TTL_SECONDS).outcome
 
 
 def closed(delivery: Delivery, services: Services) -> str:
