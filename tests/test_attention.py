@@ -991,6 +991,13 @@ def test_a_command_for_another_bot_is_left_to_it_and_one_for_this_bot_is_answere
     assert answer(world).splitlines()[-1] == "Where other bots are, write a command to pager as /status@pager_test_bot."
 
 
+def test_help_says_how_to_address_the_bot_even_when_telegram_does_not_say_its_name_now(world):
+    world.chat.fail("getMe", 502)
+    assert world.command("/help")[1]["outcome"] == "answered /help"
+    assert answer(world).splitlines()[-1] == \
+        "Where other bots are, write a command to pager with the bot's username: /status@ and its name."
+
+
 def test_a_command_telegram_sends_again_is_answered_once(world):
     update = world.chat.command_update(f"/mute {REPO} 1h", chat_id="-1001",
                                        user={"id": ALLOWED_USER, "is_bot": False, "first_name": "Maintainer"})

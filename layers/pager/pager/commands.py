@@ -206,8 +206,8 @@ def help_text(services: Services) -> str:
     lines.append("🔕 on a message mutes its repository for 8 h.")
     try:
         lines.append(f"Where other bots are, write a command to pager as /status@{escape(services.telegram.bot_username())}.")
-    except PagerError:
-        pass  # Telegram did not say the bot's name now: the rest of the help stands
+    except PagerError:  # Telegram did not say the bot's name now: said without it
+        lines.append("Where other bots are, write a command to pager with the bot's username: /status@ and its name.")
     return "\n".join(lines)
 
 
