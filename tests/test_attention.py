@@ -201,6 +201,49 @@ def test_once_the_group_became_a_supergroup_a_thread_begins_anew_there_and_its_f
     assert shown(world)[-1].reply_to == first.message_id and shown(world)[-1].chat_id == new
 
 
+def test_a_late_opening_shows_the_newest_edit_also_when_a_comment_began_its_thread(world):
+    from pager_world.cases import outside
+
+    world.chat.fail("sendMessage", 502)
+    assert world.deliver("issues", issue_opened(**{"issue.body": "v0"}), guid="opening")[0] == 500
+    world.deliver("issues", outside("issues", "edited", **{"issue.updated_at": "2026-12-01T12:00:00Z", "issue.body": "v1"}))
+    world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=1))  # begins the thread
+    world.deliver("issues", outside("issues", "edited", **{"issue.updated_at": "2026-12-01T13:00:00Z", "issue.body": "v2"}))
+    world.deliver_again("opening")
+    assert "<i>v2</i>" in shown(world)[-1].text
+
+
+def test_after_the_group_became_a_supergroup_a_release_thread_begins_anew_there(world):
+    from pager_world.cases import outside, ready
+
+    def comment(n: int) -> dict:
+        return outside("issue_comment", "created", who="comment", **{
+            "issue.pull_request": {"url": f"https://api.github.com/repos/{REPO}/pulls/2"}, "issue.number": 2,
+            "issue.title": "chore(master): release 1.2.0", "comment.id": n, "comment.user.login": f"user{n}",
+            "sender.login": f"user{n}", "comment.html_url": f"https://github.com/{REPO}/pull/2#issuecomment-{n}"})
+
+    ready(world)
+    new = world.chat.migrate(CHAT_ID)
+    for n in (1, 2, 3):
+        world.advance(5)
+        world.deliver("issue_comment", comment(n))
+    first, *rest = [m for m in shown(world) if m.chat_id == new]
+    assert first.reply_to is None and [m.reply_to for m in rest] == [first.message_id] * 2
+
+
+def test_after_the_group_became_a_supergroup_a_first_message_whose_draft_failed_begins_the_thread(world):
+    world.deliver("issues", issue_opened())
+    new = world.chat.migrate(CHAT_ID)
+    world.advance(5)
+    world.hub.fail(r"POST /repos/[^/]+/[^/]+/dispatches", 502)
+    assert world.deliver("issue_comment", issue_comment_by("user5", comment_id=5, number=1), guid="c5")[0] == 500
+    world.deliver_again("c5")
+    world.advance(5)
+    world.deliver("issue_comment", issue_comment_by("user6", comment_id=6, number=1))
+    first, second = [m for m in shown(world) if m.chat_id == new]
+    assert second.reply_to == first.message_id
+
+
 def test_a_contribution_delivered_twice_buzzes_once(world):
     body = issue_opened()
     world.deliver("issues", body, guid="g1")
@@ -360,6 +403,41 @@ def test_an_outsiders_comment_after_the_issue_was_closed_is_in_the_call_it_was_k
     tick(w)
     [call] = calls(w)  # closed before she wrote: her comment still needs an answer
     assert ": 1 from outside (" in call.text.splitlines()[0] and "alice commented on issue" in call.text
+
+
+def at_0800(hm: str) -> str:
+    return f"2027-01-15T{hm}:00Z"  # GitHub's time of a moment on the world's first morning
+
+
+def test_an_issue_closed_again_after_an_outsiders_comment_is_left_out_of_the_call(make_world):
+    w = make_world()
+    w.deliver("issues", issue_opened(**{"issue.created_at": at_0800("07:59"), "issue.updated_at": at_0800("07:59")}))
+    w.advance(2)
+    w.deliver("issues", issue_closed(**{"issue.updated_at": at_0800("08:02")}))
+    w.advance(63)  # reopened on GitHub (its reopening never reaches pager), alice writes, it is closed again
+    w.deliver("issue_comment", issue_comment_by("alice", comment_id=7, number=1, **{
+        "comment.created_at": at_0800("09:05"), "comment.updated_at": at_0800("09:05")}))
+    w.advance(5)
+    assert w.deliver("issues", issue_closed(**{"issue.updated_at": at_0800("09:10")}))[1]["outcome"] == "already closed"
+    w.advance(6)
+    tick(w)
+    assert not calls(w)  # closed after her comment: nothing left to call for
+
+
+def test_an_outsiders_follow_up_after_the_issue_closed_keeps_its_thread_in_the_call(make_world):
+    w = make_world()
+    w.deliver("issues", issue_opened(**{"issue.created_at": at_0800("07:59"), "issue.updated_at": at_0800("07:59")}))
+    w.advance(10)
+    w.deliver("issues", issue_opened(**FIFTH, **{"issue.created_at": at_0800("08:10"), "issue.updated_at": at_0800("08:10")}))
+    w.advance(5)
+    w.deliver("issues", issue_closed(**FIFTH, **{"issue.updated_at": at_0800("08:15")}))
+    w.advance(5)  # within the thread's hour: a silent follow-up, not kept on its own
+    assert w.deliver("issue_comment", issue_comment_by("alice", comment_id=71, number=5, **{
+        "issue.id": 5005, "comment.created_at": at_0800("08:20"), "comment.updated_at": at_0800("08:20")}))[0] == 200
+    w.advance(60)
+    tick(w)
+    [call] = calls(w)  # she wrote after it closed: the thread still needs an answer
+    assert "issue " in call.text and "#5" in call.text
 
 
 def test_an_outsiders_comment_on_a_maintainers_issue_closed_during_the_night_is_left_out_of_the_morning(make_world):

@@ -275,8 +275,9 @@ def decide_closing(verdict: str, order: str, author_outside: bool, thread_known:
 
     def decide(data: dict[str, Any], now: float) -> Step:
         state = data.get("state")
-        if state and state != "open":
-            return Step(f"already {state}")
+        if state and state != "open":  # a later closing (its reopening never came) says when it closed last
+            later = order > str(data.get("order") or "")
+            return Step(f"already {state}", data={**data, "order": order} if later else None)
         if order < data.get("order", ""):
             return Step("stale: older than what is shown")
         message_id = data.get("message_id")
@@ -352,11 +353,12 @@ def _show_in_thread(services: Services, c: Contribution, thread_data: dict[str, 
     failed: PagerError | None = None
     try:
         settled = settle(services, c.key, gather=gather, ttl_seconds=TTL_SECONDS)
-        outcome, shown, sent_now = settled.outcome, settled.after, not isinstance(settled.before.get("message_id"), int)
+        outcome, shown = settled.outcome, settled.after
     except PagerError as exc:
-        outcome, failed, shown, sent_now = "failed", exc, services.store.load(c.key).data, False
+        outcome, failed, shown = "failed", exc, services.store.load(c.key).data
     if isinstance(shown.get("message_id"), int):
-        thread_data.update(thread_after(thread_data, c.repository, shown, sent_now=sent_now))
+        here = services.chat.is_current(shown.get("chat"), services.store)
+        thread_data.update(thread_after(thread_data, c.repository, shown, here=here))
     return outcome, failed
 
 
@@ -367,25 +369,24 @@ def _shown_as_release(services: Services, c: Contribution) -> dict[str, Any]:
     if c.thing != "pull":
         return {}
     shown = services.store.load(release_key(c.repository_id, c.number)).data
-    if not isinstance(shown.get("message_id"), int):
-        return {}
+    if not isinstance(shown.get("message_id"), int) or not services.chat.is_current(shown.get("chat"), services.store):
+        return {}  # none, or left behind in a chat pager no longer writes to: the thread begins anew
     return {"first": shown["message_id"], "chat": shown.get("chat"), "release": True}
 
 
-def thread_after(data: Mapping[str, Any], repository: str, shown: Mapping[str, Any], *, sent_now: bool = False) -> dict[str, Any]:
-    """The thread once a contribution in it was shown: its first message, when it last buzzed. A message just
-    sent (`sent_now`) into another chat than the first one's begins the thread anew there: the chat moved, and
-    a reply cannot reach a message left behind. Safe twice."""
-    new = {**data, "repository": repository}
-    moved = sent_now and data.get("chat") is not None and str(shown.get("chat")) != str(data["chat"])
+def thread_after(data: Mapping[str, Any], repository: str, shown: Mapping[str, Any], *, here: bool = False) -> dict[str, Any]:
+    """The thread once a contribution in it was shown: its first message, when it last buzzed, GitHub's time
+    of its newest contribution (`newest`: a closing after it leaves the thread out of a summary). A message
+    shown in the chat pager writes to now (`here`) while the first one is in another begins the thread anew:
+    the chat moved, and a reply cannot reach a message left behind. Safe twice."""
+    new = {**data, "repository": repository, "newest": newest(data.get("newest"), shown.get("order"))}
+    moved = here and data.get("chat") is not None and str(shown.get("chat")) != str(data["chat"])
     if not isinstance(data.get("first"), int) or moved:
         new.update(first=shown["message_id"], chat=shown.get("chat"))
     at, sound = shown.get("shown_at"), shown.get("sound") or {}
     heard = sound.get("buzz") or sound.get("summary")  # it buzzed, or it is kept for a call that will
     if heard and isinstance(at, (int, float)) and at > float(data.get("buzzed_at") or 0):
         new["buzzed_at"] = at
-    if heard:  # GitHub's time of the newest contribution heard: a closing after it leaves the thread out of a summary
-        new["heard"] = newest(data.get("heard"), shown.get("order"))
     return new
 
 
@@ -406,8 +407,8 @@ def edited(delivery: Delivery, services: Services) -> str:
     c = replace(opened_as, verb="edited", comment=f"e{opened_as.order}")
     with holding(services, c.thread, THREAD, ttl_seconds=TTL_SECONDS) as thread_data:
         thread = Thread.from_data(thread_data)
-        if thread.first is None:  # kept, should its opening come late (a redelivery carries the older text)
-            thread_data.update(_kept_for_opening(thread_data, c))
+        thread_data.update(_kept_for_opening(thread_data, c))  # should its opening come late (with older text)
+        if thread.first is None:
             return "kept for its opening: its thread was never shown"
         if c.order <= str(thread_data.get("edited") or ""):
             return "stale: a newer edit was shown"

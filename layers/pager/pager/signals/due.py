@@ -99,15 +99,15 @@ def _repository_id(note: Mapping[str, Any]) -> int | None:
 
 def _closed(services: Services, notes: Sequence[Mapping[str, Any]]) -> set[str]:
     """Of the contribution notes' threads (contribution#<repository id>#<thing>#<number>), those closed,
-    merged or answered since their newest contribution kept for the phone, both in GitHub's time (the
-    closing's `updated_at`, the thread's `heard`): a thread closed meanwhile needs nothing more; one an
-    outsider wrote in after it was closed still does. Two loads a thread, gathered here."""
+    merged or answered since their newest contribution, both in GitHub's time (the last closing's
+    `updated_at`, the thread's `newest`): a thread closed meanwhile needs nothing more; one an outsider
+    wrote in after it was closed still does. Two loads a thread, gathered here."""
     closed = set()
     for thing in {str(n.get("thing") or "") for n in notes if n.get("kind") == "contribution"}:
         key = "#".join(thing.split("#")[:4])
         record = services.store.load(key).data
         if record.get("state", "open") != "open" and str(record.get("order") or "") >= str(
-                services.store.load(key, contribution.THREAD).data.get("heard") or ""):
+                services.store.load(key, contribution.THREAD).data.get("newest") or ""):
             closed.add(thing)
     return closed
 
