@@ -209,7 +209,7 @@ class Person:
     def _given(answer: Any) -> str:
         if answer is EOFError:  # the input closed: what `input` and `getpass` raise then
             raise EOFError
-        return answer
+        return answer() if callable(answer) else answer  # a callable: what the person does, then answers
 
     def browse(self, url: str) -> None:
         """GET the form; post its manifest to github.com (the fake's web side); follow the redirect back."""
@@ -378,6 +378,26 @@ def test_setup_never_registers_a_second_app_when_a_key_is_stored_but_its_id_was_
     assert code == 1 and "holds an app's private key, but no GITHUB_APP_ID is set" in output
     assert not world.hub.apps_registered
     assert_no_secret(output, secrets_of(world, secret_id))
+
+
+def test_setup_finds_a_channel_posted_in_after_its_question_even_when_a_webhook_narrowed_the_bots_updates(
+        make_world, private_key_pem, aws, tmp_path):
+    # An earlier webhook set the bot's allowed_updates to presses and messages; Telegram keeps that setting
+    # for getUpdates unless told otherwise, and does not keep a channel's post the setting leaves out.
+    world = make_world()
+    world.hub.app_key = private_key_pem
+    world.chat.handle("setWebhook", {"url": "https://old.example/telegram", "allowed_updates": ["callback_query", "message"]})
+
+    def post_then_enter() -> str:
+        world.chat.receive("post", chat={"id": -1005, "type": "channel", "title": "Releases", "username": "releases"})
+        world.chat.receive("hi", chat={"id": 42, "type": "private", "first_name": "Maintainer"}, user=MAINTAINER)
+        return ""
+
+    environ = {"GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API}
+    person = Person(world, answers=[CONTROL, "", "n", post_then_enter, ""], secrets=[BOT_TOKEN])
+    code, output = run(["setup", "--local", "https://tunnel.example"], world, tmp_path, aws, person, environ)
+    assert code == 0, output
+    assert read_dotenv(tmp_path / ".env")["TELEGRAM_CHAT_ID"] == "-1005"
 
 
 def test_setup_for_make_serve_writes_dotenv_for_an_organizations_app(make_world, private_key_pem, aws, tmp_path):
@@ -621,6 +641,15 @@ def _only_administrators_write(world, secret_id, folder):  # the group's default
     world.chat.set_permissions(CHAT["id"], can_send_messages=False)
 
 
+def _restricted_where_only_administrators_write(world, secret_id, folder):  # its own restriction is what to lift
+    world.chat.members[world.chat.bot["id"]] = {"status": "restricted", "can_send_messages": False}
+    world.chat.set_permissions(CHAT["id"], can_send_messages=False)
+
+
+def _group_permissions_unread(world, secret_id, folder):
+    world.chat.fail("^getChat$", 502, count=10)  # (not getChatMember)
+
+
 def _no_telegram_webhook(world, secret_id, folder):
     world.chat.handle("deleteWebhook", {})
 
@@ -667,6 +696,8 @@ def _missing_setting(world, secret_id, folder):
     (_bot_kicked, "chat: the bot cannot see the chat"),
     (_restricted, "chat: the bot may not post in the chat"),
     (_only_administrators_write, "(its members may not send messages)"),
+    (_restricted_where_only_administrators_write, f"chat: the bot may not post in the chat {CHAT['id']} (it is restricted)"),
+    (_group_permissions_unread, "Telegram could not be asked (it answered 502)"),
     (_no_telegram_webhook, "Telegram webhook: none is set"),
     (_presses_only, "Telegram webhook: message is not among its allowed updates, so the chat's commands never reach"),
     (_no_commands, "Telegram commands: the menu lists nothing, not /status, /mute, /unmute, /help"),

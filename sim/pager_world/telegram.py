@@ -608,7 +608,9 @@ class FakeTelegram:
     def receive(self, text: str, *, chat: dict[str, Any], user: dict[str, Any] | None = None,
                 thread_id: int | None = None) -> dict[str, Any]:
         """Someone writes in a chat the bot is in: the Update getUpdates answers (a channel's as
-        `channel_post`). The bot knows the chat from then on (and the forum's topic written in)."""
+        `channel_post`), kept only when the bot's `allowed_updates` take its kind (setWebhook: the setting
+        "doesn't affect updates created before the call", so it filters them as they are made). The bot
+        knows the chat from then on (and the forum's topic written in)."""
         with self._lock:
             known = self.chats.get(_chat_number(chat["id"]))
             if known is None:
@@ -626,7 +628,8 @@ class FakeTelegram:
         kind = "channel_post" if chat.get("type") == "channel" else "message"
         update = {"update_id": next(self._update_ids), kind: message}
         with self._lock:
-            self.updates.append(update)
+            if kind in self.allowed_updates:  # one of a kind the bot's setting leaves out is never kept
+                self.updates.append(update)
         return update
 
     def command_update(self, text: str, *, chat_id: int | str, user: dict[str, Any],

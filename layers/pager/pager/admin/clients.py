@@ -29,6 +29,9 @@ from pager.telegram import Telegram
 # mode (the default) is sent only the group messages that start with "/" or mention it (@BotFather's
 # /setprivacy), which is all the commands need.
 ALLOWED_UPDATES = ["callback_query", "message"]
+# The updates that say where the pager should write: a group's or a private chat's message, a channel's post,
+# the bot added to a chat (Bot API, getUpdates: "If not specified, the previous setting will be used").
+CHAT_UPDATES = ["message", "channel_post", "my_chat_member"]
 
 
 def menu_pairs(commands: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -95,7 +98,10 @@ class BotTelegram(Telegram):
         self._call("deleteWebhook", {})
 
     def get_updates(self) -> list[dict[str, Any]]:
-        result = self._call("getUpdates", {"limit": 100})
+        """The updates waiting, of the kinds that say where the pager should write (CHAT_UPDATES). Naming the
+        kinds also sets them as the bot's own from now on (without them, getUpdates keeps the setting of the
+        last setWebhook, which leaves out a channel's post): setup asks once before anyone posts."""
+        result = self._call("getUpdates", {"limit": 100, "allowed_updates": CHAT_UPDATES})
         if not isinstance(result, list):
             raise TelegramUnavailable("telegram getUpdates: answer is not a list")
         return [update for update in result if isinstance(update, dict)]

@@ -553,8 +553,8 @@ def check_deliveries(facts: Facts) -> Check:
                                   f"Webhook secret ({facts.pages.settings}) and the one in {facts.target.where_secrets()} "
                                   f"the same, then Redeliver the refused ones on {facts.pages.advanced}")
     if count.kept_failing:
-        return Check(False, line, f"see why on {facts.pages.advanced} and in the webhook function's log; the control "
-                                  "repository's alarm lists them")
+        return Check(False, line, f"see why on {facts.pages.advanced} and in the webhook function's log; ⚙️ pager's "
+                                  "message in the chat lists them")
     if count.total == 0:
         return Check(True, "deliveries in the last day: none (a quiet fleet, or the app is installed nowhere yet)")
     return Check(True, line)
@@ -613,7 +613,7 @@ def _telegram_webhook_failed(facts: Facts, info: dict[str, Any], waiting: int, f
     line = f"Telegram webhook: its last delivery failed {ago(facts.now - error_at)} ago: {message}; {plural(waiting, 'update waits', 'updates wait')}"
     if "401" in message:
         return Check(False, line + " (the secret token Telegram sends is not TELEGRAM_WEBHOOK_SECRET)", fix)
-    return Check(False, line, "see why in the webhook function's log (`sam logs --name WebhookFunction`)")
+    return Check(False, line, "see why in the webhook function's log (`make logs FUNCTION=WebhookFunction`)")
 
 
 UPDATE_WORDS = {"callback_query": "button presses", "message": "the chat's commands"}
@@ -656,6 +656,9 @@ def check_chat(facts: Facts) -> Check:
     if member is None:
         return (_unreachable(facts, "member", "telegram")
                 or Check(False, f"chat: the bot cannot see the chat {chat}: {facts.errors['member']}", fix))
+    if "chat" in facts.errors:  # a member that is no administrator, and the group's permissions not read
+        return (_unreachable(facts, "chat", "telegram")
+                or Check(False, f"chat: whether the bot may post in the chat {chat} is unknown: {facts.errors['chat']}", fix))
     why = _may_not_post(facts)
     if why == MEMBERS_MAY_NOT_SEND:
         fix = f"allow members to send messages in the group's permissions, or make {bot} an administrator"
@@ -672,7 +675,8 @@ def _may_not_post(facts: Facts) -> str:
     member, info = facts.get("member") or {}, facts.get("chat") or {}
     if bot_may_post(member, info):
         return ""
-    if member.get("status") in BOUND and (info.get("permissions") or {}).get("can_send_messages") is False:
+    own = member.get("status") == "member" or member.get("can_send_messages") is True  # a restriction of its own first
+    if member.get("status") in BOUND and own and (info.get("permissions") or {}).get("can_send_messages") is False:
         return MEMBERS_MAY_NOT_SEND
     return f"it is {member.get('status')}"
 

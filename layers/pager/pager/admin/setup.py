@@ -526,6 +526,7 @@ def step_chat(state: State, tools: Tools, options: Options) -> bool:
         client.delete_webhook()
         state.changed.add("webhook-deleted")
         console.doing("removed the bot's webhook for now: getUpdates works only without one (it is set again below)")
+    client.get_updates()  # the kinds of update it looks for are the bot's from now on: a channel's post is kept
     bot = f"@{(state.bot or {}).get('username', 'your_bot')}"
     console.line("  Where should the pager write? In Telegram:")
     console.line(f"  - a group: add {bot} and send /start{bot} there (in the forum topic it should write into, if any);")
