@@ -184,7 +184,9 @@ def _unavailable(exc: Transient) -> Response:
 @metrics.log_metrics
 def webhook_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Each log line carries the request id and whether it was a cold start; the metrics are flushed
-    when the invocation ends."""
+    when the invocation ends. No line carries the correlation id of an invocation before (Powertools
+    keeps it in a warm container): the GitHub endpoint sets it once a delivery's signature holds."""
+    logger.set_correlation_id(None)
     return app.resolve(event, context)
 
 

@@ -45,7 +45,6 @@ def handle_github(
         "guid": str(headers.get("x-github-delivery", "")),
         "event": str(headers.get("x-github-event", "")),
     }
-    logger.set_correlation_id(None)  # the guid is GitHub's word only once the signature holds
     try:
         delivery = Delivery.from_apigw(event, secret=services.settings.github_webhook_secret)
     except BadRequest as exc:
@@ -94,7 +93,6 @@ def handle_github(
 
 def handle_telegram(event: Mapping[str, Any], services: Services, *, monotonic: Callable[[], float] = time.monotonic) -> Answer:
     """Telegram's webhook: check the secret token, then hand the update to the buttons."""
-    logger.set_correlation_id(None)  # no delivery's: an invocation before may have set one
     headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
     token = headers.get("x-telegram-bot-api-secret-token", "")
     expected = services.settings.telegram_webhook_secret
