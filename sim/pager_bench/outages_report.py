@@ -12,7 +12,7 @@ from .simulate import DESIGNS, DRAIN
 INTRO = ("Telegram answers 502 to every call for hours while someone from outside comments every so often, each "
          "comment a page (`pager_bench.outages`; the same replay as above, for the outage and "
          f"{DRAIN / 3600:.0f} hours after it). Per design: of the pages, those that reached the chat as the page "
-         "itself / as an entry to press in the control repository's alarm / said as forgotten (counted in the "
+         "itself / as an entry to press in ⚙️ pager's message / said as forgotten (counted in the "
          "alarm's \"N events GitHub no longer keeps\") / **lost silently**; then the minutes from Telegram's "
          "return to the last page's passing delivery. Below, the most attempts GitHub made of one page and the "
          "redeliveries the runs asked for.")

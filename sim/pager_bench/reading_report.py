@@ -50,7 +50,7 @@ DEFINITIONS = (
      "a dispatch or a merge), which the replay records for every attempt of every design; an answer of 200 "
      "(\"stale\", \"unchanged\", \"ignored\") that changed nothing is harmless."),
     ("- Pager's sweep asks GitHub again for each failed event pager acts on, at most three attempts, follows it "
-     "past its 3-hour window, and names it in the control repository's alarm once its attempts are used or GitHub "
+     "past its 3-hour window, and names it in ⚙️ pager's message once its attempts are used or GitHub "
      "is about to forget it. An alarmed event waits for the maintainer's ↻ in the alarm (or Redeliver on the app's Advanced page), "
      "and counts against the 99% targets."),
 )

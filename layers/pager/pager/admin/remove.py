@@ -1,4 +1,4 @@
-"""`pager remove`: Telegram's webhook, the stack and its secrets gone, and what stays named with what it costs
+"""`pager remove`: the stack, Telegram's webhook and its secrets gone, and what stays named with what it costs
 and the commands that remove it.
 
     gather     before anything is deleted: the stack's outputs and parameters (the table, the app's slug and
@@ -218,9 +218,8 @@ def plan(found: Found) -> list[str]:
     where = f"the stack {found.stack} in {found.region}"
     lines = [f"pager remove: {where}" if found.stack_id else f"pager remove: no stack named {found.stack} in {found.region} "
              "(deleted already?); what is left of it"]
-    deletes = ["Telegram's webhook, if it points at this stack"]
-    if found.stack_id:
-        deletes.append(f"the stack ({GONE})")
+    deletes = [f"the stack ({GONE})"] if found.stack_id else []
+    deletes.append("then Telegram's webhook, if it points at this stack")
     deletes.append(f"the secrets' parameter {found.secret_parameter}")
     lines.append(f"  deletes: {'; '.join(deletes)}")
     keeps = [f"the table {table} with its records" for table in found.tables] + ["the GitHub App"]
