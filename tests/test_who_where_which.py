@@ -6,6 +6,7 @@ that list and its redeliveries go through the handler again.
 
 from __future__ import annotations
 
+import pytest
 from support import OWN_MESSAGE
 
 from pager import refusals
@@ -144,15 +145,22 @@ def test_a_warm_container_that_read_the_chat_before_the_move_learns_it_from_a_re
 # -- refused pages come back ----------------------------------------------------------------------------------
 
 
-def test_pages_refused_while_the_bot_was_removed_reach_the_chat_once_it_is_back(sweeps):
+@pytest.mark.parametrize("shut, open_again", [
+    (lambda chat: setattr(chat, "kicked", True), lambda chat: setattr(chat, "kicked", False)),  # removed, added back
+    (lambda chat: chat.set_permissions(CHAT_ID, can_send_messages=False),  # only administrators may write, then all
+     lambda chat: chat.set_permissions(CHAT_ID)),
+], ids=["bot-removed", "read-only-group"])
+def test_pages_refused_while_the_bot_may_not_post_reach_the_chat_once_it_may(sweeps, shut, open_again):
     world = sweeps.world
-    world.chat.kicked = True  # the bot was removed from the group
-    assert world.deliver("issues", issue_opened(), guid="while-kicked")[0] == 424
-    assert world.deliver("workflow_run", run("failure"), guid="alarm-while-kicked")[0] == 424
-    sweeps.advance(15)
-    sweeps.sweep()  # Telegram refuses the control repository's alarm too: nothing shown, nothing lost
-    assert world.chat.chat() == []
-    world.chat.kicked = False  # someone adds the bot back
+    shut(world.chat)
+    assert world.deliver("issues", issue_opened(), guid="while-out")[0] == 424
+    assert world.deliver("workflow_run", run("failure"), guid="alarm-while-out")[0] == 424
+    for _ in range(2):
+        sweeps.advance(15)
+        sweeps.sweep()  # Telegram refuses pager's own message too: nothing shown, nothing lost
+    own = health.Health.from_data(sweeps.store.load(SWEEP_KEY, health.ITEM).data)
+    assert own.refusals.works is False and world.chat.chat() == []  # Telegram would still refuse: no ↻
+    open_again(world.chat)
     sweeps.advance(15)
     sweeps.sweep()
     [control] = [m for m in world.chat.chat() if m.text.startswith(OWN_MESSAGE)]
@@ -161,7 +169,7 @@ def test_pages_refused_while_the_bot_was_removed_reach_the_chat_once_it_is_back(
     sweeps.until_nothing_waits()
     texts = [m.text for m in world.chat.chat()]
     assert any("alice opened issue" in t for t in texts) and any(t.startswith("🚨") and REPO in t for t in texts)
-    assert [a["status_code"] for a in world.attempts("while-kicked")] == [424, 200]
+    assert [a["status_code"] for a in world.attempts("while-out")] == [424, 200]
     sweeps.advance(15)
     sweeps.sweep()
     assert [m for m in world.chat.chat() if m.text.startswith(OWN_MESSAGE)][-1].text.startswith("✅ pager is well again")
@@ -178,27 +186,6 @@ def test_refused_pages_are_not_offered_again_while_the_bot_is_still_out(sweeps):
     assert own.refusals.count == 1 and own.refusals.works is False  # Telegram would still refuse: no ↻
     answer = health.start_job(None, sweeps.now, own, health.PAGE_REFUSED)[0]
     assert answer.startswith("⚠️ GitHub or Telegram would still refuse them")
-
-
-def test_pages_refused_while_only_administrators_may_write_are_kept_and_offered_once_members_may_again(sweeps):
-    world = sweeps.world
-    world.chat.set_permissions(CHAT_ID, can_send_messages=False)  # the group's admins made it announcement-only
-    assert world.deliver("issues", issue_opened(), guid="while-read-only")[0] == 424
-    for _ in range(2):
-        sweeps.advance(15)
-        sweeps.sweep()
-    own = health.Health.from_data(sweeps.store.load(SWEEP_KEY, health.ITEM).data)
-    assert own.refusals.count == 1 and own.refusals.works is False  # the bot is a member, and members may not write
-    assert world.chat.chat() == []
-    world.chat.set_permissions(CHAT_ID)  # members may write again
-    sweeps.advance(15)
-    sweeps.sweep()
-    [control] = [m for m in world.chat.chat() if m.text.startswith(OWN_MESSAGE)]
-    assert "1 page GitHub or Telegram refused" in control.text and "take such calls again" in control.text
-    assert sweeps.press_control("refused:pages").startswith("↻ the refused signals since")
-    sweeps.until_nothing_waits()
-    assert any("alice opened issue" in m.text for m in world.chat.chat())
-    assert [a["status_code"] for a in world.attempts("while-read-only")] == [424, 200]
 
 
 # -- what a repository is called now --------------------------------------------------------------------------
