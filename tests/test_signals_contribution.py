@@ -148,7 +148,7 @@ def test_a_reopened_issue_is_shown_open_again_once_and_its_next_closing_edits_it
     [(text, buttons)] = world.chat.view().values()
     assert text.splitlines()[0].endswith(": Spelling error") and text.endswith("\n↩️ reopened")
     assert buttons == (("🔕 Mute for 8 h",),) and "✅" not in text
-    assert world.deliver("issues", reopened)[1]["outcome"] == "not closed"  # applied twice
+    assert world.deliver("issues", reopened)[1]["outcome"] == "open already"  # applied twice
     late = issue_closed(**{"issue.updated_at": "2019-05-16T10:30:00Z"})  # a closing older than the reopening
     assert world.deliver("issues", late)[1]["outcome"] == "stale: older than what is shown"
     assert world.deliver("issues", issue_closed(**{"issue.updated_at": "2019-05-16T12:00:00Z"}))[1]["outcome"] == \
@@ -161,7 +161,7 @@ def test_a_reopened_issue_is_shown_open_again_once_and_its_next_closing_edits_it
 
 def test_reopening_a_maintainers_issue_pager_never_recorded_writes_nothing(world):
     body = issue_opened(**{"action": "reopened", "issue.author_association": "OWNER"})
-    assert world.deliver("issues", body)[1]["outcome"] == "not closed"
+    assert world.deliver("issues", body)[1]["outcome"] == "open already"
     assert world.store.dump() == {}
 
 

@@ -227,14 +227,15 @@ def draft_payload(c: Contribution, message_id: int, chat: str | None = None) -> 
 
 def decide_opening(c: Contribution, control_repository: str, thread: Thread = NO_THREAD, volume: Volume = LOUD):
     """Show the contribution once (in its thread: a reply to the thread's first message; with a sound when it
-    is a contact, not a follow-up within the hour), then ask for its draft once; nothing once it is closed."""
+    is a contact, not a follow-up within the hour), then ask for its draft once; nothing new once it is
+    closed (a page shown before still gets its draft)."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
         state = data.get("state")
-        if state and state != "open":
-            return Step(f"no longer new: {state}")
         message_id = data.get("message_id")
         if message_id is None:
+            if state and state != "open":
+                return Step(f"no longer new: {state}")
             message = render(c)
             sound = volume.sound(thread.moment(now))
             effect, _ = show(None, message, mute_button(c), sound, reply_to=thread.first, reply_chat=thread.chat)
@@ -275,15 +276,17 @@ def decide_closing(verdict: str, order: str, author_outside: bool, thread_known:
 
     def decide(data: dict[str, Any], now: float) -> Step:
         state = data.get("state")
-        if state and state != "open":  # a later closing (its reopening never came) says when it closed last
+        if order < str(data.get("order") or ""):  # (a tie: the one delivered last wins)
+            return Step("stale: older than what is shown")
+        if state == verdict:  # said already; a later closing (its reopening never came) says when it closed last
             later = order > str(data.get("order") or "")
             return Step(f"already {state}", data={**data, "order": order} if later else None)
-        if order < data.get("order", ""):
-            return Step("stale: older than what is shown")
         message_id = data.get("message_id")
         if message_id is not None:
             said = f"\n✅ {verdict}"  # kept whole: a text at Telegram's limit is cut to leave it room
-            edited = cut(str(data.get("text", "")), MAX_TEXT - visible_length(said)) + said
+            before = str(data.get("text", ""))  # another verdict said before (closed, then merged) is replaced
+            before = before.removesuffix(f"\n✅ {state}") if state and state != "open" else before
+            edited = cut(before, MAX_TEXT - visible_length(said)) + said
             return Step(
                 f"edited: {verdict}",
                 effect=EditMessage(message_id, edited, chat=data.get("chat")),
@@ -334,8 +337,8 @@ def _as_edited_since(c: Contribution, thread_data: dict[str, Any]) -> Contributi
     """An opening with the text of an edit that came before it was shown (`edited` kept it in the thread),
     which counts as shown with it; any other contribution as it is."""
     latest = thread_data.get("latest")
-    if c.comment or not isinstance(latest, dict) or str(latest.get("order") or "") <= c.order:
-        return c
+    if c.comment or not isinstance(latest, dict) or str(latest.get("order") or "") < c.order:
+        return c  # (an edit in the same second as the opening is taken as after it)
     thread_data["edited"] = newest(thread_data.get("edited"), str(latest["order"]))
     return replace(c, title=str(latest.get("title", c.title)), body=str(latest.get("body", c.body)))
 
@@ -440,15 +443,18 @@ def decide_edit(c: Contribution, thread: Thread):
 
 def decide_reopening(c: Contribution, word: str = "reopened"):
     """Show a contribution shown closed open again, once, as it reads now; take back a closing recorded
-    without a message. Nothing where no closing was recorded, or for a reopening older than the record."""
+    without a message. One open already keeps the reopening's time (an older closing delivered late is
+    then stale), and so does an outsider's not recorded yet; a reopening older than the record changes
+    nothing."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
         state = data.get("state")
-        if not state or state == "open":
-            return Step("not closed")
-        if c.order <= str(data.get("order") or ""):
+        if c.order < str(data.get("order") or ""):  # (a tie: the one delivered last wins)
             return Step("stale: older than what is shown")
         reopened = {**data, "state": "open", "order": c.order}
+        if not state or state == "open":
+            kept = bool(data) or c.outside  # nothing is written for a maintainer's pager keeps nothing of
+            return Step("open already", data=reopened if kept else None)
         message_id = data.get("message_id")
         if message_id is None:
             return Step("recorded: reopened", data=reopened)
@@ -469,7 +475,15 @@ def reopened(delivery: Delivery, services: Services) -> str:
     if c is None or not c.number or not c.repository_id:
         return "ignored: nothing it reopens"
     word = "no longer answered" if delivery.event == "discussion" else "reopened"  # (unmarked as the answer)
-    return settle(services, c.thread, decide_reopening(c, word), ttl_seconds=TTL_SECONDS).outcome
+    c = _as_edited_since(c, dict(services.store.load(c.thread, THREAD).data))  # as it reads now: a newer edit's text
+    settled = settle(services, c.thread, decide_reopening(c, word), ttl_seconds=TTL_SECONDS)
+    after = settled.after
+    if c.outside and not after.get("drafted") and (after.get("state") == "open" or isinstance(after.get("message_id"), int)):
+        # open and never shown, or shown and never drafted (its opening came while a closing was recorded, has
+        # not come yet, or this reopening failed midway showing it): what is left of the opening is done now
+        # (`opened` is safe twice)
+        return f"{settled.outcome}; {opened(delivery, services)}"
+    return settled.outcome
 
 
 def closed(delivery: Delivery, services: Services) -> str:
