@@ -560,3 +560,32 @@ def test_a_release_whose_closed_event_never_came_stops_waiting_once_the_sweep_re
     assert release.check_waiting(world.services) == [f"{REPO}#2: closed as GitHub has it"]
     assert "closed without merging" in only_message(world)[1][0]
     assert release.check_waiting(world.services) == []
+
+
+@pytest.mark.parametrize("closing_comes", [True, False], ids=["its-closing-brings-it", "its-edit-delivered-again-does"])
+def test_a_title_edited_before_a_merge_by_the_button_is_what_the_merged_message_shows(world, closing_comes):
+    # 🔀 records the merge first (the record's order stays the head's); GitHub's closed event, or the edited
+    # one delivered again after the press, carries the newer title: it is still GitHub's latest word (found
+    # by a property test delivering a release's events in any order).
+    from pager_world.cases import BRANCH
+
+    edited_title = "chore(master): release 1.2.0 (edited)"
+    head = "1" * 40
+    world.hub.pulls[(REPO, 2)] = {"number": 2, "state": "open", "title": edited_title, "html_url": f"https://github.com/{REPO}/pull/2",
+                                  "head": {"sha": head, "ref": BRANCH}, "base": {"ref": "master"},
+                                  "updated_at": "2026-12-01T10:01:00Z", "merged": False, "mergeable_state": "clean"}
+    world.deliver("pull_request", pull("opened", head=head, updated_at="2026-12-01T10:00:00Z"))
+    world.deliver("check_suite", suite_passed(head))
+    world.chat.fail("editMessageText", 502)
+    edited = pull("edited", head=head, updated_at="2026-12-01T10:01:00Z", **{"pull_request.title": edited_title})
+    assert world.deliver("pull_request", edited, guid="edited")[0] == 500
+    [message_id] = world.chat.view()
+    assert world.press("🔀", message_id)[0] == 200
+    if closing_comes:
+        sha = world.hub.pulls[(REPO, 2)]["merge_commit_sha"]
+        world.deliver("pull_request", pull("closed", head=head, updated_at="2026-12-01T10:05:00Z", **{
+            "pull_request.title": edited_title, "pull_request.state": "closed", "pull_request.merged": True,
+            "pull_request.merged_at": "2026-12-01T10:05:00Z", "pull_request.merge_commit_sha": sha}))
+    world.deliver_again("edited")
+    [(text, _)] = world.chat.view().values()
+    assert edited_title in text and "merged" in text.splitlines()[0]

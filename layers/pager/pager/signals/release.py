@@ -287,12 +287,21 @@ def decide_pull(repo: Repository, p: ReleasePull, tags: Iterable[Mapping[str, st
     def decide(data: dict[str, Any], now: float) -> Step:
         if data.get("order") and p.order < data["order"]:
             return Step("stale: older than the recorded head")
-        if data.get("state") == "merged":
-            return converge(repo, data, with_tags(data, tags), "release updated", "already merged", volume, now)
+        if data.get("state") == "merged":  # (merged by 🔀 before this came: a newer title is still shown)
+            return converge(repo, data, with_tags(retitled(data, p), tags), "release updated", "already merged", volume, now)
         done = "release shown" if data.get("message_id") is None else "release updated"
         return converge(repo, data, with_tags(applied(data, p), tags), done, "already shown", volume, now)
 
     return decide
+
+
+def retitled(data: dict[str, Any], p: ReleasePull) -> dict[str, Any]:
+    """A merged release's record with the title and link of an event newer than it (a merge 🔀 recorded
+    first keeps the record's order, and what GitHub said after is still its latest word); else as it is."""
+    title, url = p.title or data.get("title", ""), p.url or data.get("url", "")
+    if not p.order or p.order <= str(data.get("order") or "") or (title, url) == (data.get("title"), data.get("url")):
+        return data  # (nothing new to show: the record stays as it is, written once)
+    return {**data, "title": title, "url": url, "order": p.order}
 
 
 def with_tags(data: dict[str, Any], tags: Iterable[Mapping[str, str]]) -> dict[str, Any]:
@@ -372,8 +381,8 @@ def decide_closed(repo: Repository, p: ReleasePull, tags: Iterable[Mapping[str, 
 
     def decide(data: dict[str, Any], now: float) -> Step:
         data_tags = with_tags(data, tags)
-        if data.get("state") == "merged":
-            return converge(repo, data, data_tags, "release updated", "merge already recorded", volume, now)
+        if data.get("state") == "merged":  # (by 🔀: this event's title, newer than the record's, is shown)
+            return converge(repo, data, retitled(data_tags, p), "release updated", "merge already recorded", volume, now)
         # Never shown yet (its opened comes late, or failed): recorded all the same, so that the late
         # opened is stale and shows nothing.
         base = {**data_tags, "number": p.number, "title": p.title or data.get("title", ""), "url": p.url or data.get("url", "")}
