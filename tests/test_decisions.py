@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pager.routing import Repository
-from pager.signals.alarm import Alarm, decide_again, decide_entry, decide_fix, decide_render
+from pager.signals.alarm import VISIBLE, Alarm, decide_again, decide_entry, decide_fix, decide_render
 from pager.signals.contribution import Contribution, decide_closing, decide_opening
 from pager.signals.release import ReleasePull, decide_closed, decide_merge, decide_pull, decide_ready
 from pager.signals.steps import DeleteMessage, Dispatch, EditMessage, MergePull, MergeResult, Posted, Redeliver, SendMessage
@@ -94,6 +94,14 @@ def test_a_close_that_comes_before_its_failure_is_remembered_so_the_late_failure
     remembered = decide_entry(None, "2026-12-01T11:00:00Z", False)({}, NOW)
     assert remembered.describe() == "remembered" and remembered.data["state"] == "closed"
     assert decide_entry(FAILED, None, False)(remembered.data, NOW).describe() == "stale"
+
+
+def test_a_newer_pass_of_an_entry_closed_before_renders_since_that_closings_render_may_have_failed():
+    failing = decide_entry(FAILED, None, False)({}, NOW).data
+    closed = decide_entry(None, "2026-12-01T11:00:00Z", False)(failing, NOW).data
+    again = decide_entry(None, "2026-12-01T12:00:00Z", False)(closed, NOW)
+    assert again.describe() == "closed again" and again.data["order"] == "2026-12-01T12:00:00Z"
+    assert "closed again" in VISIBLE and "remembered" not in VISIBLE  # a workflow never red: no render
 
 
 def test_the_alarm_message_is_sent_then_edited_then_cleared_and_unchanged_when_nothing_changed():

@@ -500,3 +500,17 @@ def test_a_start_fix_of_long_non_ascii_entries_fits_githubs_64_kb_as_sent():
     sent = json.dumps(payload).encode()
     assert len(sent) <= alarm.FIX_PAYLOAD_BYTES < 64 * 1024
     assert payload["entries"] and payload["more"] == 40 - len(payload["entries"]) > 0
+
+
+def test_a_pass_whose_all_clear_failed_to_show_is_shown_by_a_newer_pass_that_overtakes_its_redelivery(world):
+    # The pass of run #2 closes the entry but its edit fails (500); the pass of run #3 comes before #2's
+    # redelivery, which is then older than what is stored: without a render at #3 the alarm stayed red for
+    # good (found by a property test delivering a branch's runs in any order).
+    world.deliver("workflow_run", run("failure", number=1))
+    world.chat.fail("editMessageText", 502)
+    assert world.deliver("workflow_run", run("success", number=2), guid="pass-2")[0] == 500
+    world.deliver("workflow_run", run("success", number=3))
+    world.deliver_again("pass-2")
+    [(text, buttons)] = world.chat.view().values()
+    assert text.startswith("✅ ") and "green again" in text and buttons is None
+    assert world.pending_claims() == []

@@ -288,7 +288,10 @@ def decide_entry(wanted: Mapping[str, Any] | None, close_order: str | None, unor
                 return Step("repeated")  # closed by this very change before: its render may have failed
             if close_order is None or (known and close_order < order):
                 return Step("unchanged")
-            return Step("remembered", data={"state": "closed", "order": close_order, "at": now})
+            # A newer pass of an entry closed before: its closing's render may have failed, and this pass would
+            # otherwise overtake the redelivery that renders it (then "unchanged"): it renders (at most a look).
+            fate = "closed again" if known else "remembered"
+            return Step(fate, data={"state": "closed", "order": close_order, "at": now})
         if close_order is not None and close_order < order:
             return Step("stale")
         return Step("closed", data={**known, "state": "closed", "order": newest(close_order, order), "at": now})
@@ -298,7 +301,7 @@ def decide_entry(wanted: Mapping[str, Any] | None, close_order: str | None, unor
 
 # What became of an entry that may have changed what the message shows, or repeats a payload applied
 # before (whose render may have failed): then the message is rendered again.
-VISIBLE = frozenset({"opened", "updated", "closed", "repeated"})
+VISIBLE = frozenset({"opened", "updated", "closed", "repeated", "closed again"})
 
 
 # -- the message ------------------------------------------------------------------------------------------
