@@ -1036,8 +1036,9 @@ def test_a_repository_pasted_as_its_address_on_github_is_muted(world, given):
     assert answer(world).startswith(f"🔕 {REPO} muted for 2 h")
 
 
-def test_a_mute_longer_than_thirty_days_is_thirty_days(world):
-    world.command(f"/mute {REPO} 90d")
+@pytest.mark.parametrize("longer", ["90d", "9999d", "99999h", "999999999m"])
+def test_a_mute_longer_than_thirty_days_is_thirty_days(world, longer):
+    world.command(f"/mute {REPO} {longer}")
     assert answer(world).startswith(f"🔕 {REPO} muted for 30 days (at most 30 days)")
 
 

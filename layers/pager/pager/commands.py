@@ -63,7 +63,7 @@ COMMAND = re.compile(r"/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{1,64}))?(?![A-Za-z
 REPOSITORY = re.compile(r"[A-Za-z0-9_-]{1,39}/[A-Za-z0-9._-]{1,100}")
 GITHUB_URL = re.compile(r"(?:https?://)?(?:www\.)?github\.com/([A-Za-z0-9_-]{1,39})/([A-Za-z0-9._-]{1,100})(?:/.*)?",
                         re.IGNORECASE)
-DURATION = re.compile(r"([0-9]{1,4})\s*(m|min|h|d)", re.IGNORECASE)
+DURATION = re.compile(r"([0-9]{1,9})\s*(m|min|h|d)", re.IGNORECASE)  # any length: past 30 days, capped
 UNIT_SECONDS = {"m": 60, "min": 60, "h": 3600, "d": 86400}
 LISTED = 10  # red alarms, releases ready and mutes /status names of each; the rest are counted
 SWEEP_LATE_SECONDS = 45 * 60  # three runs of the 15-minute schedule missing
