@@ -15,8 +15,9 @@ single lease of that record:
       decide     again, on the data after the effect
       record     save that data in one write, together with the claim of the next effect, if any
 
-So a contribution (a message, then a draft) costs four round trips to the table: one load, the
-claim, the message recorded with the draft claimed, the draft recorded. Every save is conditional on
+So a contribution's record (a message, then a draft) costs four round trips to the table: one load,
+the claim, the message recorded with the draft claimed, the draft recorded (its thread's `holding`,
+the mutes and the attention add their own). Every save is conditional on
 the version loaded (or returned by the save before), so of two deliveries of the same thing that race,
 one claims and the other finds the claim (or loses the conditional write and loads again): it waits
 for the first to finish and then finds the effect recorded. Waiting for another delivery is no
