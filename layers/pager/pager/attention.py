@@ -201,10 +201,6 @@ class QuietHours:
         """The quiet period `now` is in (its start and end), or None."""
         return next(((s, e) for s, e in self._periods(now) if s <= now < e), None)
 
-    def last_ended(self, now: float) -> tuple[float, float]:
-        """The latest quiet period that ended at or before `now`."""
-        return max((p for p in self._periods(now) if p[1] <= now), key=lambda p: p[1])
-
     def next_start(self, now: float) -> float:
         return min(s for s, _ in self._periods(now) if s > now)
 

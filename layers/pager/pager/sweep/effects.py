@@ -90,8 +90,7 @@ def _carry_out(services: Services, effect: Effect) -> None:
         if not alarm.deliver_again_picked(services, alarm.CONTROL, [(effect.key, effect.delivery_id)]):
             raise _NotTaken(f"{effect.key}: not asked for")
     else:
-        alarm.record_entries(services, alarm.CONTROL, opened=effect.opened, closed=effect.closed)
-        alarm.render_now(services, alarm.control_alarm(services))
+        alarm.update_alarm(services, alarm.control_alarm(services), opened=effect.opened, closed=effect.closed)
 
 
 class _NotTaken(PagerError):
