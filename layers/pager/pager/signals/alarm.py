@@ -809,7 +809,7 @@ def record_entries(services: Services, ref: str, *, opened: Mapping[str, Mapping
     return any(fate in ("opened", "closed") for fate in record(services, ref, change))
 
 
-def update_alarm(services: Services, alarm: Alarm, *, opened: Mapping[str, dict], closed: Iterable[str]) -> bool:
+def update_alarm(services: Services, alarm: Alarm, *, opened: Mapping[str, Mapping[str, Any]], closed: Iterable[str]) -> bool:
     """Open and close the sweep's `delivery:<guid>` entries, then render the message from what is
     stored (also with nothing to open or close: a render that failed before). True when an entry
     opened or closed. Raises Transient on failure; the next call applies the same change again."""
