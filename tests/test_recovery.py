@@ -12,7 +12,7 @@ from pager.errors import DeadlineExceeded, GitHubUnavailable, StoreUnavailable, 
 from pager.sweep import recovery
 from pager.sweep.deliveries import PAGES_PER_MINUTE, REDELIVERY_SPACING_SECONDS
 from pager.sweep.lists import Attempt
-from pager.sweep.run import check
+from pager.sweep.run import check, run_sweep
 from pager.values import parse_iso
 from pager.waiting import SWEEP_KEY, Waiting, merged, note, noted, service_of
 from pager_world.cases import issue_comment_by
@@ -355,3 +355,48 @@ def test_the_every_minute_schedule_sends_what_the_function_takes_for_a_check():
 
     template = (Path(__file__).resolve().parents[1] / "template.yaml").read_text()
     assert f"Input: '{json.dumps(recovery.CHECK_EVENT)}'" in template and "Schedule: rate(1 minute)" in template
+
+
+def test_what_the_run_that_ends_a_hold_asks_for_is_awaited_not_asked_again_by_the_next_run(make_sweeps):
+    world = make_sweeps()
+    world.deliver("workflow_run", "completed", 1)  # passed: what the hold probes with
+    world.sweep()
+    world.answer = lambda guid, redelivery: 502
+    held = [world.deliver("issue_comment", "created", 10 + i) for i in range(3)]
+    world.advance(15)
+    assert world.sweep()["recovery"] == "waiting: pager"
+    world.answer = lambda guid, redelivery: 200
+    world.deliver("workflow_run", "completed", 2)  # pager answers again
+    world.advance(14.5)
+    # GitHub takes its asks (202) and carries them out after the next run, a minute on
+    ended = run_sweep(world.services, now=world.now, run_id="ends-the-hold")
+    assert ended["recovery"] == "recovered" and ended["redeliveries"] == 3
+    world.advance(1)
+    after = run_sweep(world.services, now=world.now, run_id="a-minute-on")
+    world.github.deliver_pending()
+    assert after["redeliveries"] == 0 and after["decisions"]["awaiting"] == 3
+    assert all([a["status_code"] for a in world.attempts(g)] == [502, 200] for g in held)
+
+
+def test_the_probes_of_a_hold_read_by_a_later_run_of_a_long_pass_are_never_named(make_sweeps):
+    world = make_sweeps(sweep_all_pages=2)
+    probe = world.deliver("workflow_run", "completed", 1)
+    world.sweep()
+    world.answer = lambda guid, redelivery: 502
+    pages = [world.deliver("issue_comment", "created", 10 + i) for i in range(3)]
+    world.advance(15)
+    assert world.sweep()["recovery"] == "waiting: pager"
+    world.minutes(5)  # five probes of the passed delivery, each answered 502
+    assert [a["status_code"] for a in world.attempts(probe)][1:] == [502] * 5
+    world.answer = lambda guid, redelivery: 200
+    for i in range(500):  # pager answers again; a busy fleet: five pages since, read over several runs
+        world.deliver("workflow_run", "completed", 100 + i % 7)
+    world.advance(1)
+    first = world.sweep()
+    assert first["pass"] == "under way" and first["recovery"] == "waiting: any"  # a newer probe meanwhile
+    world.minutes(10)
+    world.advance(15)
+    world.sweep()
+    world.minutes(10)
+    assert all(world.attempts(g)[-1]["status_code"] == 200 for g in pages)
+    assert world.entries() == {}, world.alarm_text()

@@ -554,3 +554,23 @@ def test_a_run_never_asks_past_its_budget_and_what_it_could_not_ask_comes_next(m
     world.sweep()
     world.minutes(5)
     assert all(world.attempts(g)[-1]["status_code"] == 200 for g in failed)
+
+
+@pytest.mark.parametrize("github_lags_minutes", [0, 15])
+def test_a_sweep_down_four_days_says_what_github_forgot_unread_even_if_github_still_lists_it_a_little_longer(
+        make_sweeps, log_lines, github_lags_minutes):
+    world = make_sweeps()
+    world.deliver("workflow_run", "completed", 1)
+    world.advance(1)
+    world.sweep()
+    for i in range(4 * 24 * 6):  # no run for four days; the fleet delivers every ten minutes
+        if i == 30:  # a failure on the first day, beyond GitHub's three days before any run reads it
+            world.answer = lambda guid, redelivery: 502
+            world.deliver("issue_comment", "created", 10)
+            world.answer = lambda guid, redelivery: 200
+        world.deliver("workflow_run", "completed", 2)
+        world.advance(10)
+    world.github.prune(world.now - github_lags_minutes * 60)  # GitHub's three days, its clean-up behind or not
+    summary = world.sweep()
+    assert summary["reach_gaps"] and [line for line in log_lines() if line["message"] == "reach gap"]
+    assert "which pager never read" in world.alarm_text()

@@ -51,7 +51,7 @@ from ..signals.alarm import DELIVERY_PREFIX as ENTRY_PREFIX
 from ..values import iso
 from .effects import REFUSED as REFUSED_BY_GITHUB
 from .effects import TOOK, Ask, ChangeAlarm, Done
-from .lists import END, FAILED, GITHUB_RETENTION, NO_ANSWER, OVERLAP_SECONDS, PASSED, REFUSED, Attempt, Read, Scan
+from .lists import END, FAILED, GITHUB_RETENTION, NO_ANSWER, OVERLAP_SECONDS, PASSED, REFUSED, WINDOW, Attempt, Read, Scan
 
 ITEM = "deliveries"
 VERSION = 3
@@ -302,7 +302,7 @@ def follow(rows: Iterable[Followed], fresh: Iterable[Attempt], acts_on: ActsOn, 
     for attempt in sorted(fresh, key=lambda a: a.id):
         by_guid.setdefault(attempt.guid, []).append(attempt)
     for guid, attempts in by_guid.items():
-        row = followed.get(guid) or (None if guid in done else _begun(attempts, acts_on, probe))
+        row = followed.get(guid) or (None if guid in done else _begun(attempts, acts_on, probe, counts))
         if row is None:
             done |= {guid} if attempts[-1].redelivery and attempts[-1].outcome in (PASSED, REFUSED) else set()
             continue
@@ -312,15 +312,15 @@ def follow(rows: Iterable[Followed], fresh: Iterable[Attempt], acts_on: ActsOn, 
     return followed, frozenset(done)
 
 
-def _begun(attempts: list[Attempt], acts_on: ActsOn, probe: str) -> Followed | None:
+def _begun(attempts: list[Attempt], acts_on: ActsOn, probe: str, counts: Callable[[Attempt], bool]) -> Followed | None:
     """A new followed event from this run's attempts: from its first delivery; else, delivered again by hand
-    (or ↻) and failed, as one whose earlier attempts are not known (not the hold's probe: a passed delivery
-    asked for again only to learn whether pager answers)."""
+    (or ↻) and failed, as one whose earlier attempts are not known (not a hold's probe: a passed delivery
+    asked for again only to learn whether pager answers, the one probed now or, read later, one before it)."""
     first = next((a for a in attempts if not a.redelivery), None)
     if first is not None:
         return Followed.begun(first) if acts_on(first.event, first.action) else None
     newest = attempts[-1]
-    failed = newest.outcome in (FAILED, NO_ANSWER) and newest.guid != probe
+    failed = newest.outcome in (FAILED, NO_ANSWER) and newest.guid != probe and counts(newest)
     return Followed.begun(newest, known_first=False) if failed and acts_on(newest.event, newest.action) else None
 
 
@@ -524,7 +524,7 @@ def plan(state: State, known: Known, settings: Settings, *, now: float, acts_on:
                   settled=tuple(sorted(settled)) if every.under_way else (),
                   probe=_probe(state.probe, fresh, now), **_backfill(state, known))
     ask = tuple(Ask(r.newest, r.guid) for r in asked)
-    return Plan(new, ask, change, _tally(kept, verdicts, queue.held), _gaps(state, known), tuple(dropped))
+    return Plan(new, ask, change, _tally(kept, verdicts, queue.held), _gaps(state, known, now), tuple(dropped))
 
 
 def _within(holds: Iterable[tuple[float, float]], at: float) -> bool:
@@ -617,14 +617,16 @@ def _backfill(state: State, known: Known) -> dict[str, Any]:
     return {"floor": floor, "failures": failures, "backfilled": done}
 
 
-def _gaps(state: State, known: Known) -> tuple[Gap, ...]:
-    """A pass that found the list ending before it met the pass before: GitHub forgot what lay between."""
+def _gaps(state: State, known: Known, now: float) -> tuple[Gap, ...]:
+    """A pass that found the list ending, or reached GitHub's three days, before it met the pass before: GitHub
+    forgot what lay between (or lists it a little longer than three days, too late to be asked for)."""
     read = known.every
-    if read is None or read.ended != END or not state.every.top or not read.scan.low:
+    if read is None or read.ended not in (END, WINDOW) or not state.every.top or not read.scan.low:
         return ()
     if read.scan.low_at <= state.every.top_at + OVERLAP_SECONDS:
         return ()
-    return (Gap("all", state.every.top_at, read.scan.low_at),)
+    until = read.scan.low_at if read.ended == END else max(read.scan.low_at, now - GITHUB_RETENTION)
+    return (Gap("all", state.every.top_at, until),)
 
 
 def _tally(kept: list[tuple[Followed, Reason]], verdicts: list[tuple[Followed, Reason]], held: bool) -> dict[str, int]:

@@ -448,8 +448,8 @@ def _decision(g: Gathered, known: deliveries.Known, settings: Settings, *, now: 
         return deliveries.unchanged(g.state, now, event_id)
     before = recovery.held_since(g.waiting)
     # A hold that ended (the check's release, or an answer this run read): what was asked during it does not
-    # count; this run's own asks (GitHub stamps them to the second) do.
-    span = (before, now - 1) if before is not None and held is None else None
+    # count; this run's own asks do, queued for this minute (`pace`), so the hold ends before it.
+    span = (before, max(before, now // 60 * 60 - 1)) if before is not None and held is None else None
     return deliveries.plan(g.state, replace(known, held=held, released=span), settings, now=now, acts_on=acts_on,
                            pages=pages, event_id=event_id)
 
