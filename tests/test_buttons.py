@@ -9,7 +9,10 @@ press of 🛠 Start fix.
 
 from __future__ import annotations
 
+import pytest
+
 from pager.buttons import handle_update
+from pager.sweep.run import check
 from pager_world.cases import alarmed, pressing
 from pager_world.matrix import Scenario, failure_matrix
 from pager_world.world import REPO
@@ -68,6 +71,22 @@ def test_a_retried_update_acts_once_and_answers_the_same(world):
     assert (status, answer["outcome"]) == (200, "🛠 fix started")
     assert len(world.hub.dispatches) == 1
     assert world.chat.answers == [("p1", "🛠 fix started"), ("p1", "🛠 fix started")]
+
+
+@pytest.mark.parametrize("fault", [("telegram", "^editMessageText$", "telegram-5xx"),
+                                   ("telegram", "^editMessageText$", "telegram-no-answer"),
+                                   ("store", "^query mute$", "store")])
+def test_a_fix_github_started_is_answered_so_when_the_message_could_not_show_it_and_the_check_catches_up(world, fault):
+    alarmed(world)
+    service, pattern, kind = fault
+    world.faults.fail(service, pattern, kind=kind)  # the message's render after the dispatch fails
+    world.press("🛠", callback_id="p1")
+    assert [d["event_type"] for d in world.hub.dispatches] == ["pager-fix"]
+    assert world.chat.answers == [("p1", "🛠 fix started (the message shows it in a minute)")]
+    world.advance(1)
+    check(world.services, now=world.now, run_id="check", seconds=60)
+    [(text, buttons)] = world.chat.view().values()
+    assert "🛠 fix started" in text and not any("🛠" in label for row in buttons or () for label in row)
 
 
 def test_a_second_press_says_the_fix_was_started_and_dispatches_nothing(world):

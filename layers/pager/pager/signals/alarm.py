@@ -65,7 +65,7 @@ from typing import Any
 
 from .. import attention, attention_store
 from ..attention import LOUD, Moment, Volume, heard_after, period_of, ripe
-from ..errors import GitHubRefused, PagerError
+from ..errors import GitHubRefused, PagerError, Partial
 from ..html import MAX_TEXT, escape, link, visible_length
 from ..observe import logger
 from ..routing import Delivery, Repository
@@ -826,9 +826,26 @@ def start_fix(services: Services, ref: str, by: str = "") -> str:
     decide = lambda: decide_fix(control, shown_entries(which, entries_now(services, ref)), by)  # noqa: E731
     settled = settle(services, alarm_key(ref), gather=decide, wait=False)
     head = settled.after
-    if head.get("fix"):  # also for a press after one whose render failed: the message catches up
-        render_now(services, Alarm(ref, str(head.get("repository") or ""), str(head.get("branch") or "")))
+    if not head.get("fix"):
+        return settled.outcome
+    shown = Alarm(ref, str(head.get("repository") or ""), str(head.get("branch") or ""))
+    try:  # also for a press after one whose render failed: the message catches up
+        render_now(services, shown)
+    except PagerError as exc:
+        # The fix is started and recorded: that is the answer. The every-minute check renders the message.
+        _render_soon(services, shown, head)
+        raise Partial(f"{settled.outcome}, then: {exc}", said=f"{settled.outcome} (the message shows it in a minute)") from exc
     return settled.outcome
+
+
+def _render_soon(services: Services, alarm: Alarm, head: Mapping[str, Any]) -> None:
+    """Have the every-minute check render a red alarm whose render failed (its index: due now)."""
+    now = services.now()
+    try:
+        attention_store.index_alarm(services, alarm.ref, repository=alarm.name, branch=alarm.branch,
+                                    since=float(head.get("since") or now), due=now)
+    except PagerError as exc:  # the next delivery or press about it renders it
+        logger.warning("alarm not indexed to render", extra={"alarm": alarm.ref, "error": type(exc).__name__})
 
 
 def deliver_again(services: Services, ref: str, delivery_id: int) -> str:
