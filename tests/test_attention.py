@@ -1023,6 +1023,8 @@ def test_the_mute_button_mutes_the_repository_of_its_message(world):
     (f"/mute {REPO} soon", "usage: /mute owner/name [30m|8h|2d] (at most 30 days)"),
     ("/mute nobody/nothing", "unknown repository nobody/nothing: pager's app is not installed there"),
     ("/unmute a b", "usage: /unmute owner/name"),
+    ("/mute o/. 2h", "usage: /mute owner/name [30m|8h|2d] (at most 30 days)"),  # "." and ".." name no repository
+    ("/unmute o/..", "usage: /unmute owner/name"),
 ])
 def test_a_malformed_command_gets_its_usage_and_an_unknown_repository_is_named(world, text, said):
     world.command(text)
@@ -1031,10 +1033,19 @@ def test_a_malformed_command_gets_its_usage_and_an_unknown_repository_is_named(w
 
 
 @pytest.mark.parametrize("given", [f"https://github.com/{REPO}", f"https://github.com/{REPO}/", f"github.com/{REPO}.git",
-                                   f"https://github.com/{REPO}/pull/2"])
+                                   f"https://github.com/{REPO}/pull/2", f"{REPO}/"])
 def test_a_repository_pasted_as_its_address_on_github_is_muted(world, given):
     world.command(f"/mute {given} 2h")
     assert answer(world).startswith(f"🔕 {REPO} muted for 2 h")
+
+
+def test_a_command_forwarded_from_someone_else_is_not_carried_out(world):
+    update = world.chat.command_update(f"/mute {REPO} 2d", chat_id=CHAT_ID,
+                                       user={"id": ALLOWED_USER, "is_bot": False, "first_name": "Maintainer"})
+    update["message"]["forward_origin"] = {"type": "user", "date": 1, "sender_user": {"id": 7, "is_bot": False,
+                                                                                       "first_name": "Eve"}}
+    assert world.update(update)[1]["outcome"] == "ignored: forwarded"
+    assert world.store.dump().get("mute") is None and world.chat.chat()[-1].author is not None  # no answer
 
 
 @pytest.mark.parametrize("longer", ["90d", "9999d", "99999h", "999999999m"])

@@ -37,6 +37,7 @@ from .errors import GitHubRefused, PagerError, Permanent
 from .html import escape, link
 from .perform import perform as perform_effect
 from .services import Services
+from .settings import REPOSITORY
 from .signals import alarm, release
 from .signals.records import settle
 from .signals.steps import Command, SendMessage, Step
@@ -60,7 +61,6 @@ NOT_ALLOWED = "not allowed"
 COMMAND_TTL_SECONDS = 24 * 3600
 REFUSED_AGAIN_SECONDS = 3600  # "not allowed" is said to a person in a chat at most this often
 COMMAND = re.compile(r"/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{1,64}))?(?![A-Za-z0-9_@])")
-REPOSITORY = re.compile(r"[A-Za-z0-9_-]{1,39}/[A-Za-z0-9._-]{1,100}")
 GITHUB_URL = re.compile(r"(?:https?://)?(?:www\.)?github\.com/([A-Za-z0-9_-]{1,39})/([A-Za-z0-9._-]{1,100})(?:/.*)?",
                         re.IGNORECASE)
 DURATION = re.compile(r"([0-9]{1,9})\s*(m|min|h|d)", re.IGNORECASE)  # any length: past 30 days, capped
@@ -109,6 +109,8 @@ def handle_message(message: Mapping[str, Any], services: Services, *, in_chat: b
     written = Written.of(message)
     if written is None or not written.text.startswith("/") or COMMAND.match(written.text) is None:
         return "ignored: not a command"
+    if message.get("forward_origin") is not None or message.get("is_automatic_forward"):
+        return "ignored: forwarded"  # someone else's words (the Bot API's Message.forward_origin), not a command
     addressed = COMMAND.match(written.text)
     bot = services.telegram.bot_username() if addressed and addressed.group(2) else None  # asked only then
     if parse(written.text, bot) is None:
@@ -223,11 +225,12 @@ def seconds_of(word: str) -> int | None:
 
 
 def repository_named(word: str) -> str:
-    """A repository as a person may paste it: owner/name, or its address on GitHub (https://github.com/
-    owner/name, with a trailing slash, a path below it, or `.git`), as owner/name."""
-    found = GITHUB_URL.fullmatch(word.strip())
+    """A repository as a person may paste it: owner/name (a trailing slash too), or its address on GitHub
+    (https://github.com/owner/name, with a trailing slash, a path below it, or `.git`), as owner/name."""
+    word = word.strip()
+    found = GITHUB_URL.fullmatch(word)
     if found is None:
-        return word
+        return word[:-1] if word.endswith("/") and REPOSITORY.fullmatch(word[:-1]) else word
     return f"{found.group(1)}/{found.group(2).removesuffix('.git')}"
 
 

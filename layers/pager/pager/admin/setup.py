@@ -31,7 +31,7 @@ import requests
 
 from pager.commands import BOT_COMMANDS
 from pager.errors import PagerError, TelegramRefused, Transient
-from pager.settings import SECRET_NAMES
+from pager.settings import REPOSITORY, SECRET_NAMES
 
 from .clients import ALLOWED_UPDATES, AppGitHub, BotTelegram, menu, menu_pairs
 from .console import Console
@@ -45,7 +45,6 @@ CHAT_ATTEMPTS = 5
 TOKEN_ATTEMPTS = 3
 SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")  # setWebhook's secret_token
 CHAT_ID = re.compile(r"-?[0-9]+|@[A-Za-z0-9_]{5,}")
-REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 DAY = 86_400.0
 TEST_MESSAGE = "✅ <b>pager</b> is set up: this chat gets its pages."
 
