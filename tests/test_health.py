@@ -226,9 +226,9 @@ def test_a_signal_github_refused_is_kept_and_delivered_again_once_the_installati
         sweeps.advance(15)
         sweeps.sweep()
         _, text, buttons = control_message(sweeps)
-        assert "1 page GitHub or Telegram refused since" in text and "kept" in text and buttons == []
-        assert "GitHub refused (403): Resource not accessible by integration (alice's comment on " \
-               "Codertocat/Hello-World#201)" in text
+        assert "1 page GitHub refused since" in text and "kept" in text and buttons == []
+        assert "the last: alice's comment on Codertocat/Hello-World#201: GitHub refused: Resource not accessible " \
+               "by integration" in text
 
     world.hub.installation_permissions[1] = needed  # the owner accepts the new permissions
     sweeps.advance(15)
@@ -257,7 +257,7 @@ def test_refusals_written_between_runs_are_each_counted_once_the_entry_is_open(s
         world.deliver("issue_comment", comment(n))
     sweeps.advance(5)
     sweeps.sweep()
-    assert "5 pages GitHub or Telegram refused" in control_message(sweeps)[1]
+    assert "5 pages GitHub refused" in control_message(sweeps)[1]
 
 
 def test_refusals_written_before_a_run_github_did_not_serve_are_counted_by_the_next_run_it_serves(sweeps):
@@ -270,7 +270,7 @@ def test_refusals_written_before_a_run_github_did_not_serve_are_counted_by_the_n
     world.deliver("issue_comment", comment(2))
     sweeps.advance(15)
     assert sweeps.sweep()["outcome"] == "done"
-    assert "2 pages GitHub or Telegram refused" in control_message(sweeps)[1]  # neither lost with the run that read no list
+    assert "2 pages GitHub refused" in control_message(sweeps)[1]  # neither lost with the run that read no list
 
 
 def test_refused_signals_github_no_longer_keeps_close_their_entry_and_the_chat_is_not_paged_again(sweeps):
@@ -279,7 +279,7 @@ def test_refused_signals_github_no_longer_keeps_close_their_entry_and_the_chat_i
     world.deliver("issue_comment", comment(1))
     sweeps.advance(15)
     sweeps.sweep()
-    assert "1 page GitHub or Telegram refused" in control_message(sweeps)[1]
+    assert "1 page GitHub refused" in control_message(sweeps)[1]
     sweeps.advance(3 * 24 * 60 + 1)  # GitHub keeps a delivery three days: nothing can deliver it again now
     for _ in range(8):
         sweeps.sweep()

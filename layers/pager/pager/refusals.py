@@ -33,12 +33,11 @@ def service_of(refusal: Permanent) -> str:
 
 
 def said(refusal: Permanent) -> str:
-    """A refusal in the maintainer's words: who refused, and their own reason."""
-    status = getattr(refusal, "status", 0)
+    """A refusal in the maintainer's words: who refused, and their own reason (the status stays in the log)."""
     if isinstance(refusal, TelegramRefused):
-        return f"Telegram refused ({status}): {refusal.description or 'no reason given'}"[:200]
+        return f"Telegram refused: {refusal.description or 'no reason given'}"[:200]
     reason = getattr(refusal, "reason", "") or "no reason given"
-    return f"GitHub refused ({status}): {reason}"[:200]
+    return f"GitHub refused: {reason}"[:200]
 
 
 def item(*, guid: str, event: str, repository: str, refusal: Permanent, now: float,

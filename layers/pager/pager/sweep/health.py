@@ -393,11 +393,11 @@ def _time(data: Mapping[str, Any], now: float) -> float:
 
 
 def _refusal_line(data: Mapping[str, Any]) -> str:
-    """The last refusal in words: what refused and why, and the thing it was about."""
+    """The last refusal in words: the thing it was about, then who refused and why."""
     reason = str(data.get("said") or data.get("reason") or "refused")[:200]
     event = str(data.get("event") or "").split(".")[0]
     thing = str(data.get("thing") or (words.thing_of(event, None, str(data.get("repository") or "")).label if event else ""))
-    return f"{reason} ({thing})" if thing else reason
+    return f"{thing}: {reason}" if thing else reason
 
 
 # -- the entries ------------------------------------------------------------------------------------------
@@ -505,7 +505,8 @@ def _secret_entry(record: Refused, job: Job | None, w: Where) -> dict[str, Any] 
 def _refused_entry(record: Refused, job: Job | None, w: Where) -> dict[str, Any] | None:
     if not record.count:
         return None
-    refused = f"{_count(record.count, 'page')} GitHub or Telegram refused since {w.at(record.first)}"
+    who = {("github",): "GitHub", ("telegram",): "Telegram"}.get(tuple(sorted(record.services)), "GitHub or Telegram")
+    refused = f"{_count(record.count, 'page')} {who} refused since {w.at(record.first)}"
     last = f"the last: {record.reason}"
     if not record.works:
         return {"title": f"{refused}, kept; {last}; once the cause is fixed (make doctor), ↻ delivers them again "
