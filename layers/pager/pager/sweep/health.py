@@ -505,7 +505,8 @@ def _secret_entry(record: Refused, job: Job | None, w: Where) -> dict[str, Any] 
 def _refused_entry(record: Refused, job: Job | None, w: Where) -> dict[str, Any] | None:
     if not record.count:
         return None
-    who = {("github",): "GitHub", ("telegram",): "Telegram"}.get(tuple(sorted(record.services)), "GitHub or Telegram")
+    who = {"github": "GitHub", "telegram": "Telegram"}.get(record.services[0], "") if len(set(record.services)) == 1 else ""
+    who = who or "GitHub or Telegram"
     refused = f"{_count(record.count, 'page')} {who} refused since {w.at(record.first)}"
     last = f"the last: {record.reason}"
     if not record.works:
