@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 
 import pytest
 
@@ -22,6 +23,42 @@ def test_a_dotenv_file_gives_its_values_without_quotes_comments_or_export(tmp_pa
         "GITHUB_PRIVATE_KEY": "-----BEGIN-----\nabc\n-----END-----",
     }
     assert read_dotenv(tmp_path / "absent") == {}
+
+
+def test_a_comment_after_a_value_is_left_out_as_python_dotenv_does_and_a_byte_order_mark_is_no_name(tmp_path):
+    env = tmp_path / ".env"
+    env.write_text(
+        "\ufeffGITHUB_APP_ID=123\n"  # an editor's byte order mark before the first name
+        "GITHUB_WEBHOOK_SECRET=whsec-abc   # from the app's page\n"
+        "TELEGRAM_CHAT_ID=-1001234567890\t# the group\n"
+        "TELEGRAM_BOT_TOKEN='1:AA-b' # BotFather's\n"
+        'TELEGRAM_WEBHOOK_SECRET="a # b"\n'  # inside quotes, the value's own
+        "CONTROL_REPOSITORY=o/r#main\n"  # no space before it: the value's own
+        "=orphan\n",  # names nothing: skipped
+        encoding="utf-8")
+    assert read_dotenv(env) == {"GITHUB_APP_ID": "123", "GITHUB_WEBHOOK_SECRET": "whsec-abc",
+                                "TELEGRAM_CHAT_ID": "-1001234567890", "TELEGRAM_BOT_TOKEN": "1:AA-b",
+                                "TELEGRAM_WEBHOOK_SECRET": "a # b", "CONTROL_REPOSITORY": "o/r#main"}
+
+
+def test_make_serve_names_a_dotenv_that_is_not_utf8_and_takes_its_port_from_it(monkeypatch, tmp_path):
+    code, output, _ = _serve(monkeypatch, tmp_path, dict(VALID, PORT="http"))
+    assert code == 2 and "  - PORT must be a port number (1 to 65535)\n" in output, output
+    (tmp_path / ".env").write_bytes("GITHUB_APP_SLUG=caf\xe9\n".encode("latin-1"))
+    code, output, _ = _serve(monkeypatch, tmp_path, {}, write=False)
+    assert code == 2 and "  - .env is not UTF-8 text (byte 19): save it as UTF-8\n" in output, output
+    assert "Traceback" not in output
+
+
+def test_make_serve_listens_on_the_port_dotenv_names(monkeypatch, tmp_path):
+    from pager_local import serve
+
+    ports = []
+    monkeypatch.setattr(serve, "table", lambda environ, named: contextlib.nullcontext())
+    monkeypatch.setattr(serve, "serve", lambda args: ports.append(args.port) or 0)
+    write_dotenv(tmp_path / ".env", dict(VALID, PORT="18091"))
+    assert serve.main(["--env-file", str(tmp_path / ".env")], {}) == 0 and ports == [18091]
+    assert serve.main(["--env-file", str(tmp_path / ".env"), "--port", "9001"], {}) == 0 and ports[-1] == 9001
 
 
 def test_a_json_request_arrives_as_text_and_a_form_request_base64_encoded_as_on_api_gateway():
@@ -74,7 +111,8 @@ REQUIRED = ("PAGER_TABLE", "GITHUB_APP_ID", "GITHUB_APP_SLUG", "GITHUB_PRIVATE_K
             "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "TELEGRAM_CHAT_ID", "CONTROL_REPOSITORY")
 
 
-def _serve(monkeypatch, tmp_path, dotenv: dict[str, str], environ: dict[str, str] | None = None) -> tuple[int, str, dict]:
+def _serve(monkeypatch, tmp_path, dotenv: dict[str, str], environ: dict[str, str] | None = None,
+           write: bool = True) -> tuple[int, str, dict]:
     """`make serve`'s startup with this .env, up to where it would start the table and the port (which fail
     the test if reached); its exit status, what it printed, and the environment it set."""
     import io
@@ -88,7 +126,8 @@ def _serve(monkeypatch, tmp_path, dotenv: dict[str, str], environ: dict[str, str
     monkeypatch.setattr(serve, "embedded_dynamodb", never)
     monkeypatch.setattr(serve, "serve", never)
     path = tmp_path / ".env"
-    write_dotenv(path, dotenv)
+    if write:
+        write_dotenv(path, dotenv)
     out = io.StringIO()
     monkeypatch.setattr(sys, "stdout", out)
     env = dict(environ or {})

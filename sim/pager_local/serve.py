@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pager.admin.deployment import aws_region, local_table, serve_environ, unreadable
+from pager.errors import ConfigError
 from pager.redact import redact
 from pager.sweep.recovery import CHECK_EVENT
 from pager_world.events import LambdaContext, scheduled_event
@@ -78,7 +79,7 @@ def settings_problems(environ: Mapping[str, str], env_file: str = ".env") -> lis
     """Every problem of the settings as the functions would read them (missing, malformed, out of range;
     a required setting left empty is missing), a secret that cannot be read among them (for want of a region:
     where to set one, `env_file` among them)."""
-    from pager.errors import ConfigError, SecretsUnavailable
+    from pager.errors import SecretsUnavailable
     from pager.settings import Settings, read_secret_with_powertools
 
     def read_secret(secret_id: str) -> Any:
@@ -134,12 +135,18 @@ def main(argv: Sequence[str] | None = None, environ: MutableMapping[str, str] | 
     """`make serve`: check the settings (every problem at once, exit 2), then the table, then serve."""
     environ = os.environ if environ is None else environ
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--port", type=int, default=int(environ.get("PORT", "8080")))
+    parser.add_argument("--port", type=int, help="default: PORT (the environment, then .env), else 8080")
     parser.add_argument("--env-file", default=".env")
     parser.add_argument("--sweep-minutes", type=float, default=SWEEP_SECONDS / 60)
     args = parser.parse_args(argv)
-    named = prepare(environ, args.env_file)
-    problems = settings_problems(dict(environ), args.env_file)  # before anything starts: an empty PAGER_TABLE is named here
+    try:
+        named = prepare(environ, args.env_file)
+        problems = settings_problems(dict(environ), args.env_file)  # before anything starts: an empty PAGER_TABLE is named here
+    except ConfigError as exc:  # .env itself cannot be read as settings
+        named, problems = False, exc.problems
+    port = str(environ.get("PORT") or "8080") if args.port is None else str(args.port)
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        problems = [*problems, "PORT must be a port number (1 to 65535)"]
     if problems:
         print(f"pager cannot start: its settings ({args.env_file} and the environment) are not right:")
         for problem in problems:
@@ -147,6 +154,7 @@ def main(argv: Sequence[str] | None = None, environ: MutableMapping[str, str] | 
         print(f'fix: run `make setup SETUP_ARGS="--local <tunnel URL>"`, or edit {args.env_file}; '
               "then `make doctor DOCTOR_ARGS=--local`")
         return 2
+    args.port = int(port)
     with table(environ, named):
         return serve(args)
 

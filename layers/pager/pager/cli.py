@@ -252,7 +252,7 @@ def main(argv: Sequence[str] | None = None, context: Context | None = None) -> i
 
     from . import observe  # noqa: F401  (first: no log line of any library shows a secret, pager.redact)
     from .admin.console import Console
-    from .errors import PagerError
+    from .errors import ConfigError, PagerError
 
     context = context or Context()
     args = parser().parse_args(list(sys.argv[1:] if argv is None else argv))
@@ -267,6 +267,9 @@ def main(argv: Sequence[str] | None = None, context: Context | None = None) -> i
         console.line()
         console.failed("stopped: the input closed before an answer came",
                        "run it where it can ask (a terminal); it goes on from where it stopped")
+        return 1
+    except ConfigError as exc:  # a setting, or .env itself, is not right: no point running it again as it is
+        console.failed(str(exc), "fix what it names, then run it again")
         return 1
     except (PagerError, ValueError, OSError) as exc:
         console.failed(f"{type(exc).__name__}: {exc}", "run it again; it goes on from where it stopped")

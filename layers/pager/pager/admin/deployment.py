@@ -414,21 +414,35 @@ def _replace_in_table(text: str, table: str, key: str, line: str) -> str:
 
 
 def read_dotenv(path: Path) -> dict[str, str]:
-    """KEY=value lines (as `make serve` reads them): blank lines and # comments skipped, `export ` and
-    quotes around a value removed, `\\n` in a value a line break."""
+    """KEY=value lines (as `make serve` reads them, and python-dotenv): blank lines, # comments and lines
+    naming nothing skipped, `export ` and quotes around a value removed, a comment after a value (` # …`)
+    left out, `\\n` in a value a line break; an editor's byte order mark ignored. A file that is not UTF-8
+    text is a ConfigError."""
     values: dict[str, str] = {}
     if not path.exists():
         return values
-    for line in path.read_text().splitlines():
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path.name} is not UTF-8 text (byte {exc.start}): save it as UTF-8") from None
+    for line in text.splitlines():
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
         key, value = line.split("=", 1)
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        values[key.strip().removeprefix("export ").strip()] = value.replace("\\n", "\n")
+        key = key.strip().removeprefix("export ").strip()
+        if key:
+            values[key] = _dotenv_value(value.strip()).replace("\\n", "\n")
     return values
+
+
+def _dotenv_value(value: str) -> str:
+    """A value as written after `=`: inside its quotes (up to the first closing quote that only a comment
+    follows), else up to a comment (`#` after a space; one inside a value, `a#b`, is the value's)."""
+    quoted = re.fullmatch(r"""(["'])(.*?)\1(\s*|\s+#.*)""", value)
+    if quoted:
+        return quoted.group(2)
+    return re.split(r"\s+#", value, maxsplit=1)[0]
 
 
 def write_dotenv(path: Path, updates: Mapping[str, str]) -> bool:
