@@ -156,11 +156,12 @@ def test_tracing_is_a_parameter_off_by_default():
 # What each parameter's AllowedPattern takes, the functions take too (and the other way round), so that a
 # deploy refuses what would stop the functions: samples of what exists, and of what cannot work.
 SAMPLES = {
-    "ControlRepository": ["maintainer/pager", "artur-/pager", "octocat_acme/x.y_z", "pager", "a/b/c", "owner/", "o" * 40 + "/r"],
+    "ControlRepository": ["maintainer/pager", "artur-/pager", "octocat_acme/x.y_z", "pager", "a/b/c", "owner/", "o" * 40 + "/r",
+                          "o/.", "o/..", "o/.x", "o/..."],
     "GitHubAppOwner": ["", "acme", "0----0", "octocat_acme", "acme.corp", "o" * 40],
     "TelegramChatId": ["-1001234567890", "42", "@mychannel", "@abc", "@1abc", "chat"],
     "TelegramThreadId": ["", "0", "7", "-7", "x"],
-    "TelegramAllowedUsers": ["", "42", "1,2", "1, 2 ,3", "1 2", "alice"],
+    "TelegramAllowedUsers": ["", "42", "1,2", "1, 2 ,3", "1 2", "alice", "1,2,", ",1", "1,,2"],
     # (its least depends on SweepMaxRedeliveries, which no pattern can say: the functions' check says it)
     "SweepCallBudget": ["", "400", "5000", "0", "x"],
     "SweepMaxAttempts": ["", "1", "99", "0"],

@@ -296,8 +296,9 @@ class _Reader:
         return value
 
     def user_ids(self, name: str) -> frozenset[int]:
-        parts = [part.strip() for part in self._raw(name).split(",") if part.strip()]
-        if not all(part.isascii() and part.isdigit() for part in parts):
+        raw = self._raw(name)
+        parts = [part.strip() for part in raw.split(",")] if raw.strip() else []
+        if not all(part.isascii() and part.isdigit() for part in parts):  # an empty one too: "1,2," as the template
             self.problems.append(f"{name} must be comma-separated user ids (numbers)")
             return frozenset()
         return frozenset(int(part) for part in parts)
