@@ -47,7 +47,7 @@ from .words import failure
 NOT_ALLOWED = "not allowed"
 UNKNOWN_BUTTON = "this button is not known"
 STILL_WORKING = "⏳ still working on it"
-MAYBE_DONE = "⚠️ this may have happened already, but pager could not record it: look before pressing again"
+MAYBE_DONE = "⚠️ this may have happened already (an answer was lost, or pager could not record it): look before pressing again"
 EARLIER_PRESS = "⏳ an earlier press is at it, or may have done it already: look before pressing again"
 BUSY = "⏳ pager is busy with this message: press again in a minute"
 PRESSES_DO = frozenset({"Dispatch", "MergePull", "Redeliver"})  # the effects only a press claims a record for
