@@ -41,6 +41,14 @@ def test_a_comment_after_a_value_is_left_out_as_python_dotenv_does_and_a_byte_or
                                 "TELEGRAM_WEBHOOK_SECRET": "a # b", "CONTROL_REPOSITORY": "o/r#main"}
 
 
+def test_setup_updates_a_dotenv_saved_with_a_byte_order_mark_in_place(tmp_path):
+    env = tmp_path / ".env"
+    env.write_text("\ufeffGITHUB_APP_ID=1\nTELEGRAM_CHAT_ID=-100 # the group\n", encoding="utf-8")
+    assert write_dotenv(env, {"GITHUB_APP_ID": "2"})
+    assert env.read_text(encoding="utf-8").splitlines() == ['GITHUB_APP_ID="2"', "TELEGRAM_CHAT_ID=-100 # the group"]
+    assert read_dotenv(env) == {"GITHUB_APP_ID": "2", "TELEGRAM_CHAT_ID": "-100"}
+
+
 def test_make_serve_names_a_dotenv_that_is_not_utf8_and_takes_its_port_from_it(monkeypatch, tmp_path):
     code, output, _ = _serve(monkeypatch, tmp_path, dict(VALID, PORT="http"))
     assert code == 2 and "  - PORT must be a port number (1 to 65535)\n" in output, output

@@ -450,7 +450,7 @@ def write_dotenv(path: Path, updates: Mapping[str, str]) -> bool:
     current = read_dotenv(path)
     if all(current.get(k) == v for k, v in updates.items()):
         return False
-    lines = path.read_text().splitlines() if path.exists() else ["# pager's settings for `make serve` (never commit this file)"]
+    lines = path.read_text(encoding="utf-8-sig").splitlines() if path.exists() else ["# pager's settings for `make serve` (never commit this file)"]
     pending = dict(updates)
     for index, raw in enumerate(lines):
         stripped = raw.strip()
@@ -462,7 +462,7 @@ def write_dotenv(path: Path, updates: Mapping[str, str]) -> bool:
     lines += [_dotenv_line(key, value) for key, value in pending.items()]
     temporary = path.with_name(path.name + ".tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
     os.chmod(temporary, 0o600)
     os.replace(temporary, path)
