@@ -250,3 +250,22 @@ def test_a_title_edited_before_a_press_merge_reaches_the_merged_message(private_
     print(world.deliver_again("edited")[1])
     [(text, _)] = world.chat.view().values()
     assert EDITED in text, text
+
+
+def test_a_repost_whose_old_message_could_not_be_deleted_is_tidied_by_a_stale_delivery(private_key_pem):
+    """Shrunk: opened, a new head, its suite passed (🔀 offered: the message posted anew with a sound, the
+    old one's delete answered 502: 500), then the first opened delivered again (stale: older than the head)."""
+    world = World(private_key_pem)
+    old, new = "1" * 40, "2" * 40
+    world.hub.pulls[(REPO, 2)] = {"number": 2, "state": "open", "title": TITLE, "html_url": f"https://github.com/{REPO}/pull/2",
+                                  "head": {"sha": new, "ref": BRANCH}, "base": {"ref": "master"}, "updated_at": at(1),
+                                  "merged": False, "mergeable_state": "clean"}
+    world.deliver("pull_request", pull("opened", head=old, updated_at=at(0)), guid="opened")
+    world.deliver("pull_request", pull("synchronize", head=new, updated_at=at(1)))
+    world.faults.fail("telegram", "^deleteMessage$", kind="telegram-5xx")
+    assert world.deliver("check_suite", suite_passed(new))[0] == 500
+    world.faults.heal()
+    assert len(release_messages(world)) == 2  # the ready message, and the one it was to replace
+    assert world.deliver_again("opened")[1]["outcome"].endswith("stale: older than the recorded head")
+    [(_, buttons)] = release_messages(world).values()
+    assert buttons == (("🔀 Merge",),)

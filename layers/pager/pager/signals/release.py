@@ -512,13 +512,15 @@ def ready_to_merge(services: Services, muted: Collection[int] = ()) -> dict[str,
 
 
 def settle_release(services: Services, repo: Repository, number: int, decide_with: Callable[[Volume], Any],
-                   **kwargs: Any) -> Any:
+                   *, tidy_first: bool = True, **kwargs: Any) -> Any:
     """Settle a release pull request's record with the decision `decide_with(volume)` makes (its repository's
     mute and quiet hours, read when the record is free), and keep the index of those waiting for Merge or
-    ready in step."""
+    ready in step. `tidy_first`: a message a repost left (its delete failed) is deleted first, whatever the
+    decision (also by a stale delivery, which changes nothing else); a 🔀 press leaves that to the deliveries."""
 
     def gather() -> Any:
-        return decide_with(attention_store.volume(services, repo.id, services.now()))
+        decide = decide_with(attention_store.volume(services, repo.id, services.now()))
+        return (lambda data, now: tidy(data) or decide(data, now)) if tidy_first else decide
 
     settled = settle(services, release_key(repo.id, number), gather=gather, ttl_seconds=TTL_SECONDS, **kwargs)
     after = settled.after
@@ -591,7 +593,7 @@ def merge_press(services: Services, repository_id: int, number: int) -> str:
     decide = partial(decide_merge, repo, number, services.settings.release_merge_method,
                      permissions_page=services.settings.permissions_page)
     try:
-        settled = settle_release(services, repo, number, decide, wait=False)
+        settled = settle_release(services, repo, number, decide, tidy_first=False, wait=False)
     except PagerError as exc:
         # GitHub merged, and then the message, the index or the merge's own record could not be brought up to
         # date: the merge is what the person asked for (the pull request's `closed`, or a press again, which
