@@ -375,9 +375,13 @@ def test_pages_follow_the_link_header_exactly_as_github_wrote_it(mock, github):
     assert github.calls == 2
 
 
-def test_a_next_url_on_another_host_is_refused_before_the_jwt_leaves(mock, github):
-    with pytest.raises(ValueError):
-        github.list_deliveries(url="https://evil.test/app/hook/deliveries?cursor=x")
+@pytest.mark.parametrize("url", ["https://evil.test/app/hook/deliveries?cursor=x", "http://api.github.test/app/hook/deliveries",
+                                 "https://api.github.test:8443/app/hook/deliveries", "https://api.github.test:x/", "garbage"])
+def test_a_next_url_on_another_host_is_refused_before_the_jwt_leaves(mock, github, url):
+    from pager.errors import GitHubRefused
+
+    with pytest.raises(GitHubRefused):  # a link pager does not follow: its pass begins anew at the head
+        github.list_deliveries(url=url)
 
     assert github.calls == 0
     assert len(mock.calls) == 0

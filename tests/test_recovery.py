@@ -274,7 +274,7 @@ def test_a_hold_of_pagers_endpoint_whose_release_was_not_saved_ends_at_the_next_
     assert world.sweep()["recovery"] == "waiting: pager"
     world.answer = lambda guid, redelivery: 200 if guid == probe else 502  # pager answers; one event fails alone
     world.minutes(1)  # the probe passes
-    world.world.faults.fail("store", r"^save sweep \[waiting\]$", status=0)
+    world.world.faults.fail("store", r"^save sweep \[waiting\]$", status=0, count=3)  # each of its tries
     world.minutes(1)  # the release's run: its hold's end not saved, and the probe's answer read already
     world.minutes(10)  # the next run the check starts ends the hold: the failing event is asked for again
     assert world.check()["outcome"] != "done" and len(world.attempts(failing)) > 2
@@ -400,3 +400,25 @@ def test_the_probes_of_a_hold_read_by_a_later_run_of_a_long_pass_are_never_named
     world.minutes(10)
     assert all(world.attempts(g)[-1]["status_code"] == 200 for g in pages)
     assert world.entries() == {}, world.alarm_text()
+
+
+def test_a_hold_whose_end_the_table_throttled_once_asks_nothing_twice(make_sweeps):
+    sweeps = make_sweeps(through_handler=True)
+    sweeps.answer = None
+    down = sweeps.world.faults.fail("telegram", None, kind="telegram-5xx", count=10**9)
+    for n in range(3):
+        comment = issue_comment_by("alice", comment_id=9000 + n, number=200 + n)
+        assert sweeps.world.deliver("issue_comment", comment, guid=f"c{n}")[0] == 500
+    sweeps.advance(2)
+    assert sweeps.check()["outcome"] == "waiting: telegram still failing"
+    sweeps.advance(1)
+    sweeps.world.faults.rules.remove(down)
+    carry_out, sweeps.github.deliver_pending = sweeps.github.deliver_pending, lambda: []  # GitHub takes minutes
+    sweeps.world.faults.fail("store", r"^save sweep \[waiting\]$", status=0)  # the hold's end throttled once
+    start = len(sweeps.github.redelivery_requests)
+    for _ in range(3):
+        sweeps.check()
+        sweeps.advance(1)
+    carry_out()
+    asked = sweeps.github.redelivery_requests[start:]
+    assert len(asked) == 3 and len(set(asked)) == 3  # each held event asked for once

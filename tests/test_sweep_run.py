@@ -574,3 +574,125 @@ def test_a_sweep_down_four_days_says_what_github_forgot_unread_even_if_github_st
     summary = world.sweep()
     assert summary["reach_gaps"] and [line for line in log_lines() if line["message"] == "reach gap"]
     assert "which pager never read" in world.alarm_text()
+
+
+def refuse_cursors(world: Sweeps, count: int) -> None:
+    """GitHub answers 422 ("Validation failed, or the endpoint has been spammed", its documented answer of the
+    list) to the next `count` list calls that follow a link; the head page is served."""
+    from pager_world.http import HttpResponse
+
+    real, left = world.github._list, {"n": count}
+
+    def listing(request):
+        if "cursor" in request.query and left["n"] > 0:
+            left["n"] -= 1
+            return HttpResponse(422, {"message": "Validation failed, or the endpoint has been spammed."})
+        return real(request)
+
+    world.github._list = listing
+
+
+def test_a_link_github_keeps_refusing_costs_a_run_three_calls_and_is_said_not_looped_on(world):
+    world.deliver("workflow_run", "completed", 1)
+    world.sweep()
+    world.advance(15)
+    for _ in range(350):
+        world.deliver("workflow_run", "completed", 100)
+        world.now += 1
+    refuse_cursors(world, 10**9)
+    calls = world.services.github.calls
+    summary = world.sweep()
+    assert world.services.github.calls - calls <= 4  # the head, the refused link, the head again, refused again
+    assert summary["recovery"] != "waiting: any, github"  # GitHub answered: nothing waits for it
+    calls = world.services.github.calls
+    world.minutes(3)
+    assert world.services.github.calls - calls <= 12
+
+
+def test_a_pass_begun_anew_counts_no_attempt_twice(make_sweeps):
+    world = make_sweeps(sweep_all_pages=2, sweep_max_attempts=4)
+    world.deliver("workflow_run", "completed", 1)
+    world.sweep()
+    world.advance(15)
+    world.answer = lambda guid, redelivery: 502
+    guid = world.deliver("issues", "opened", 10)  # its first delivery fails
+    world.answer = lambda guid, redelivery: 200
+    for _ in range(250):  # two and a half pages between it and its redeliveries
+        world.deliver("workflow_run", "completed", 100)
+        world.now += 1
+    world.answer = lambda guid, redelivery: 502
+    world.redeliver_by_hand(guid)
+    world.redeliver_by_hand(guid)  # both redeliveries on the head page, failed
+    world.answer = lambda guid, redelivery: 200
+    world.advance(1)
+    assert world.sweep()["pass"] == "under way"  # the two redeliveries read, not the first delivery
+    refuse_cursors(world, 1)
+    world.advance(1)
+    world.sweep()  # the link refused: the pass begins anew and reads the two redeliveries again
+    world.advance(1)
+    world.sweep()  # and reads the first delivery: three attempts of four
+    assert "all attempts failed" not in world.alarm_text()
+
+
+def serve_with(world: Sweeps, tweak) -> None:
+    """GitHub's list pages, changed by `tweak(request, response)`."""
+    real = world.github._list
+    world.github._list = lambda request: tweak(request, real(request))
+
+
+@pytest.mark.parametrize("item", ["a string", None, 7, ["x"],
+                                  {"id": 6, "guid": "g-null", "status_code": None, "event": "issues", "action": "opened"}])
+def test_a_malformed_item_of_githubs_list_neither_crashes_the_function_nor_hides_a_failure(make_sweeps, item):
+    from pager.values import iso
+    from pager_world.http import HttpResponse
+
+    world = make_sweeps(through_handler=True)
+    world.deliver("workflow_run", "completed", 1)
+    world.sweep()
+    world.advance(15)
+    world.answer = lambda guid, redelivery: 502
+    failed = world.deliver("issue_comment", "created", 10)
+    world.answer = lambda guid, redelivery: 200
+
+    def tweak(request, response):
+        if "cursor" in request.query or request.query.get("status"):
+            return response
+        odd = {**item, "delivered_at": iso(world.now)} if isinstance(item, dict) else item
+        return HttpResponse(response.status, [odd, *response.body], response.headers)
+
+    serve_with(world, tweak)
+    assert world.sweep()["outcome"] == "done"
+    assert world.attempts(failed)[-1]["status_code"] == 200
+
+
+@pytest.mark.parametrize("link, followed", [
+    ('</app/hook/deliveries?per_page=100&cursor={c}>; rel="next"', True),  # relative (RFC 8288)
+    ('<https://api.github.test:443/app/hook/deliveries?per_page=100&cursor={c}>; rel="next"', True),
+    ('<https://API.github.test/app/hook/deliveries?per_page=100&cursor={c}>; rel="next"', True),
+    ('<https://elsewhere.test/app/hook/deliveries?per_page=100&cursor={c}>; rel="next"', False),
+    ("garbage; rel=next", False),
+])
+def test_a_link_of_any_shape_never_crashes_the_function_and_the_jwt_goes_to_the_api_host_only(make_sweeps, link, followed):
+    from pager_world.http import HttpResponse
+
+    world = make_sweeps(through_handler=True)
+    world.deliver("workflow_run", "completed", 1)
+    world.sweep()
+    world.advance(15)
+    for i in range(150):
+        world.deliver("workflow_run", "completed", 100 + i % 5)
+    world.answer = lambda guid, redelivery: 502
+    failed = world.deliver("issue_comment", "created", 10)
+    world.answer = lambda guid, redelivery: 200
+
+    def tweak(request, response):
+        if "Link" not in response.headers:
+            return response
+        cursor = response.headers["Link"].split("cursor=")[1].split(">")[0]
+        return HttpResponse(response.status, response.body, {"Link": link.replace("{c}", cursor)})
+
+    serve_with(world, tweak)
+    world.advance(1)
+    outcome = world.sweep()["outcome"]
+    assert outcome == "done" if followed else outcome.endswith("(its links to the next pages refused); the next run reads on")
+    assert world.attempts(failed)[-1]["status_code"] == 200  # on the newest page, asked for all the same

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 import jwt
 import requests
@@ -190,8 +190,7 @@ class GitHub:
         The next page's URL is GitHub's own (`Link: rel="next"`); no cursor is ever built here.
         """
         if url is not None:
-            self._require_api_host(url)
-            response = self._send("GET", url, step="github list deliveries", auth="jwt", params=None)
+            response = self._send("GET", self._on_api_host(url), step="github list deliveries", auth="jwt", params=None)
         else:
             params: dict[str, Any] = {"per_page": per_page}
             if status is not None:
@@ -202,7 +201,8 @@ class GitHub:
         items = self._json(response, "github list deliveries")
         if not isinstance(items, list):
             raise GitHubUnavailable("github list deliveries: answer is not a list")
-        next_url = response.links.get("next", {}).get("url") or None
+        link = response.links.get("next", {}).get("url") or None
+        next_url = urljoin(str(response.url or self._api_url), link) if link else None  # a relative link too (RFC 8288)
         return DeliveryPage(items=items, next_url=next_url)
 
     def get_delivery(self, delivery_id: int) -> dict:
@@ -430,11 +430,25 @@ class GitHub:
         except ValueError:
             raise GitHubUnavailable(f"{step}: unreadable answer ({response.status_code})", status=response.status_code) from None
 
-    def _require_api_host(self, url: str) -> None:
-        """Refuse to send the JWT anywhere but the configured API host."""
-        wanted, given = urlsplit(self._api_url), urlsplit(url)
-        if (given.scheme, given.netloc) != (wanted.scheme, wanted.netloc):
-            raise ValueError("a deliveries page URL must be on the GitHub API host")
+    def _on_api_host(self, url: str) -> str:
+        """A page's link, on the configured API host as `GITHUB_API_URL` names it: the JWT is sent nowhere
+        else. Its scheme, host and port compare as URLs do (case aside, a default port named or not); a link
+        elsewhere, or none a URL can be made of, is one pager does not follow (GitHubRefused: the pass
+        begins anew at the list's head)."""
+        def origin(text: str) -> tuple[str, str, int | None]:
+            parts = urlsplit(text)
+            scheme = parts.scheme.lower()
+            return scheme, (parts.hostname or "").lower(), parts.port or {"https": 443, "http": 80}.get(scheme)
+
+        try:
+            given = urlsplit(url)
+            elsewhere = origin(url) != origin(self._api_url)
+        except ValueError:  # a port that is no number
+            elsewhere = True
+        if elsewhere:
+            raise GitHubRefused("github list deliveries: its next page's link is not on the GitHub API host", status=0)
+        wanted = urlsplit(self._api_url)
+        return given._replace(scheme=wanted.scheme, netloc=wanted.netloc).geturl()
 
 
 @functools.lru_cache(maxsize=2)

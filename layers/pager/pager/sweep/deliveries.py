@@ -90,6 +90,7 @@ class Followed:
     above: int = 0  # the attempt asked for lies above this id (the newest delivery read when it was queued)
     refused: int = 0  # GitHub refused to deliver it again (its status): named, never asked for again
     over: bool = False  # no room to follow it (FOLLOWED_CAP): named, and kept until its entry is open
+    low: int = 0  # while its first delivery is not known: the oldest attempt counted (0: the newest)
 
     @classmethod
     def begun(cls, attempt: Attempt, known_first: bool = True) -> Followed:
@@ -98,13 +99,14 @@ class Followed:
 
     def after(self, attempt: Attempt, counts: bool) -> Followed:
         """With one more attempt. An older one counts only while the first delivery is not known (a pass that
-        spans runs reads an event's redelivery before its first delivery); else it was read already."""
+        spans runs reads an event's redelivery before its first delivery), and only once (a pass begun anew
+        reads again what it read: below the oldest counted is new); else it was read already."""
         if attempt.id > self.newest:
             return replace(self, attempts=self.attempts + counts, newest=attempt.id, newest_at=attempt.at,
                            code=attempt.status_code, again=attempt.redelivery)
-        if self.first or attempt.id == self.newest:
+        if self.first or attempt.id >= (self.low or self.newest):
             return self
-        older = replace(self, attempts=self.attempts + counts)
+        older = replace(self, attempts=self.attempts + counts, low=attempt.id)
         return older if attempt.redelivery else replace(older, first=attempt.id, at=attempt.at)
 
     @property
@@ -121,7 +123,7 @@ class Followed:
 
 
 _COLUMNS = ("guid", "first", "at", "event", "action", "repository_id", "attempts", "newest", "newest_at", "code",
-            "again", "due", "above", "refused", "over")
+            "again", "due", "above", "refused", "over", "low")
 
 
 def pack(rows: Iterable[Followed]) -> str:
@@ -135,8 +137,10 @@ def unpack(text: str) -> tuple[Followed, ...]:
     if not text:
         return ()
     columns = json.loads(zlib.decompress(base64.b64decode(text)))
+    rows = len(columns["guid"])
+    # (a column a state saved before it existed lacks, `low`: 0)
     return tuple(Followed(*(_typed(name, value) for name, value in zip(_COLUMNS, values, strict=True)))
-                 for values in zip(*(columns[name] for name in _COLUMNS), strict=True))
+                 for values in zip(*(columns.get(name, [0] * rows) for name in _COLUMNS), strict=True))
 
 
 def _plain(value: Any) -> Any:

@@ -61,6 +61,7 @@ class Done:
     reason: str = ""
     retry_after: float | None = None
     status: int = 0  # GitHub's answer, when it refused
+    github: bool = False  # GitHub did not take it (a 5xx, no answer, its rate limit): what waits for GitHub
 
 
 def perform(services: Services, effect: Effect, run_id: str) -> Done:
@@ -69,7 +70,7 @@ def perform(services: Services, effect: Effect, run_id: str) -> Done:
         _carry_out(services, effect)
     except GitHubUnavailable as exc:
         limited = exc.retry_after is not None or exc.status == 429
-        done = Done(effect, LIMITED if limited else FAILED, f"{type(exc).__name__}: {exc}", exc.retry_after)
+        done = Done(effect, LIMITED if limited else FAILED, f"{type(exc).__name__}: {exc}", exc.retry_after, github=True)
     except Permanent as exc:
         status = getattr(exc, "status", 0)
         done = Done(effect, REFUSED, f"{type(exc).__name__}: {exc}", status=status if isinstance(status, int) else 0)

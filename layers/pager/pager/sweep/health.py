@@ -409,6 +409,7 @@ MEANING = {
     "404": "GitHub answers 404: it knows no webhook of this app; check GITHUB_APP_ID, and that the app's webhook is active",
     "429": "GitHub rate limits the app",
     "key": "the app's private key cannot sign a token: check GITHUB_PRIVATE_KEY (make doctor)",
+    "link": "GitHub serves the newest page, but refuses the links to the next (or links off its API host)",
     "": "GitHub answers 5xx or not at all (githubstatus.com)",
 }
 

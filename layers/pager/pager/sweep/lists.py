@@ -92,8 +92,9 @@ class Attempt:
                    repository_id=_int(item.get("repository_id")))
 
 
-def attempts_of(items: Iterable[Mapping[str, Any]]) -> list[Attempt]:
-    return [a for a in (Attempt.from_github(item) for item in items) if a is not None]
+def attempts_of(items: Iterable[Any]) -> list[Attempt]:
+    """The attempts of a page's items; an item that is no object (GitHub's answer malformed) is none."""
+    return [a for a in (Attempt.from_github(item) for item in items if isinstance(item, Mapping)) if a is not None]
 
 
 # -- how far a list has been read -------------------------------------------------------------------------

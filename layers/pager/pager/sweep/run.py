@@ -68,10 +68,11 @@ class ListNotServed(PagerError):
     """GitHub did not serve a list (a 5xx, a rate limit, a refusal, the deadline): the run asks for nothing,
     and the next run reads on from where this one stopped. `error` is what the page raised."""
 
-    def __init__(self, name: str, error: PagerError, read: Read) -> None:
+    def __init__(self, name: str, error: PagerError, read: Read, *, link: bool = False) -> None:
         super().__init__(f"{name}: {type(error).__name__}")
         self.error = error
         self.read = read
+        self.link = link  # GitHub served the head of the list, but not the links between its pages
 
 
 # -- the items ------------------------------------------------------------------------------------------
@@ -154,14 +155,15 @@ def read_list(services: Services, scan: Scan, *, status: str | None, pages: int,
     read; a link GitHub no longer takes starts the pass anew."""
     read = Read(scan=scan)
     url = scan.next_url if scan.under_way else None
+    restarted = False
     while read.pages < pages and _time_left():
         try:
             page = services.github.list_deliveries(status=status, per_page=PER_PAGE, url=url)
         except GitHubRefused as exc:
-            if url is None:
-                raise ListNotServed(status or "every outcome", exc, read) from exc
+            if url is None or restarted:  # a link refused again after a new pass began: GitHub does not serve it
+                raise ListNotServed(status or "every outcome", exc, read, link=url is not None) from exc
             logger.warning("deliveries list: its link no longer taken, reading from its head", extra={"status": status})
-            read, url = Read(scan=read.scan.restarted(), pages=read.pages), None
+            read, url, restarted = Read(scan=read.scan.restarted(), pages=read.pages + 1), None, True
             continue
         except PagerError as exc:
             raise ListNotServed(status or "every outcome", exc, read) from exc
@@ -213,7 +215,9 @@ def _not_served(exc: ListNotServed, run_id: str) -> str | None:
     run's own deadline, which says nothing of GitHub."""
     logger.warning("deliveries list not read", extra={"run_id": run_id, "list": str(exc), "pages": exc.read.pages,
                                                       "error": type(exc.error).__name__, "reason": str(exc.error)})
-    return None if isinstance(exc.error, DeadlineExceeded) else _cause(exc.error)
+    if isinstance(exc.error, DeadlineExceeded):
+        return None
+    return "link" if exc.link else _cause(exc.error)
 
 
 def list_reserve(settings: Settings) -> int:
@@ -589,8 +593,9 @@ def _job_after(job: health.Job | None, after: health.Job | None, failed: set[str
 
 def _github_failed(done: list[Done], now: float) -> Waiting | None:
     """GitHub failed to take a redelivery (a 5xx, no answer, its rate limit): what waits for it, so that the
-    check probes it and runs the sweep once it answers (after a rate limit, no sooner than GitHub said)."""
-    failed = [d for d in done if isinstance(d.effect, Ask) and d.fate in (FAILED, LIMITED)]
+    check probes it and runs the sweep once it answers (after a rate limit, no sooner than GitHub said). An
+    ask the run had no call or no time left for says nothing of GitHub."""
+    failed = [d for d in done if isinstance(d.effect, Ask) and d.github]
     if not failed:
         return None
     waits = [d.retry_after or 60.0 for d in failed if d.fate == LIMITED]
@@ -602,16 +607,27 @@ def _save_waiting(services: Services, record: Record, after: Waiting | None, run
     read = Waiting.from_data(record.data)
     if read == after:
         return ""
+    for wait in (*RECORD_WAITS, None):  # tried again while the table throttles, as `_write` does: a hold
+        try:                           # whose end is not saved is ended again by the next check
+            services.store.save(record, after.to_data() if after else {})
+            return ""
+        except Conflict:  # a delivery noted a failure meanwhile: keep what it added
+            break
+        except StoreUnavailable as exc:
+            if wait is None:
+                return _waiting_not_saved(exc, run_id)
+            services.sleep(wait)
     try:
-        services.store.save(record, after.to_data() if after else {})
-    except Conflict:  # a delivery noted a failure meanwhile: keep what it added
         now = services.store.load(SWEEP_KEY, WAITING_ITEM)
-        both = merged(after, recovery.noted_since(read, Waiting.from_data(now.data)))
-        return _write(services, now, both.to_data() if both else {}, run_id)
     except StoreUnavailable as exc:
-        logger.warning("what waits not saved", extra={"run_id": run_id, "error": type(exc).__name__})
-        return "what waits not saved"
-    return ""
+        return _waiting_not_saved(exc, run_id)
+    both = merged(after, recovery.noted_since(read, Waiting.from_data(now.data)))
+    return _write(services, now, both.to_data() if both else {}, run_id)
+
+
+def _waiting_not_saved(exc: Exception, run_id: str) -> str:
+    logger.warning("what waits not saved", extra={"run_id": run_id, "error": type(exc).__name__})
+    return "what waits not saved"
 
 
 def _write(services: Services, record: Record, data: dict[str, Any], run_id: str, expires_at: int | None = None) -> str:
@@ -698,7 +714,7 @@ def _job_line(hplan: health.Plan) -> str:
 def _outcome(g: Gathered) -> str:
     if g.not_served == "key":
         return "aborted: the app's private key cannot sign a token (GITHUB_PRIVATE_KEY)"
-    answer = g.not_served or "5xx or no answer"
+    answer = {"link": "its links to the next pages refused"}.get(g.not_served or "", g.not_served) or "5xx or no answer"
     if g.not_served is not None and g.every is not None:
         return f"read in part: GitHub stopped serving the deliveries list ({answer}); the next run reads on"
     if g.not_served is not None:
