@@ -7,10 +7,13 @@ repositories, each with what pager's endpoint answers it attempt after attempt (
 5xx, a 429, no answer in time), sometimes an attempt asked for by hand, the sweep's limits small or large,
 GitHub's pages small. After the generated hour pager answers every delivery again, and the world goes on
 for the drain. Everything is checked against GitHub's own list, not the sweep's view of it.
+
+    FUZZ_EXAMPLES=400 .venv/bin/python -m pytest -n 2 tests/test_sweep_properties.py    deeper (the suite runs 40)
 """
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -27,6 +30,8 @@ from pager.sweep.lists import PASSED, REFUSED, outcome_of
 from pager.values import parse_iso
 from pager.waiting import SWEEP_KEY, Waiting
 from pager_world.world import World
+
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))  # (FUZZ_EXAMPLES=400 before changing the sweep)
 
 KINDS = (("workflow_run", "completed"), ("issues", "opened"), ("issue_comment", "created"), ("workflow_run", "requested"))
 CODES = {"pass": st.sampled_from([200, 202]), "4xx": st.sampled_from([400, 401, 404]),
@@ -75,7 +80,7 @@ def hold_spans(log: list[tuple[float, Waiting | None]], end: float) -> list[tupl
     return spans + ([(since, end)] if since is not None else [])
 
 
-@hypothesis_settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+@hypothesis_settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                                              HealthCheck.function_scoped_fixture])
 @given(st.lists(events(), max_size=24), settings())
 def test_the_sweep_keeps_its_promises_over_generated_histories(private_key_pem, history, limits):
