@@ -49,6 +49,14 @@ def test_setup_updates_a_dotenv_saved_with_a_byte_order_mark_in_place(tmp_path):
     assert read_dotenv(env) == {"GITHUB_APP_ID": "2", "TELEGRAM_CHAT_ID": "-100"}
 
 
+@pytest.mark.parametrize("value", ['pass" #word', 'a"b', "x\\y", "a line\nand another", "", "it's", "tab\tbeside"])
+def test_what_setup_writes_in_dotenv_reads_back_the_same_and_is_not_written_again(tmp_path, value):
+    env = tmp_path / ".env"
+    assert write_dotenv(env, {"GITHUB_WEBHOOK_SECRET": value})
+    assert read_dotenv(env)["GITHUB_WEBHOOK_SECRET"] == value
+    assert not write_dotenv(env, {"GITHUB_WEBHOOK_SECRET": value})
+
+
 def test_make_serve_names_a_dotenv_that_is_not_utf8_and_takes_its_port_from_it(monkeypatch, tmp_path):
     code, output, _ = _serve(monkeypatch, tmp_path, dict(VALID, PORT="http"))
     assert code == 2 and "  - PORT must be a port number (1 to 65535)\n" in output, output

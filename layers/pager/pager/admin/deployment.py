@@ -432,17 +432,27 @@ def read_dotenv(path: Path) -> dict[str, str]:
         key, value = line.split("=", 1)
         key = key.strip().removeprefix("export ").strip()
         if key:
-            values[key] = _dotenv_value(value.strip()).replace("\\n", "\n")
+            values[key] = _dotenv_value(value.strip())
     return values
 
 
+_ESCAPED = {"n": "\n", "\\": "\\", '"': '"'}
+
+
 def _dotenv_value(value: str) -> str:
-    """A value as written after `=`: inside its quotes (up to the first closing quote that only a comment
-    follows), else up to a comment (`#` after a space; one inside a value, `a#b`, is the value's)."""
-    quoted = re.fullmatch(r"""(["'])(.*?)\1(\s*|\s+#.*)""", value)
-    if quoted:
-        return quoted.group(2)
-    return re.split(r"\s+#", value, maxsplit=1)[0]
+    """A value as written after `=`, as python-dotenv reads it: inside double quotes with `\\"`, `\\\\` and
+    `\\n` escaped (as `write_dotenv` writes it); inside single quotes as it stands; else up to a comment (`#`
+    after a space; one inside a value, `a#b`, is the value's). `\\n` is a line break in each (a private key on
+    one line, as pager always read it)."""
+    double = re.fullmatch(r'"((?:\\.|[^"\\])*)"(\s*|\s+#.*)', value)
+    if double:
+        return re.sub(r"\\(.)", lambda m: _ESCAPED.get(m.group(1), m.group(0)), double.group(1))
+    single = re.fullmatch(r"'([^']*)'(\s*|\s+#.*)", value)
+    if single:
+        return single.group(1).replace("\\n", "\n")
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":  # a quote inside, as written before
+        return value[1:-1].replace("\\n", "\n")
+    return re.split(r"\s+#", value, maxsplit=1)[0].replace("\\n", "\n")
 
 
 def write_dotenv(path: Path, updates: Mapping[str, str]) -> bool:
@@ -470,7 +480,9 @@ def write_dotenv(path: Path, updates: Mapping[str, str]) -> bool:
 
 
 def _dotenv_line(key: str, value: str) -> str:
-    return f'{key}="{value}"'.replace("\n", "\\n")
+    """`KEY="value"`, its `\\`, `"` and line breaks escaped as `_dotenv_value` reads them."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'{key}="{escaped}"'
 
 
 # -- the target --------------------------------------------------------------------------------------------
