@@ -696,3 +696,39 @@ def test_a_link_of_any_shape_never_crashes_the_function_and_the_jwt_goes_to_the_
     outcome = world.sweep()["outcome"]
     assert outcome == "done" if followed else outcome.endswith("(its links to the next pages refused); the next run reads on")
     assert world.attempts(failed)[-1]["status_code"] == 200  # on the newest page, asked for all the same
+
+
+def test_with_one_page_a_run_a_link_github_keeps_refusing_is_said_not_called_a_done_run(make_sweeps):
+    world = make_sweeps(sweep_all_pages=1)
+    world.deliver("workflow_run", "completed", 1)
+    world.sweep()
+    world.advance(15)
+    for _ in range(250):
+        world.deliver("workflow_run", "completed", 100)
+        world.now += 1
+    refuse_cursors(world, 10**9)
+    outcomes = []
+    for _ in range(4):
+        world.advance(15)
+        outcomes.append(world.sweep()["outcome"])
+    assert any("links to the next pages refused" in o for o in outcomes), outcomes
+
+
+def test_a_checks_redelivery_it_had_no_time_for_notes_nothing_to_wait_for_github(make_sweeps, monkeypatch):
+    from pager.errors import DeadlineExceeded
+
+    world = make_sweeps(sweep_max_redeliveries=4)
+    world.answer = lambda guid, redelivery: 502
+    for i in range(10):
+        world.deliver("workflow_run", "completed", i)
+    world.answer = lambda guid, redelivery: 200
+    world.deliver("workflow_run", "completed", 99)
+    world.advance(5)
+    assert world.sweep()["queued"] == 6  # four asked by the run, six queued for the check's minutes
+
+    def out_of_time(delivery_id):
+        raise DeadlineExceeded("the invocation's deadline passed before the redelivery")
+
+    monkeypatch.setattr(world.services.github, "redeliver", out_of_time)
+    assert any(s.get("redeliveries_failed") for s in world.minutes(2))
+    assert "github" not in world.store.load(SWEEP_KEY, "waiting").data.get("services", [])

@@ -155,15 +155,15 @@ def read_list(services: Services, scan: Scan, *, status: str | None, pages: int,
     read; a link GitHub no longer takes starts the pass anew."""
     read = Read(scan=scan)
     url = scan.next_url if scan.under_way else None
-    restarted = False
+    refused: GitHubRefused | None = None  # the link refused in this run: its pass begins anew, once
     while read.pages < pages and _time_left():
         try:
             page = services.github.list_deliveries(status=status, per_page=PER_PAGE, url=url)
         except GitHubRefused as exc:
-            if url is None or restarted:  # a link refused again after a new pass began: GitHub does not serve it
+            if url is None or refused is not None:  # a link refused again after a new pass began: not served
                 raise ListNotServed(status or "every outcome", exc, read, link=url is not None) from exc
             logger.warning("deliveries list: its link no longer taken, reading from its head", extra={"status": status})
-            read, url, restarted = Read(scan=read.scan.restarted(), pages=read.pages + 1), None, True
+            read, url, refused = Read(scan=read.scan.restarted(), pages=read.pages + 1), None, exc
             continue
         except PagerError as exc:
             raise ListNotServed(status or "every outcome", exc, read) from exc
@@ -172,6 +172,8 @@ def read_list(services: Services, scan: Scan, *, status: str | None, pages: int,
         if ended != PAGES:
             break
         url = page.next_url
+    if refused is not None and not read.ended and read.pages >= pages:  # no page left to begin the pass anew
+        raise ListNotServed(status or "every outcome", refused, read, link=True)
     return read
 
 
@@ -784,8 +786,9 @@ def _ask_paced(services: Services, asks: tuple[Ask, ...], minute: float, run_id:
     for ask in asks:
         result = perform(services, ask, run_id)
         done.append(result)
-        if result.fate in (FAILED, LIMITED):
-            note(services, "github", result.retry_after if result.fate == LIMITED else None, since=minute - 1)
+        if result.fate in (FAILED, LIMITED):  # the rest wait for the next minute
+            if result.github:  # (out of time, or the app's key: nothing GitHub should be probed for)
+                note(services, "github", result.retry_after if result.fate == LIMITED else None, since=minute - 1)
             break
     return done
 
