@@ -161,7 +161,7 @@ SAMPLES = {
     "GitHubAppOwner": ["", "acme", "0----0", "octocat_acme", "acme.corp", "o" * 40],
     "TelegramChatId": ["-1001234567890", "42", "@mychannel", "@abc", "@1abc", "chat"],
     "TelegramThreadId": ["", "0", "7", "-7", "x"],
-    "TelegramAllowedUsers": ["", "42", "1,2", "1, 2 ,3", "1 2", "alice", "1,2,", ",1", "1,,2"],
+    "TelegramAllowedUsers": ["", "42", "1,2", "1, 2 ,3", "1 2", "alice", "1,2,", ",1", "1,,2", "   ", "1,\t2", "\t1", "١"],
     # (its least depends on SweepMaxRedeliveries, which no pattern can say: the functions' check says it)
     "SweepCallBudget": ["", "400", "5000", "0", "x"],
     "SweepMaxAttempts": ["", "1", "99", "0"],

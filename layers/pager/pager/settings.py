@@ -232,6 +232,7 @@ def _prefixes(value: str | None) -> tuple[str, ...]:
 # template.yaml's AllowedPattern of each parameter says the same, so that a deploy refuses what the
 # functions would.
 LOGIN = re.compile(r"[A-Za-z0-9_-]{1,39}")
+USER_IDS = re.compile(r"( *[0-9]+ *(, *[0-9]+ *)*)?")  # Telegram user ids, comma-separated
 REPOSITORY = re.compile(LOGIN.pattern + r"/(?!\.\.?$)[A-Za-z0-9._-]{1,100}")
 APP_ID = re.compile(r"[0-9]+|Iv[0-9A-Za-z.]+")  # the app's id, or its client id (GitHub takes either as a JWT's issuer)
 APP_SLUG = re.compile(r"[a-z0-9][a-z0-9-]*")
@@ -296,9 +297,9 @@ class _Reader:
         return value
 
     def user_ids(self, name: str) -> frozenset[int]:
-        raw = self._raw(name)
-        parts = [part.strip() for part in raw.split(",")] if raw.strip() else []
-        if not all(part.isascii() and part.isdigit() for part in parts):  # an empty one too: "1,2," as the template
+        raw = self.env.get(name) or ""
+        parts = [part.strip(" ") for part in raw.split(",")] if raw else []
+        if not USER_IDS.fullmatch(raw):  # as the template's pattern: no empty item ("1,2,"), spaces only around
             self.problems.append(f"{name} must be comma-separated user ids (numbers)")
             return frozenset()
         return frozenset(int(part) for part in parts)
