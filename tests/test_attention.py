@@ -95,6 +95,17 @@ def test_an_opening_buzzes_once_past_its_grace_and_one_heard_before_never_again(
 # -- contributions ------------------------------------------------------------------------------------------
 
 
+def test_a_further_contribution_follows_up_until_an_hour_after_the_threads_last_buzz_and_calls_from_then():
+    from pager.attention import FOLLOW_UP_SECONDS
+    from pager.signals.contribution import Thread
+
+    thread = Thread(first=1, chat=CHAT_ID, buzzed_at=1000.0)
+    assert thread.moment(1000.0) is Moment.FOLLOW_UP
+    assert thread.moment(1000.0 + FOLLOW_UP_SECONDS - 1) is Moment.FOLLOW_UP
+    assert thread.moment(1000.0 + FOLLOW_UP_SECONDS) is Moment.CONTACT  # the hour is over
+    assert thread.moment(999.0) is Moment.CONTACT  # a clock behind the last buzz: no follow-up of a call to come
+
+
 def test_an_outsiders_first_contact_buzzes_and_a_follow_up_within_the_hour_replies_to_it_silently(resting):
     world = resting  # (its rest over when the thread's hour is)
     world.deliver("issues", issue_opened())
@@ -282,6 +293,16 @@ def test_the_rest_runs_from_the_last_call_and_one_that_ends_in_quiet_hours_lasts
     called = datetime(2027, 1, 15, 21, 30, tzinfo=zone).timestamp()
     start, end = rest_of(called, 3600, called + 60, quiet)
     assert (datetime.fromtimestamp(start, zone).hour, datetime.fromtimestamp(end, zone).hour) == (22, 7)
+
+
+def test_a_rest_that_ends_so_close_before_quiet_hours_that_its_call_would_come_inside_lasts_to_their_end():
+    zone = ZoneInfo("Europe/Berlin")
+    quiet = QuietHours.parse("22:00-07:00", zone)
+    called = datetime(2027, 1, 15, 20, 59, tzinfo=zone).timestamp()  # its rest ends at 21:59, its call inside them
+    start, end = rest_of(called, 3600, called + 60, quiet)
+    assert (datetime.fromtimestamp(start, zone).hour, datetime.fromtimestamp(end, zone).hour) == (22, 7)
+    called = datetime(2027, 1, 15, 20, 55, tzinfo=zone).timestamp()  # ends at 21:55: its call comes before them
+    assert rest_of(called, 3600, called + 60, quiet) == (called, called + 3600)
 
 
 def test_contacts_while_the_phone_rests_arrive_silently_and_one_message_calls_for_them_when_it_ends(resting):
@@ -819,6 +840,18 @@ def test_nothing_buzzes_in_quiet_hours_and_one_summary_buzzes_when_they_end(nigh
     assert len(buzzed(world)) == 1  # once
 
 
+def test_a_contact_kept_for_the_summary_counts_as_its_threads_call_and_a_comment_within_the_hour_follows_up(make_world):
+    world = make_world(quiet_hours="22:00-07:00", timezone="Europe/Berlin", buzz_gap_minutes=0)
+    world.now = datetime(2027, 1, 16, 6, 50, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    world.deliver("issues", issue_opened())  # in quiet hours: silent, kept for the summary
+    morning(world)
+    assert [first for first in buzzed(world) if first.startswith("🌅")]  # the summary called for it
+    world.advance(10)  # 07:10: within the hour of the contact the summary called for
+    world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=1))
+    comment = shown(world)[-1]
+    assert comment.text.startswith("💬 bob") and comment.notified is False
+
+
 def test_a_quiet_night_ends_in_no_summary(night):
     night.now += 9 * 3600
     tick(night)
@@ -1062,6 +1095,20 @@ def test_someone_not_allowed_is_answered_not_allowed_once_an_hour_and_nothing_ch
     world.advance(61)
     assert world.command("/status", user=7)[1]["outcome"] == "not allowed"
     assert [m.text for m in shown(world) if m.author is None] == ["not allowed", "not allowed"]
+
+
+def test_not_allowed_is_said_again_an_hour_after_it_was_said_to_the_minute(world):
+    assert world.command("/status", user=7)[1]["outcome"] == "not allowed"
+    world.advance(59)
+    assert world.command("/status", user=7)[1]["outcome"] == "not allowed (said already)"
+    world.advance(1)
+    assert world.command("/status", user=7)[1]["outcome"] == "not allowed"
+
+
+def test_a_mute_of_no_time_is_not_a_mute(world):
+    world.command(f"/mute {REPO} 0m")
+    assert answer(world) == "usage: /mute owner/name [30m|8h|2d] (at most 30 days)"
+    assert attention_store.mutes(world.services, world.now) == []
 
 
 def test_commands_from_another_chat_are_answered_there_never_in_pagers_chat_and_never_flood_it(world):

@@ -96,6 +96,23 @@ def test_a_close_that_comes_before_its_failure_is_remembered_so_the_late_failure
     assert decide_entry(FAILED, None, False)(remembered.data, NOW).describe() == "stale"
 
 
+def test_a_closed_entry_is_remembered_until_three_days_after_it_closed_and_forgotten_from_then():
+    from pager.signals.alarm import CLOSED_MEMORY_SECONDS
+
+    closed = decide_entry(None, "2026-12-01T11:00:00Z", False)({}, NOW).data  # closed at NOW
+    later = NOW + CLOSED_MEMORY_SECONDS
+    assert decide_entry(FAILED, None, False)(closed, later - 1).describe() == "stale"
+    assert decide_entry(FAILED, None, False)(closed, later).describe() == "opened"  # GitHub lists it no longer
+
+
+def test_a_fix_is_live_for_its_hold_and_over_the_second_it_ends():
+    from pager.signals.alarm import FIX_HOLD_SECONDS, live_fix
+
+    fix = {"at": NOW, "by": "@maintainer"}
+    assert live_fix(fix, {}, NOW + FIX_HOLD_SECONDS - 1) == fix
+    assert live_fix(fix, {}, NOW + FIX_HOLD_SECONDS) is None  # when the hold ends (due_of): 🛠 back, the buzz no longer held
+
+
 def test_a_newer_pass_of_an_entry_closed_before_renders_since_that_closings_render_may_have_failed():
     failing = decide_entry(FAILED, None, False)({}, NOW).data
     closed = decide_entry(None, "2026-12-01T11:00:00Z", False)(failing, NOW).data
@@ -190,6 +207,13 @@ def test_merge_is_offered_only_for_the_recorded_head_when_github_calls_it_clean(
     assert blocked.describe() == "not ready: blocked" and not (blocked.data or {}).get("ready")
     moved_on = decide_ready(REPO, PULL.head, {**LIVE, "head": {"sha": "c" * 40}}, True, 1)(data, NOW)
     assert moved_on.describe() == "not ready: the pull request moved on" and moved_on.effect is None
+
+
+def test_a_release_github_has_closed_in_the_second_of_its_recorded_head_is_recorded_closed():
+    data = shown_release()  # its order: PULL.order, the second GitHub's pull request says it was closed in
+    step = decide_ready(REPO, PULL.head, {**LIVE, "state": "closed"}, True, 1)(data, NOW)
+    assert step.describe() == "closed as GitHub has it" and isinstance(step.effect, EditMessage)
+    assert after(step, data, Posted("-1001", 9))["state"] == "closed"
 
 
 def test_a_merge_is_recorded_once_and_a_late_open_after_it_changes_nothing():

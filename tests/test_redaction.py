@@ -545,9 +545,22 @@ def test_a_secret_pager_setup_learns_is_redacted(debug_logs):
     assert debug_logs.root.lines[-1].startswith(f"WARNING caller GitHub answered {MARK}")
 
 
+@pytest.mark.parametrize("kind", ["ghp", "ghs", "gho", "ghu", "ghr"])
+def test_a_github_token_of_each_kind_is_redacted_by_its_form_alone(kind):
+    token = f"{kind}_16C7e42F292c6912E7710c838347Ae178B4a"  # on a line with no other word a form is known by
+    assert redact.redact(f"cloning o/r with {token} now") == f"cloning o/r with {redact.MARK} now"
+
+
 def test_a_short_value_is_not_registered():
     redact.register("0", "abc", "", None)
     assert redact.redact("0 abc") == "0 abc"
+
+
+def test_a_value_of_the_shortest_length_redacted_is_registered():
+    secret = "k3y-9a7Q"  # MIN_SECRET characters: redacted by value
+    assert len(secret) == redact.MIN_SECRET
+    redact.register(secret)
+    assert redact.redact(f"the key {secret} leaked") == f"the key {redact.MARK} leaked"
 
 
 def test_the_factory_wraps_the_one_before_and_is_installed_once():

@@ -127,6 +127,13 @@ def test_a_release_pull_request_is_not_a_contribution(world):
     assert world.hub.dispatches == []
 
 
+def test_closing_a_release_pull_request_its_payload_calls_outside_records_no_contribution(world):
+    body = outside("pull_request", "closed", who="pull_request", **{"pull_request.head.ref": "release-please--branches--master"})
+    assert world.deliver("pull_request", body)[1]["outcome"].startswith("ignored: release pull request; ")
+    number = body["pull_request"]["number"]
+    assert world.services.store.load(contribution.thing_key(REPO_ID, "pull", number)).data == {}
+
+
 # -- closing ---------------------------------------------------------------------------------------------
 
 

@@ -53,6 +53,14 @@ def gets(h) -> int:
 # -- the message and Merge ------------------------------------------------------------------------------
 
 
+def test_a_release_offered_merge_that_an_edit_shows_closed_offers_it_no_longer(world):
+    ready(world)  # then its closed event is lost or late; an edit says it is closed
+    edited = pull("edited", updated_at="2026-12-01T11:00:00Z", **{"pull_request.state": "closed"})
+    assert "release updated" in world.deliver("pull_request", edited)[1]["outcome"]
+    _, (text, buttons) = only_message(world)
+    assert text.startswith("✖️ ") and buttons is None
+
+
 def test_a_release_pull_request_gets_one_message_without_merge(world):
     status, answer = world.deliver("pull_request", pull("opened"))
     assert "release shown" in answer["outcome"]
@@ -247,6 +255,13 @@ def test_a_refused_merge_answers_the_reason_and_takes_merge_away(world, status, 
     assert world.chat.answers[-1][1].startswith("GitHub refused the merge")
     _, (text, buttons) = only_message(world)
     assert buttons is None and f"⚠️ GitHub refused the merge: {reason}" in text
+
+
+def test_a_release_whose_head_github_refused_to_merge_is_not_read_again_by_the_sweep(world):
+    ready(world)
+    world.hub.merge_refusal = (405, "Pull Request is not mergeable")
+    world.press("🔀")
+    assert release.check_waiting(world.services) == []  # GitHub may still call it clean: a new head or a review offers it again
 
 
 WORKFLOW_FILE = ".github/workflows/release.yml"

@@ -197,6 +197,14 @@ def test_a_page_pace_of_its_own_keeps_a_backlog_of_comments_under_telegrams_limi
     assert per_minute == paced_counts(30, d.PAGES_PER_MINUTE)
 
 
+def test_a_minute_full_of_pages_still_takes_events_whose_handler_sends_no_message():
+    rows = [Followed(f"c{i}", i + 1, NOW - 600 + i, "issue_comment", "created", 7, 1, i + 1, NOW - 600 + i, 500, False)
+            for i in range(d.PAGES_PER_MINUTE)]
+    rows.append(Followed("run", 99, NOW - 300, "workflow_run", "completed", 7, 1, 99, NOW - 300, 500, False))
+    paced = d.pace([(r, NOW) for r in rows], d.Pace(10, pages=lambda e, a: e == "issue_comment"), start=NOW, above=100)
+    assert {r.guid: r.due for r in paced}["run"] == NOW and {r.due for r in paced} == {NOW}
+
+
 def test_a_new_plan_keeps_the_minutes_a_check_may_be_asking_for_and_paces_again_the_later_ones():
     h = History()
     gs = [h.guid() for _ in range(8)]
@@ -340,12 +348,36 @@ def test_a_pass_that_finds_the_list_ending_before_the_pass_before_says_what_gith
     assert [(g.since, g.until) for g in p.gaps] == [(NOW - 4 * 86400, newer.at)]
 
 
+def test_a_pass_that_ends_within_the_overlap_of_the_pass_before_forgot_nothing_and_one_past_it_says_so():
+    from pager.sweep.lists import OVERLAP_SECONDS
+
+    h = History()
+    state = State(every=Scan(top=5, top_at=NOW - 3600), floor=1, backfilled=True)
+    newer = h.attempt(h.guid(), 200, ago=1)
+
+    def gaps(low_at: float) -> list[tuple[float, float]]:
+        scan = Scan(top=newer.id, top_at=newer.at, low=newer.id, low_at=low_at)
+        return [(g.since, g.until) for g in plan(state=state, every=Read((newer,), scan, 1, END)).gaps]
+
+    assert gaps(NOW - 3600 + OVERLAP_SECONDS) == []
+    assert gaps(NOW - 3600 + OVERLAP_SECONDS + 1) == [(NOW - 3600, NOW - 3600 + OVERLAP_SECONDS + 1)]
+
+
 def test_the_probe_is_the_newest_passed_delivery_read_while_github_keeps_it():
     h = History()
     a, b = h.attempt(h.guid(), 200, ago=50), h.attempt(h.guid(), 200, ago=40)
     p = plan(a, b, h.attempt(h.guid(), 500, ago=30))
     assert p.state.probe == (b.id, b.guid, b.at)
     assert plan(state=p.state, every=read(), now=NOW + GITHUB_RETENTION).state.probe is None
+
+
+def test_the_probe_is_given_up_when_github_forgets_it_within_the_retention_margin():
+    h = History()
+    b = h.attempt(h.guid(), 200, ago=40)
+    p = plan(b)
+    edge = b.at + GITHUB_RETENTION - d.RETENTION_MARGIN  # a hold's probe GitHub may no longer deliver again
+    assert plan(state=p.state, every=read(), now=edge - 1).state.probe == (b.id, b.guid, b.at)
+    assert plan(state=p.state, every=read(), now=edge).state.probe is None
 
 
 def test_a_delivery_picked_by_the_refused_job_is_awaited_then_named_if_it_fails_again():
@@ -370,6 +402,24 @@ def test_each_followed_event_gets_one_verdict_in_the_decisions_order():
     assert d.judge(replace(row, attempts=3), context) is Reason.EXHAUSTED
     assert d.judge(replace(row, due=NOW - 60, above=5), context) is Reason.AWAITING
     assert d.judge(replace(row, again=True, newest_at=NOW - 60), context) is Reason.RESTING
+
+
+def test_a_redelivery_rests_until_its_spacing_is_over_and_an_event_is_forgotten_from_the_last_chances_margin():
+    row = Followed("g", 1, NOW - 600, "issues", "opened", 7, 1, 1, NOW - 600, 500, False)
+    context = d.Context(NOW, 3, lambda e, a: True)
+    resting = replace(row, again=True, newest_at=NOW - 14 * MINUTE + 1)  # docs/sweep.md: "less than 14 minutes ago"
+    assert d.judge(resting, context) is Reason.RESTING
+    assert d.judge(replace(resting, newest_at=NOW - 14 * MINUTE), context) is Reason.CANDIDATE
+    forgotten = NOW - GITHUB_RETENTION + d.LAST_CHANCE_MARGIN
+    assert d.judge(replace(row, at=forgotten), context) is Reason.FORGOTTEN  # named, no longer asked for
+    assert d.judge(replace(row, at=forgotten + 1), context) is Reason.LAST_CHANCE
+
+
+def test_an_ask_is_awaited_until_ten_minutes_after_its_minute_and_asked_again_from_then():
+    row = Followed("g", 1, NOW - 600, "issues", "opened", 7, 1, 1, NOW - 600, 500, False, above=5)
+    context = d.Context(NOW, 3, lambda e, a: True)
+    assert d.judge(replace(row, due=NOW - d.ASK_WAIT_SECONDS + MINUTE), context) is Reason.AWAITING
+    assert d.judge(replace(row, due=NOW - d.ASK_WAIT_SECONDS), context) is Reason.CANDIDATE  # GitHub did not take it
 
 
 def test_the_state_round_trips_through_its_stored_form():
