@@ -154,6 +154,26 @@ class Sweeps:
         self.github.deliver_pending()
         return summary
 
+    def pager_held(self, pages: int = 3) -> tuple[str, list[str]]:
+        """A delivery that passed (what a hold probes with), then pager's own endpoint answers 502 to `pages`
+        comments and the next run holds: the probe's guid and the held comments'."""
+        probe = self.deliver("workflow_run", "completed", 1)
+        self.sweep()
+        self.answer = lambda guid, redelivery: 502
+        held = [self.deliver("issue_comment", "created", 10 + i) for i in range(pages)]
+        self.advance(15)
+        assert self.sweep()["recovery"] == "waiting: pager"
+        return probe, held
+
+    def list_of(self, deliveries: int) -> None:
+        """A pass read, then `deliveries` that passed, a second apart, for the next run to read."""
+        self.deliver("workflow_run", "completed", 1)
+        self.sweep()
+        self.advance(15)
+        for _ in range(deliveries):
+            self.deliver("workflow_run", "completed", 100)
+            self.now += 1
+
     def minutes(self, n: int) -> list[dict[str, Any]]:
         """`n` minutes as a deployment lives them: the every-minute check at each (GitHub carrying out what
         it was asked for within the minute); the summaries."""

@@ -359,12 +359,7 @@ def test_the_every_minute_schedule_sends_what_the_function_takes_for_a_check():
 
 def test_what_the_run_that_ends_a_hold_asks_for_is_awaited_not_asked_again_by_the_next_run(make_sweeps):
     world = make_sweeps()
-    world.deliver("workflow_run", "completed", 1)  # passed: what the hold probes with
-    world.sweep()
-    world.answer = lambda guid, redelivery: 502
-    held = [world.deliver("issue_comment", "created", 10 + i) for i in range(3)]
-    world.advance(15)
-    assert world.sweep()["recovery"] == "waiting: pager"
+    _, held = world.pager_held()
     world.answer = lambda guid, redelivery: 200
     world.deliver("workflow_run", "completed", 2)  # pager answers again
     world.advance(14.5)
@@ -380,12 +375,7 @@ def test_what_the_run_that_ends_a_hold_asks_for_is_awaited_not_asked_again_by_th
 
 def test_the_probes_of_a_hold_read_by_a_later_run_of_a_long_pass_are_never_named(make_sweeps):
     world = make_sweeps(sweep_all_pages=2)
-    probe = world.deliver("workflow_run", "completed", 1)
-    world.sweep()
-    world.answer = lambda guid, redelivery: 502
-    pages = [world.deliver("issue_comment", "created", 10 + i) for i in range(3)]
-    world.advance(15)
-    assert world.sweep()["recovery"] == "waiting: pager"
+    probe, pages = world.pager_held()
     world.minutes(5)  # five probes of the passed delivery, each answered 502
     assert [a["status_code"] for a in world.attempts(probe)][1:] == [502] * 5
     world.answer = lambda guid, redelivery: 200

@@ -525,12 +525,7 @@ def test_a_run_keeps_what_it_read_when_its_deadline_or_github_stops_the_reading_
 
 
 def test_a_hold_a_scheduled_run_ends_counts_none_of_its_probes(world):
-    world.deliver("workflow_run", "completed", 1)  # passed: what the hold probes with
-    world.sweep()
-    world.answer = lambda guid, redelivery: 502
-    pages = [world.deliver("issue_comment", "created", 10 + i) for i in range(3)]
-    world.advance(15)
-    assert world.sweep()["recovery"] == "waiting: pager"
+    _, pages = world.pager_held()
     world.minutes(5)  # five probes of the passed delivery, each 502
     world.answer = lambda guid, redelivery: 200
     world.deliver("workflow_run", "completed", 2)  # pager answers again
@@ -593,12 +588,7 @@ def refuse_cursors(world: Sweeps, count: int) -> None:
 
 
 def test_a_link_github_keeps_refusing_costs_a_run_three_calls_and_is_said_not_looped_on(world):
-    world.deliver("workflow_run", "completed", 1)
-    world.sweep()
-    world.advance(15)
-    for _ in range(350):
-        world.deliver("workflow_run", "completed", 100)
-        world.now += 1
+    world.list_of(350)
     refuse_cursors(world, 10**9)
     calls = world.services.github.calls
     summary = world.sweep()
@@ -700,12 +690,7 @@ def test_a_link_of_any_shape_never_crashes_the_function_and_the_jwt_goes_to_the_
 
 def test_with_one_page_a_run_a_link_github_keeps_refusing_is_said_not_called_a_done_run(make_sweeps):
     world = make_sweeps(sweep_all_pages=1)
-    world.deliver("workflow_run", "completed", 1)
-    world.sweep()
-    world.advance(15)
-    for _ in range(250):
-        world.deliver("workflow_run", "completed", 100)
-        world.now += 1
+    world.list_of(250)
     refuse_cursors(world, 10**9)
     outcomes = []
     for _ in range(4):
