@@ -11,6 +11,7 @@ from dataclasses import replace
 from pager.routing import Repository
 from pager.signals.alarm import VISIBLE, Alarm, decide_again, decide_entry, decide_fix, decide_render
 from pager.signals.contribution import Contribution, decide_closing, decide_opening
+from pager.signals.messages import tidy
 from pager.signals.release import ReleasePull, decide_closed, decide_merge, decide_pull, decide_ready
 from pager.signals.steps import DeleteMessage, Dispatch, EditMessage, MergePull, MergeResult, Posted, Redeliver, SendMessage
 
@@ -230,7 +231,7 @@ def test_a_merge_is_recorded_once_and_a_late_open_after_it_changes_nothing():
 def test_the_merge_button_merges_the_head_it_offered_and_only_once():
     data = shown_release()
     offered = after(decide_ready(REPO, PULL.head, LIVE, True, 1)(data, NOW), data, Posted("-1001", 10))
-    offered = after(decide_ready(REPO, PULL.head, LIVE, True, 1)(offered, NOW), offered)  # the old message deleted
+    offered = after(tidy(offered), offered)  # the old message deleted (settle_release does it before deciding)
     step = decide_merge(REPO, 40, "squash")(offered, NOW)
     assert step.effect == MergePull(REPO.name, 40, PULL.head, "squash", 1)
     merged = after(step, offered, MergeResult(True, sha="c" * 40))

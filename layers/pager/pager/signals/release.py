@@ -224,9 +224,6 @@ def converge(repo: Repository, data: dict[str, Any], new: dict[str, Any], done: 
     """The step that records `new` and makes the chat show it: send, repost (🔀 Merge offered: a moment that
     buzzes), edit, or only save. The record keeps the repository's name as GitHub called it last (a 🔀
     press finds it there), and the sound of the message that last buzzed or would have."""
-    tidying = tidy(data)
-    if tidying is not None:
-        return tidying
     noting = _quiet_note(repo, data, now)
     if noting is not None:
         return noting
