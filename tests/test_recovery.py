@@ -174,9 +174,52 @@ def test_a_redelivery_github_failed_to_take_is_asked_for_again_at_the_next_check
     sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 502)
     sweeps.advance(1)
     first = sweeps.check()
-    assert first["redeliveries_failed"] == 1 and first["recovery"] == "waiting: github"
+    assert first["redeliveries_failed"] == 1 and first["recovery"] == "waiting: redelivery"
     sweeps.advance(1)
     assert sweeps.check()["redeliveries"] == 1
+    assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 200]
+
+
+def test_githubs_redeliveries_failing_while_its_api_answers_are_held_probed_by_one_and_said_after_half_an_hour(sweeps):
+    # GitHub's webhooks degraded: the redelivery endpoint answers 502, the repositories' API answers.
+    probe = sweeps.deliver("workflow_run", "completed", 1)  # a passed delivery: what the hold probes with
+    sweeps.sweep()
+    down = outage(sweeps)
+    for n in range(3):
+        sweeps.world.deliver("issue_comment", comment(n), guid=f"c{n}")
+    sweeps.world.faults.rules.remove(down)
+    sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 502, count=10**9)
+    writes, outcomes = sweep_writes(sweeps), set()
+    for minute in range(60):  # a check every minute, a scheduled run every 15
+        start = sweeps.now
+        summary = sweeps.sweep() if minute % 15 == 14 else sweeps.check()
+        outcomes.add(summary["outcome"] if minute % 15 != 14 else summary["recovery"])
+        sweeps.now = start + 60
+    assert [len(sweeps.attempts(f"c{n}")) for n in range(3)] == [1, 1, 1]
+    assert outcomes - {"redeliveries asked", "done"} == {"waiting: redelivery still failing", "waiting: redelivery"}
+    assert "GitHub has failed to deliver events again since" in sweeps.alarm_text()
+    # beyond the four runs' own commits: the release's commit, the note, the hold said (the health, the alarm's
+    # record in the run's state); not one a minute
+    assert sweep_writes(sweeps) - writes - 4 == 4
+    sweeps.github.heal()
+    sweeps.minutes(3)
+    assert [[a["status_code"] for a in sweeps.attempts(f"c{n}")] for n in range(3)] == [[500, 200]] * 3
+    assert sweeps.alarm_text().startswith("✅ pager is well again")
+    assert len(sweeps.attempts(probe)) == 2  # the probe GitHub took, the one that ended the hold
+
+
+def test_a_rate_limit_a_handler_noted_holds_the_scheduled_runs_until_github_said(sweeps):
+    # The installation's rate limit: the handlers' calls refused until its reset, the app's own (JWT) answer.
+    limited = sweeps.github.fail(r"^POST /app/installations/\d+/access_tokens$", 429, count=10**9,
+                                 body={"message": "API rate limit exceeded"}, headers={"retry-after": "3000"})
+    assert sweeps.world.deliver("issue_comment", comment(1), guid="c1")[0] == 500
+    for _ in range(3):  # the scheduled runs within the 50 minutes: none spends an attempt
+        sweeps.advance(15)
+        assert sweeps.sweep()["redeliveries"] == 0
+    assert len(sweeps.attempts("c1")) == 1 and sweeps.entries() == {}
+    sweeps.world.faults.rules.remove(limited)
+    sweeps.advance(6)
+    sweeps.minutes(2)
     assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 200]
 
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from support import Sweeps
 
 from pager.signals import acts_on
-from pager.sweep import effects
+from pager.sweep import effects, recovery
 from pager.sweep.deliveries import State
 from pager.sweep.lists import PASSED, REFUSED, outcome_of
 from pager.values import parse_iso
@@ -71,7 +71,7 @@ def hold_spans(log: list[tuple[float, Waiting | None]], end: float) -> list[tupl
     """When redeliveries were held, from the `waiting` item seen after each run and check."""
     spans, since = [], None
     for at, waiting in log:
-        holding = waiting is not None and any(s in ("telegram", "github", "pager") for s in waiting.services)
+        holding = waiting is not None and any(s in recovery.HOLDING for s in waiting.services)
         if holding and since is None:
             since = waiting.since
         elif not holding and since is not None:

@@ -264,7 +264,7 @@ def test_githubs_rate_limit_stops_the_minutes_redeliveries_and_the_check_waits_a
     world.advance(5)
     summary = world.sweep()
     assert (summary["redeliveries"], summary["redeliveries_refused"], summary["redeliveries_failed"]) == (0, 0, 2)
-    assert stored(world, "waiting")["services"] == ["github"]
+    assert stored(world, "waiting")["services"] == ["redelivery"]
     outcomes = [s["outcome"] for s in world.minutes(3)]
     assert outcomes[:2] == ["waiting: retry later", "waiting: retry later"]
     world.minutes(12)

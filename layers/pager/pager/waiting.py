@@ -22,6 +22,7 @@ from .store import Record
 SWEEP_KEY = "sweep"  # the sweep's items: `deliveries`, `health`, `waiting`, `refused-again`, `again-all`
 ITEM = "waiting"
 OWN = "pager"  # pager's own endpoint fails every delivery: the check probes with a passed delivery
+REDELIVERY = "redelivery"  # GitHub fails to take the sweep's redeliveries: the check probes by asking for one
 ANY = "any"  # nothing to probe (a ↻ job): the check sweeps each minute until it is done
 
 

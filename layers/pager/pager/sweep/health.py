@@ -61,7 +61,7 @@ HELD = OWN_PREFIX + "held"
 ANSWERED = OWN_PREFIX + "answered"
 HELD_SAID_SECONDS = 1800  # a hold this long is said in the alarm (a short one the maintainer never needs to know)
 HOLDERS = {"pager": "pager's own endpoint has failed every delivery", "github": "GitHub has failed pager's calls",
-           "telegram": "Telegram has failed pager's calls"}
+           "redelivery": "GitHub has failed to deliver events again", "telegram": "Telegram has failed pager's calls"}
 FORGOTTEN = OWN_PREFIX + "forgotten"
 FORGOTTEN_KINDS = 8  # kinds and repositories the forgotten entry names (the most frequent)
 

@@ -3,6 +3,8 @@ bring back what was held as soon as it would pass.
 
 A hold is the `waiting` item of the sweep's key (pager.waiting): the services that fail, since when.
 - Telegram or GitHub: a handler that answered 500 because one of them failed noted it (the webhook's side).
+- GitHub's redeliveries ("redelivery"): a run or a check whose redelivery GitHub failed to take (a 5xx, no
+  answer, its rate limit) notes it; the rest of GitHub's API may well answer meanwhile.
 - pager's own endpoint ("pager"): the run notes it when the newest deliveries it read
   (OWN_OUTAGE_ATTEMPTS of them) all failed, none answered (`own_outage`): a Lambda that fails, an API that
   throttles.
@@ -11,7 +13,8 @@ While a hold lasts, no run asks for a redelivery: an attempt spent while the ser
 fail again, and three of them inside one long outage would name in the alarm an event that a single attempt
 after it would have brought back. The every-minute check (pager.sweep.run.check) probes instead (`probe`,
 one or two calls, no write): Telegram's getMe; for GitHub the app's installation on the control repository,
-a read on the same API as the handlers' calls; for pager's own endpoint, whether GitHub lists a delivery
+a read on the same API as the handlers' calls; for GitHub's redeliveries, one asked for (the probe's
+delivery, below: what failed is what is tried); for pager's own endpoint, whether GitHub lists a delivery
 answered since the hold began, else it asks GitHub to deliver once more the newest passed delivery (any
 passed delivery is a safe probe: every signal is safe twice; only with none at all does a failing event
 serve, and an attempt made during a hold never counts toward the three: pager.sweep.deliveries).
@@ -28,7 +31,7 @@ from collections.abc import Iterable
 
 from ..errors import PagerError, Transient
 from ..services import Services
-from ..waiting import ANY, OWN, Waiting, noted
+from ..waiting import ANY, OWN, REDELIVERY, Waiting, noted
 from . import deliveries
 from .effects import Ask, perform
 from .lists import GITHUB_RETENTION, PER_PAGE, Attempt, attempts_of
@@ -49,7 +52,7 @@ def answered_since(attempts: Iterable[Attempt], since: float) -> bool:
     return any(a.answered and a.at > since for a in attempts)
 
 
-HOLDING = ("telegram", "github", OWN)  # what holds the redeliveries ("any" only keeps the check sweeping)
+HOLDING = ("telegram", "github", REDELIVERY, OWN)  # what holds the redeliveries ("any" only keeps the check sweeping)
 
 
 def held_since(waiting: Waiting | None) -> float | None:
@@ -66,10 +69,10 @@ def hold(waiting: Waiting | None, fresh: list[Attempt], *, released: bool, now: 
     run read the list's head (a pass resumed below it reads older attempts, which say nothing of pager's
     endpoint now)."""
     if waiting is not None and released:
-        waiting = waiting.without("telegram", "github", ANY)
+        waiting = waiting.without("telegram", "github", REDELIVERY, ANY)
     if waiting is not None and OWN in waiting.services and (own_answers or answered_since(fresh, waiting.since)):
         waiting = waiting.without(OWN)
-    explained = waiting is not None and bool({"telegram", "github"} & set(waiting.services))  # a handler said why
+    explained = waiting is not None and bool({"telegram", "github", REDELIVERY} & set(waiting.services))  # said why
     if newest and not released and not explained and own_outage(fresh):
         waiting = noted(waiting, OWN, now) or waiting
     return waiting
@@ -107,6 +110,8 @@ def probe(services: Services, waiting: Waiting, state: deliveries.State, run_id:
                 services.telegram.get_me()
             elif service == "github":
                 services.github.probe(services.settings.control_repository)
+            elif service == REDELIVERY and not _takes_redeliveries(services, state, run_id):
+                return service
             elif service == OWN and own and not _own_answers(services, waiting, state, run_id):
                 return OWN
         except Transient:
@@ -114,6 +119,17 @@ def probe(services: Services, waiting: Waiting, state: deliveries.State, run_id:
         except PagerError:
             continue
     return None
+
+
+def _takes_redeliveries(services: Services, state: deliveries.State, run_id: str) -> bool:
+    """Whether GitHub takes a redelivery again: the newest passed delivery asked for (what failed is what is
+    tried; refused is no outage), else, with none known, the app's installation read (never a failed event:
+    the run this probe releases asks for those)."""
+    ask = passed_probe(state, services.now())
+    if ask is None:
+        services.github.probe(services.settings.control_repository)
+        return True
+    return not perform(services, ask, run_id).github
 
 
 def _own_answers(services: Services, waiting: Waiting, state: deliveries.State, run_id: str) -> bool:
@@ -140,8 +156,16 @@ def probe_ask(state: deliveries.State, now: float) -> Ask | None:
     """What a hold of pager's own endpoint asks for: the newest passed delivery the sweep read, while GitHub
     keeps it (its attempts are nothing the sweep follows); with none, the oldest followed event (its attempts
     in the hold do not count)."""
+    known = passed_probe(state, now)
+    if known is not None:
+        return known
+    failing = min(state.followed, key=lambda r: r.at, default=None)
+    return Ask(failing.newest, failing.guid, "probe") if failing is not None else None
+
+
+def passed_probe(state: deliveries.State, now: float) -> Ask | None:
+    """The newest passed delivery the sweep read, asked for once more, while GitHub keeps it."""
     known = state.probe
     if known is not None and known[2] > now - GITHUB_RETENTION + deliveries.RETENTION_MARGIN:
         return Ask(known[0], known[1], "probe")
-    failing = min(state.followed, key=lambda r: r.at, default=None)
-    return Ask(failing.newest, failing.guid, "probe") if failing is not None else None
+    return None

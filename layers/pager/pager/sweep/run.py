@@ -51,7 +51,7 @@ from ..store import Record
 from ..values import field as payload_field
 from ..values import text
 from ..waiting import ITEM as WAITING_ITEM
-from ..waiting import SWEEP_KEY, Waiting, merged, note, noted
+from ..waiting import REDELIVERY, SWEEP_KEY, Waiting, merged, note, noted
 from . import deliveries, health, recovery
 from .effects import FAILED, LIMITED, TOOK, Ask, AskEntry, ChangeAlarm, Done, Effect, perform
 from .lists import GITHUB_RETENTION, PAGES, PER_PAGE, Read, Scan, attempts_of
@@ -532,8 +532,11 @@ def _run(services: Services, *, now: float, run_id: str, event_id: str | None, r
 
 def _answering(services: Services, waiting: Waiting | None, state: deliveries.State, run_id: str) -> bool:
     """A scheduled run under a hold of Telegram or GitHub probes them as the check would: answering, it
-    brings back what was held (pager's own endpoint is judged from the list the run reads)."""
-    if waiting is None or not {"telegram", "github"} & set(waiting.services):
+    brings back what was held (pager's own endpoint is judged from the list the run reads). Never before
+    the hold says (a rate limit's reset: a probe on another limit would answer, and spend attempts)."""
+    if waiting is None or not {"telegram", "github", REDELIVERY} & set(waiting.services):
+        return False
+    if services.now() < waiting.not_before:
         return False
     return recovery.probe(services, waiting, state, run_id, own=False) is None
 
@@ -595,13 +598,14 @@ def _job_after(job: health.Job | None, after: health.Job | None, failed: set[str
 
 def _github_failed(done: list[Done], now: float) -> Waiting | None:
     """GitHub failed to take a redelivery (a 5xx, no answer, its rate limit): what waits for it, so that the
-    check probes it and runs the sweep once it answers (after a rate limit, no sooner than GitHub said). An
+    check probes it (by asking for one) and runs the sweep once GitHub takes it (after a rate limit, no
+    sooner than GitHub said). An
     ask the run had no call or no time left for says nothing of GitHub."""
     failed = [d for d in done if isinstance(d.effect, Ask) and d.github]
     if not failed:
         return None
     waits = [d.retry_after or 60.0 for d in failed if d.fate == LIMITED]
-    return noted(None, "github", now, max(waits) if waits else None)
+    return noted(None, REDELIVERY, now, max(waits) if waits else None)
 
 
 def _save_waiting(services: Services, record: Record, after: Waiting | None, run_id: str) -> str:
@@ -780,15 +784,15 @@ def _held(services: Services, items: Items, waiting: Waiting, state: deliveries.
 
 def _ask_paced(services: Services, asks: tuple[Ask, ...], minute: float, run_id: str) -> list[Done]:
     """This minute's redeliveries. GitHub failing one stops them and is noted as what waits, from this minute
-    on (the sweep's runs then see the minute's asks as not made): the check probes GitHub, and runs the sweep
-    once it answers (after a rate limit, no sooner than GitHub said)."""
+    on (the sweep's runs then see the minute's asks as not made): the check probes GitHub's redeliveries, and
+    runs the sweep once GitHub takes one (after a rate limit, no sooner than GitHub said)."""
     done: list[Done] = []
     for ask in asks:
         result = perform(services, ask, run_id)
         done.append(result)
         if result.fate in (FAILED, LIMITED):  # the rest wait for the next minute
             if result.github:  # (out of time, or the app's key: nothing GitHub should be probed for)
-                note(services, "github", result.retry_after if result.fate == LIMITED else None, since=minute - 1)
+                note(services, REDELIVERY, result.retry_after if result.fate == LIMITED else None, since=minute - 1)
             break
     return done
 
