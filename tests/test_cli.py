@@ -862,6 +862,8 @@ def test_doctor_and_setup_with_expired_aws_credentials_say_to_sign_in_never_chec
 
     code, output = run(["doctor"], world, tmp_path, expired)
     assert code == 1 and "✗ AWS refused to show the stack pager (ExpiredToken): sign in to AWS again" in output, output
+    assert output.startswith("pager doctor: the stack pager (")  # what was asked for, not .env
+    assert "fix: then run `make doctor` again; or, for `make serve`'s .env instead" in output
     assert "settings" not in output  # .env was not checked in the stack's place
     code, output = run(["setup"], world, tmp_path, expired)
     assert code == 1 and "AWS refused to show the stack pager (ExpiredToken)" in output and "then run `make setup` again" in output

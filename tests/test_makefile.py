@@ -148,3 +148,8 @@ def test_with_no_region_anywhere_a_target_stops_with_why_and_runs_nothing(folder
         assert "no AWS region for the stack pager" in result.stderr and "set AWS_REGION" in result.stderr
         assert "--stack-name" not in result.stdout and "--stack " not in result.stdout
     assert not (folder / "sam-ran").exists()
+    # the way it says to give one works from make
+    region = re.search(r"`AWS_REGION=(\S+) make remove`", result.stderr)
+    assert region, result.stderr
+    argv = command(make(folder, "-n", "remove", AWS_REGION=region[1]).stdout, " remove ")
+    assert after(argv, "--region") == region[1]

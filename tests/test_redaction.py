@@ -580,9 +580,12 @@ def test_the_factory_wraps_the_one_before_and_is_installed_once():
     assert made == ["another"] and record.getMessage() == f"/bot{MARK}/"
 
 
-def test_the_functions_the_command_line_and_make_serve_install_it_first():
-    # Each in a fresh interpreter: importing its entry point installs the redaction.
+def test_the_functions_the_command_line_make_serve_and_each_client_alone_install_it_first():
+    # Each in a fresh interpreter: importing its entry point installs the redaction (a client imported on its
+    # own, in a script of the maintainer's, too: its requests are what urllib3 logs at DEBUG).
     entry = {
+        "telegram client": "import pager.telegram",
+        "github client": "import pager.github",
         "webhook": "import sys; sys.path.insert(0, 'functions/webhook'); import app",
         "sweep": "import sys; sys.path.insert(0, 'functions/sweep'); import app",
         "cli": "import pager.cli\ntry:\n    pager.cli.main(['--version'])\nexcept SystemExit:\n    pass",

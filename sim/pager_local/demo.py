@@ -300,7 +300,6 @@ class Demo:
 
     def run(self) -> None:
         logging.getLogger().setLevel(logging.WARNING)
-        logging.getLogger("werkzeug").setLevel(logging.ERROR)
         for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
             os.environ.setdefault(key, "local")
         os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "PagerDemo")

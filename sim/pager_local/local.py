@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import importlib.util
+import logging
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -133,6 +134,7 @@ def embedded_dynamodb(table: str) -> Iterator[str]:
 
     from pager.dynamo import create_table
 
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # its server's line per request is not pager's to show
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()

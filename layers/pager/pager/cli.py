@@ -143,7 +143,7 @@ def locate(args: argparse.Namespace, context: Context) -> Any:
         # A stack asked for (by --stack or --region, or the one `make deploy` saved) that cannot be found, or
         # not asked about: never checked in its place with .env's values
         wanted = bool(args.stack or args.region or (samconfig.stack_name() and missing.asking))
-        return for_serve(note=missing.why, stack_wanted=wanted, aws_unasked=missing.asking)
+        return for_serve(note=missing.why, stack_wanted=(f"{name} ({region})" if region else name) if wanted else "", aws_unasked=missing.asking)
     secret = SecretStore(lambda service: context.client(service, stack.region), stack.secret_id)
     return Target("stack", dotenv, samconfig, stack=stack, secret=secret)
 
@@ -181,7 +181,9 @@ def doctor(args: argparse.Namespace, context: Context, console: Any) -> int:
     target = locate(args, context)
     console.line(f"pager doctor: {target.describe()}")
     if target.stack_wanted:  # never .env's values checked in the place of the stack asked for
-        console.failed(target.note, f"for `make serve`'s .env instead: `{make_command('doctor', ['--local'])}`")
+        local = f"`make serve`'s .env instead: `{make_command('doctor', ['--local'])}`"
+        console.failed(target.note, f"then run `{make_command('doctor', [])}` again; or, for {local}"
+                       if target.aws_unasked else f"for {local}")
         return 1
     if target.note:
         console.line(f"  (no stack: {target.note}; the checks that need it are skipped)")
@@ -214,7 +216,7 @@ def deployed(args: argparse.Namespace, context: Context) -> tuple[str, str]:
 
 
 NO_REGION = ("no AWS region for the stack {name}: `make deploy` saves the one you choose in samconfig.local.toml; "
-             "else set AWS_REGION (or give --region)")
+             "else set AWS_REGION in the environment (`AWS_REGION=eu-central-1 make remove`), or give pager --region")
 
 
 def where(args: argparse.Namespace, context: Context, console: Any) -> int:
@@ -248,7 +250,8 @@ COMMANDS = {"setup": setup, "doctor": doctor, "where": where, "remove": remove}
 
 def main(argv: Sequence[str] | None = None, context: Context | None = None) -> int:
     """Run one of the commands; the exit status."""
-    from botocore.exceptions import BotoCoreError, ClientError
+    from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
+    from botocore.exceptions import ConnectionError as AWSConnectionError
 
     from . import observe  # noqa: F401  (first: no log line of any library shows a secret, pager.redact)
     from .admin.console import Console
@@ -273,6 +276,10 @@ def main(argv: Sequence[str] | None = None, context: Context | None = None) -> i
         return 1
     except (PagerError, ValueError, OSError) as exc:
         console.failed(f"{type(exc).__name__}: {exc}", "run it again; it goes on from where it stopped")
+        return 1
+    except (AWSConnectionError, HTTPClientError) as exc:  # no answer from AWS: the network, not the credentials
+        console.failed(f"AWS could not be asked ({type(exc).__name__}): {exc}",
+                       "check this machine's network, then run it again; it goes on from where it stopped")
         return 1
     except (BotoCoreError, ClientError) as exc:  # AWS refused (credentials, permissions): said, without a traceback
         console.failed(f"AWS: {exc}", "check your AWS credentials and their permissions "

@@ -5,9 +5,11 @@ from __future__ import annotations
 import requests
 from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
-from .redact import cover_http_client
+from . import redact
 
-cover_http_client()  # http.client's debug output, should anyone turn it on, shows no credential
+# Every log line from here on (urllib3's at DEBUG too) and http.client's debug output, should anyone turn them
+# on, show no credential, even where the clients are imported without the rest of pager (pager.observe)
+redact.install()
 
 NEVER_SENT = (requests.ConnectTimeout, requests.exceptions.SSLError, requests.exceptions.ProxyError,
               requests.exceptions.InvalidURL, requests.exceptions.MissingSchema, requests.exceptions.InvalidSchema,

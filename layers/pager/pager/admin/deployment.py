@@ -508,7 +508,7 @@ class Target:
     secret: SecretStore | None = None
     base_url: str = ""  # local: the tunnel's URL in front of `make serve`
     note: str = ""  # why no stack was found
-    stack_wanted: bool = False  # a stack was asked for that could not be found, or AWS asked: .env is no stand-in
+    stack_wanted: str = ""  # a stack asked for that could not be found, or AWS asked: .env is no stand-in ("name (region)")
     aws_unasked: bool = False  # AWS could not be asked for the stack (credentials, network): `note` says how to sign in
     read_secret: Callable[[str], Mapping[str, Any]] | None = field(default=None, repr=False)
 
@@ -525,6 +525,8 @@ class Target:
     def describe(self) -> str:
         if self.stack is not None:
             return f"the stack {self.stack.name} ({self.stack.region})"
+        if self.stack_wanted:
+            return f"the stack {self.stack_wanted}"
         return f"{self.dotenv.name} for `make serve`" + (f" behind {self.base_url}" if self.base_url else "")
 
     def where_secrets(self) -> str:
