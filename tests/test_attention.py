@@ -321,7 +321,7 @@ def test_contacts_while_the_phone_rests_arrive_silently_and_one_message_calls_fo
     tick(world)
     [call] = [m for m in shown(world) if m.text.startswith("📬")]
     assert call.notified and call.text.splitlines()[0] == (
-        f'📬 Since 08:00: 2 from outside (<a href="https://github.com/{REPO}">{REPO}</a>)')  # where, linked
+        f'📬 Without a sound since 08:00: 2 from outside (<a href="https://github.com/{REPO}">{REPO}</a>)')  # where, linked
     assert "bob commented on issue" in call.text and f"{REPO}#9" in call.text
     world.advance(5)  # the call began a rest of its own
     world.deliver("issue_comment", issue_comment_by("dave", comment_id=7, number=10))
@@ -670,7 +670,7 @@ def test_a_new_failing_workflow_while_the_phone_rests_is_called_when_the_rest_en
     assert len(buzzed(world)) == 1
     world.advance(1)
     tick(world)  # an hour after the call
-    assert len(buzzed(world)) == 2 and buzzed(world)[-1].startswith("📬 Since ")
+    assert len(buzzed(world)) == 2 and buzzed(world)[-1].startswith("📬 Without a sound since ")
     assert "1 alarm red past its grace" in buzzed(world)[-1]
 
 

@@ -41,7 +41,7 @@ def test_the_demo_story_is_the_phone_of_a_maintainer_who_is_called_only_when_nee
     # the rest's end: one call for alice and bob, the alarm still red (not carol: acme/app is muted)
     call = next(m for m in chat if m.text.startswith("📬"))
     assert call.notified and call.text.splitlines()[0] == (
-        '📬 Since 08:26: 2 from outside (<a href="https://github.com/acme/lib">acme/lib</a>)')
+        '📬 Without a sound since 08:26: 2 from outside (<a href="https://github.com/acme/lib">acme/lib</a>)')
     assert "alice opened discussion" in call.text and "bob commented" in call.text and "carol" not in call.text
     # the night: dave's discussion silent, and one summary at the end of quiet hours
     assert not next(m for m in chat if "dave opened discussion" in m.text).notified

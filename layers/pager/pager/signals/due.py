@@ -157,7 +157,7 @@ def render_summary(notes: Sequence[Mapping[str, Any]], red: Sequence[attention_s
     if night:
         lines = [f"🌅 Quiet hours are over ({clock(start, zone)}–{clock(end, zone)}): {', '.join(counts)} ({_where(notes)})"]
     else:
-        lines = [f"📬 Since {clock(start, zone)}: {', '.join(counts)} ({_where(notes)})"]
+        lines = [f"📬 Without a sound since {clock(start, zone)}: {', '.join(counts)} ({_where(notes)})"]
     lines += _noted_lines(by_kind)
     lines += _red_lines(red, zone, now)
     lines += _ready_lines(ready)
