@@ -1054,6 +1054,8 @@ def test_the_mute_button_mutes_the_repository_of_its_message(world):
 @pytest.mark.parametrize("text, said", [
     ("/mute", "usage: /mute owner/name [30m|8h|2d] (at most 30 days)"),
     (f"/mute {REPO} soon", "usage: /mute owner/name [30m|8h|2d] (at most 30 days)"),
+    (f"/mute {REPO} 2h soon", "usage: /mute owner/name [30m|8h|2d] (at most 30 days)"),
+    (f"/mute {REPO} 1.5h", "usage: /mute owner/name [30m|8h|2d] (at most 30 days)"),
     ("/mute nobody/nothing", "unknown repository nobody/nothing: pager's app is not installed there"),
     ("/unmute a b", "usage: /unmute owner/name"),
     ("/mute o/. 2h", "usage: /mute owner/name [30m|8h|2d] (at most 30 days)"),  # "." and ".." name no repository
@@ -1079,6 +1081,13 @@ def test_a_command_forwarded_from_someone_else_is_not_carried_out(world):
                                                                                        "first_name": "Eve"}}
     assert world.update(update)[1]["outcome"] == "ignored: forwarded"
     assert world.store.dump().get("mute") is None and world.chat.chat()[-1].author is not None  # no answer
+
+
+@pytest.mark.parametrize("given, said", [("1h30m", "1 h 30 min"), ("2 h", "2 h"), ("1d 12h", "36 h"), ("1w", "7 days"),
+                                         ("45min", "45 min")])
+def test_a_mute_takes_a_duration_as_people_write_one(world, given, said):
+    world.command(f"/mute {REPO} {given}")
+    assert answer(world).startswith(f"🔕 {REPO} muted for {said}, until "), answer(world)
 
 
 @pytest.mark.parametrize("longer", ["90d", "9999d", "99999h", "999999999m"])

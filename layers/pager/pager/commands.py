@@ -2,7 +2,7 @@
 
     /status                      what is red now and since when, releases waiting for 🔀 Merge, mutes,
                                  quiet hours, pager's own health (its last sweep, what needs the maintainer)
-    /mute owner/name [duration]  its pages arrive without a sound for a while: 30m, 8h, 2d (default 8 h,
+    /mute owner/name [duration]  its pages arrive without a sound for a while: 30m, 8h, 2d, 1h30m (default 8 h,
                                  at most 30 days); never lost
     /unmute owner/name           they buzz again
     /help                        these lines
@@ -63,8 +63,9 @@ REFUSED_AGAIN_SECONDS = 3600  # "not allowed" is said to a person in a chat at m
 COMMAND = re.compile(r"/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{1,64}))?(?![A-Za-z0-9_@])")
 GITHUB_URL = re.compile(r"(?:https?://)?(?:www\.)?github\.com/([A-Za-z0-9_-]{1,39})/([A-Za-z0-9._-]{1,100})(?:/.*)?",
                         re.IGNORECASE)
-DURATION = re.compile(r"([0-9]{1,9})\s*(m|min|h|d)", re.IGNORECASE)  # any length: past 30 days, capped
-UNIT_SECONDS = {"m": 60, "min": 60, "h": 3600, "d": 86400}
+DURATION_PART = re.compile(r"([0-9]{1,9})\s*(min|m|h|d|w)", re.IGNORECASE)  # any length: past 30 days, capped
+DURATION = re.compile(rf"(?:\s*{DURATION_PART.pattern})+\s*", re.IGNORECASE)  # 30m, 8h, 1h30m, 1d 12h
+UNIT_SECONDS = {"m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 LISTED = 10  # red alarms, releases ready and mutes /status names of each; the rest are counted
 SWEEP_LATE_SECONDS = 45 * 60  # three runs of the 15-minute schedule missing
 
@@ -217,11 +218,11 @@ def help_text(services: Services) -> str:
 
 
 def seconds_of(word: str) -> int | None:
-    """A duration as the command takes it (30m, 8h, 2d), in seconds; None when it is not one."""
-    found = DURATION.fullmatch(word.strip())
-    if found is None:
+    """A duration as the command takes it (30m, 8h, 2d, 1w, or parts together: 1h30m, 1d 12h), in seconds;
+    None when it is not one."""
+    if DURATION.fullmatch(word) is None:
         return None
-    return int(found.group(1)) * UNIT_SECONDS[found.group(2).lower()]
+    return sum(int(n) * UNIT_SECONDS[unit.lower()] for n, unit in DURATION_PART.findall(word))
 
 
 def repository_named(word: str) -> str:
@@ -263,11 +264,11 @@ def mute(services: Services, name: str, words: Sequence[str], by: str, now: floa
 def _asked_for(name: str, words: Sequence[str]) -> tuple[int, str] | None:
     """How long /mute asks for (the default when it names no duration; /unmute names none), and what the
     answer adds when that was more than the most; None when the words are not the command's (its usage)."""
-    if not words or not REPOSITORY.fullmatch(words[0]) or len(words) > (2 if name == "mute" else 1):
+    if not words or not REPOSITORY.fullmatch(words[0]) or (name == "unmute" and len(words) > 1):
         return None
     if len(words) == 1:
         return MUTE_DEFAULT_SECONDS, ""
-    given = seconds_of(words[1])
+    given = seconds_of(" ".join(words[1:]))  # "2 h" and "1d 12h" as well
     if given is None or given <= 0:
         return None
     return min(given, MUTE_MAX_SECONDS), " (at most 30 days)" if given > MUTE_MAX_SECONDS else ""
