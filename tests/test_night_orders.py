@@ -237,13 +237,14 @@ def live_evening(world, acts: list[Act], gap: int) -> Evening:
     endpoint = world.hub.endpoint
 
     def answering(guid, event, payload, redelivery):  # every answer, the sweep's redeliveries' too
-        status = endpoint(guid, event, payload, redelivery)
+        answer = endpoint(guid, event, payload, redelivery)  # its status, and the body GitHub keeps
+        status = answer[0] if isinstance(answer, tuple) else answer
         if guid in evening.sent:
             outcome = str(world.answers.get(guid, {}).get("outcome"))
             evening.sent[guid].answers.append((world.now, status, outcome))
             evening.log.append(f"{clock(world.now)} {evening.sent[guid].act!r}{' again' if redelivery else ''}"
                                f" -> {status} {outcome}")
-        return status
+        return answer
 
     world.hub.endpoint = answering
     by_minute: dict[int, list[Act]] = defaultdict(list)

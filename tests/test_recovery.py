@@ -10,7 +10,7 @@ from support import paced
 
 from pager.errors import DeadlineExceeded, GitHubUnavailable, StoreUnavailable, TelegramUnavailable, Uncertain
 from pager.sweep import recovery
-from pager.sweep.deliveries import PAGES_PER_MINUTE, REDELIVERY_SPACING_SECONDS
+from pager.sweep.deliveries import PAGES_PER_MINUTE, REDELIVERY_SPACING_SECONDS, undone_of
 from pager.sweep.lists import Attempt
 from pager.sweep.run import check, run_sweep
 from pager.values import parse_iso
@@ -221,6 +221,30 @@ def test_a_rate_limit_a_handler_noted_holds_the_scheduled_runs_until_github_said
     sweeps.advance(6)
     sweeps.minutes(2)
     assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 200]
+
+
+def test_an_entry_says_what_its_delivery_left_undone_as_the_webhooks_last_answer_tells(sweeps):
+    # GitHub refuses nothing and answers reads, but fails every dispatch: the comment is shown, its draft never asked.
+    sweeps.github.fail(r"^POST /repos/[^/]+/[^/]+/dispatches$", 502, count=10**9)
+    assert sweeps.world.deliver("issue_comment", comment(1), guid="c1")[0] == 500
+    for minute in range(120):
+        start = sweeps.now
+        sweeps.sweep() if minute % 15 == 14 else sweeps.check()
+        sweeps.now = start + 60
+    assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 500, 500]
+    [entry] = [v for k, v in sweeps.store.dump().items() if k.endswith("[entry:delivery:c1]")]
+    assert entry["title"].startswith("alice's comment on Codertocat/Hello-World#201 is shown, its draft was not asked "
+                                     "for: all attempts failed (3 deliveries, the last answered 500)"), entry["title"]
+    assert "💬 alice commented" in shown(sweeps)
+
+
+@pytest.mark.parametrize("answer, undone", [
+    ('{"error": "github dispatch: GitHub answered 502"}', "is shown, its draft was not asked for"),
+    ('{"error": "telegram sendMessage: Telegram answered 502: Bad Gateway"}', "was not shown"),
+    ('{"error": "internal error: KeyError"}', ""), ('{"outcome": "ignored"}', ""), ("[1]", ""), ("not json", ""), (None, ""),
+])
+def test_what_a_delivery_left_undone_is_read_from_the_step_its_answer_names(answer, undone):
+    assert undone_of(answer) == undone
 
 
 def test_an_outage_costs_three_writes_whatever_its_size(sweeps):

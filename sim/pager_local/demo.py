@@ -94,7 +94,7 @@ class Demo:
             "QUIET_HOURS": "22:00-07:00",  # on the UTC clock (TIMEZONE's default)
         }
 
-    def _post_webhook(self, guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> int:
+    def _post_webhook(self, guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> tuple[int, str]:
         """GitHub delivering a webhook to the pager's endpoint."""
         body = json.dumps(payload).encode()
         signature = sign(body, WEBHOOK_SECRET)
@@ -104,7 +104,7 @@ class Demo:
                 "x-hub-signature-256": signature, "user-agent": "GitHub-Hookshot/demo"})
         except requests.Timeout:
             raise TimeoutError(guid) from None
-        return answer.status_code
+        return answer.status_code, answer.text
 
     # -- the story's verbs
 

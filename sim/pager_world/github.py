@@ -114,7 +114,7 @@ PERMISSIONS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
 )
 MANIFEST_CODE_LIFETIME = 3600.0  # "Registering a GitHub App from a manifest": the code works within an hour
 
-Endpoint = Callable[[str, str, dict[str, Any], bool], int]  # (guid, event, payload, redelivery) -> status
+Endpoint = Callable[[str, str, dict[str, Any], bool], "int | tuple[int, str]"]  # (guid, event, payload, redelivery) -> status[, body]
 
 
 class FakeGitHub:
@@ -132,6 +132,7 @@ class FakeGitHub:
         self.deliveries: list[dict[str, Any]] = []
         self._failures: list[dict[str, Any]] = []
         self._by_id: dict[int, dict[str, Any]] = {}
+        self._answers: dict[int, str] = {}  # the body the endpoint answered each attempt with, as GitHub keeps it
         self.log: dict[str, list[tuple[float, int, bool]]] = defaultdict(list)  # guid -> (at, status_code, redelivery)
         self.payloads: dict[str, tuple[str, dict[str, Any]]] = {}
         self.pending: list[str] = []  # guids whose redelivery was asked for, not yet carried out
@@ -216,17 +217,25 @@ class FakeGitHub:
 
     def deliver(self, event: str, payload: dict[str, Any], *, guid: str | None = None,
                 redelivery: bool = False) -> dict[str, Any]:
-        """Send an event to the endpoint and record the attempt as GitHub lists it."""
+        """Send an event to the endpoint and record the attempt as GitHub lists it. The endpoint answers its
+        status, or its status and body (which "Get a delivery for an app webhook" then shows as the response's
+        payload)."""
         guid = guid or self.new_guid()
         self.payloads[guid] = (event, payload)
+        body = None
         try:
-            code = self.endpoint(guid, event, payload, redelivery) if self.endpoint else 200
+            answer = self.endpoint(guid, event, payload, redelivery) if self.endpoint else 200
+            code, body = answer if isinstance(answer, tuple) else (answer, None)
             status = "OK" if 200 <= code < 400 else f"Invalid HTTP Response: {code}"
         except TimeoutError:
             code, status = 0, "timed out"
         repository = payload.get("repository")
         repository_id = repository.get("id") if isinstance(repository, dict) else None
-        return self.record(guid, event, payload.get("action"), repository_id, code, status=status, redelivery=redelivery)
+        item = self.record(guid, event, payload.get("action"), repository_id, code, status=status, redelivery=redelivery)
+        if body is not None:
+            with self._lock:
+                self._answers[item["id"]] = body
+        return item
 
     def record(self, guid: str, event: str, action: str | None, repository_id: int | None, status_code: int, *,
                status: str | None = None, redelivery: bool = False, at: float | None = None) -> dict[str, Any]:
@@ -273,6 +282,7 @@ class FakeGitHub:
             old = bisect.bisect_left(self.deliveries, cut, key=lambda d: d["delivered_at"])
             for item in self.deliveries[:old]:
                 self._by_id.pop(item["id"], None)
+                self._answers.pop(item["id"], None)
             del self.deliveries[:old]
             del self._failures[: bisect.bisect_left(self._failures, cut, key=lambda d: d["delivered_at"])]
             self.requests.clear()
@@ -485,15 +495,17 @@ class FakeGitHub:
         return HttpResponse(200, page, headers)
 
     def _delivery(self, delivery_id: int) -> HttpResponse:
-        """One delivery with its request: GitHub keeps the event's whole body ("Get a delivery for an app webhook")."""
+        """One delivery with its request and the endpoint's answer: GitHub keeps the event's whole body, and the
+        answer's body as a string, null when none came ("Get a delivery for an app webhook")."""
         with self._lock:
             item = self._by_id.get(delivery_id)
+            answer = self._answers.get(delivery_id)
         if item is None:
             return _error(404)
         event, payload = self.payloads.get(item["guid"], (item["event"], {}))
         request = {"headers": {"X-GitHub-Event": event, "X-GitHub-Delivery": item["guid"]}, "payload": payload}
         return HttpResponse(200, {**item, "url": f"{self.api_url}/app/hook", "request": request,
-                                  "response": {"headers": {}, "payload": None}})
+                                  "response": {"headers": {}, "payload": answer}})
 
     def _redeliver(self, delivery_id: int) -> HttpResponse:
         with self._lock:

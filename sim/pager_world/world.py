@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -185,7 +186,7 @@ class World:
 
     # -- GitHub's webhook
 
-    def _endpoint(self, guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> int:
+    def _endpoint(self, guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> int | tuple[int, str]:
         if self.answer is not None:
             code = self.answer(guid, redelivery)
             if code == 0:
@@ -195,7 +196,7 @@ class World:
         status, body = handle_github(github_event(event, payload, guid=guid, secret=self.signing_secret), self.services,
                                      monotonic=self.clock)
         self.answers[guid] = body
-        return status
+        return status, json.dumps(body)
 
     def deliver(self, event: str, body: dict[str, Any], *, guid: str | None = None) -> tuple[int, dict[str, Any]]:
         """GitHub sends an event to the webhook; the webhook's answer (status, body)."""

@@ -398,15 +398,33 @@ def delivery_title(entry: Mapping[str, Any]) -> str:
     thing = entry.get("thing") or words.thing_of(str(entry.get("event") or ""), None, where(entry)).label
     n = entry.get("attempts")
     counted = f"{n} {'delivery' if n == 1 else 'deliveries'}, " if n else ""
-    return f"{thing}: {entry.get('reason')} ({counted}the last {entry.get('last')})"
+    undone = f" {entry['undone']}" if entry.get("undone") else ""
+    return f"{thing}{undone}: {entry.get('reason')} ({counted}the last {entry.get('last')})"
 
 
 def renamed(entry: Mapping[str, Any], named: Mapping[str, Any]) -> str:
-    """An entry's line once a later run read what its event was about: the thing named anew, the rest as it
-    was (the entry as stored keeps its line, not the fields it was made from)."""
+    """An entry's line once a later run read what its event was about: the thing named anew (with what its
+    delivery left undone), the rest as it was (the entry as stored keeps its line, not the fields it was made
+    from)."""
     title = str(entry.get("title") or "")
     before = entry.get("thing") or words.thing_of(str(entry.get("event") or ""), None, where(entry)).label
-    return str(named["thing"]) + title[len(before):] if title.startswith(before) else title
+    undone = f" {named['undone']}" if named.get("undone") else ""
+    return str(named["thing"]) + undone + title[len(before):] if title.startswith(before) else title
+
+
+# What the webhook's last answer to a delivery (its 500 names the step that failed, and GitHub keeps the
+# answer) says was left undone, where the step tells: a contribution's draft is asked for after its message.
+UNDONE = (("github dispatch", "is shown, its draft was not asked for"), ("telegram ", "was not shown"))
+
+
+def undone_of(answer: Any) -> str:
+    """What a delivery left undone, read from the webhook's answer as GitHub kept it (a JSON text, or none);
+    "" when the answer does not say."""
+    try:
+        error = json.loads(answer).get("error") if isinstance(answer, str) else None
+    except (ValueError, AttributeError):
+        return ""
+    return next((said for step, said in UNDONE if isinstance(error, str) and error.startswith(step)), "")
 
 
 def where(entry: Mapping[str, Any]) -> str:

@@ -374,7 +374,7 @@ def _to_open(key: str, entry: Mapping[str, Any], known: Mapping[str, Any], reads
     """An entry to open: named as the alarm shows it already, or as its delivery reads (when a read is left)."""
     entry = dict(entry)
     if known.get("thing"):
-        entry.update({k: known[k] for k in ("thing", "short", "url", "repository") if known.get(k)})
+        entry.update({k: known[k] for k in ("thing", "short", "url", "repository", "undone") if known.get(k)})
     elif key.startswith(alarm.DELIVERY_PREFIX):
         entry.update(reads.name(entry) or {})
     return entry
@@ -385,16 +385,19 @@ def _named(services: Services, entry: Mapping[str, Any]) -> dict[str, Any]:
     run reads it again); its line as it stands, kept as its name, when GitHub never will say (the delivery
     refused or forgotten, a payload naming no repository), so that no later run spends a read on it."""
     try:
-        payload = payload_field(services.github.get_delivery(int(entry.get("delivery_id") or 0)), "request", "payload")
+        delivery = services.github.get_delivery(int(entry.get("delivery_id") or 0))
     except GitHubRefused:
-        payload = None
+        delivery = None
     except PagerError:
         return {}
+    payload = payload_field(delivery, "request", "payload")
+    undone = deliveries.undone_of(payload_field(delivery, "response", "payload"))  # what its last answer says
     name = text(payload_field(payload, "repository", "full_name"))
     if not name:
         return {"thing": words.thing_of(str(entry.get("event") or ""), None, deliveries.where(entry)).label}
     thing = words.thing_of(str(entry.get("event") or ""), payload, name)
-    return {"repository": name, "thing": thing.label, "short": thing.short, **({"url": thing.url} if thing.url else {})}
+    return {"repository": name, "thing": thing.label, "short": thing.short, **({"url": thing.url} if thing.url else {}),
+            **({"undone": undone} if undone else {})}
 
 
 # -- the plan ------------------------------------------------------------------------------------------
