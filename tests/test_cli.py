@@ -794,6 +794,20 @@ def test_doctor_without_an_aws_region_reads_the_env_file_and_says_how_to_name_on
     assert code == 0, output
 
 
+def test_doctor_for_a_stack_named_without_a_region_says_so_and_never_claims_to_read_env(healthy, tmp_path):
+    import botocore.exceptions
+
+    world, _ = healthy
+    (tmp_path / "samconfig.local.toml").unlink()
+
+    def no_region(service: str, region: str) -> Any:
+        raise botocore.exceptions.NoRegionError()
+
+    code, output = doctor(world, tmp_path, no_region, "--stack", "mystack")
+    assert code == 1 and output.startswith("pager doctor: the stack mystack\n"), output
+    assert "no AWS region to look for the stack in" in output and "instead" not in output.splitlines()[1], output
+
+
 def test_doctor_after_setup_and_make_deploy_exits_0_and_every_call_made_is_documented(fresh, aws, tmp_path):
     world, secret_id = fresh
     assert run(["setup"], world, tmp_path, aws, Person(world, ["", "", "", ""], [BOT_TOKEN]))[0] == 0

@@ -176,7 +176,9 @@ def test_a_redelivery_github_failed_to_take_is_asked_for_again_at_the_next_check
     first = sweeps.check()
     assert first["redeliveries_failed"] == 1 and first["recovery"] == "waiting: redelivery"
     sweeps.advance(1)
-    assert sweeps.check()["redeliveries"] == 1
+    # no passed delivery to probe with: the event itself is, and the run it releases awaits it, never asks twice
+    again = sweeps.check()
+    assert again["decisions"]["awaiting"] == 1 and again["redeliveries"] == 0
     assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 200]
 
 
@@ -206,6 +208,62 @@ def test_githubs_redeliveries_failing_while_its_api_answers_are_held_probed_by_o
     assert [[a["status_code"] for a in sweeps.attempts(f"c{n}")] for n in range(3)] == [[500, 200]] * 3
     assert sweeps.alarm_text().startswith("✅ pager is well again")
     assert len(sweeps.attempts(probe)) == 2  # the probe GitHub took, the one that ended the hold
+
+
+def quarter_hours(sweeps, minutes: int) -> list[dict]:
+    """`minutes` as a deployment lives them: the check each minute, a scheduled run each fifteenth."""
+    summaries = []
+    for minute in range(minutes):
+        start = sweeps.now
+        summaries.append(sweeps.sweep() if minute % 15 == 14 else sweeps.check())
+        sweeps.now = start + 60
+    return summaries
+
+
+@pytest.mark.parametrize("probe", ["none known", "refused"])
+def test_with_no_passed_delivery_to_probe_with_githubs_redeliveries_are_held_not_tried_each_minute(sweeps, probe):
+    passed = sweeps.deliver("workflow_run", "completed", 1) if probe == "refused" else None
+    sweeps.sweep()
+    down = outage(sweeps)
+    for n in range(3):
+        sweeps.world.deliver("issue_comment", comment(n), guid=f"c{n}")
+    sweeps.world.faults.rules.remove(down)
+    if passed:  # GitHub refuses to deliver the probe again (gone, say): a refusal says nothing of the endpoint
+        probe_id = sweeps.attempts(passed)[-1]["id"]
+        sweeps.github.fail(rf"^POST /app/hook/deliveries/{probe_id}/attempts$", 404, count=10**9)
+    sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 502, count=10**9)
+    writes = sweep_writes(sweeps)
+    quarter_hours(sweeps, 60)
+    assert [len(sweeps.attempts(f"c{n}")) for n in range(3)] == [1, 1, 1]  # the oldest event probed, no attempt spent
+    assert sweep_writes(sweeps) - writes <= 4 + 4  # the four runs' own, and a constant: not one a minute
+    assert "GitHub has failed to deliver events again since" in sweeps.alarm_text()
+    sweeps.github.heal()
+    quarter_hours(sweeps, 16)
+    assert [[a["status_code"] for a in sweeps.attempts(f"c{n}")] for n in range(3)] == [[500, 200]] * 3
+
+
+def test_a_redelivery_hold_is_not_probed_by_asking_while_telegram_is_still_down(sweeps):
+    probe = sweeps.deliver("workflow_run", "completed", 1)
+    sweeps.sweep()
+    down = outage(sweeps)
+    sweeps.world.deliver("issue_comment", comment(1), guid="c1")  # noted: telegram
+    note(sweeps.services, "redelivery")
+    quarter_hours(sweeps, 30)
+    assert len(sweeps.attempts(probe)) == 1  # getMe first: nothing asked of GitHub while Telegram fails
+    sweeps.world.faults.rules.remove(down)
+    quarter_hours(sweeps, 3)
+    assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 200]
+
+
+def test_a_rate_limits_wait_is_taken_for_an_hour_at_most(sweeps):
+    assert noted(None, "github", 0.0, retry_after=4 * 86400) == Waiting(("github",), 0.0, 3600.0)
+    down = outage(sweeps)
+    sweeps.world.deliver("issue_comment", comment(1), guid="c1")
+    sweeps.world.faults.rules.remove(down)
+    # a wait of four days (a header gone wrong): held past it, GitHub would forget the event first
+    sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 429, count=1, headers={"retry-after": str(4 * 86400)})
+    quarter_hours(sweeps, 75)
+    assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 200]
 
 
 def test_a_rate_limit_a_handler_noted_holds_the_scheduled_runs_until_github_said(sweeps):
@@ -240,7 +298,8 @@ def test_an_entry_says_what_its_delivery_left_undone_as_the_webhooks_last_answer
 
 @pytest.mark.parametrize("answer, undone", [
     ('{"error": "github dispatch: GitHub answered 502"}', "is shown, its draft was not asked for"),
-    ('{"error": "telegram sendMessage: Telegram answered 502: Bad Gateway"}', "was not shown"),
+    ('{"error": "telegram sendMessage: Telegram answered 502: Bad Gateway"}', ""),  # an edit, a reply: shown before
+    ('{"error": "telegram editMessageText: Telegram answered 502: Bad Gateway"}', ""),
     ('{"error": "internal error: KeyError"}', ""), ('{"outcome": "ignored"}', ""), ("[1]", ""), ("not json", ""), (None, ""),
 ])
 def test_what_a_delivery_left_undone_is_read_from_the_step_its_answer_names(answer, undone):

@@ -137,7 +137,7 @@ def locate(args: argparse.Namespace, context: Context) -> Any:
         stack, missing = find_stack(context.client("cloudformation", region), name, region)
     except NoRegionError:  # no region anywhere: say how to give one, and read .env as `make serve` does
         stack, missing = None, NoStack("no AWS region to look for the stack in (pass --region, set AWS_REGION, or "
-                                       f"keep `region` in {DEPLOY_FILE}); reading {args.env_file} instead")
+                                       f"keep `region` in {DEPLOY_FILE})")
     if stack is None:
         assert missing is not None
         # A stack asked for (by --stack or --region, or the one `make deploy` saved) that cannot be found, or
@@ -274,12 +274,12 @@ def main(argv: Sequence[str] | None = None, context: Context | None = None) -> i
     except ConfigError as exc:  # a setting, or .env itself, is not right: no point running it again as it is
         console.failed(str(exc), "fix what it names, then run it again")
         return 1
+    except (AWSConnectionError, HTTPClientError) as exc:  # no answer from AWS: the network, not the credentials
+        console.failed(f"AWS could not be asked ({type(exc).__name__}): {exc}",  # (before OSError: some are)
+                       "check this machine's network, then run it again; it goes on from where it stopped")
+        return 1
     except (PagerError, ValueError, OSError) as exc:
         console.failed(f"{type(exc).__name__}: {exc}", "run it again; it goes on from where it stopped")
-        return 1
-    except (AWSConnectionError, HTTPClientError) as exc:  # no answer from AWS: the network, not the credentials
-        console.failed(f"AWS could not be asked ({type(exc).__name__}): {exc}",
-                       "check this machine's network, then run it again; it goes on from where it stopped")
         return 1
     except (BotoCoreError, ClientError) as exc:  # AWS refused (credentials, permissions): said, without a traceback
         console.failed(f"AWS: {exc}", "check your AWS credentials and their permissions "

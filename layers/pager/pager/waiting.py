@@ -24,6 +24,8 @@ ITEM = "waiting"
 OWN = "pager"  # pager's own endpoint fails every delivery: the check probes with a passed delivery
 REDELIVERY = "redelivery"  # GitHub fails to take the sweep's redeliveries: the check probes by asking for one
 ANY = "any"  # nothing to probe (a ↻ job): the check sweeps each minute until it is done
+LONGEST_WAIT_SECONDS = 3600  # a rate limit's wait taken at most this long (GitHub's limits reset within the
+# hour): a wait a service names beyond it, or a header gone wrong, never holds events until GitHub forgets them
 
 
 def service_of(exc: Transient) -> str:
@@ -67,8 +69,9 @@ class Waiting:
 def noted(waiting: Waiting | None, service: str, now: float, retry_after: float | None = None,
           since: float | None = None) -> Waiting | None:
     """What waits after a failure of `service` (which asked to wait `retry_after` seconds, a rate
-    limit), failing since `since` (now); None when the note already says so (no write)."""
-    not_before = now + retry_after if retry_after else 0.0
+    limit, taken up to LONGEST_WAIT_SECONDS), failing since `since` (now); None when the note already says so
+    (no write)."""
+    not_before = now + min(retry_after, LONGEST_WAIT_SECONDS) if retry_after else 0.0
     began = now if since is None else since
     if waiting is None:
         return Waiting((service,), began, not_before)

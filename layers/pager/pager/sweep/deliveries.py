@@ -338,6 +338,16 @@ def with_picks(state: State, picks: Iterable[Attempt], now: float) -> State:
     return replace(state, followed=tuple(rows.values()))
 
 
+def with_probes(state: State, probes: Iterable[Done], now: float) -> State:
+    """The state once the check (or the run) asked for followed events to probe GitHub's redeliveries: one
+    GitHub took is asked for in this minute, as the decision's own (awaited, never asked again by the run that
+    follows); one it refused is named; one it failed to take stays as it was."""
+    took = {d.effect.guid for d in probes if isinstance(d.effect, Ask) and d.fate == TOOK}
+    state = fold(state, [d for d in probes if d.fate == REFUSED_BY_GITHUB])
+    return replace(state, followed=tuple(r.queued(now // 60 * 60, state.newest_read) if r.guid in took else r
+                                         for r in state.followed))
+
+
 # -- (b) the pace ----------------------------------------------------------------------------------------
 
 
@@ -413,8 +423,10 @@ def renamed(entry: Mapping[str, Any], named: Mapping[str, Any]) -> str:
 
 
 # What the webhook's last answer to a delivery (its 500 names the step that failed, and GitHub keeps the
-# answer) says was left undone, where the step tells: a contribution's draft is asked for after its message.
-UNDONE = (("github dispatch", "is shown, its draft was not asked for"), ("telegram ", "was not shown"))
+# answer) says was left undone, where the step alone tells: a delivery's only dispatch is a contribution's
+# draft, asked for after its message. (A Telegram step does not tell: an edit or a reply fails after the
+# thing was shown.)
+UNDONE = (("github dispatch", "is shown, its draft was not asked for"),)
 
 
 def undone_of(answer: Any) -> str:

@@ -33,7 +33,7 @@ from ..errors import PagerError, Transient
 from ..services import Services
 from ..waiting import ANY, OWN, REDELIVERY, Waiting, noted
 from . import deliveries
-from .effects import Ask, perform
+from .effects import REFUSED, Ask, Done, perform
 from .lists import GITHUB_RETENTION, PER_PAGE, Attempt, attempts_of
 
 RETRY_SECONDS = 300  # after a run that could not complete, the check waits this long before the next
@@ -100,19 +100,25 @@ def keep_sweeping(waiting: Waiting | None, *, pending: bool, complete: bool, now
     return noted(waiting, ANY, now) or waiting
 
 
-def probe(services: Services, waiting: Waiting, state: deliveries.State, run_id: str, *, own: bool = True) -> str | None:
+PROBE_ORDER = {"telegram": 0, "github": 1, REDELIVERY: 2, OWN: 3}  # the probes that cost a redelivery last
+
+
+def probe(services: Services, waiting: Waiting, state: deliveries.State, run_id: str, *, check: bool = True,
+          asked: list[Done] | None = None) -> str | None:
     """The first service still failing (one or two calls each), None when all answer. A refusal is no
-    outage: it is left to the alarm (pager's own health), and holds nothing. `own`: probe pager's own
-    endpoint too (the check does; a run reads the list, which says)."""
-    for service in sorted(waiting.services, key=lambda s: s == OWN):  # pager's own endpoint last: it costs a probe
+    outage: it is left to the alarm (pager's own health), and holds nothing. `check`: the every-minute check
+    (a scheduled run passes False: the list it reads says whether pager's own endpoint answers). `asked`
+    gets what became of the followed events asked for as GitHub's redeliveries' probe (the run it releases
+    folds them in: `deliveries.with_probes`)."""
+    for service in sorted(waiting.services, key=lambda s: PROBE_ORDER.get(s, len(PROBE_ORDER))):
         try:
             if service == "telegram":
                 services.telegram.get_me()
             elif service == "github":
                 services.github.probe(services.settings.control_repository)
-            elif service == REDELIVERY and not _takes_redeliveries(services, state, run_id):
+            elif service == REDELIVERY and not _takes_redeliveries(services, waiting, state, run_id, check, asked):
                 return service
-            elif service == OWN and own and not _own_answers(services, waiting, state, run_id):
+            elif service == OWN and check and not _own_answers(services, waiting, state, run_id):
                 return OWN
         except Transient:
             return service
@@ -121,15 +127,26 @@ def probe(services: Services, waiting: Waiting, state: deliveries.State, run_id:
     return None
 
 
-def _takes_redeliveries(services: Services, state: deliveries.State, run_id: str) -> bool:
-    """Whether GitHub takes a redelivery again: the newest passed delivery asked for (what failed is what is
-    tried; refused is no outage), else, with none known, the app's installation read (never a failed event:
-    the run this probe releases asks for those)."""
-    ask = passed_probe(state, services.now())
-    if ask is None:
-        services.github.probe(services.settings.control_repository)
-        return True
-    return not perform(services, ask, run_id).github
+def _takes_redeliveries(services: Services, waiting: Waiting, state: deliveries.State, run_id: str, check: bool,
+                        asked: list[Done] | None) -> bool:
+    """Whether GitHub takes a redelivery again, at the probe's minutes (`probe_minute`; a scheduled run's every
+    quarter hour): what failed is what is tried, the newest passed delivery asked for once more (never the
+    installation read, which says nothing of redeliveries). With none, or one GitHub refuses, the oldest
+    followed event is the probe: its ask is the event's own (so it is never asked twice: `asked`)."""
+    now = services.now()
+    if check and not probe_minute(now - waiting.since):
+        return False
+    passed = passed_probe(state, now)
+    done = perform(services, passed, run_id) if passed is not None else None
+    if done is not None and done.fate != REFUSED:
+        return not done.github
+    followed = min(state.followed, key=lambda r: r.at, default=None)
+    if followed is None:
+        return True  # nothing held to deliver again: nothing to lose
+    done = perform(services, Ask(followed.newest, followed.guid), run_id)
+    if asked is not None:
+        asked.append(done)
+    return not done.github
 
 
 def _own_answers(services: Services, waiting: Waiting, state: deliveries.State, run_id: str) -> bool:

@@ -414,6 +414,7 @@ class Planned:
     waiting: Waiting | None
     opened: Mapping[str, Mapping[str, Any]]  # the alarm's change: deliveries' and pager's own entries
     closed: tuple[str, ...]
+    redelivery_since: float | None = None  # a hold of GitHub's redeliveries the run began under: since when
 
     @property
     def effects(self) -> list[Effect]:
@@ -447,7 +448,8 @@ def plan(g: Gathered, settings: Settings, *, now: float, released: bool, event_i
     state = deliveries.with_picks(dplan.state, hplan.picks, now)
     state = replace(state, alarm_due=state.alarm_due or bool(opened or closed))
     waiting = _waiting_after(g, waiting, pending=hplan.job_pending or again_pending, released=released, now=now)
-    return Planned(replace(dplan, state=state), hplan, again, again_pending, waiting, opened, closed)
+    began = g.waiting.since if g.waiting is not None and REDELIVERY in g.waiting.services else None
+    return Planned(replace(dplan, state=state), hplan, again, again_pending, waiting, opened, closed, began)
 
 
 def _decision(g: Gathered, known: deliveries.Known, settings: Settings, *, now: float, held: float | None,
@@ -489,12 +491,14 @@ def _waiting_after(g: Gathered, waiting: Waiting | None, *, pending: bool, relea
 
 
 def run_sweep(services: Services, *, now: float, run_id: str, seconds: float = RUN_SECONDS, event_id: str | None = None,
-              released: bool = False, items: Items | None = None) -> dict[str, Any]:
+              released: bool = False, items: Items | None = None, probes: tuple[Done, ...] = ()) -> dict[str, Any]:
     """One run of the sweep; returns its summary (also logged as the "sweep run" line). `event_id` is the
-    scheduled event's id (a duplicate invocation steps aside); `released` and `items`: the check found
-    every held service answering, with the sweep's items as it read them just now."""
+    scheduled event's id (a duplicate invocation steps aside); `released`, `items` and `probes`: the check
+    found every held service answering, with the sweep's items as it read them just now, and the followed
+    events its probe asked for."""
     with deadline.within(seconds):
-        summary = _run(services, now=now, run_id=run_id, event_id=event_id, released=released, items=items)
+        summary = _run(services, now=now, run_id=run_id, event_id=event_id, released=released, items=items,
+                       probes=probes)
     outcome = str(summary.get("outcome", ""))
     level = logger.error if outcome.startswith("aborted") else logger.warning if outcome.startswith("skipped") else logger.info
     level("sweep run", extra=summary)
@@ -502,7 +506,7 @@ def run_sweep(services: Services, *, now: float, run_id: str, seconds: float = R
 
 
 def _run(services: Services, *, now: float, run_id: str, event_id: str | None, released: bool,
-         items: Items | None) -> dict[str, Any]:
+         items: Items | None, probes: tuple[Done, ...]) -> dict[str, Any]:
     settings = services.settings
     calls = Calls(services)
     summary: dict[str, Any] = {"run_id": run_id, "call_budget": settings.sweep_call_budget}
@@ -512,7 +516,9 @@ def _run(services: Services, *, now: float, run_id: str, event_id: str | None, r
         if event_id is not None and event_id == state.last_event:
             return {**summary, "outcome": "skipped: a duplicate invocation of the run that saved the state", "calls_used": 0}
         own_answers = released  # the check released it: its probes found pager's own endpoint answering too
-        released = released or _answering(services, items.waiting, state, run_id)
+        asked = list(probes)
+        released = released or _answering(services, items.waiting, state, run_id, asked)
+        state = deliveries.with_probes(state, asked, now)
         gathered = gather(services, items, calls, state, now, run_id)
         planned = plan(gathered, settings, now=now, released=released, event_id=event_id, own_answers=own_answers)
         planned = replace(planned, opened=name_entries(services, planned.opened, gathered.shown, calls, planned.closed))
@@ -533,7 +539,8 @@ def _run(services: Services, *, now: float, run_id: str, event_id: str | None, r
     return summary
 
 
-def _answering(services: Services, waiting: Waiting | None, state: deliveries.State, run_id: str) -> bool:
+def _answering(services: Services, waiting: Waiting | None, state: deliveries.State, run_id: str,
+               asked: list[Done]) -> bool:
     """A scheduled run under a hold of Telegram or GitHub probes them as the check would: answering, it
     brings back what was held (pager's own endpoint is judged from the list the run reads). Never before
     the hold says (a rate limit's reset: a probe on another limit would answer, and spend attempts)."""
@@ -541,7 +548,7 @@ def _answering(services: Services, waiting: Waiting | None, state: deliveries.St
         return False
     if services.now() < waiting.not_before:
         return False
-    return recovery.probe(services, waiting, state, run_id, own=False) is None
+    return recovery.probe(services, waiting, state, run_id, check=False, asked=asked) is None
 
 
 def carry_out(services: Services, effects: list[Effect], calls: Calls, run_id: str) -> list[Done]:
@@ -587,8 +594,9 @@ def _save_health(services: Services, items: Items, planned: Planned, g: Gathered
 
 
 def waiting_after(planned: Planned, done: list[Done], now: float) -> Waiting | None:
-    """What waits once the run is done: its plan's, and GitHub if it failed to take a redelivery."""
-    return merged(planned.waiting, _github_failed(done, now))
+    """What waits once the run is done: its plan's, and GitHub's redeliveries if it failed to take one (a hold
+    the run was released from goes on from when it began: said once it lasts, however often it is tried)."""
+    return merged(planned.waiting, _github_failed(done, now, planned.redelivery_since))
 
 
 def _job_after(job: health.Job | None, after: health.Job | None, failed: set[str]) -> health.Job | None:
@@ -599,7 +607,7 @@ def _job_after(job: health.Job | None, after: health.Job | None, failed: set[str
     return replace(after, url=job.url, below=job.below, finished=False, recent=tuple(g for g in after.recent if g not in failed))
 
 
-def _github_failed(done: list[Done], now: float) -> Waiting | None:
+def _github_failed(done: list[Done], now: float, since: float | None = None) -> Waiting | None:
     """GitHub failed to take a redelivery (a 5xx, no answer, its rate limit): what waits for it, so that the
     check probes it (by asking for one) and runs the sweep once GitHub takes it (after a rate limit, no
     sooner than GitHub said). An
@@ -608,7 +616,7 @@ def _github_failed(done: list[Done], now: float) -> Waiting | None:
     if not failed:
         return None
     waits = [d.retry_after or 60.0 for d in failed if d.fate == LIMITED]
-    return noted(None, REDELIVERY, now, max(waits) if waits else None)
+    return noted(None, REDELIVERY, now, max(waits) if waits else None, since=since)
 
 
 def _save_waiting(services: Services, record: Record, after: Waiting | None, run_id: str) -> str:
@@ -776,12 +784,14 @@ def _held(services: Services, items: Items, waiting: Waiting, state: deliveries.
           seconds: float, attended: Mapping[str, Any]) -> dict[str, Any]:
     if now < waiting.not_before:
         return {"run_id": run_id, "outcome": "waiting: retry later", **attended}
-    failing = recovery.probe(services, waiting, state, run_id)
+    asked: list[Done] = []
+    failing = recovery.probe(services, waiting, state, run_id, asked=asked)
     if failing is not None:
         summary = {"run_id": run_id, "outcome": f"waiting: {failing} still failing", "since": waiting.since, **attended}
         logger.info("recovery check", extra=summary)
         return summary
-    ran = run_sweep(services, now=now, run_id=run_id, seconds=seconds, released=True, items=Items.load(services))
+    ran = run_sweep(services, now=now, run_id=run_id, seconds=seconds, released=True, items=Items.load(services),
+                    probes=tuple(asked))
     return {**ran, **attended}  # what came due this minute, said with the run it released
 
 
