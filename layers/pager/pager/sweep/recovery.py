@@ -60,6 +60,11 @@ def held_since(waiting: Waiting | None) -> float | None:
     return waiting.since if waiting is not None and any(s in HOLDING for s in waiting.services) else None
 
 
+def redeliveries_held_since(waiting: Waiting | None) -> float | None:
+    """Since when GitHub's redeliveries are held (None: they are not)."""
+    return waiting.since if waiting is not None and REDELIVERY in waiting.services else None
+
+
 def hold(waiting: Waiting | None, fresh: list[Attempt], *, released: bool, now: float, newest: bool = True,
          own_answers: bool = False) -> Waiting | None:
     """What holds after a run read `fresh`: `released`, Telegram and GitHub answer again (this run brings back

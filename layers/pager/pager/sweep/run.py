@@ -448,8 +448,8 @@ def plan(g: Gathered, settings: Settings, *, now: float, released: bool, event_i
     state = deliveries.with_picks(dplan.state, hplan.picks, now)
     state = replace(state, alarm_due=state.alarm_due or bool(opened or closed))
     waiting = _waiting_after(g, waiting, pending=hplan.job_pending or again_pending, released=released, now=now)
-    began = g.waiting.since if g.waiting is not None and REDELIVERY in g.waiting.services else None
-    return Planned(replace(dplan, state=state), hplan, again, again_pending, waiting, opened, closed, began)
+    return Planned(replace(dplan, state=state), hplan, again, again_pending, waiting, opened, closed,
+                   recovery.redeliveries_held_since(g.waiting))
 
 
 def _decision(g: Gathered, known: deliveries.Known, settings: Settings, *, now: float, held: float | None,
