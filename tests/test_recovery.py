@@ -255,6 +255,24 @@ def test_a_redelivery_hold_is_not_probed_by_asking_while_telegram_is_still_down(
     assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 200]
 
 
+def test_with_pagers_endpoint_and_githubs_redeliveries_both_held_one_ask_a_minute_probes_both(make_sweeps):
+    sweeps = make_sweeps()
+    sweeps.answer = lambda guid, redelivery: 502
+    pages = [sweeps.deliver("issue_comment", "created", 10 + i) for i in range(3)]
+    sweeps.advance(15)
+    assert sweeps.sweep()["recovery"] == "waiting: pager"
+    note(sweeps.services, "redelivery")
+    for _ in range(12):
+        start = len(sweeps.github.requests)
+        sweeps.check()
+        asks = [r.path for r in sweeps.github.requests[start:] if r.path.endswith("/attempts")]
+        assert len(asks) <= 1, asks  # the oldest held event probes GitHub's redeliveries and pager's endpoint at once
+        sweeps.advance(1)
+    sweeps.answer = lambda guid, redelivery: 200
+    quarter_hours(sweeps, 20)
+    assert all(sweeps.attempts(g)[-1]["status_code"] == 200 for g in pages) and sweeps.entries() == {}
+
+
 def test_a_rate_limits_wait_is_taken_for_an_hour_at_most(sweeps):
     assert noted(None, "github", 0.0, retry_after=4 * 86400) == Waiting(("github",), 0.0, 3600.0)
     down = outage(sweeps)

@@ -106,6 +106,7 @@ def keep_sweeping(waiting: Waiting | None, *, pending: bool, complete: bool, now
 
 
 PROBE_ORDER = {"telegram": 0, "github": 1, REDELIVERY: 2, OWN: 3}  # the probes that cost a redelivery last
+FOLLOWED_PROBE = "probe of a held event"  # an Ask's `why`: a followed event asked for as the probe, its own ask
 
 
 def probe(services: Services, waiting: Waiting, state: deliveries.State, run_id: str, *, check: bool = True,
@@ -115,15 +116,24 @@ def probe(services: Services, waiting: Waiting, state: deliveries.State, run_id:
     (a scheduled run passes False: the list it reads says whether pager's own endpoint answers). `asked`
     gets what became of the followed events asked for as GitHub's redeliveries' probe (the run it releases
     folds them in: `deliveries.with_probes`)."""
+    made: list[Done] = []  # the redeliveries asked for as probes in this call: one a minute serves both holds
+    failing = _first_failing(services, waiting, state, run_id, check, made)
+    if asked is not None:
+        asked += [d for d in made if isinstance(d.effect, Ask) and d.effect.why == FOLLOWED_PROBE]
+    return failing
+
+
+def _first_failing(services: Services, waiting: Waiting, state: deliveries.State, run_id: str, check: bool,
+                   made: list[Done]) -> str | None:
     for service in sorted(waiting.services, key=lambda s: PROBE_ORDER.get(s, len(PROBE_ORDER))):
         try:
             if service == "telegram":
                 services.telegram.get_me()
             elif service == "github":
                 services.github.probe(services.settings.control_repository)
-            elif service == REDELIVERY and not _takes_redeliveries(services, waiting, state, run_id, check, asked):
+            elif service == REDELIVERY and not _takes_redeliveries(services, waiting, state, run_id, check, made):
                 return service
-            elif service == OWN and check and not _own_answers(services, waiting, state, run_id):
+            elif service == OWN and check and not _own_answers(services, waiting, state, run_id, ask=not made):
                 return OWN
         except Transient:
             return service
@@ -133,7 +143,7 @@ def probe(services: Services, waiting: Waiting, state: deliveries.State, run_id:
 
 
 def _takes_redeliveries(services: Services, waiting: Waiting, state: deliveries.State, run_id: str, check: bool,
-                        asked: list[Done] | None) -> bool:
+                        made: list[Done]) -> bool:
     """Whether GitHub takes a redelivery again, at the probe's minutes (`probe_minute`; a scheduled run's every
     quarter hour): what failed is what is tried, the newest passed delivery asked for once more (never the
     installation read, which says nothing of redeliveries). With none, or one GitHub refuses, the oldest
@@ -143,26 +153,27 @@ def _takes_redeliveries(services: Services, waiting: Waiting, state: deliveries.
         return False
     passed = passed_probe(state, now)
     done = perform(services, passed, run_id) if passed is not None else None
+    made += [done] if done is not None else []
     if done is not None and done.fate != REFUSED:
         return not done.github
     followed = min(state.followed, key=lambda r: r.at, default=None)
     if followed is None:
         return True  # nothing held to deliver again: nothing to lose
-    done = perform(services, Ask(followed.newest, followed.guid), run_id)
-    if asked is not None:
-        asked.append(done)
+    done = perform(services, Ask(followed.newest, followed.guid, FOLLOWED_PROBE), run_id)
+    made.append(done)
     return not done.github
 
 
-def _own_answers(services: Services, waiting: Waiting, state: deliveries.State, run_id: str) -> bool:
-    """Whether GitHub lists a delivery pager answered since the hold began; if not, ask for the probe."""
+def _own_answers(services: Services, waiting: Waiting, state: deliveries.State, run_id: str, *, ask: bool) -> bool:
+    """Whether GitHub lists a delivery pager answered since the hold began; if not, ask for the probe (unless
+    `ask` is False: a redelivery asked for in this minute probes pager's endpoint as well)."""
     page = attempts_of(services.github.list_deliveries(per_page=PER_PAGE).items)
     if answered_since(page, waiting.since):
         return True
     now = services.now()
-    ask = probe_ask(state, now)
-    if ask is not None and probe_minute(now - waiting.since):
-        perform(services, ask, run_id)  # its answer shows on the list by the next minute's check
+    probe = probe_ask(state, now)
+    if ask and probe is not None and probe_minute(now - waiting.since):
+        perform(services, probe, run_id)  # its answer shows on the list by the next minute's check
     return False
 
 
