@@ -273,6 +273,18 @@ def test_with_pagers_endpoint_and_githubs_redeliveries_both_held_one_ask_a_minut
     assert all(sweeps.attempts(g)[-1]["status_code"] == 200 for g in pages) and sweeps.entries() == {}
 
 
+def test_a_hold_of_pagers_endpoint_probed_with_held_events_ends_though_the_oldest_fails_on_its_own(make_sweeps):
+    sweeps = make_sweeps()
+    sweeps.answer = lambda guid, redelivery: 502
+    pages = [sweeps.deliver("issue_comment", "created", 10 + i) for i in range(3)]
+    sweeps.advance(15)
+    assert sweeps.sweep()["recovery"] == "waiting: pager"  # and no passed delivery to probe with
+    sweeps.answer = lambda guid, redelivery: 502 if guid == pages[0] else 200  # fixed, but for one event
+    quarter_hours(sweeps, 60)
+    assert [sweeps.attempts(g)[-1]["status_code"] for g in pages[1:]] == [200, 200]
+    assert sweeps.store.load(SWEEP_KEY, "waiting").data.get("services") in (None, [])
+
+
 def test_a_rate_limits_wait_is_taken_for_an_hour_at_most(sweeps):
     assert noted(None, "github", 0.0, retry_after=4 * 86400) == Waiting(("github",), 0.0, 3600.0)
     down = outage(sweeps)
@@ -444,15 +456,16 @@ def test_what_a_run_read_of_pagers_health_survives_a_table_that_throttles_its_sa
     assert world.store.dump()["alarm#control [entry:pager:answered]"]["state"] == "open"
 
 
-def test_the_probe_asks_for_the_newest_passed_delivery_else_the_oldest_failing_event_and_backs_off():
+def test_the_probe_asks_for_the_newest_passed_delivery_else_each_failing_event_in_turn_and_backs_off():
     from pager.sweep.deliveries import Followed, State
 
     now = 1_800_000_000.0
     state = State(probe=(5, "older", now - 3600))
     assert recovery.probe_ask(state, now).delivery_id == 5
     row = Followed("f", 3, now - 900, "issues", "opened", 1, 1, 3, now - 900, 502, False)
-    gone = State(probe=(5, "older", now - 3 * 86400), followed=(row,))
-    assert recovery.probe_ask(gone, now).guid == "f"
+    newer = Followed("g", 4, now - 800, "issues", "opened", 1, 1, 4, now - 800, 502, False)
+    gone = State(probe=(5, "older", now - 3 * 86400), followed=(newer, row))
+    assert [recovery.probe_ask(gone, now + 60 * m).guid for m in range(4)] == ["f", "g", "f", "g"]
     assert [m for m in range(0, 120) if recovery.probe_minute(m * 60)] == [*range(10), 10, 15, 20, 25, 30, 35, 40, 45,
                                                                           50, 55, 60, 75, 90, 105]
 

@@ -187,12 +187,14 @@ def probe_minute(held_for: float) -> bool:
 
 def probe_ask(state: deliveries.State, now: float) -> Ask | None:
     """What a hold of pager's own endpoint asks for: the newest passed delivery the sweep read, while GitHub
-    keeps it (its attempts are nothing the sweep follows); with none, the oldest followed event (its attempts
-    in the hold do not count)."""
+    keeps it (its attempts are nothing the sweep follows); with none, a followed event, another each minute
+    from the oldest on (one that fails on its own never keeps the hold from ending; its attempts in the hold
+    do not count)."""
     known = passed_probe(state, now)
     if known is not None:
         return known
-    failing = min(state.followed, key=lambda r: r.at, default=None)
+    held = sorted(state.followed, key=lambda r: (r.at, r.guid))
+    failing = held[int(now // 60) % len(held)] if held else None
     return Ask(failing.newest, failing.guid, "probe") if failing is not None else None
 
 
