@@ -201,7 +201,7 @@ class Demo:
                                                     at=c(), run_number=41))
         c.advance(15 * 60)
         self.say("15 minutes later, still red: the minute check posts the alarm anew, with a sound, once; "
-                 "the phone then rests an hour")
+                 "the phone then rests 75 minutes (BUZZ_GAP_MINUTES)")
         self.minute_check()
         self.show_chat()
         c.advance(60)
