@@ -1052,13 +1052,13 @@ def test_the_mute_button_mutes_the_repository_of_its_message(world):
 
 
 @pytest.mark.parametrize("text, said", [
-    ("/mute", "usage: /mute owner/name [30m|8h|2d] (at most 30 days)"),
-    (f"/mute {REPO} soon", "usage: /mute owner/name [30m|8h|2d] (at most 30 days)"),
-    (f"/mute {REPO} 2h soon", "usage: /mute owner/name [30m|8h|2d] (at most 30 days)"),
-    (f"/mute {REPO} 1.5h", "usage: /mute owner/name [30m|8h|2d] (at most 30 days)"),
+    ("/mute", "usage: /mute owner/name [30m|8h|2d|1w|1h30m] (at most 30 days)"),
+    (f"/mute {REPO} soon", "usage: /mute owner/name [30m|8h|2d|1w|1h30m] (at most 30 days)"),
+    (f"/mute {REPO} 2h soon", "usage: /mute owner/name [30m|8h|2d|1w|1h30m] (at most 30 days)"),
+    (f"/mute {REPO} 1.5h", "usage: /mute owner/name [30m|8h|2d|1w|1h30m] (at most 30 days)"),
     ("/mute nobody/nothing", "unknown repository nobody/nothing: pager's app is not installed there"),
     ("/unmute a b", "usage: /unmute owner/name"),
-    ("/mute o/. 2h", "usage: /mute owner/name [30m|8h|2d] (at most 30 days)"),  # "." and ".." name no repository
+    ("/mute o/. 2h", "usage: /mute owner/name [30m|8h|2d|1w|1h30m] (at most 30 days)"),  # "." and ".." name no repository
     ("/unmute o/..", "usage: /unmute owner/name"),
 ])
 def test_a_malformed_command_gets_its_usage_and_an_unknown_repository_is_named(world, text, said):
@@ -1116,7 +1116,7 @@ def test_not_allowed_is_said_again_an_hour_after_it_was_said_to_the_minute(world
 
 def test_a_mute_of_no_time_is_not_a_mute(world):
     world.command(f"/mute {REPO} 0m")
-    assert answer(world) == "usage: /mute owner/name [30m|8h|2d] (at most 30 days)"
+    assert answer(world) == "usage: /mute owner/name [30m|8h|2d|1w|1h30m] (at most 30 days)"
     assert attention_store.mutes(world.services, world.now) == []
 
 

@@ -2,7 +2,7 @@
 
     /status                      what is red now and since when, releases waiting for 🔀 Merge, mutes,
                                  quiet hours, pager's own health (its last sweep, what needs the maintainer)
-    /mute owner/name [duration]  its pages arrive without a sound for a while: 30m, 8h, 2d, 1h30m (default 8 h,
+    /mute owner/name [duration]  its pages arrive without a sound for a while: 30m, 8h, 2d, 1w, 1h30m (default 8 h,
                                  at most 30 days); never lost
     /unmute owner/name           they buzz again
     /help                        these lines
@@ -54,7 +54,7 @@ BOT_COMMANDS: tuple[tuple[str, str], ...] = (
     ("help", "What pager can do here"),
 )
 USAGE = {
-    "mute": "usage: /mute owner/name [30m|8h|2d] (at most 30 days)",
+    "mute": "usage: /mute owner/name [30m|8h|2d|1w|1h30m] (at most 30 days)",
     "unmute": "usage: /unmute owner/name",
 }
 NOT_ALLOWED = "not allowed"
