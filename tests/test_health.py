@@ -421,6 +421,10 @@ def test_a_hold_is_said_after_half_an_hour_naming_what_fails():
     assert health.wanted(health.Health(), None, where, (("telegram",), now - 1799))[health.HELD] is None
     entry = health.wanted(health.Health(), None, where, (("github", "pager"), now - 1800))[health.HELD]
     assert entry["title"].startswith("GitHub has failed pager's calls; pager's own endpoint has failed every delivery since")
+    assert entry["title"].endswith("once it answers (make doctor)")  # pager's own endpoint: doctor checks it
+    other = health.wanted(health.Health(), None, where, (("redelivery",), now - 1800))[health.HELD]
+    assert other["title"].startswith("GitHub has failed to deliver events again since")
+    assert other["title"].endswith("once it answers")  # GitHub's outage: nothing of pager's to check
     assert health.wanted(health.Health(), None, where, (("any",), now - 7200))[health.HELD] is None  # "any" holds nothing
 
 

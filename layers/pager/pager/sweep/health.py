@@ -442,8 +442,9 @@ def _held_entry(held: tuple[tuple[str, ...], float] | None, w: Where) -> dict[st
     if held is None or w.now - held[1] < HELD_SAID_SECONDS:
         return None
     what = "; ".join(HOLDERS[s] for s in held[0] if s in HOLDERS)
+    check = " (make doctor)" if "pager" in held[0] else ""  # pager's own to fix; the others' outages pass
     return {"title": f"{what} since {w.at(held[1])}: nothing is delivered again meanwhile, and what failed comes back "
-                     "once it answers (make doctor)", "url": w.url, "order": ""} if what else None
+                     f"once it answers{check}", "url": w.url, "order": ""} if what else None
 
 
 def _list_entry(unserved: Unserved, w: Where) -> dict[str, Any] | None:
