@@ -80,10 +80,14 @@ def hold_spans(log: list[tuple[float, Waiting | None]], end: float) -> list[tupl
     return spans + ([(since, end)] if since is not None else [])
 
 
+# GitHub failing to take redeliveries for a while (its API answering): from a minute, for so many, with a status
+redelivery_outages = st.none() | st.tuples(st.integers(0, HOUR - 1), st.integers(1, 45), st.sampled_from([502, 503, 429]))
+
+
 @hypothesis_settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                                              HealthCheck.function_scoped_fixture])
-@given(st.lists(events(), max_size=24), settings())
-def test_the_sweep_keeps_its_promises_over_generated_histories(private_key_pem, history, limits):
+@given(st.lists(events(), max_size=24), settings(), redelivery_outages)
+def test_the_sweep_keeps_its_promises_over_generated_histories(private_key_pem, history, limits, redelivery_outage):
     world = Sweeps(World(private_key_pem, start=1_800_000_000 // 60 * 60, **limits))
     answers: dict[str, list[int]] = {}
     over = {"yes": False}
@@ -110,6 +114,10 @@ def test_the_sweep_keeps_its_promises_over_generated_histories(private_key_pem, 
             for guid, event in guids.items():
                 if event.by_hand == minute:
                     world.redeliver_by_hand(guid)
+            if redelivery_outage and minute == redelivery_outage[0]:
+                refusing = world.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", redelivery_outage[2], count=10**9)
+            if redelivery_outage and minute == sum(redelivery_outage[:2]):
+                world.world.faults.rules.remove(refusing)
             start = world.now
             summary = world.sweep(f"run-{minute}") if minute % 15 == 14 else world.check()
             assert summary.get("calls_used", 0) <= limits["sweep_call_budget"] + 2  # the alarm's send anew, a 429's retry
@@ -149,6 +157,7 @@ def test_the_sweep_keeps_its_promises_over_generated_histories(private_key_pem, 
     assert State.from_data(state.to_data()) == state
     hypothesis.event(f"asked again: {'some' if any(a.why == 'redelivery' for a in asked) else 'none'}")
     hypothesis.event(f"held: {'yes' if holds else 'no'}")
+    hypothesis.event(f"GitHub failed redeliveries: {'yes' if redelivery_outage else 'no'}")
     hypothesis.event(f"named: {'some' if named else 'none'}")
     hypothesis.event(f"no answers: {'some' if any(0 in e.answers for e in history) else 'none'}")
 
