@@ -113,7 +113,9 @@ def test_release_history_in_any_order(private_key_pem, h):
     def check_now(where, ok=True):
         nonlocal buzzes_seen
         shown = release_messages(world)
-        if ok:  # a step that failed midway (a repost sent, its old message not yet deleted) is delivered again
+        # A step that failed midway (a repost sent, its old message not yet deleted) is delivered again, and
+        # deletes it then at the latest (a delivery pager ignores meanwhile, a suite that failed, does not)
+        if ok and all(s == 200 for s in status_of.values()):
             assert len(shown) <= 1, (where, shown)
         record = world.store.dump().get(KEY, {})
         for _, s in shown.items():
