@@ -76,6 +76,15 @@ def test_quiet_hours_wrap_midnight_on_the_maintainers_clock():
     assert autumn is not None and autumn[1] - autumn[0] == 10 * 3600
 
 
+def test_quiet_hours_ending_at_a_time_the_clock_skips_end_when_it_jumps_past_it():
+    berlin = ZoneInfo("Europe/Berlin")  # 28 March 2027: 02:00 CET is 03:00 CEST, 02:30 never shows
+    quiet = QuietHours.parse("22:00-02:30", berlin)
+    jump = datetime(2027, 3, 28, 1, 0, tzinfo=UTC).timestamp()
+    assert quiet.period(jump - 60) == (datetime(2027, 3, 27, 21, 0, tzinfo=UTC).timestamp(), jump)
+    assert quiet.period(jump) is None  # 03:00 CEST: past 02:30, no longer quiet (it said 03:30 before)
+    assert QuietHours.parse("02:30-07:00", berlin).period(jump)[0] == jump  # and quiet from the jump on
+
+
 @pytest.mark.parametrize("value", ["22-07", "25:00-07:00", "22:00-22:00", "22:00 to 07:00"])
 def test_quiet_hours_that_are_no_hours_are_refused(value):
     with pytest.raises(ValueError):

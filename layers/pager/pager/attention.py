@@ -189,9 +189,8 @@ class QuietHours:
 
     def _period(self, day: date) -> tuple[float, float]:
         """The quiet period that starts on `day` (local), as epoch seconds."""
-        begin = datetime.combine(day, self.start, tzinfo=self.zone)
-        until = datetime.combine(day if self.end > self.start else day + timedelta(days=1), self.end, tzinfo=self.zone)
-        return begin.timestamp(), until.timestamp()
+        return (_moment(day, self.start, self.zone),
+                _moment(day if self.end > self.start else day + timedelta(days=1), self.end, self.zone))
 
     def _periods(self, now: float) -> list[tuple[float, float]]:
         today = datetime.fromtimestamp(now, tz=self.zone).date()
@@ -203,6 +202,21 @@ class QuietHours:
 
     def next_start(self, now: float) -> float:
         return min(s for s, _ in self._periods(now) if s > now)
+
+
+def _moment(day: date, at: time, zone: tzinfo) -> float:
+    """When the clock in `zone` shows `at` on `day` (the first time, on the night the clocks go back); a time
+    the clock skips (the night they go forward) comes when the clock jumps past it."""
+    shown = datetime.combine(day, at, tzinfo=zone)
+    late, early = shown.timestamp(), shown.replace(fold=1).timestamp()
+    if early >= late:  # a time the clock shows (once, or twice: the first)
+        return late
+    after = shown.replace(fold=1).utcoffset()  # skipped: the jump lies between the two readings (whole seconds)
+    before, jumped = int(early), int(late)
+    while jumped - before > 1:  # halved each time, to the second of the jump
+        middle = (before + jumped) // 2
+        before, jumped = (before, middle) if datetime.fromtimestamp(middle, zone).utcoffset() == after else (middle, jumped)
+    return float(jumped)
 
 
 # -- an alarm's grace ---------------------------------------------------------------------------------------
