@@ -44,7 +44,7 @@ from pager.admin.deployment import (
 )
 from pager.admin.doctor import DeliveryCount, count_deliveries
 from pager.admin.form import ManifestForm
-from pager.admin.setup import WORKFLOWS_QUESTION, Options, State, allowed_users, chats_in, todo
+from pager.admin.setup import STEPS, WORKFLOWS_QUESTION, Options, State, allowed_users, chats_in
 from pager.cli import Context, main
 from pager.commands import BOT_COMMANDS
 from pager.dynamo import create_table
@@ -1271,6 +1271,11 @@ def test_the_settings_the_commands_read_are_the_settings_pages():
     names = set(re.findall(r"^\| `([A-Z_]+)`", section, re.MULTILINE))
     names |= {"GITHUB_API_URL", "TELEGRAM_API_URL", "SWEEP_FAILURE_PAGES", "SWEEP_ALL_PAGES"}  # two to a row
     assert set(SETTING_NAMES) == names
+
+
+def todo(state: State, options: Options) -> list[str]:
+    """The steps a run of setup would take, in order, from what it gathered (as `run_setup` walks STEPS)."""
+    return [name for name, done, _ in STEPS if not done(state, options)]
 
 
 def _state(tmp_path: Path, **values: Any) -> State:

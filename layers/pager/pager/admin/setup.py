@@ -232,11 +232,6 @@ def message_done(state: State, wanted: bool) -> str:
     return "no test message: nothing changed where the pager writes (--test-message sends one)"
 
 
-def todo(state: State, options: Options) -> list[str]:
-    """The steps still to do, in order: the decision of a run, from what it gathered."""
-    return [name for name, done, _ in STEPS if not done(state, options)]
-
-
 def run_setup(target: Target, tools: Tools, options: Options) -> int:
     console = tools.console
     console.line(f"pager setup: {target.describe()}")
