@@ -293,9 +293,9 @@ class Summary:
 
     @property
     def period(self) -> str:
-        """Its first line up to the counts: "🌅 Quiet hours are over (22:00–07:00)" or "📬 Without a sound since
-        10:02". Within the simulation's day no two periods start in the same minute (no rest starts inside quiet hours, where a
-        fall-back repeats an hour)."""
+        """Its first line up to the counts: "🌅 Quiet hours are over (22:00–07:00)" or "📬 Without a sound
+        since 10:02". Within the simulation's day no two periods start in the same minute (no rest starts
+        inside quiet hours, where a fall-back repeats an hour)."""
         return self.text.split("\n", 1)[0].split(": ", 1)[0]
 
     @property

@@ -285,6 +285,19 @@ def test_a_hold_of_pagers_endpoint_probed_with_held_events_ends_though_the_oldes
     assert sweeps.store.load(SWEEP_KEY, "waiting").data.get("services") in (None, [])
 
 
+def test_both_holds_probed_with_held_events_end_though_the_oldest_fails_on_its_own(make_sweeps):
+    sweeps = make_sweeps()
+    sweeps.answer = lambda guid, redelivery: 502
+    pages = [sweeps.deliver("issue_comment", "created", 10 + i) for i in range(3)]
+    sweeps.advance(15)
+    assert sweeps.sweep()["recovery"] == "waiting: pager"
+    note(sweeps.services, "redelivery")
+    sweeps.answer = lambda guid, redelivery: 502 if guid == pages[0] else 200  # fixed, but for one event
+    quarter_hours(sweeps, 60)
+    assert [sweeps.attempts(g)[-1]["status_code"] for g in pages[1:]] == [200, 200]
+    assert sweeps.store.load(SWEEP_KEY, "waiting").data.get("services") in (None, [])
+
+
 def test_a_rate_limits_wait_is_taken_for_an_hour_at_most(sweeps):
     assert noted(None, "github", 0.0, retry_after=4 * 86400) == Waiting(("github",), 0.0, 3600.0)
     down = outage(sweeps)

@@ -146,8 +146,8 @@ def _takes_redeliveries(services: Services, waiting: Waiting, state: deliveries.
                         made: list[Done]) -> bool:
     """Whether GitHub takes a redelivery again, at the probe's minutes (`probe_minute`; a scheduled run's every
     quarter hour): what failed is what is tried, the newest passed delivery asked for once more (never the
-    installation read, which says nothing of redeliveries). With none, or one GitHub refuses, the oldest
-    followed event is the probe: its ask is the event's own (so it is never asked twice: `asked`)."""
+    installation read, which says nothing of redeliveries). With none, or one GitHub refuses, a held event is
+    the probe (`held_in_turn`): its ask is the event's own (so it is never asked twice: `asked`)."""
     now = services.now()
     if check and not probe_minute(now - waiting.since):
         return False
@@ -156,7 +156,7 @@ def _takes_redeliveries(services: Services, waiting: Waiting, state: deliveries.
     made += [done] if done is not None else []
     if done is not None and done.fate != REFUSED:
         return not done.github
-    followed = min(state.followed, key=lambda r: r.at, default=None)
+    followed = held_in_turn(state, now)
     if followed is None:
         return True  # nothing held to deliver again: nothing to lose
     done = perform(services, Ask(followed.newest, followed.guid, FOLLOWED_PROBE), run_id)
@@ -193,9 +193,15 @@ def probe_ask(state: deliveries.State, now: float) -> Ask | None:
     known = passed_probe(state, now)
     if known is not None:
         return known
-    held = sorted(state.followed, key=lambda r: (r.at, r.guid))
-    failing = held[int(now // 60) % len(held)] if held else None
+    failing = held_in_turn(state, now)
     return Ask(failing.newest, failing.guid, "probe") if failing is not None else None
+
+
+def held_in_turn(state: deliveries.State, now: float) -> deliveries.Followed | None:
+    """A followed event to probe with, another each minute from the oldest on: one that fails on its own
+    never keeps a hold from ending."""
+    held = sorted(state.followed, key=lambda r: (r.at, r.guid))
+    return held[int(now // 60) % len(held)] if held else None
 
 
 def passed_probe(state: deliveries.State, now: float) -> Ask | None:

@@ -610,8 +610,7 @@ def _job_after(job: health.Job | None, after: health.Job | None, failed: set[str
 def _github_failed(done: list[Done], now: float, since: float | None = None) -> Waiting | None:
     """GitHub failed to take a redelivery (a 5xx, no answer, its rate limit): what waits for it, so that the
     check probes it (by asking for one) and runs the sweep once GitHub takes it (after a rate limit, no
-    sooner than GitHub said). An
-    ask the run had no call or no time left for says nothing of GitHub."""
+    sooner than GitHub said). An ask the run had no call or no time left for says nothing of GitHub."""
     failed = [d for d in done if isinstance(d.effect, Ask) and d.github]
     if not failed:
         return None
