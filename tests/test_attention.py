@@ -1202,7 +1202,7 @@ def test_status_says_what_is_red_since_when_what_waits_for_merge_the_mutes_and_p
     assert lines[2].startswith(f'🚨 <a href="https://github.com/{REPO}/actions">{REPO}</a> since 08:00: test run #163 failed')
     assert any(line.startswith("🔀 ready to merge: ") and f"{REPO}#2" in line for line in lines)
     assert any(line.startswith(f"🔕 {REPO} muted until 11:00") for line in lines)
-    assert lines[-1] == "🌙 no quiet hours: everything that needs you buzzes day and night (QUIET_HOURS sets some)"
+    assert lines[-1] == "🌙 no quiet hours: what needs you buzzes day and night (the QuietHours setting, such as 22:00-07:00, sets some)"
     assert not shown(world)[-1].notified  # an answer: the person is looking at the chat
 
 

@@ -327,13 +327,14 @@ def render_status(s: Status, settings: Any, now: float, red_count: int) -> str:
     lines = [f"📋 pager at {local_time(now, zone, now)}: " + (plural(red_count, "repository", "repositories") + " red"
                                                               if red_count else "nothing is red"),
              _health_line(s, zone, now)]
-    lines += (_quiet_lines(settings, now) if settings.quiet else []) + _rest_lines(s, settings, now)
+    quiet = _quiet_lines(settings, now)  # with none set, said last: the least a person needs to read
+    lines += (quiet if settings.quiet else []) + _rest_lines(s, settings, now)
     lines += [_red_line(red, entries, zone, now) + (f" · {alarm.fix_said(s.fixes[red.ref], zone, now, s.actions)}"
                                                    if red.ref in s.fixes else "")
               for red, entries in s.red[:LISTED]] + _more(red_count, "red")
     lines += [_ready_line(pull) for pull in s.ready[:LISTED]] + _more(len(s.ready), "ready to merge")
     lines += [_muted_line(muted, zone, now) for muted in s.mutes[:LISTED]] + _more(len(s.mutes), "muted")
-    return "\n".join(lines + ([] if settings.quiet else _quiet_lines(settings, now)))  # none: said last
+    return "\n".join(lines + ([] if settings.quiet else quiet))
 
 
 def _health_line(s: Status, zone: tzinfo, now: float) -> str:
@@ -353,7 +354,7 @@ def _quiet_lines(settings: Any, now: float) -> list[str]:
     """Quiet hours: now until when, or when they next begin; or that there are none (and how to have some)."""
     quiet = settings.quiet
     if quiet is None:
-        return ["🌙 no quiet hours: everything that needs you buzzes day and night (QUIET_HOURS sets some)"]
+        return ["🌙 no quiet hours: what needs you buzzes day and night (the QuietHours setting, such as 22:00-07:00, sets some)"]
     zone: tzinfo = settings.zone
     period = quiet.period(now)
     when = (f"now, until {local_time(period[1], zone, now)}" if period
