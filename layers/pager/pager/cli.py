@@ -216,7 +216,8 @@ def deployed(args: argparse.Namespace, context: Context) -> tuple[str, str]:
 
 
 NO_REGION = ("no AWS region for the stack {name}: `make deploy` saves the one you choose in samconfig.local.toml; "
-             "else set AWS_REGION in the environment (`AWS_REGION=eu-central-1 make remove`), or give pager --region")
+             "else set AWS_REGION in the environment (`AWS_REGION=eu-central-1 make remove`, or logs, outputs), "
+             "or give pager --region")
 
 
 def where(args: argparse.Namespace, context: Context, console: Any) -> int:
