@@ -20,7 +20,17 @@ from pager.errors import Transient
 from pager.signals import alarm
 from pager.signals import due as due_signals
 from pager.sweep.run import check
-from pager_world.cases import issue_closed, issue_comment_by, issue_opened, live_pull, pull, run, suite_passed
+from pager_world.cases import (
+    FIX_RUN_URL,
+    fix_run,
+    issue_closed,
+    issue_comment_by,
+    issue_opened,
+    live_pull,
+    pull,
+    run,
+    suite_passed,
+)
 from pager_world.matrix import Scenario, failure_matrix
 from pager_world.world import ALLOWED_USER, CHAT_ID, CONTROL, EXAMPLE_ALARM, REPO, REPO_ID
 
@@ -1239,6 +1249,10 @@ def test_status_says_a_fix_under_way(world):
     world.command("/status")
     [red] = [line for line in answer(world).splitlines() if line.startswith("🚨")]
     assert "test run #163 failed · 🛠 fix started Fri 08:02 by Maintainer (" in red
+    world.deliver("workflow_run", fix_run())  # GitHub lists the fix's run: /status links it too
+    world.command("/status")
+    [red] = [line for line in answer(world).splitlines() if line.startswith("🚨")]
+    assert red.endswith(f'🛠 fix started Fri 08:02 by Maintainer (<a href="{FIX_RUN_URL}">its run</a>)')
 
 
 def test_status_with_nothing_red_says_so_and_names_quiet_hours(make_world):

@@ -30,6 +30,7 @@ from pager_world.cases import (
     alarmed,
     alert,
     delivery_entry,
+    fix_run,
     issue_closed,
     issue_opened,
     live_pull,
@@ -46,6 +47,7 @@ from pager_world.cases import (
 )
 from pager_world.faults import Faults
 from pager_world.matrix import Scenario, failure_matrix
+from pager_world.payloads import payload
 from pager_world.store import DynamoDump, FaultyDynamoClient
 from pager_world.world import ALLOWED_USER, CHAT_ID, CONTROL_ALARM, EXAMPLE_ALARM, World
 
@@ -181,6 +183,11 @@ CASES = [
     Case("sweep entry", set(), nothing,
          lambda h: update_alarm(h.services, CONTROL_ALARM, opened={"delivery:g1": delivery_entry("g1")}, closed=[])),
     Case("start fix", set(), alarmed, press("🛠")),
+    Case("fix run started", {("workflow_run", "requested")}, lambda h: (alarmed(h), h.press("🛠")),
+         deliver("workflow_run", fix_run())),
+    Case("fix run started before the fix", {("workflow_run", "requested")}, lambda h: (alarmed(h), h.press("🛠")),
+         deliver("workflow_run", fix_run(created_at="2027-01-15T07:59:00Z"))),
+    Case("another run started", {("workflow_run", "requested")}, alarmed, deliver("workflow_run", payload("workflow_run", "requested"))),
     Case("mute pressed", set(), alarmed, press("🔕")),
     Case("a command", set(), nothing, command("/mute Codertocat/Hello-World 2h")),
     Case("alarm come due", set(), lambda h: (alarmed(h), h.advance(16)),
@@ -247,7 +254,7 @@ def dynamo_world(make_world, monkeypatch):
         yield lambda **overrides: make_world(store=store_for, **overrides)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.name in {"issue opened", "run failed", "release suite passed", "merge pressed"}],
+@pytest.mark.parametrize("case", [c for c in CASES if c.name in {"issue opened", "run failed", "fix run started", "release suite passed", "merge pressed"}],
                          ids=lambda c: c.name)
 def test_on_dynamodb_a_signal_applied_twice_leaves_the_same_state_and_side_effects_as_once(dynamo_world, case):
     _twice(dynamo_world(), case)

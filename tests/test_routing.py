@@ -30,7 +30,7 @@ def test_check_suite_completed_runs_the_alarm_then_the_release_and_an_unknown_ac
 
     assert handlers("check_suite", "completed") == (alarm.check_suite, release.check_suite)
     assert handlers("issues", "labeled") == () and handlers("push", None) == ()
-    assert acts_on("issues", "opened") and not acts_on("workflow_run", "requested")
+    assert acts_on("issues", "opened") and not acts_on("workflow_run", "in_progress")
 
 
 def test_the_table_is_complete_whatever_is_imported_first():

@@ -17,8 +17,9 @@ import pytest
 from pager.errors import Transient
 from pager.signals import alarm
 from pager.signals.alarm import decide_entry, render, update_alarm
-from pager_world.cases import alert, delivery_entry, run, suite
+from pager_world.cases import FIX_RUN_URL, alert, delivery_entry, fix_run, run, suite
 from pager_world.matrix import Scenario, delivering, failure_matrix
+from pager_world.payloads import payload
 from pager_world.world import CONTROL, CONTROL_ALARM, REPO, REPO_ID
 
 KEY = f"alarm#{REPO_ID}"
@@ -294,6 +295,69 @@ def test_a_fix_belongs_to_its_alarm_and_the_next_alarm_offers_a_new_one(world):
     assert len(world.hub.dispatches) == 2
 
 
+def fixing(world) -> None:
+    """A failing run, and 🛠 pressed in the chat two minutes later (08:02)."""
+    world.deliver("workflow_run", run("failure"))
+    world.advance(2)
+    assert world.press("🛠")[1]["outcome"] == "🛠 fix started"
+
+
+def test_the_fix_links_the_control_repositorys_actions_until_its_run_starts_and_then_the_run_itself(world):
+    fixing(world)
+    actions = f'<a href="https://github.com/{CONTROL}/actions?query=event%3Arepository_dispatch">its run</a>'
+    assert f"🛠 fix started Fri 08:02 by Maintainer ({actions})" in only_message(world)[1][0]
+    assert world.deliver("workflow_run", fix_run())[1]["outcome"] == "fix run linked"
+    text, buttons = only_message(world)[1]
+    assert f'🛠 fix started Fri 08:02 by Maintainer (<a href="{FIX_RUN_URL}">its run</a>)' in text
+    assert "repository_dispatch" not in text and buttons == (("🔕 Mute for 8 h",),)
+    assert len(world.chat.sent) == 1  # an edit, silent: the person who pressed knows
+
+
+def test_a_fix_runs_start_delivered_twice_links_it_once_and_a_second_run_changes_nothing(world):
+    fixing(world)
+    world.deliver("workflow_run", fix_run())
+    effects, records = world.effects(), world.store.dump()
+    assert world.deliver("workflow_run", fix_run())[1]["outcome"] == "the fix's run is linked already"
+    other = fix_run(created_at="2027-01-15T08:03:00Z", url=f"https://github.com/{CONTROL}/actions/runs/4242002")
+    assert world.deliver("workflow_run", other)[1]["outcome"] == "the fix's run is linked already"
+    assert (world.effects(), world.store.dump()) == (effects, records)
+
+
+def test_a_run_from_before_the_fix_delivered_late_links_nothing(world):
+    fixing(world)
+    before = world.effects()
+    late = fix_run(created_at="2027-01-15T08:01:00Z", url=f"https://github.com/{CONTROL}/actions/runs/4241999")
+    assert world.deliver("workflow_run", late)[1]["outcome"] == "stale: a run from before the fix"
+    assert world.effects() == before and "event%3Arepository_dispatch" in only_message(world)[1][0]
+    world.deliver("workflow_run", fix_run())  # the fix's own run still links
+    assert FIX_RUN_URL in only_message(world)[1][0]
+
+
+def test_a_fix_runs_start_delivered_after_its_end_keeps_the_end(world):
+    fixing(world)
+    world.advance(9)
+    ended = fix_run("completed", created_at="2027-01-15T08:02:05Z", **{
+        "workflow_run.conclusion": "failure", "workflow_run.updated_at": "2027-01-15T08:11:00Z"})
+    assert world.deliver("workflow_run", ended)[1]["outcome"] == "fix ended"
+    shown = only_message(world)[1]
+    assert world.deliver("workflow_run", fix_run())[1]["outcome"] == "the fix's run ended already"
+    assert only_message(world)[1] == shown and f'failed Fri 08:11 (<a href="{FIX_RUN_URL}">its run</a>)' in shown[0]
+
+
+def test_a_run_that_is_not_a_pager_fix_run_is_ignored_without_a_read(world):
+    fixing(world)
+    others = [
+        payload("workflow_run", "requested"),  # a run of a repository of the fleet
+        fix_run(**{"workflow_run.event": "push", "workflow_run.display_title": "CI"}),  # the control repository's own CI
+        fix_run(**{"repository.full_name": "someone/else"}),  # a run so named in another repository
+    ]
+    for body in others:
+        since = len(world.faults.log)
+        assert world.deliver("workflow_run", body)[1]["outcome"] == "ignored: not a pager-fix run of the control repository"
+        assert world.faults.log[since:] == []  # neither the table nor GitHub nor Telegram
+    assert "event%3Arepository_dispatch" in only_message(world)[1][0]
+
+
 # -- racing ----------------------------------------------------------------------------------------
 
 
@@ -422,6 +486,8 @@ def _sweeping(opened, closed):
             lambda h: None,
             delivering("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"})),
         ),
+        Scenario("a fix's run started", lambda h: (h.deliver("workflow_run", run("failure")), h.press("🛠")),
+                 delivering("workflow_run", fix_run())),
         Scenario("sweep opens a delivery entry", lambda h: None, _sweeping({"delivery:g1": delivery_entry("g1")}, [])),
         Scenario(
             "sweep closes a delivery entry",
@@ -514,3 +580,4 @@ def test_a_pass_whose_all_clear_failed_to_show_is_shown_by_a_newer_pass_that_ove
     [(text, buttons)] = world.chat.view().values()
     assert text.startswith("✅ ") and "green again" in text and buttons is None
     assert world.pending_claims() == []
+

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .payloads import payload
-from .world import REPO, World
+from .payloads import payload, repository
+from .world import CONTROL, REPO, World
 
 # -- contributions ---------------------------------------------------------------------------------------
 
@@ -57,6 +57,34 @@ def run(conclusion: str, *, workflow_id: int = 2823525, number: int = 163, attem
             "workflow_run.head_branch": branch,
             "workflow_run.head_repository.full_name": REPO,
             "workflow_run.html_url": f"https://github.com/{REPO}/actions/runs/{workflow_id}{number}{attempt}",
+            **changes,
+        },
+    )
+
+
+FIX_RUN_URL = f"https://github.com/{CONTROL}/actions/runs/4242001"
+
+
+def fix_run(action: str = "requested", *, created_at: str = "2027-01-15T08:02:05Z", url: str = FIX_RUN_URL,
+            **changes: Any) -> dict[str, Any]:
+    """A run of the control repository's pager-fix workflow, started by a `repository_dispatch` for the examples'
+    repository and named as examples/workflows/pager-fix.yml names it (run-name "pager-fix owner/name"):
+    `requested` when GitHub creates it (GitHub's example payload is such a dispatched run)."""
+    return payload(
+        "workflow_run",
+        action,
+        repository=repository(CONTROL, 4242),
+        **{
+            "workflow.name": "pager-fix",
+            "workflow_run.name": "pager-fix",
+            "workflow_run.event": "repository_dispatch",
+            "workflow_run.display_title": f"pager-fix {REPO}",
+            "workflow_run.head_branch": "main",
+            "workflow_run.head_repository.full_name": CONTROL,
+            "workflow_run.html_url": url,
+            "workflow_run.created_at": created_at,
+            "workflow_run.run_started_at": created_at,
+            "workflow_run.updated_at": created_at,
             **changes,
         },
     )

@@ -2,7 +2,8 @@
 
     contribution   outside contributions: one message, one pager-draft dispatch; closed or answered edits it,
                    reopened shows it open again; an edit by its author is a silent reply in its thread
-    alarm          one message per repository with its failing entries; 🛠 Start fix; `update_alarm` for the sweep
+    alarm          one message per repository with its failing entries; 🛠 Start fix, its run linked once it
+                   starts and said when it ends; `update_alarm` for the sweep
     release        release pull requests: one message, 🔀 Merge once ready, the merge and its tag recorded once
 
 Each handler reads its payload, gathers what it must read from GitHub first (if anything), and hands
@@ -46,6 +47,7 @@ SIGNALS: Mapping[tuple[str, str], tuple[Handler, ...]] = {
     ("pull_request", "edited"): (contribution.edited, release.pull_request),
     ("pull_request", "closed"): (contribution.closed, release.closed),
     # the alarm of the default branch, and a release's checks
+    ("workflow_run", "requested"): (alarm.fix_started,),  # the control repository's pager-fix run: its link
     ("workflow_run", "completed"): (alarm.workflow_run,),
     ("check_suite", "completed"): (alarm.check_suite, release.check_suite),
     ("code_scanning_alert", "created"): (alarm.code_scanning,),

@@ -26,7 +26,8 @@ like any other repository's):
                                    says all clear; repository, branch: as GitHub called them last;
                                    since: when it went red; announced: {entry: its opening} of the
                                    openings that buzzed (pager.attention); seen: what was red meanwhile,
-                                   for the all clear; fix: 🛠's dispatch {at, by, entries}, while it holds;
+                                   for the all clear; fix: 🛠's dispatch {at, by, entries}, while it holds, with
+                                   its run's link once GitHub lists the run (run) and how it ended (ended);
                                    retired: messages a repost left, still to delete
     one item per entry             `entry:<key>` = {state: open or closed, title, url, order, rank, at}
 
@@ -491,14 +492,16 @@ def seen_after(seen: Any, entries: Mapping[str, Mapping[str, Any]]) -> dict[str,
 
 
 def fix_said(fix: Mapping[str, Any], zone: tzinfo, now: float, actions: str = "") -> str:
-    """What an alarm says of the fix 🛠 started: by whom and when, or how its run ended, with a link to it."""
+    """What an alarm says of the fix 🛠 started: by whom and when, or how its run ended, with a link to it (to
+    the control repository's Actions, `actions`, until GitHub lists the run)."""
     by = f" by {escape(str(fix['by']))}" if fix.get("by") else ""
     ended = fix.get("ended")
     if isinstance(ended, Mapping):
         how = ENDED.get(str(ended.get("conclusion")), f"ended: {escape(str(ended.get('conclusion')))}")
         run = f" ({link(str(ended['url']), 'its run')})" if ended.get("url") else ""
         return f"🛠 the fix{by} {how} {stamp(float(ended.get('at') or now), zone)}{run}"
-    run = f" ({link(actions, 'its run')})" if actions else ""
+    where = str(fix.get("run") or actions)  # the run itself once GitHub lists it, else where it will be
+    run = f" ({link(where, 'its run')})" if where else ""
     return f"🛠 fix started {stamp(float(fix['at']), zone)}{by}{run}"
 
 
@@ -910,10 +913,56 @@ def fixed_repository(payload: Mapping[str, Any], control_repository: str) -> str
     return title[len(FIX_RUN_NAME):].strip()
 
 
+def _red_alarm(services: Services, repository: str) -> attention_store.Red | None:
+    """The red alarm of a repository named as a pager-fix run names it (None: it is not red)."""
+    return next((r for r in attention_store.index(services).red if r.repository.lower() == repository.lower()), None)
+
+
+def fix_started(delivery: Delivery, services: Services) -> str:
+    """workflow_run.requested: a run of the control repository's pager-fix workflow (as `fixed_repository` tells)
+    started for a red alarm's fix. GitHub lists a run, and sends `requested` with its `html_url`, from when it
+    is created (GitHub's "Webhook events and payloads", workflow_run): the message's "its run" then links the
+    run itself instead of the control repository's Actions. Any other run is ignored at once, without a read."""
+    fixed = fixed_repository(delivery.payload, services.settings.control_repository)
+    if not fixed:
+        return "ignored: not a pager-fix run of the control repository"
+    run = delivery.payload.get("workflow_run")
+    url = text(field(run, "html_url"))
+    if not url:
+        return "ignored: a pager-fix run without its link"
+    red = _red_alarm(services, fixed)
+    if red is None:
+        return f"the fix of {fixed} started; its alarm is not red"
+    started = {"url": url, "at": parse_iso(field(run, "created_at")) or services.now()}
+    settled = settle(services, alarm_key(red.ref), decide_fix_run(started))
+    if field(settled.after, "fix", "run"):  # also when linked before: that delivery's render may have failed
+        render_now(services, Alarm(red.ref, red.repository, red.branch))
+    return settled.outcome
+
+
+def decide_fix_run(started: Mapping[str, Any]):
+    """Record the link of the fix's run, once: the first run created since 🛠 was pressed (a run created
+    before the fix, a second delivery, or a run of a fix that ended, changes nothing)."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        fix = data.get("fix")
+        if not isinstance(fix, Mapping):
+            return Step("no fix under way")
+        if fix.get("ended"):
+            return Step("the fix's run ended already")
+        if fix.get("run"):
+            return Step("the fix's run is linked already")
+        if float(started.get("at") or now) < float(fix.get("at") or 0):
+            return Step("stale: a run from before the fix")
+        return Step("fix run linked", data={**data, "fix": {**fix, "run": str(started["url"])}})
+
+    return decide
+
+
 def fix_ended(services: Services, repository: str, payload: Mapping[str, Any]) -> str:
     """The red alarm of `repository` says its fix's run ended (its conclusion and link), and offers 🛠 again."""
     run = payload.get("workflow_run")
-    red = next((r for r in attention_store.index(services).red if r.repository.lower() == repository.lower()), None)
+    red = _red_alarm(services, repository)
     if red is None:
         return f"the fix of {repository} ended; its alarm is not red"
     ended = {"conclusion": text(field(run, "conclusion")), "url": text(field(run, "html_url")),
