@@ -22,6 +22,7 @@ from pager.signals import due as due_signals
 from pager.sweep.run import check
 from pager_world.cases import (
     FIX_RUN_URL,
+    alert,
     fix_run,
     issue_closed,
     issue_comment_by,
@@ -29,9 +30,11 @@ from pager_world.cases import (
     live_pull,
     pull,
     run,
+    suite,
     suite_passed,
 )
 from pager_world.matrix import Scenario, failure_matrix
+from pager_world.payloads import example
 from pager_world.world import ALLOWED_USER, CHAT_ID, CONTROL, EXAMPLE_ALARM, REPO, REPO_ID
 
 MINUTE = 60.0
@@ -1209,7 +1212,9 @@ def test_status_says_what_is_red_since_when_what_waits_for_merge_the_mutes_and_p
     lines = answer(world).splitlines()
     assert lines[0] == "📋 pager at 08:05: 1 repository red"
     assert lines[1] == "⚙️ pager: no sweep has run yet; all well"
-    assert lines[2].startswith(f'🚨 <a href="https://github.com/{REPO}/actions">{REPO}</a> since 08:00: test run #163 failed')
+    # the repository links the failing run itself
+    assert lines[2].startswith(f'🚨 <a href="https://github.com/{REPO}/actions/runs/28235251631">{REPO}</a> since 08:00: '
+                               'test run #163 failed')
     assert any(line.startswith("🔀 ready to merge: ") and f"{REPO}#2" in line for line in lines)
     assert any(line.startswith(f"🔕 {REPO} muted until 11:00") for line in lines)
     assert lines[-1] == "🌙 no quiet hours: what needs you buzzes day and night (the QuietHours setting, such as 22:00-07:00, sets some)"
@@ -1253,6 +1258,16 @@ def test_status_says_a_fix_under_way(world):
     world.command("/status")
     [red] = [line for line in answer(world).splitlines() if line.startswith("🚨")]
     assert red.endswith(f'🛠 fix started Fri 08:02 by Maintainer (<a href="{FIX_RUN_URL}">its run</a>)')
+
+
+def test_status_links_a_red_repository_to_its_most_important_failure(world):
+    world.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"}))
+    world.deliver("check_suite", suite("failure"))  # another app's checks rank above an alert
+    world.command("/status")
+    [red] = [line for line in answer(world).splitlines() if line.startswith("🚨")]
+    sha = example("check_suite", "completed")["check_suite"]["head_sha"]
+    assert red.startswith(f'🚨 <a href="https://github.com/{REPO}/commit/{sha}/checks">{REPO}</a> since 08:00: ')
+    assert red.endswith(", and 1 more")
 
 
 def test_status_with_nothing_red_says_so_and_names_quiet_hours(make_world):

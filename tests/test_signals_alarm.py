@@ -581,3 +581,13 @@ def test_a_pass_whose_all_clear_failed_to_show_is_shown_by_a_newer_pass_that_ove
     assert text.startswith("✅ ") and "green again" in text and buttons is None
     assert world.pending_claims() == []
 
+
+def test_what_fails_most_is_linked_by_its_own_page_else_by_the_repositorys_actions():
+    entries = {
+        "code-scanning:3": {"url": f"https://github.com/{REPO}/security/code-scanning/3", "rank": 3, "at": 30.0},
+        "workflow:1": {"url": f"https://github.com/{REPO}/actions/runs/11", "rank": 0, "at": 10.0},
+        "workflow:2": {"url": f"https://github.com/{REPO}/actions/runs/22", "rank": 0, "at": 20.0},
+    }
+    assert alarm.failing_url(entries, REPO) == f"https://github.com/{REPO}/actions/runs/22"  # CI first, the newest first
+    assert alarm.failing_url({"workflow:1": {"title": "no link", "rank": 0}}, REPO) == f"https://github.com/{REPO}/actions"
+    assert alarm.failing_url({}, REPO) == f"https://github.com/{REPO}/actions"

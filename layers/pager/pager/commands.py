@@ -372,11 +372,12 @@ def _rest_lines(s: Status, settings: Any, now: float) -> list[str]:
 
 
 def _red_line(red: attention_store.Red, entries: Mapping[str, Mapping[str, Any]], zone: tzinfo, now: float) -> str:
-    """A red alarm: its repository's actions, since when, and its most important open entry (with how many more)."""
+    """A red alarm: its repository, linked to what fails most (`alarm.failing_url`), since when, and its most
+    important open entry (with how many more)."""
     top = alarm.by_importance(entries)[0] if entries else ""
     what = f": {escape(str(entries[top].get('title') or top)[:200])}" if top else ""
     more = f", and {len(entries) - 1} more" if len(entries) > 1 else ""
-    return (f"🚨 {link(f'https://github.com/{red.repository}/actions', red.repository)} since "
+    return (f"🚨 {link(alarm.failing_url(entries, red.repository), red.repository)} since "
             f"{local_time(red.since, zone, now)}{what}{more}")
 
 

@@ -345,6 +345,13 @@ def by_importance(entries: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return sorted(entries, key=lambda k: (int(entries[k].get("rank", RANK_OTHER)), -float(entries[k].get("at", 0)), k))
 
 
+def failing_url(entries: Mapping[str, Mapping[str, Any]], repository: str) -> str:
+    """Where to see what fails most in a repository: the most important open entry's own page (a workflow
+    run's, a check suite's, a code scanning alert's), else the repository's Actions."""
+    url = str(entries[by_importance(entries)[0]].get("url") or "") if entries else ""
+    return url or f"{repo_url(repository)}/actions"
+
+
 def grace_of(alarm: Alarm, grace: float) -> float:
     """An alarm's grace: a repository's failure may be a flake; pager's own health needs the maintainer now."""
     return 0.0 if alarm.ref == CONTROL else grace
