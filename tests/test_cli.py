@@ -44,7 +44,7 @@ from pager.admin.deployment import (
 )
 from pager.admin.doctor import DeliveryCount, count_deliveries
 from pager.admin.form import ManifestForm
-from pager.admin.setup import STEPS, WORKFLOWS_QUESTION, Options, State, allowed_users, chats_in
+from pager.admin.setup import STEPS, WORKFLOWS_QUESTION, Options, State, allowed_users, chats_in, machine_zone
 from pager.cli import Context, main
 from pager.commands import BOT_COMMANDS
 from pager.dynamo import create_table
@@ -80,6 +80,7 @@ FIRST_PARAMETERS = {  # a first `make deploy` before the app exists: placeholder
     "ReleaseBranchPrefixes": "release-please--,changeset-release/", "ReleaseMergeMethod": "squash",
     "GitHubApiUrl": GITHUB_API, "TelegramApiUrl": TELEGRAM_API,
 }
+QUIET = {"QuietHours": "22:00-07:00", "TimeZone": "Europe/Berlin"}  # as setup keeps them, for the next deploy
 
 
 # -- the AWS side: moto, and a stack shaped like template.yaml's ----------------------------------------------
@@ -155,10 +156,13 @@ def deploy(parameters: dict[str, str], *, secret: dict[str, str] | None = None) 
 
 
 def redeploy(parameters: dict[str, str]) -> None:
-    """`make deploy` again, with the parameters of samconfig.local.toml."""
+    """`make deploy` again, with the parameters of samconfig.local.toml (template.yaml has every one of them: the
+    stand-in template gets those the first deploy left to their defaults)."""
     cloudformation = client("cloudformation")
     template = cloudformation.get_template(StackName=STACK)["TemplateBody"]
-    cloudformation.update_stack(StackName=STACK, TemplateBody=json.dumps(template) if isinstance(template, dict) else template,
+    template = json.loads(template) if isinstance(template, str) else template
+    template["Parameters"].update({name: {"Type": "String"} for name in parameters if name not in template["Parameters"]})
+    cloudformation.update_stack(StackName=STACK, TemplateBody=json.dumps(template),
                                 Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()])
 
 
@@ -241,7 +245,7 @@ def run(argv: list[str], world: Any, folder: Path, aws: Any, person: Person | No
     context = Context(environ=dict(environ or {}), cwd=folder, stdout=out, input=person.input,
                       secret_input=person.secret, open_browser=person.browse, now=world.clock,
                       sleep=world.clock.sleep, session=session_for({GITHUB_API: world.hub, TELEGRAM_API: world.chat}),
-                      aws=aws, token=lambda n: STACK_SECRET)
+                      aws=aws, token=lambda n: STACK_SECRET, etc=folder / "etc")  # no etc/localtime: TZ, else UTC
     return main(argv, context), out.getvalue()
 
 
@@ -279,8 +283,8 @@ def fresh(make_world, private_key_pem, aws, tmp_path):
 
 def test_setup_registers_the_app_from_a_manifest_stores_the_secrets_and_sets_telegrams_webhook(fresh, aws, tmp_path):
     world, secret_id = fresh
-    person = Person(world, answers=["", "", "", ""], secrets=[BOT_TOKEN])  # Enter: no Workflows permission
-    code, output = run(["setup"], world, tmp_path, aws, person)
+    person = Person(world, answers=["", "", "", "", "", ""], secrets=[BOT_TOKEN])  # Enter: no Workflows permission
+    code, output = run(["setup"], world, tmp_path, aws, person, {"TZ": "Europe/Berlin"})
     assert code == 0, output
 
     # the form was served on loopback and its post registered one app, from the code's own tables
@@ -302,7 +306,7 @@ def test_setup_registers_the_app_from_a_manifest_stores_the_secrets_and_sets_tel
     parameters = SamConfig(tmp_path / "samconfig.local.toml").parameters()
     assert parameters == {**FIRST_PARAMETERS, "GitHubAppId": str(app["id"]), "GitHubAppSlug": app["slug"],
                           "GitHubAppOwner": "", "TelegramChatId": str(CHAT["id"]), "TelegramThreadId": "7",
-                          "TelegramAllowedUsers": "42"}
+                          "TelegramAllowedUsers": "42", **QUIET}
     assert "run `make deploy`" in output
 
     # Telegram: the old webhook removed for getUpdates, then set at the stack's /telegram with the secret token,
@@ -324,7 +328,7 @@ def test_setup_registers_the_app_from_a_manifest_stores_the_secrets_and_sets_tel
 
 def test_setup_run_again_finds_everything_done_and_changes_nothing(fresh, aws, tmp_path):
     world, secret_id = fresh
-    assert run(["setup"], world, tmp_path, aws, Person(world, ["", "", "", ""], [BOT_TOKEN]))[0] == 0
+    assert run(["setup"], world, tmp_path, aws, Person(world, ["", "", "", "", "", ""], [BOT_TOKEN]))[0] == 0
     samconfig = (tmp_path / "samconfig.local.toml").read_text()
     secret, webhook, sent = stored_secret(secret_id), dict(world.chat.webhook), list(world.chat.sent)
     world.chat.requests.clear()
@@ -394,7 +398,7 @@ def test_setup_finds_a_channel_posted_in_after_its_question_even_when_a_webhook_
         return ""
 
     environ = {"GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API}
-    person = Person(world, answers=[CONTROL, "", "n", post_then_enter, ""], secrets=[BOT_TOKEN])
+    person = Person(world, answers=[CONTROL, "", "n", post_then_enter, "", "", ""], secrets=[BOT_TOKEN])
     code, output = run(["setup", "--local", "https://tunnel.example"], world, tmp_path, aws, person, environ)
     assert code == 0, output
     assert read_dotenv(tmp_path / ".env")["TELEGRAM_CHAT_ID"] == "-1005"
@@ -407,7 +411,7 @@ def test_setup_for_make_serve_writes_dotenv_for_an_organizations_app(make_world,
     world.chat.receive("hi", chat={"id": 42, "type": "private", "first_name": "Maintainer"}, user=MAINTAINER)
     del world.hub.installations[CONTROL]  # not installed yet: setup says where to install it
     environ = {"GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API}
-    person = Person(world, answers=[CONTROL, "y", "", ""], secrets=[BOT_TOKEN])  # y: its releases change workflows
+    person = Person(world, answers=[CONTROL, "y", "", "", "", "none"], secrets=[BOT_TOKEN])  # y: its releases change workflows
     code, output = run(["setup", "--local", "https://tunnel.example", "--org", "acme"], world, tmp_path, aws, person,
                        environ)
     assert code == 0, output
@@ -417,6 +421,7 @@ def test_setup_for_make_serve_writes_dotenv_for_an_organizations_app(make_world,
     env = read_dotenv(tmp_path / ".env")
     assert env["GITHUB_PRIVATE_KEY"] == private_key_pem and env["GITHUB_APP_OWNER"] == "acme"
     assert env["TELEGRAM_CHAT_ID"] == "-1005" and env["TELEGRAM_ALLOWED_USERS"] == "42"
+    assert env["QUIET_HOURS"] == "none" and env["TIMEZONE"] == "UTC"  # none, as chosen: never asked again
     assert re.fullmatch(r"[A-Za-z0-9_-]{1,256}", env["TELEGRAM_WEBHOOK_SECRET"])
     assert (tmp_path / ".env").stat().st_mode & 0o077 == 0
     assert world.hub.hook["url"] == "https://tunnel.example/github"
@@ -480,16 +485,25 @@ def test_the_form_refuses_a_redirect_without_this_runs_state_and_keeps_the_first
 @pytest.fixture
 def healthy(make_world, private_key_pem, aws, tmp_path):
     """A deployment as setup and `make deploy` leave it, with a day of deliveries."""
-    world = make_world()
-    pem = private_key_pem
+    return set_up(make_world(), private_key_pem, tmp_path, QUIET)
+
+
+@pytest.fixture
+def unquiet(make_world, private_key_pem, aws, tmp_path):
+    """The same, with no quiet hours chosen: set up before setup asked for them, or by hand with Enter at the
+    guided deploy's QuietHours."""
+    return set_up(make_world(), private_key_pem, tmp_path, {})
+
+
+def set_up(world: Any, pem: str, folder: Path, quiet: dict[str, str]) -> tuple[Any, str]:
     app = world.hub.register_app(
         app_manifest.manifest(name="pager-test", homepage=f"https://github.test/{CONTROL}", webhook_url=GITHUB_HOOK,
                               redirect_url="http://127.0.0.1:1/back"), app_id=12345, pem=pem, webhook_secret=WEBHOOK_SECRET)
     parameters = {**FIRST_PARAMETERS, "GitHubAppId": "12345", "GitHubAppSlug": app["slug"],
-                  "TelegramChatId": str(CHAT["id"]), "TelegramAllowedUsers": "42"}
+                  "TelegramChatId": str(CHAT["id"]), "TelegramAllowedUsers": "42", **quiet}
     secret_id = deploy(parameters, secret={"GITHUB_PRIVATE_KEY": pem, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET,
                                      "TELEGRAM_BOT_TOKEN": BOT_TOKEN, "TELEGRAM_WEBHOOK_SECRET": STACK_SECRET})
-    guided_samconfig(tmp_path, parameters)
+    guided_samconfig(folder, parameters)
     world.chat.token = BOT_TOKEN
     world.chat.add_chat(CHAT["id"], "supergroup", forum=True, topics=(7,), title=CHAT["title"])  # the bot is in the chat
     world.chat.handle("setWebhook", {"url": TELEGRAM_HOOK, "secret_token": STACK_SECRET,
@@ -810,7 +824,7 @@ def test_doctor_for_a_stack_named_without_a_region_says_so_and_never_claims_to_r
 
 def test_doctor_after_setup_and_make_deploy_exits_0_and_every_call_made_is_documented(fresh, aws, tmp_path):
     world, secret_id = fresh
-    assert run(["setup"], world, tmp_path, aws, Person(world, ["", "", "", ""], [BOT_TOKEN]))[0] == 0
+    assert run(["setup"], world, tmp_path, aws, Person(world, ["", "", "", "", "", ""], [BOT_TOKEN]))[0] == 0
     code, output = doctor(world, tmp_path, aws)
     assert code == 1 and "run `make deploy`" in output  # the app's id is not deployed yet
     redeploy(SamConfig(tmp_path / "samconfig.local.toml").parameters())
@@ -949,7 +963,7 @@ def test_doctor_runs_every_check_it_can_when_the_secret_cannot_be_read_and_says_
     for what in ("Telegram bot", "Telegram webhook", "Telegram commands", "chat"):
         assert f"– {what}: skipped (needs TELEGRAM_BOT_TOKEN: {unread})" in output, (what, output)
     assert "✗ AWS" not in output and "arn:aws" not in output and "not authorized" not in output
-    assert output.rstrip().endswith("2 checks hold, 1 fails, 11 skipped.")
+    assert output.rstrip().endswith("3 checks hold, 1 fails, 11 skipped.")
 
 
 class Failing:
@@ -1139,7 +1153,7 @@ def test_doctor_says_whether_the_app_may_merge_releases_that_change_workflows_as
     how = lines[lines.index(line) + 1]
     assert how == ("    how: on https://github.test/settings/apps/pager-test/permissions: Repository permissions → "
                    "Workflows: Read and write, Save changes; then the installation's owner accepts it (GitHub asks them)")
-    assert output.rstrip().endswith("13 checks hold, 0 fail.")  # information neither holds nor fails
+    assert output.rstrip().endswith("14 checks hold, 0 fail.")  # information neither holds nor fails
 
     world.hub.app["permissions"]["workflows"] = "write"  # chosen, and not accepted by the installation's owner yet
     world.hub.installation_permissions[1] = app_manifest.needed_permissions()
@@ -1151,7 +1165,7 @@ def test_doctor_says_whether_the_app_may_merge_releases_that_change_workflows_as
     world.hub.installation_permissions[1]["workflows"] = "write"
     code, output = doctor(world, tmp_path, aws)
     assert code == 0 and "✓ workflows: the app holds Workflows (read and write): pager merges release pull requests" in output
-    assert "ℹ" not in output and output.rstrip().endswith("14 checks hold, 0 fail.")
+    assert "ℹ" not in output and output.rstrip().endswith("15 checks hold, 0 fail.")
 
 
 def test_setup_stops_without_a_traceback_when_the_input_closes_at_a_question_and_goes_on_the_next_time(fresh, aws,
@@ -1163,13 +1177,13 @@ def test_setup_stops_without_a_traceback_when_the_input_closes_at_a_question_and
     code, output = run(["setup"], world, tmp_path, aws, Person(world, ["", ""], [EOFError]))  # at the bot's token
     assert code == 1 and "✗ stopped: the input closed before an answer came" in output, output
     assert len(world.hub.apps_registered) == 1  # kept: the next run goes on from there
-    code, output = run(["setup"], world, tmp_path, aws, Person(world, ["", ""], [BOT_TOKEN]))
+    code, output = run(["setup"], world, tmp_path, aws, Person(world, ["", "", "", ""], [BOT_TOKEN]))
     assert code == 0 and len(world.hub.apps_registered) == 1, output
 
 
 def test_setup_with_workflows_asks_nothing_about_it_and_registers_the_app_with_it(fresh, aws, tmp_path):
     world, _ = fresh
-    person = Person(world, answers=["", "", ""], secrets=[BOT_TOKEN])  # no Workflows question
+    person = Person(world, answers=["", "", "", "", ""], secrets=[BOT_TOKEN])  # no Workflows question
     assert run(["setup", "--workflows"], world, tmp_path, aws, person)[0] == 0
     [app] = world.hub.apps_registered
     assert WORKFLOWS_QUESTION not in person.asked and app["permissions"]["workflows"] == "write"
@@ -1177,7 +1191,7 @@ def test_setup_with_workflows_asks_nothing_about_it_and_registers_the_app_with_i
 
 def test_setup_with_no_workflows_asks_nothing_about_it_and_registers_the_app_without_it(fresh, aws, tmp_path):
     world, _ = fresh
-    person = Person(world, answers=["", "", ""], secrets=[BOT_TOKEN])  # no Workflows question
+    person = Person(world, answers=["", "", "", "", ""], secrets=[BOT_TOKEN])  # no Workflows question
     assert run(["setup", "--no-workflows"], world, tmp_path, aws, person)[0] == 0
     [app] = world.hub.apps_registered
     assert WORKFLOWS_QUESTION not in person.asked and "workflows" not in app["permissions"]
@@ -1193,6 +1207,140 @@ def test_setup_with_workflows_for_an_app_registered_without_it_says_where_to_add
     assert code == 0 and "Workflows" not in output
     code, output = run(["setup", "--no-workflows"], world, tmp_path, aws)  # declined: nothing said either
     assert code == 0 and "Workflows" not in output
+
+
+# -- quiet hours: setup asks, doctor notes none ------------------------------------------------------------------
+
+
+def quiet_parameters(folder: Path) -> tuple[str | None, str | None]:
+    """QuietHours and TimeZone as the next `make deploy` takes them from samconfig.local.toml."""
+    parameters = SamConfig(folder / "samconfig.local.toml").parameters()
+    return parameters.get("QuietHours"), parameters.get("TimeZone")
+
+
+def test_setup_offers_quiet_hours_from_22_to_7_on_this_machines_clock_and_enter_takes_them(unquiet, aws, tmp_path):
+    world, _ = unquiet
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "localtime").symlink_to("/usr/share/zoneinfo/America/New_York")  # this machine's clock
+    person = Person(world, ["", ""])  # everything else is done: only the quiet hours are asked for
+    code, output = run(["setup"], world, tmp_path, aws, person)
+    assert code == 0, output
+    assert person.asked == ["Your time zone, for quiet hours and the chat's times [Enter for America/New_York, this "
+                            "machine's]: ", "Quiet hours on that clock, HH:MM-HH:MM or none [Enter for 22:00-07:00]: "]
+    assert quiet_parameters(tmp_path) == ("22:00-07:00", "America/New_York")
+    assert ("✓ quiet hours 22:00-07:00 on America/New_York's clock: nothing buzzes inside them, one summary when they "
+            "end; in samconfig.local.toml") in output
+    assert "  - run `make deploy`: QuietHours, TimeZone in samconfig.local.toml reach the functions then" in output
+    # chosen: a second run asks nothing, and the deployment's functions take them
+    code, output = run(["setup"], world, tmp_path, aws, Person(world))
+    assert code == 0 and "✓ quiet hours 22:00-07:00 on America/New_York's clock" in output, output
+    redeploy(SamConfig(tmp_path / "samconfig.local.toml").parameters())
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 0 and "✓ quiet hours: 22:00-07:00 (America/New_York): nothing buzzes inside them" in output, output
+
+
+def test_setup_keeps_none_as_chosen_never_asks_again_and_the_functions_take_it(unquiet, aws, tmp_path):
+    world, _ = unquiet
+    code, output = run(["setup"], world, tmp_path, aws, Person(world, ["Europe/Berlin", "None"]))
+    assert code == 0, output
+    assert quiet_parameters(tmp_path) == ("none", "Europe/Berlin")  # as the template's pattern takes it
+    assert "✓ no quiet hours, as chosen: what needs you buzzes day and night" in output
+    code, output = run(["setup"], world, tmp_path, aws, Person(world))  # never asked again
+    assert code == 0 and "✓ no quiet hours, as chosen" in output, output
+    redeploy(SamConfig(tmp_path / "samconfig.local.toml").parameters())
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 0 and "✓ settings: complete and well-formed" in output, output
+    assert "✓ quiet hours: none, as chosen: what needs you buzzes day and night" in output
+    assert "ℹ quiet hours" not in output
+
+
+def test_setup_asks_again_after_an_answer_it_cannot_take_and_says_why(unquiet, aws, tmp_path):
+    world, _ = unquiet
+    code, output = run(["setup"], world, tmp_path, aws, Person(world, ["Mars/Olympus", "Berlin", "/etc/localtime"]))
+    assert code == 1 and "✗ no time zone chosen" in output, output
+    assert ('fix: run `make setup` again, or give both: `make setup SETUP_ARGS="--time-zone Europe/Berlin '
+            '--quiet-hours 22:00-07:00"` (or --quiet-hours none)') in output
+    assert quiet_parameters(tmp_path) == (None, None)  # nothing kept
+
+    person = Person(world, ["Mars/Olympus", "europe/berlin", "22-7", "07:00-07:00", "23:30-06:00"])
+    code, output = run(["setup"], world, tmp_path, aws, person)
+    assert code == 0, output
+    assert [question.split(",")[0] for question in person.asked] == ["Your time zone"] * 2 + ["Quiet hours on that clock"] * 3
+    assert "  Mars/Olympus is not a time zone of the IANA database (such as Europe/Berlin)" in output
+    assert "  quiet hours are HH:MM-HH:MM; give them such as 22:00-07:00, or none" in output
+    assert "  quiet hours must start and end at different times; give them such as 22:00-07:00, or none" in output
+    assert quiet_parameters(tmp_path) == ("23:30-06:00", "Europe/Berlin")  # the database's spelling
+
+
+def test_setup_with_time_zone_and_quiet_hours_flags_asks_nothing_and_a_flag_changes_them_later(unquiet, aws, tmp_path,
+                                                                                              capsys):
+    world, _ = unquiet
+    code, output = run(["setup", "--time-zone", "Asia/Tokyo", "--quiet-hours", "23:00-06:00"], world, tmp_path, aws,
+                       Person(world))
+    assert code == 0 and quiet_parameters(tmp_path) == ("23:00-06:00", "Asia/Tokyo"), output
+    code, output = run(["setup", "--quiet-hours", "none"], world, tmp_path, aws, Person(world))  # the zone is kept
+    assert code == 0 and quiet_parameters(tmp_path) == ("none", "Asia/Tokyo"), output
+    code, output = run(["setup", "--time-zone", "Asia/Tokyo"], world, tmp_path, aws, Person(world))  # as it is already
+    assert code == 0 and "✓ no quiet hours, as chosen" in output, output
+    # a flag setup would not take as an answer stops it before anything runs, in setup's words
+    with pytest.raises(SystemExit) as stopped:
+        run(["setup", "--quiet-hours", "22:00"], world, tmp_path, aws, Person(world))
+    assert stopped.value.code == 2
+    assert "argument --quiet-hours: quiet hours are HH:MM-HH:MM; give them such as 22:00-07:00, or none" in capsys.readouterr().err
+    assert quiet_parameters(tmp_path) == ("none", "Asia/Tokyo")
+
+
+def test_the_machines_time_zone_is_found_in_tz_then_the_localtime_link_then_etc_timezone_else_utc(tmp_path):
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    assert machine_zone({}, etc) == "UTC"  # nothing names one (Windows has no /etc)
+    (etc / "timezone").write_text("Europe/Lisbon\n")  # Debian's file, beside a localtime that is a copy
+    (etc / "localtime").write_bytes(b"TZif")
+    assert machine_zone({}, etc) == "Europe/Lisbon"
+    (etc / "localtime").unlink()
+    for target, zone in [("/usr/share/zoneinfo/America/New_York", "America/New_York"),  # Linux: the link wins
+                         ("/var/db/timezone/zoneinfo/Europe/Paris", "Europe/Paris"),  # macOS
+                         ("../usr/share/zoneinfo/posix/Australia/Sydney", "Australia/Sydney"),  # relative, posix/
+                         ("/usr/share/zoneinfo/Etc/UTC", "Etc/UTC")]:
+        (etc / "localtime").unlink(missing_ok=True)
+        (etc / "localtime").symlink_to(target)
+        assert machine_zone({}, etc) == zone, target
+    # TZ first, as the C library reads it: a name, a name after ':', a path into zoneinfo; a POSIX rule names none
+    for tz, zone in [("Asia/Tokyo", "Asia/Tokyo"), (":Europe/Berlin", "Europe/Berlin"),
+                     (":/usr/share/zoneinfo/America/Sao_Paulo", "America/Sao_Paulo"), ("CET-1CEST,M3.5.0,M10.5.0/3", "Etc/UTC"),
+                     ("", "Etc/UTC")]:
+        assert machine_zone({"TZ": tz}, etc) == zone, tz
+    (etc / "localtime").unlink()
+    (etc / "timezone").write_text("Mars/Olympus\n")
+    assert machine_zone({}, etc) == "UTC"  # no zone of the database: UTC
+
+
+def test_doctor_notes_a_deployment_without_quiet_hours_and_says_how_to_set_them(unquiet, aws, tmp_path):
+    world, secret_id = unquiet
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 0, output  # a note, not a failure
+    lines = output.splitlines()
+    [line] = [line for line in lines if "quiet hours" in line]
+    assert line == "ℹ quiet hours: none are set, so what needs you buzzes at night too"
+    assert lines[lines.index(line) + 1] == (
+        "    how: run `make setup`: it asks for them, offering 22:00-07:00 on this machine's clock; or set QuietHours "
+        "(such as 22:00-07:00, or none) and TimeZone (such as Europe/Berlin) in samconfig.local.toml (then `make deploy`)")
+    assert output.rstrip().endswith("13 checks hold, 0 fail.")
+    # for `make serve`: the names .env has
+    write_dotenv(tmp_path / ".env", {**stored_secret(secret_id), "GITHUB_APP_ID": "12345", "GITHUB_APP_SLUG": "pager-test",
+                                     "TELEGRAM_CHAT_ID": str(CHAT["id"]), "CONTROL_REPOSITORY": CONTROL,
+                                     "GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API})
+    code, output = doctor(world, tmp_path, aws, "--local", "https://tunnel.example")
+    lines = output.splitlines()
+    [line] = [line for line in lines if line.startswith("ℹ quiet hours")]
+    assert lines[lines.index(line) + 1] == (
+        '    how: run `make setup SETUP_ARGS="--local https://tunnel.example"`: it asks for them, offering 22:00-07:00 on '
+        "this machine's clock; or set QUIET_HOURS (such as 22:00-07:00, or none) and TIMEZONE (such as Europe/Berlin) in .env")
+    # quiet hours the functions refuse are the settings line's failure, and no note
+    guided_samconfig(tmp_path, {**SamConfig(tmp_path / "samconfig.local.toml").parameters(), "QuietHours": "22:00-22:00"})
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 1 and "QUIET_HOURS: quiet hours must start and end at different times" in output, output
+    assert "– quiet hours: skipped (the settings line says what is wrong with them)" in output
 
 
 def test_the_lambda_functions_never_import_the_command_line():
@@ -1285,14 +1433,18 @@ def _state(tmp_path: Path, **values: Any) -> State:
 
 def test_setup_plans_every_step_for_nothing_and_none_for_a_finished_deployment(tmp_path):
     assert todo(_state(tmp_path), Options()) == ["control", "github-app", "bot", "secret-token", "chat", "webhook",
-                                                 "commands"]
+                                                 "commands", "quiet"]
     secrets = {"GITHUB_PRIVATE_KEY": "k", "GITHUB_WEBHOOK_SECRET": "w", "TELEGRAM_BOT_TOKEN": "1:a",
                "TELEGRAM_WEBHOOK_SECRET": "token_1"}
-    done = _state(tmp_path, values={"CONTROL_REPOSITORY": "o/r", "TELEGRAM_CHAT_ID": "-100"}, secrets=secrets,
-                  stored=dict(secrets), app={"id": 1, "slug": "s"}, bot={"username": "b"}, commands=list(MENU),
+    done = _state(tmp_path, values={"CONTROL_REPOSITORY": "o/r", "TELEGRAM_CHAT_ID": "-100", "QUIET_HOURS": "none"},
+                  secrets=secrets, stored=dict(secrets), app={"id": 1, "slug": "s"}, bot={"username": "b"},
+                  commands=list(MENU),
                   webhook_info={"url": "https://t.example/telegram", "allowed_updates": ["message", "callback_query"]})
     assert todo(done, Options()) == []
     assert todo(done, Options(test_message=True)) == ["test-message"]
+    # quiet hours chosen (none, in TIMEZONE's default UTC) are kept, unless a flag asks for others
+    assert todo(done, Options(quiet_hours="none", time_zone="UTC")) == []
+    assert todo(done, Options(quiet_hours="22:00-07:00")) == todo(done, Options(time_zone="Europe/Berlin")) == ["quiet"]
     for allowed in (["callback_query"], None):  # presses only (set up before the commands), Telegram's default
         assert todo(State(**{**vars(done), "webhook_info": {**done.webhook_info, "allowed_updates": allowed}}),
                     Options()) == ["webhook"]

@@ -28,6 +28,13 @@ def test_the_defaults_of_the_operator_contract_hold_when_only_required_settings_
     assert settings.telegram_allowed_users == frozenset({42})
 
 
+def test_quiet_hours_chosen_to_be_none_are_none_as_empty_ones_are():
+    for value in ("", "none"):  # `pager setup` keeps none as chosen; empty is none, not chosen yet
+        settings = Settings.from_env(dict(ENV, QUIET_HOURS=value), no_secret)
+        assert settings.quiet is None and settings.quiet_hours == "", value
+    assert Settings.from_env(dict(ENV, QUIET_HOURS="22:00-07:00"), no_secret).quiet is not None
+
+
 @pytest.mark.parametrize("name", ["PAGER_TABLE", "GITHUB_APP_ID", "GITHUB_APP_SLUG", "TELEGRAM_CHAT_ID",
                                   "CONTROL_REPOSITORY", *SECRET_NAMES])
 def test_a_missing_required_setting_is_one_error_naming_it(name):

@@ -168,7 +168,7 @@ SAMPLES = {
     "SweepAllPages": ["", "20", "200", "0"],
     "AlarmGraceMinutes": ["", "0", "15", "90", "-1", "15m"],
     "QuietHours": ["", "22:00-07:00", "00:30-06:00", "22:00-22:01", "9:00-17:00", "22:00-24:00", "22:00 07:00",
-                   "22:00-22:00", "07:30-07:30"],
+                   "22:00-22:00", "07:30-07:30", "none", "None", "none-07:00"],
     "TimeZone": ["UTC", "Europe/Berlin", "America/Argentina/Buenos_Aires", "Etc/GMT+5", "Europe/ Berlin", "/etc/localtime"],
     "GitHubApiUrl": ["", "https://api.github.com", "https://ghe.example.com/api/v3", "http://127.0.0.1:8080",
                      "http://ghe.example.com/api/v3", "ftp://x", "https://"],

@@ -2,7 +2,7 @@
 of pyproject.toml).
 
     pager setup   [--stack NAME] [--region REGION] [--local [URL]] [--env-file PATH] [--org ORG] [--name NAME] [--test-message]
-                  [--workflows | --no-workflows]
+                  [--workflows | --no-workflows] [--time-zone ZONE] [--quiet-hours HH:MM-HH:MM|none]
     pager doctor  [--stack NAME] [--region REGION] [--local [URL]] [--env-file PATH]
     pager where   [--stack NAME] [--region REGION]
     pager remove  [--stack NAME] [--region REGION] [--yes]
@@ -15,9 +15,9 @@ the stack's name and region as every command finds them (the Makefile's targets 
 and AWS CLIs); `pager remove` removes the deployment (pager.admin.remove).
 
 Everything outside the process is an argument of `main` (`Context`): the environment, the folder, the
-streams, `input` and the hidden input, the browser, the clock and the wait, the HTTP session and the
-AWS clients. Tests run both commands against the fake world and moto through it. The Lambda functions
-never import this module.
+streams, `input` and the hidden input, the browser, the clock and the wait, the HTTP session, the
+AWS clients, and the folder where this machine names its time zone (/etc). Tests run both commands
+against the fake world and moto through it. The Lambda functions never import this module.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ class Context:
     session: Any = None  # a requests.Session (None: a new one)
     aws: Callable[[str, str], Any] | None = None  # (service, region) -> a boto3 client
     token: Callable[[int], str] = secrets.token_urlsafe
+    etc: Path = Path("/etc")  # where setup finds this machine's time zone (localtime, timezone)
 
     def http(self) -> Any:
         if self.session is None:
@@ -103,7 +104,27 @@ def parser() -> argparse.ArgumentParser:
             command.add_argument("--workflows", action=argparse.BooleanOptionalAction, default=None,
                                  help="give the app Workflows: write, to merge release pull requests that change "
                                       ".github/workflows/, or not (default: ask when it registers the app)")
+            command.add_argument("--time-zone", type=_answer("time_zone_answer"), default=None, metavar="ZONE",
+                                 help="your IANA time zone, such as Europe/Berlin (default: ask, offering this "
+                                      "machine's, while no quiet hours are chosen)")
+            command.add_argument("--quiet-hours", type=_answer("quiet_hours_answer"), default=None,
+                                 metavar="HH:MM-HH:MM|none", help="when nothing buzzes, on that clock, or none "
+                                                                 "(default: ask, offering 22:00-07:00, while none are chosen)")
     return top
+
+
+def _answer(name: str) -> Callable[[str], str]:
+    """A flag's value taken as setup takes the answer to its question (pager.admin.setup's `name`), or refused
+    with setup's words before anything runs."""
+    def take(text: str) -> str:
+        from .admin import setup
+
+        try:
+            return str(getattr(setup, name)(text))
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return take
 
 
 def locate(args: argparse.Namespace, context: Context) -> Any:
@@ -158,7 +179,7 @@ def _secret_reader(context: Context, region: str) -> Callable[[str], Any]:
 
 
 def setup(args: argparse.Namespace, context: Context, console: Any) -> int:
-    from .admin.setup import Options, Tools, run_setup
+    from .admin.setup import Options, Tools, machine_zone, run_setup
 
     target = locate(args, context)
     if target.mode == "local" and args.local is None:
@@ -168,9 +189,10 @@ def setup(args: argparse.Namespace, context: Context, console: Any) -> int:
         return 1
     tools = Tools(console=console, session=context.http(), now=context.now, sleep=context.sleep,
                   open_browser=context.open_browser, ask_secret=context.secret_input, token=context.token,
-                  environ=context.environ)
+                  environ=context.environ, machine_zone=lambda: machine_zone(context.environ, context.etc))
     return run_setup(target, tools, Options(org=args.org, name=args.name, test_message=args.test_message,
-                                            workflows=args.workflows))
+                                            workflows=args.workflows, quiet_hours=args.quiet_hours,
+                                            time_zone=args.time_zone))
 
 
 def doctor(args: argparse.Namespace, context: Context, console: Any) -> int:

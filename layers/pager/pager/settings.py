@@ -32,6 +32,8 @@ MERGE_METHODS = ("merge", "squash", "rebase")
 ALARM_GRACE_MINUTES = 15
 BUZZ_GAP_MINUTES = 75  # chosen from the bench's busy week: docs/benchmarks.md, the phone's rest
 BUZZ_GAP_MAX_MINUTES = 24 * 60
+# QUIET_HOURS chosen to be none (`pager setup` keeps the choice so; empty is none too, but not chosen yet)
+QUIET_NONE = "none"
 # The sweep's limits (docs/sweep.md, "Limits"): sized for Lambda and GitHub, not the Workers plan the decision
 # was written for. A run's calls stay inside its 150 s deadline (a page of 100 deliveries takes well under
 # half a second); an hour's, four runs and sixty minutes of redeliveries, inside the 5,000 an hour GitHub
@@ -327,10 +329,12 @@ class _Reader:
 
     def quiet_hours(self, name: str, zone: str) -> str:
         value = self._raw(name)
+        if value == QUIET_NONE:  # none, as chosen
+            return ""
         try:
             QuietHours.parse(value, ZoneInfo(zone))
         except ValueError as exc:
-            self.problems.append(f"{name}: {exc} (such as 22:00-07:00)")
+            self.problems.append(f"{name}: {exc} (such as 22:00-07:00), or none")
             return ""
         return value
 

@@ -518,9 +518,10 @@ class Target:
         local = self.mode == "local" and not self.note
         return make_command("doctor", [*(["--local", *([self.base_url] if self.base_url else [])] if local else []), *more])
 
-    def setup_command(self) -> str:
-        """`make setup` as it sets up this target again: `.env` only with `--local` and the tunnel's URL."""
-        return make_command("setup", ["--local", self.base_url or "<tunnel URL>"] if self.mode == "local" else [])
+    def setup_command(self, *more: str) -> str:
+        """`make setup` as it sets up this target again (with `more` arguments): `.env` only with `--local` and the
+        tunnel's URL."""
+        return make_command("setup", [*(["--local", self.base_url or "<tunnel URL>"] if self.mode == "local" else []), *more])
 
     def describe(self) -> str:
         if self.stack is not None:

@@ -20,6 +20,8 @@ holds nor fails. The exit status is 0 only when no check fails.
     commands       the bot's command menu is pager's (getMyCommands, pager.commands.BOT_COMMANDS)
     chat           the bot may post in the chat (getChatMember, and unless it is an administrator getChat: a
                    group's default permissions); a group Telegram made a supergroup is named
+    quiet hours    set, or none as chosen; information when none are set at all (what needs the maintainer then
+                   buzzes day and night), with how to set them; never a failure
     table          the table exists, with its TTL
 """
 
@@ -36,7 +38,7 @@ from pager.chat import move_of
 from pager.commands import BOT_COMMANDS
 from pager.errors import ChatMigrated, ConfigError, PagerError, Transient
 from pager.github import signing_key
-from pager.settings import SECRET_NAMES, Settings, in_parameter_store
+from pager.settings import QUIET_NONE, SECRET_NAMES, Settings, in_parameter_store
 from pager.store import ROOT_ITEM, TABLE_ITEM, TABLE_KEY, TABLE_TTL
 from pager.telegram import BOUND
 from pager.telegram import may_post as bot_may_post
@@ -248,7 +250,7 @@ def checks(facts: Facts) -> list[Check]:
     out += [check_app(facts), check_events(facts), check_permissions(facts), check_webhook(facts)]
     out += [check_installation(facts), check_workflows(facts), check_deliveries(facts)]
     out += [check_bot(facts), check_telegram_webhook(facts), check_telegram_commands(facts), check_chat(facts)]
-    out += [check_table(facts)]
+    out += [check_quiet_hours(facts), check_table(facts)]
     return out
 
 
@@ -679,6 +681,25 @@ def _may_not_post(facts: Facts) -> str:
     if member.get("status") in BOUND and own and (info.get("permissions") or {}).get("can_send_messages") is False:
         return MEMBERS_MAY_NOT_SEND
     return f"it is {member.get('status')}"
+
+
+def check_quiet_hours(facts: Facts) -> Check:
+    """Quiet hours as the functions read them: set, or none as chosen (`none`); information when none are set at
+    all (empty: a guided deploy's Enter, a setup of before), with how to set them."""
+    if any(problem.startswith(("QUIET_HOURS", "TIMEZONE")) for problem in facts.settings_problems):
+        return _skip("quiet hours", "the settings line says what is wrong with them")
+    hours, zone = facts.values.get("QUIET_HOURS", ""), facts.values.get("TIMEZONE") or "UTC"
+    if hours == QUIET_NONE:
+        return Check(True, "quiet hours: none, as chosen: what needs you buzzes day and night")
+    if hours:
+        return Check(True, f"quiet hours: {hours} ({zone}): nothing buzzes inside them, one summary when they end")
+    target = facts.target
+    names = (("QuietHours", "TimeZone", " (then `make deploy`)") if target.stack is not None
+             else ("QUIET_HOURS", "TIMEZONE", ""))
+    return Check(None, "quiet hours: none are set, so what needs you buzzes at night too",
+                 f"run `{target.setup_command()}`: it asks for them, offering 22:00-07:00 on this machine's clock; or "
+                 f"set {names[0]} (such as 22:00-07:00, or none) and {names[1]} (such as Europe/Berlin) in "
+                 f"{target.where_settings()}{names[2]}", info=True)
 
 
 def check_table(facts: Facts) -> Check:

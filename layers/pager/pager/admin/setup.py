@@ -12,6 +12,9 @@
     webhook      Telegram's webhook at the stack's /telegram with the secret token, for button presses and
                  the chat's commands (allowed_updates callback_query and message)
     commands     the bot's command menu (setMyCommands), as pager.commands lists the commands
+    quiet        the maintainer's time zone and quiet hours, 22:00-07:00 on this machine's clock offered
+                 (`--time-zone`, `--quiet-hours`: without asking); `none` is kept as chosen, so that it is
+                 never asked again, where empty (a guided deploy's Enter) is not chosen yet
     test-message a message to the chat, when this run changed where the pager writes
     and then     what is left for the person: `make deploy`, installing the app, `make doctor`
 
@@ -22,16 +25,22 @@ work, setup stops and says how to fix it.
 
 from __future__ import annotations
 
+import functools
+import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import requests
 
+from pager.attention import QuietHours
 from pager.commands import BOT_COMMANDS
 from pager.errors import PagerError, TelegramRefused, Transient
-from pager.settings import REPOSITORY, SECRET_NAMES
+from pager.settings import QUIET_NONE, REPOSITORY, SECRET_NAMES
 
 from .clients import ALLOWED_UPDATES, AppGitHub, BotTelegram, menu, menu_pairs
 from .console import Console
@@ -47,6 +56,8 @@ SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")  # setWebhook's secret_token
 CHAT_ID = re.compile(r"-?[0-9]+|@[A-Za-z0-9_]{5,}")
 DAY = 86_400.0
 TEST_MESSAGE = "✅ <b>pager</b> is set up: this chat gets its pages."
+QUIET_OFFER = "22:00-07:00"  # the night offered: the bench's week buzzes 44 times in it without quiet hours
+QUIET_ATTEMPTS = 3
 
 
 @dataclass
@@ -61,6 +72,7 @@ class Tools:
     ask_secret: Callable[[str], str]
     token: Callable[[int], str]
     environ: dict[str, str]
+    machine_zone: Callable[[], str]  # this machine's time zone (`machine_zone`)
 
 
 @dataclass
@@ -69,6 +81,8 @@ class Options:
     name: str = ""
     test_message: bool = False
     workflows: bool | None = None  # Workflows: write for the app (None: ask when registering it)
+    quiet_hours: str | None = None  # as `quiet_hours_answer` gives it (None: ask while none are chosen)
+    time_zone: str | None = None  # as `time_zone_answer` gives it (None: ask while no quiet hours are chosen)
 
 
 WORKFLOWS_QUESTION = ("Do your release pull requests change .github/workflows/? pager then needs Workflows: write to "
@@ -224,6 +238,20 @@ def commands_done(state: State) -> str:
     if state.commands is None or menu_pairs(state.commands) != list(BOT_COMMANDS):
         return ""
     return f"Telegram's command menu lists {menu(BOT_COMMANDS)}"
+
+
+def quiet_done(state: State, options: Options) -> str:
+    """Quiet hours are chosen (a time or `none`), and no flag asks for others or another time zone."""
+    hours, zone = state.values.get("QUIET_HOURS", ""), state.values.get("TIMEZONE") or "UTC"
+    if not hours or options.quiet_hours not in (None, hours) or options.time_zone not in (None, zone):
+        return ""
+    return quiet_words(hours, zone)
+
+
+def quiet_words(hours: str, zone: str) -> str:
+    if hours == QUIET_NONE:
+        return f"no quiet hours, as chosen: what needs you buzzes day and night (the chat's times on {zone}'s clock)"
+    return f"quiet hours {hours} on {zone}'s clock: nothing buzzes inside them, one summary when they end"
 
 
 def message_done(state: State, wanted: bool) -> str:
@@ -434,6 +462,46 @@ def step_commands(state: State, tools: Tools, options: Options) -> bool:
     return True
 
 
+def step_quiet(state: State, tools: Tools, options: Options) -> bool:
+    """The time zone, then the quiet hours on its clock: each from its flag, else, while no quiet hours are
+    chosen, asked (Enter takes what is offered), else kept as it is."""
+    console = tools.console
+    chosen, current = state.values.get("QUIET_HOURS", ""), state.values.get("TIMEZONE", "")
+    zone = options.time_zone or ((current or "UTC") if chosen else None)
+    hours = options.quiet_hours or chosen or None
+    if zone is None or hours is None:
+        console.line("  When may pager buzz? Inside quiet hours nothing does: what needs you then comes in one "
+                     "summary when they end.")
+    if zone is None:
+        deployed = bool(current) and current != "UTC"  # a zone chosen in the guided deploy, else this machine's
+        offered, whose = (current, "the deployment's") if deployed else (tools.machine_zone(), "this machine's")
+        zone = ask_until(console, f"Your time zone, for quiet hours and the chat's times [Enter for {offered}, {whose}]: ",
+                         time_zone_answer, offered)
+    if zone is not None and hours is None:
+        hours = ask_until(console, f"Quiet hours on that clock, HH:MM-HH:MM or none [Enter for {QUIET_OFFER}]: ",
+                          quiet_hours_answer, QUIET_OFFER)
+    if zone is None or hours is None:
+        example = state.target.setup_command("--time-zone", "Europe/Berlin", "--quiet-hours", QUIET_OFFER)
+        console.failed(f"no {'time zone' if zone is None else 'quiet hours'} chosen",
+                       f"run `{state.target.setup_command()}` again, or give both: `{example}` (or --quiet-hours none)")
+        return False
+    store_settings(state, {"TIMEZONE": zone, "QUIET_HOURS": hours})
+    state.changed.add("quiet")
+    console.done(f"{quiet_words(hours, zone)}; in {state.target.where_settings()}")
+    return True
+
+
+def ask_until(console: Console, question: str, answer: Callable[[str], str], offered: str) -> str | None:
+    """The person's answer as `answer` takes it (Enter: `offered`), asked again after one it refuses; None after
+    QUIET_ATTEMPTS refused."""
+    for _ in range(QUIET_ATTEMPTS):
+        try:
+            return answer(console.ask(question) or offered)
+        except ValueError as exc:
+            console.line(f"  {exc}")
+    return None
+
+
 def step_test_message(state: State, tools: Tools, options: Options) -> bool:
     thread = state.values.get("TELEGRAM_THREAD_ID", "")
     telegram(state, tools).send_message(state.values["TELEGRAM_CHAT_ID"], TEST_MESSAGE,
@@ -454,8 +522,66 @@ STEPS: tuple[tuple[str, Done, Step], ...] = (
     ("chat", lambda state, _: chat_done(state), lambda state, tools, options: step_chat(state, tools, options)),
     ("webhook", lambda state, _: webhook_done(state), step_webhook),
     ("commands", lambda state, _: commands_done(state), step_commands),
+    ("quiet", quiet_done, step_quiet),
     ("test-message", lambda state, options: message_done(state, options.test_message), step_test_message),
 )
+
+
+# -- the maintainer's clock ------------------------------------------------------------------------------------
+
+
+def quiet_hours_answer(text: str) -> str:
+    """Quiet hours as setup keeps them: HH:MM-HH:MM as the functions read it (pager.attention.QuietHours), or
+    `none` (in any case). ValueError, in words for the person, for anything else."""
+    value = text.strip()
+    if value.lower() == QUIET_NONE:
+        return QUIET_NONE
+    try:
+        hours = QuietHours.parse(value, UTC)  # the form alone: no zone plays a part
+    except ValueError as exc:
+        raise ValueError(f"{exc}; give them such as {QUIET_OFFER}, or none") from None
+    if hours is None:  # nothing at all (a flag given empty)
+        raise ValueError(f"quiet hours are HH:MM-HH:MM; give them such as {QUIET_OFFER}, or none")
+    return value
+
+
+def time_zone_answer(text: str) -> str:
+    """A time zone of the IANA database, as the database spells it (`europe/berlin` is Europe/Berlin).
+    ValueError, in words for the person, for anything else."""
+    value = text.strip()
+    known = iana_zones().get(value.lower())
+    if known is None:
+        raise ValueError(f"{value or 'nothing'} is not a time zone of the IANA database (such as Europe/Berlin)")
+    return known
+
+
+@functools.cache
+def iana_zones() -> dict[str, str]:
+    """The IANA database's zones by their lower case, as the tzdata package lists them: the functions carry that
+    package, so a zone it lists works in Lambda, whatever this machine's own zoneinfo holds (`localtime`)."""
+    names = resources.files("tzdata").joinpath("zones").read_text(encoding="utf-8").split()
+    return {name.lower(): name for name in names}
+
+
+def machine_zone(environ: Mapping[str, str], etc: Path = Path("/etc")) -> str:
+    """This machine's time zone, found by hand where tzlocal looks: TZ (`Europe/Berlin`, `:Europe/Berlin`, or a
+    path into a zoneinfo folder), else where the link /etc/localtime points into zoneinfo (what the C library
+    reads, on Linux and macOS: so it comes before a stale file), else /etc/timezone (Debian's, for a localtime
+    copied rather than linked); UTC when none names a zone of the IANA database (Windows, or a POSIX rule in TZ
+    such as `CET-1CEST`)."""
+    found = [environ.get("TZ", "")]
+    localtime = etc / "localtime"
+    if localtime.is_symlink():
+        found += [os.readlink(localtime), os.path.realpath(localtime)]
+    try:
+        found += (etc / "timezone").read_text(encoding="utf-8").splitlines()[:1]
+    except (OSError, UnicodeDecodeError):  # no such file (or not text): no name from it
+        pass
+    for text in found:
+        name = text.strip().removeprefix(":").rsplit("zoneinfo/", 1)[-1].removeprefix("posix/").removeprefix("right/")
+        if name.lower() in iana_zones():
+            return iana_zones()[name.lower()]
+    return "UTC"
 
 
 # -- the chat ------------------------------------------------------------------------------------------------
