@@ -74,6 +74,12 @@ def test_a_mute_and_quiet_hours_turn_a_buzz_down_and_quiet_hours_keep_it_for_the
     assert Volume(quiet=True).sound(Moment.ALARM_OPENED).summary is False  # silent anyway: nothing to keep
 
 
+def test_a_mute_of_a_thread_alone_silences_a_contact_in_it_and_keeps_nothing_for_a_summary():
+    sound = Volume(quiet=(0.0, 2.0), thread_muted_until=1.0).sound(Moment.CONTACT)
+    assert (sound.buzz, sound.summary, sound.why) == (False, False, "the thread is muted: silent, never lost")
+    assert Volume(thread_muted_until=1.0).sound(Moment.FOLLOW_UP).why == MOMENTS[Moment.FOLLOW_UP].why
+
+
 def test_quiet_hours_wrap_midnight_on_the_maintainers_clock():
     berlin = ZoneInfo("Europe/Berlin")
     quiet = QuietHours.parse("22:00-07:00", berlin)
@@ -195,13 +201,13 @@ def test_a_thread_whose_draft_failed_after_its_message_still_gathers_its_follow_
     world.hub.fail(r"POST /repos/[^/]+/[^/]+/dispatches", status, count=1 if status == 502 else 10)
     assert world.deliver("issues", issue_opened(), guid="opening")[0] == answered  # shown; its draft failed
     opened = shown(world)[0]
-    assert world.press("🔕", opened.message_id)[1]["outcome"].startswith("🔕 ")  # the thread knows its repository
+    assert world.press(f"🔕 Mute {REPO}", opened.message_id)[1]["outcome"].startswith(f"🔕 {REPO} muted")  # the thread knows its repository
     world.advance(5)
     world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=1))
     world.advance(5)
     world.deliver_again("opening")
     world.deliver("issue_comment", issue_comment_by("carol", comment_id=6, number=1))
-    follow_ups = [m for m in shown(world) if m.message_id != opened.message_id]
+    follow_ups = [m for m in shown(world) if m.message_id != opened.message_id and m.text.startswith("💬")]
     assert [m.reply_to for m in follow_ups] == [opened.message_id] * 2
     assert buzzed(world) == [opened.text.splitlines()[0]]  # the first contact called; its follow-ups did not
 
@@ -751,9 +757,9 @@ def test_start_fix_shows_who_started_it_and_when_and_its_button_returns_when_the
     assert world.press("🛠")[1]["outcome"] == "🛠 fix started"
     [message] = shown(world)
     assert "🛠 fix started Fri 08:02 by Maintainer" in message.text and "event%3Arepository_dispatch" in message.text
-    assert message.labels() == (("🔕 Mute for 8 h",),)
+    assert message.labels() == ((f"🔕 Mute {REPO} 8 h",),)
     world.deliver("workflow_run", run("failure", workflow_id=9, name="lint"))  # the alarm changed: a fix may be wanted
-    assert shown(world)[0].labels() == (("🛠 Start fix",), ("🔕 Mute for 8 h",))
+    assert shown(world)[0].labels() == (("🛠 Start fix",), (f"🔕 Mute {REPO} 8 h",))
 
 
 def test_start_fix_comes_back_after_its_hour_by_the_minute_check(world):
@@ -1063,14 +1069,168 @@ def test_an_alarm_red_past_its_grace_while_muted_never_buzzes_later(world):
 
 def test_the_mute_button_mutes_the_repository_of_its_message(world):
     world.deliver("workflow_run", run("failure"))
-    status, body = world.press("🔕")
-    assert body["outcome"].startswith(f"🔕 {REPO} muted for 8 h, until 16:00")
+    status, body = world.press(f"🔕 Mute {REPO} 8 h")
+    assert body["outcome"] == f"🔕 {REPO} muted for 8 h, until 16:00"
     world.deliver("issues", issue_opened())
     assert not shown(world)[-1].notified
     world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=9))
-    assert world.press("🔕")[1]["outcome"] == f"🔕 {REPO} is muted already, until 16:00"  # the contribution's button too
+    # the contribution's button too (a few seconds later, for 8 h from then)
+    assert world.press(f"🔕 Mute {REPO}")[1]["outcome"] == f"🔕 {REPO} muted for 8 h, until 16:00"
     world.command(f"/mute {REPO} 7d")
     assert world.press("🔕", shown(world)[0].message_id)[1]["outcome"].startswith(f"🔕 {REPO} is muted already, until 22 Jan 08:00")
+
+
+def test_each_mute_button_says_what_it_mutes_on_a_contribution_and_on_an_alarm(world):
+    world.deliver("issues", issue_opened())
+    world.deliver("workflow_run", run("failure"))
+    contribution, alarm_message = shown(world)
+    assert contribution.labels() == (("🔕 Mute this thread 8 h",), (f"🔕 Mute {REPO} 8 h",))
+    assert alarm_message.labels() == (("🛠 Start fix",), (f"🔕 Mute {REPO} 8 h",))
+    data = [button["callback_data"] for m in (contribution, alarm_message) for row in m.buttons for button in row]
+    assert data == [f"mute:t:{REPO_ID}:i1", f"mute:c:{REPO_ID}:i1", f"fix:{REPO_ID}", f"mute:a:{REPO_ID}"]
+
+
+def test_a_muted_thread_arrives_without_a_sound_while_the_rest_of_its_repository_still_buzzes(make_world):
+    world = make_world(buzz_gap_minutes=0)
+    world.deliver("issues", issue_opened())
+    opened = shown(world)[0]
+    assert world.press("🔕 Mute this thread", opened.message_id)[1]["outcome"] == f"🔕 {REPO}#1 muted for 8 h, until 16:00"
+    world.advance(90)  # past the hour in which the thread's next contribution would follow up silently anyway
+    world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=1))
+    in_thread = shown(world)[-1]
+    assert in_thread.text.startswith("💬 bob commented on issue") and in_thread.reply_to == opened.message_id
+    assert not in_thread.notified  # shown all the same: silent, never lost
+    sound = world.store.load(f"contribution#{REPO_ID}#issue#1#c5").data["sound"]
+    assert sound == {"buzz": False, "why": "the thread is muted: silent, never lost"}
+    world.deliver("issue_comment", issue_comment_by("carol", comment_id=6, number=9))  # another thread of the repository
+    assert shown(world)[-1].text.startswith("💬 carol commented on issue") and shown(world)[-1].notified
+
+
+def test_a_mute_is_answered_by_a_silent_reply_that_says_what_it_muted_until_when_and_by_whom_with_unmute(world):
+    world.deliver("issues", issue_opened())
+    opened = shown(world)[0].message_id
+    world.press("🔕 Mute this thread", opened)
+    said = shown(world)[-1]
+    assert said.text == (f'🔕 <a href="https://github.com/{REPO}/issues/1">{REPO}#1</a> muted for 8 h, until 16:00 '
+                         f"(by Maintainer): its contributions arrive without a sound; the rest of {REPO} still buzzes")
+    assert said.reply_to == opened and not said.notified and said.labels() == (("🔔 Unmute this thread",),)
+    world.press(f"🔕 Mute {REPO}", opened)
+    said = shown(world)[-1]
+    assert said.text == f"🔕 {REPO} muted for 8 h, until 16:00 (by Maintainer): its pages arrive without a sound"
+    assert said.reply_to == opened and not said.notified and said.labels() == ((f"🔔 Unmute {REPO}",),)
+    world.press(f"🔕 Mute {REPO}", opened)  # pressed again: the mute stands, and its answer offers 🔔 as well
+    said = shown(world)[-1]
+    assert said.text.startswith(f"🔕 {REPO} is muted already, until 16:00 (by Maintainer)")
+    assert said.labels() == ((f"🔔 Unmute {REPO}",),)
+
+
+def test_unmute_lets_a_thread_or_a_repository_buzz_again_and_pressed_twice_says_it_was_not_muted(make_world):
+    world = make_world(buzz_gap_minutes=0)
+    world.deliver("issues", issue_opened())
+    opened = shown(world)[0].message_id
+    world.press("🔕 Mute this thread", opened)
+    unmute = shown(world)[-1].message_id
+    assert world.press("🔔", unmute)[1]["outcome"] == f"🔔 {REPO}#1 buzzes again"
+    assert world.press("🔔", unmute)[1]["outcome"] == f"{REPO}#1 was not muted"
+    world.advance(90)
+    world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=1))
+    assert shown(world)[-1].text.startswith("💬 bob") and shown(world)[-1].notified
+    world.press(f"🔕 Mute {REPO}", opened)
+    unmute = shown(world)[-1].message_id
+    assert world.press("🔔", unmute, callback_id="u1")[1]["outcome"] == f"🔔 {REPO} buzzes again"
+    assert world.chat.answers[-1] == ("u1", f"🔔 {REPO} buzzes again")
+    assert world.press("🔔", unmute)[1]["outcome"] == f"{REPO} was not muted"
+    world.advance(90)
+    world.deliver("issue_comment", issue_comment_by("carol", comment_id=6, number=9))
+    assert shown(world)[-1].text.startswith("💬 carol") and shown(world)[-1].notified
+
+
+def test_only_an_allowed_user_in_pagers_chat_unmutes(world):
+    world.command(f"/mute {REPO} 2h")
+    unmute = shown(world)[-1].message_id
+    assert world.press("🔔", unmute, user=7)[1]["outcome"] == "not allowed"
+    assert world.press("🔔", unmute, chat="-1002")[1]["outcome"] == "not allowed"
+    assert attention_store.mute_of(world.services, REPO_ID, world.now) is not None
+
+
+def test_a_mute_press_telegram_sends_again_mutes_and_answers_in_the_chat_once(world):
+    world.deliver("issues", issue_opened())
+    opened = shown(world)[0].message_id
+    update = world.press_update(world.chat.button_data(opened, "🔕 Mute this thread"), message_id=opened, callback_id="p1")
+    assert world.update(update) == world.update(update) == (200, {"outcome": f"🔕 {REPO}#1 muted for 8 h, until 16:00"})
+    assert len([m for m in shown(world) if m.text.startswith("🔕")]) == 1
+
+
+def test_a_mute_whose_answer_telegram_cannot_take_now_is_said_at_once_and_shown_when_telegram_sends_it_again(world):
+    world.deliver("issues", issue_opened())
+    opened = shown(world)[0].message_id
+    update = world.press_update(world.chat.button_data(opened, "🔕 Mute this thread"), message_id=opened, callback_id="p1")
+    world.chat.fail("sendMessage", 502)
+    assert world.update(update)[0] == 500  # muted, its message failed: Telegram sends the update again
+    assert world.chat.answers == [("p1", f"🔕 {REPO}#1 muted for 8 h, until 16:00")]
+    assert attention_store.mute_of(world.services, REPO_ID, world.now, ("issue", 1)) is not None
+    world.advance(1)
+    assert world.update(update) == (200, {"outcome": f"🔕 {REPO}#1 muted for 8 h, until 16:00"})
+    [said] = [m for m in shown(world) if m.text.startswith("🔕")]
+    assert said.reply_to == opened and said.labels() == (("🔔 Unmute this thread",),)
+
+
+def test_the_mute_commands_answer_offers_unmute_and_unmute_answers_without_one(world):
+    world.command(f"/mute {REPO} 2h")
+    said = shown(world)[-1]
+    assert said.text == f"🔕 {REPO} muted for 2 h, until 10:00 (by Maintainer): its pages arrive without a sound"
+    assert said.labels() == ((f"🔔 Unmute {REPO}",),) and said.reply_to is not None and not said.notified
+    assert world.press("🔔", said.message_id)[1]["outcome"] == f"🔔 {REPO} buzzes again"
+    world.deliver("issues", issue_opened())
+    assert shown(world)[-1].notified
+    world.command(f"/unmute {REPO}")
+    assert (answer(world), shown(world)[-1].labels()) == (f"{REPO} was not muted", None)
+
+
+def test_status_lists_each_mute_with_unmute_the_soonest_to_end_first(world):
+    world.deliver("issues", issue_opened())
+    world.press("🔕 Mute this thread", shown(world)[0].message_id)
+    world.command(f"/mute {REPO} 3h")
+    world.command("/status")
+    status = shown(world)[-1]
+    lines = status.text.splitlines()
+    assert f"🔕 {REPO} muted until 11:00 (by Maintainer) · /unmute {REPO}" in lines
+    assert f'🔕 <a href="https://github.com/{REPO}/issues/1">{REPO}#1</a> muted until 16:00 (by Maintainer)' in lines
+    assert status.labels() == ((f"🔔 Unmute {REPO}",), (f"🔔 Unmute {REPO}#1",))
+    assert world.press(f"🔔 Unmute {REPO}#1", status.message_id)[1]["outcome"] == f"🔔 {REPO}#1 buzzes again"
+    assert world.press(f"🔔 Unmute {REPO}", status.message_id)[1]["outcome"] == f"🔔 {REPO} buzzes again"
+    assert attention_store.mutes(world.services, world.now, threads=True) == []
+
+
+def test_status_offers_unmute_for_ten_mutes_and_counts_the_rest(world):
+    for number in range(1, 13):
+        attention_store.set_mute(world.services, REPO_ID, REPO, world.now + 3600 * number, "Maintainer", ("issue", number))
+    world.command("/status")
+    status = shown(world)[-1]
+    assert status.labels() == tuple((f"🔔 Unmute {REPO}#{n}",) for n in range(1, 11))
+    assert "… and 2 more muted" in status.text.splitlines()
+
+
+def test_a_contact_in_a_thread_muted_while_the_phone_rests_is_left_out_of_its_call(make_world):
+    w = make_world(buzz_gap_minutes=60)
+    w.deliver("issues", issue_opened())  # the call at 08:00: the phone rests until 09:00
+    w.advance(10)
+    w.deliver("issues", issue_opened(**FIFTH))  # kept for the rest's call
+    w.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=9))  # kept too
+    w.advance(5)
+    w.press("🔕 Mute this thread", next(m.message_id for m in shown(w) if f"{REPO}#5" in m.text))
+    w.advance(50)
+    tick(w)
+    [call] = calls(w)
+    assert ": 1 from outside (" in call.text.splitlines()[0] and "bob commented" in call.text and "#5" not in call.text
+
+
+def test_a_failure_at_any_call_of_the_thread_mute_button_mutes_and_answers_once_in_the_end(make_world):
+    from pager_world.cases import pressing
+
+    scenario = Scenario("thread mute pressed", lambda w: w.deliver("issues", issue_opened()),
+                        *pressing("🔕 Mute this thread"), presses=False)
+    assert failure_matrix(make_world, scenario).failed
 
 
 @pytest.mark.parametrize("text, said", [

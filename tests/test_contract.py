@@ -826,6 +826,22 @@ def test_the_fake_telegram_answers_with_the_documented_envelope_and_result_types
     assert found == KNOWN_RESULT_GAPS
 
 
+def test_a_reply_with_an_inline_keyboard_is_sent_and_comes_back_as_a_message_of_the_documented_type():
+    names = {p["name"] for p in METHODS["sendMessage"]["parameters"]}
+    assert {"reply_parameters", "reply_markup", "disable_notification"} <= names  # one call may carry them all
+    chat = FakeTelegram()
+    chat.add_chat(CHAT_ID)
+    page = chat.handle("sendMessage", {"chat_id": CHAT_ID, "text": "🚨 a page"})[1]["result"]["message_id"]
+    keyboard = {"inline_keyboard": [[{"text": "🔔 Unmute", "callback_data": "unmute:1"}]]}
+    status, answer = chat.handle("sendMessage", {  # a mute's answer: a silent reply offering 🔔 Unmute
+        "chat_id": CHAT_ID, "text": "🔕 muted", "disable_notification": True, "reply_parameters": {"message_id": page},
+        "reply_markup": keyboard})
+    assert status == 200 and tg_problems(answer["result"], "Message", "result") == []
+    assert answer["result"]["reply_markup"] == keyboard and answer["result"]["reply_to_message"]["message_id"] == page
+    shown = chat.view()[answer["result"]["message_id"]]
+    assert shown.buttons == (("🔔 Unmute",),) and shown.reply_to == page and not shown.notified
+
+
 def test_the_update_the_fake_telegram_sends_for_a_typed_command_has_the_documented_types(private_key_pem):
     world = World(private_key_pem)
     pager_id = world.services.telegram.send_message(CHAT_ID, "📦 a page")

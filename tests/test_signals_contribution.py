@@ -26,7 +26,7 @@ def test_an_issue_opened_by_someone_outside_sends_one_message_and_asks_for_one_d
     assert text.startswith("💬 alice opened issue ")
     assert f'href="https://github.com/{REPO}/issues/1">{REPO}#1</a>: Spelling error in the README file' in text
     assert "accidently spelled" in text
-    assert buttons == (("🔕 Mute for 8 h",),)
+    assert buttons == (("🔕 Mute this thread 8 h",), (f"🔕 Mute {REPO} 8 h",))  # each says what it mutes
     assert world.chat.messages[message_id].notified is True  # an outsider's first contact calls
     assert world.hub.dispatches == [
         {
@@ -154,7 +154,7 @@ def test_a_reopened_issue_is_shown_open_again_once_and_its_next_closing_edits_it
     assert world.deliver("issues", reopened)[1]["outcome"] == "edited: reopened"
     [(text, buttons)] = world.chat.view().values()
     assert text.splitlines()[0].endswith(": Spelling error") and text.endswith("\n↩️ reopened")
-    assert buttons == (("🔕 Mute for 8 h",),) and "✅" not in text
+    assert buttons == (("🔕 Mute this thread 8 h",), (f"🔕 Mute {REPO} 8 h",)) and "✅" not in text
     assert world.deliver("issues", reopened)[1]["outcome"] == "open already"  # applied twice
     late = issue_closed(**{"issue.updated_at": "2019-05-16T10:30:00Z"})  # a closing older than the reopening
     assert world.deliver("issues", late)[1]["outcome"] == "stale: older than what is shown"

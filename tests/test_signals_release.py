@@ -521,7 +521,7 @@ def test_a_pull_request_from_a_fork_on_a_branch_named_like_a_release_is_a_contri
     outcome = world.deliver("pull_request", forked)[1]["outcome"]
     assert outcome == "sent, draft asked; ignored: not a release pull request"
     [(text, buttons)] = world.chat.view().values()
-    assert text.startswith("💬 mallory opened pull request") and buttons == (("🔕 Mute for 8 h",),)
+    assert text.startswith("💬 mallory opened pull request") and buttons == (("🔕 Mute this thread 8 h",), (f"🔕 Mute {REPO} 8 h",))
 
 
 def test_a_release_that_gets_no_check_suite_is_offered_merge_once_github_calls_it_clean(world):

@@ -25,8 +25,10 @@ As strict as the real Bot API (core.telegram.org/bots/api), rule by rule:
 - answerCallbackQuery's `text` is 0 to 200 characters: longer is 400 "Bad Request: MESSAGE_TOO_LONG"
   (the limit is the method's; the description is what Telegram answers, as client libraries report);
 - a sent or edited message comes back as a Message: message_id, date (when it was sent, on the fake's
-  clock), chat (id, type, title or first_name, username, is_forum), text, and `reply_to_message` (the
-  message it replies to, without a reply of its own: "Message", field reply_to_message);
+  clock), chat (id, type, title or first_name, username, is_forum), text, `reply_markup` (its inline
+  keyboard, when it has one: "Message", field reply_markup), and `reply_to_message` (the message it
+  replies to, without a reply of its own: "Message", field reply_to_message). A reply may carry an inline
+  keyboard like any message (sendMessage takes `reply_parameters` and `reply_markup` together);
 - sendMessage's `reply_parameters` (ReplyParameters): an object, or 400 "Bad Request: object expected as
   reply parameters", holding `message_id` (else "Bad Request: can't find field \"message_id\""; 0 or
   less: no reply at all). The message replied to must be in the chat the message goes to (or in the
@@ -904,6 +906,8 @@ class FakeTelegram:
             answer["from"] = dict(message.author)
         if message.thread_id is not None:
             answer.update(message_thread_id=message.thread_id, is_topic_message=True)
+        if message.buttons:
+            answer["reply_markup"] = {"inline_keyboard": [[dict(b) for b in row] for row in message.buttons]}
         replied = self.messages.get(message.reply_to) if message.reply_to is not None and not nested else None
         if replied is not None:
             answer["reply_to_message"] = self._message(replied, nested=True)

@@ -7,7 +7,8 @@ one deleted), so that the chat still holds one message per thing. docs/attention
 prose; a test holds the two together.
 
     MOMENTS      every moment pager sends or edits a message for: send, repost or edit; buzz or not; why
-    Volume       what turns a buzz down for one repository now: a mute, quiet hours, the phone's rest
+    Volume       what turns a buzz down for one repository now: a mute (of the repository, or of the thread a
+                 contribution is in), quiet hours, the phone's rest
     Sound        what a moment comes to: a buzz, silence, or silence kept for a summary (the quiet hours', or
                  the call at the end of the phone's rest)
     QuietHours   QUIET_HOURS in TIMEZONE, which may wrap midnight: inside them nothing buzzes, and what
@@ -94,7 +95,8 @@ MOMENTS: Mapping[Moment, Rule] = {
     Moment.HEALTH_CHANGED: Rule("edit", False, "an entry of pager's own health updated or closed"),
     Moment.SUMMARY: Rule("send", True, "quiet hours or the phone's rest are over and something needs the maintainer",
                          rests=True),
-    Moment.ANSWER: Rule("send (a reply to the command)", False, "the person who asked is looking at the chat"),
+    Moment.ANSWER: Rule("send (a reply to the command or the message pressed)", False,
+                        "the person who asked is looking at the chat"),
 }
 
 
@@ -121,11 +123,13 @@ class Sound:
 @dataclass(frozen=True)
 class Volume:
     """What turns a buzz down for one repository at one moment: a mute (until when), quiet hours (the period
-    the moment is in), the phone's rest (`rest_of`: the period it rests in now)."""
+    the moment is in), the phone's rest (`rest_of`: the period it rests in now); for a contribution, a mute
+    of its thread alone (`thread_muted_until`), the rest of the repository buzzing as ever."""
 
     muted_until: float | None = None
     quiet: tuple[float, float] | None = None
     rest: tuple[float, float] | None = None
+    thread_muted_until: float | None = None
 
     def sound(self, moment: Moment) -> Sound:
         rule = MOMENTS[moment]
@@ -133,6 +137,8 @@ class Volume:
             return Sound(False, rule.why)
         if self.muted_until is not None:
             return Sound(False, "the repository is muted: silent, never lost")
+        if self.thread_muted_until is not None:
+            return Sound(False, "the thread is muted: silent, never lost")
         if self.quiet is not None:
             return Sound(False, "quiet hours: kept for the summary at their end", period=self.quiet)
         if rule.waits and self.rest is not None:

@@ -2,8 +2,10 @@
 and the call at the end of the phone's rest), and when alarms come due.
 
     mute                    what turns a buzz down, one query: an item per repository id muted {repository,
-                            until, by, at}, gone after `until`; and `call` {at}: when the phone last called
-                            and began to rest (BUZZ_GAP_MINUTES)
+                            until, by, at}, and one per thread muted alone, `<repository id>#<issue|pull|
+                            discussion>#<number>` {the same}, each gone a day after `until` (an unmute keeps
+                            only {repository}: the name a later 🔔 says); and `call` {at}: when the phone
+                            last called and began to rest (BUZZ_GAP_MINUTES)
     attention               the every-minute check's index, one query: an item `alarm:<ref>` per red
                             alarm {repository, branch, since, due} (`due`: when an entry comes past its
                             grace, or a fix's hold ends), and `summary:<start>` per period (quiet hours,
@@ -19,6 +21,7 @@ what changes, so a delivery or a check that comes twice writes once. The decisio
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +45,9 @@ MUTE_DEFAULT_SECONDS = 8 * 3600
 MUTE_MAX_SECONDS = 30 * DAY
 SUMMARY_TTL_SECONDS = 3 * DAY  # a summary's mark in the check's index, from its send: past any late note
 KEEP_TRIES = 3  # periods a note tries when each one's summary is under way as it is written
+THREAD_ITEM = re.compile(r"([0-9]{1,19})#(issue|pull|discussion)#([0-9]{1,10})")
+
+Thread = tuple[str, int]  # a thread of a repository: issue, pull or discussion, and its number
 
 
 @dataclass(frozen=True)
@@ -50,33 +56,53 @@ class Mute:
     repository: str
     until: float
     by: str = ""
+    thread: Thread | None = None  # a thread muted alone; None: the whole repository
+
+
+def mute_item(repository_id: int, thread: Thread | None = None) -> str:
+    """The item of a repository's mute (its id), or of one of its threads' (`<id>#<thing>#<number>`)."""
+    return str(int(repository_id)) + (f"#{thread[0]}#{int(thread[1])}" if thread else "")
 
 
 def _mute(record: Record, now: float) -> Mute | None:
     until = record.data.get("until")
-    if not isinstance(until, (int, float)) or until <= now or not record.item.isdigit():
+    thread = THREAD_ITEM.fullmatch(record.item)
+    if not isinstance(until, (int, float)) or until <= now or not (record.item.isdigit() or thread):
         return None
-    return Mute(int(record.item), str(record.data.get("repository") or ""), float(until), str(record.data.get("by") or ""))
+    return Mute(int(thread.group(1)) if thread else int(record.item), str(record.data.get("repository") or ""),
+                float(until), str(record.data.get("by") or ""), (thread.group(2), int(thread.group(3))) if thread else None)
 
 
-def mute_of(services: Services, repository_id: int, now: float) -> Mute | None:
-    return _mute(services.store.load(MUTE_KEY, str(int(repository_id))), now)
+def mute_of(services: Services, repository_id: int, now: float, thread: Thread | None = None) -> Mute | None:
+    return _mute(services.store.load(MUTE_KEY, mute_item(repository_id, thread)), now)
 
 
-def mutes(services: Services, now: float) -> list[Mute]:
-    """The repositories muted now, the soonest to end first."""
+def muted_name(services: Services, repository_id: int, thread: Thread | None = None) -> str:
+    """The repository's name as its mute's item (or its thread's) keeps it: while muted, and for a day after
+    the mute ended or was undone; "" when there is none."""
+    return str(services.store.load(MUTE_KEY, mute_item(repository_id, thread)).data.get("repository") or "")
+
+
+def mutes(services: Services, now: float, *, threads: bool = False) -> list[Mute]:
+    """The repositories muted now (with `threads`, the threads muted alone too), the soonest to end first."""
     found = [_mute(record, now) for record in services.store.items(MUTE_KEY)]
-    return sorted((m for m in found if m is not None), key=lambda m: m.until)
+    return sorted((m for m in found if m is not None and (threads or m.thread is None)), key=lambda m: m.until)
 
 
-def volume(services: Services, repository_id: int | None, now: float) -> Volume:
-    """What turns a buzz down for a repository now, in one query: its mute, and the phone's rest since its
-    last call (BUZZ_GAP_MINUTES); quiet hours are the settings'."""
+def volume(services: Services, repository_id: int | None, now: float, thread: Thread | None = None) -> Volume:
+    """What turns a buzz down for a repository now (and for a contribution in `thread`), in one query: its
+    mute (and its thread's), and the phone's rest since its last call (BUZZ_GAP_MINUTES); quiet hours are
+    the settings'."""
     quiet = services.settings.quiet
     found = {record.item: record for record in services.store.items(MUTE_KEY)}
-    muted = _mute(found[str(repository_id)], now) if repository_id and str(repository_id) in found else None
-    return Volume(muted_until=muted.until if muted else None, quiet=quiet.period(now) if quiet else None,
-                  rest=_rest(services, found.get(CALL_ITEM), now))
+
+    def until(of: Thread | None = None) -> float | None:
+        item = mute_item(repository_id, of) if repository_id else ""
+        muted = _mute(found[item], now) if item in found else None
+        return muted.until if muted else None
+
+    return Volume(muted_until=until(), quiet=quiet.period(now) if quiet else None,
+                  rest=_rest(services, found.get(CALL_ITEM), now), thread_muted_until=until(thread) if thread else None)
 
 
 def _rest(services: Services, call: Record | None, now: float) -> tuple[float, float] | None:
@@ -125,18 +151,19 @@ def called(services: Services, at: float) -> None:
 
 def _decide_mute(repository: str, until: float, by: str, now: float):
     def decide(data: dict[str, Any], _: float) -> Step:
-        if until <= now:
-            return Step("unmuted", data={} if data else None)
+        if until <= now:  # its name stays, for a 🔔 pressed again to say
+            return Step("unmuted", data={"repository": repository} if data else None)
         new = {"repository": repository, "until": until, "by": by, "at": now}
         return Step("muted", data=new)
 
     return decide
 
 
-def set_mute(services: Services, repository_id: int, repository: str, until: float, by: str = "") -> None:
-    """Mute a repository until `until` (a time not after now unmutes it)."""
+def set_mute(services: Services, repository_id: int, repository: str, until: float, by: str = "",
+             thread: Thread | None = None) -> None:
+    """Mute a repository, or only one of its threads, until `until` (a time not after now unmutes it)."""
     now = services.now()
-    settle(services, MUTE_KEY, _decide_mute(repository, until, by, now), item=str(int(repository_id)),
+    settle(services, MUTE_KEY, _decide_mute(repository, until, by, now), item=mute_item(repository_id, thread),
            ttl_seconds=max(until - now, 0) + DAY)
 
 

@@ -4,8 +4,12 @@ hand"): button presses, and the commands written in the chat (pager.commands).
     callback_query from an allowed user in the configured chat
         fix:<id>            🛠 Start fix of the alarm of the repository with that id (pager.signals.alarm.start_fix)
         merge:<id>:<n>      🔀 Merge of a release pull request (pager.signals.release.merge_press)
-        mute:a:<id>         🔕 on an alarm: mute that repository for 8 h (pager.commands.mute_press)
-        mute:c:<id>:<t><n>  🔕 on a contribution (t: i issue, p pull request, d discussion; n its number)
+        mute:a:<id>         🔕 Mute owner/name 8 h on an alarm: mute that repository (pager.commands.mute_press)
+        mute:c:<id>:<t><n>  🔕 Mute owner/name 8 h on a contribution: its repository (t: i issue, p pull request,
+                            d discussion; n its number)
+        mute:t:<id>:<t><n>  🔕 Mute this thread 8 h on a contribution: that issue, pull request or discussion alone
+        unmute:<id>         🔔 Unmute owner/name, on a mute's answer or /status (pager.commands.unmute_press)
+        unmute:t:<id>:<t><n>  🔔 Unmute of a thread
         again:<id>          ↻ a failed delivery once more (pager.sweep.presses.deliver_again)
         again:all           ↻ all failed deliveries, over the sweep's next runs (pager.sweep.presses.deliver_all_again)
         refused:again       ↻ the deliveries refused with 401 (pager.sweep.presses.deliver_refused_again)
@@ -15,7 +19,8 @@ hand"): button presses, and the commands written in the chat (pager.commands).
     any other update                                       ignored
 
 `<id>` is the repository's id (at most 19 digits: the data fits Telegram's 64 bytes for any name); the
-alarm's and the release's records name the repository as GitHub called it last.
+alarm's and the release's records name the repository as GitHub called it last, and so do a thread's and a
+mute's.
 
 Every press is answered (answerCallbackQuery) in the same request, with what happened or why it
 failed, and `handle_update` returns normally even when the action failed, so the endpoint answers 200
@@ -23,8 +28,12 @@ and the person can press again. A retried update (same callback id) acts once: a
 like a signal (`records.settle`, with the action as its one effect) on the record `press#<callback
 id>`, which keeps the answer given (for a day), so a retry only repeats the answer, and a retry that
 comes while the first still acts is told so at once; the action itself is guarded again by the
-record of its thing (a fix recorded, a merge recorded). The one case answered 500 is a press whose
-answer could not reach Telegram: Telegram then retries the update, which acts once and answers.
+record of its thing (a fix recorded, a merge recorded). A press whose act says more in the chat (a mute:
+what it mutes, until when, by whom, with 🔔 Unmute) sends that as a reply to the message pressed, without a
+sound; its record keeps the answer before that message is sent and the message once sent, like a
+command's. The cases answered 500 are a press whose answer could not reach Telegram, and one whose message
+Telegram could not take now (the press is answered all the same): Telegram then retries the update, which
+acts once and answers, or sends the message still to send.
 """
 
 from __future__ import annotations
@@ -34,12 +43,14 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import commands
-from .errors import PagerError, Partial, Permanent, TelegramRefused, Uncertain
+from . import attention_store, commands
+from .errors import PagerError, Partial, Permanent, TelegramRefused, Transient, Uncertain
+from .perform import perform as perform_effect
 from .services import Services
 from .signals import alarm, contribution, release
+from .signals.messages import buttons_json
 from .signals.records import Held, settle
-from .signals.steps import Press, Step
+from .signals.steps import Press, SendMessage, Step
 from .sweep import health, presses
 from .values import field, text
 from .words import failure
@@ -57,7 +68,7 @@ PRESS_TTL_SECONDS = 24 * 3600  # Telegram gives up on a press after about 150 s;
 NUMBER = re.compile(r"[0-9]{1,10}")
 ID = re.compile(r"[0-9]{1,19}")  # a repository's id (GitHub's are 64-bit)
 PLAIN_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
-MUTE_THREAD = re.compile(r"([0-9]{1,19}):([ipd])([0-9]{1,10})")
+THREAD = re.compile(r"([0-9]{1,19}):([ipd])([0-9]{1,10})")  # <repository id>:<i|p|d><number>
 
 
 def press_key(callback_id: str) -> str:
@@ -90,8 +101,10 @@ def handle_update(update: Mapping[str, Any], services: Services) -> str:
     key = press_key(callback_id)
     who = text(field(query, "from", "username"))
     by = f"@{who}" if who else text(field(query, "from", "first_name"))
+    chat, message_id = field(query, "message", "chat", "id"), field(query, "message", "message_id")
+    pressed = (str(chat), message_id) if isinstance(chat, int) and isinstance(message_id, int) else None
     try:
-        answer = settle(services, key, decide_press(text(query.get("data")), by), ttl_seconds=PRESS_TTL_SECONDS,
+        answer = settle(services, key, decide_press(text(query.get("data")), by, pressed), ttl_seconds=PRESS_TTL_SECONDS,
                         wait=False, perform=_perform).outcome
     except Held as exc:
         if exc.key != key:  # another press acting, or a delivery rendering the message (a new message, an edit)
@@ -101,28 +114,69 @@ def handle_update(update: Mapping[str, Any], services: Services) -> str:
         return _answer(services, callback_id, MAYBE_DONE, f"uncertain: {exc}")
     except Partial as exc:
         return _answer(services, callback_id, exc.said, f"failed: {exc}")
-    except Permanent as exc:  # refused for good: said to the person who pressed, and an error in the log
-        return _answer(services, callback_id, f"⚠️ {failure(exc)}", f"refused: {exc}")
+    except (Transient, Permanent) as exc:
+        said = _acted(services, key)
+        if said is None:  # refused for good, an error in the log; or failed now: said to the person who pressed
+            return _answer(services, callback_id, f"⚠️ {failure(exc)}",
+                           f"{'refused' if isinstance(exc, Permanent) else 'failed'}: {exc}")
+        _answer(services, callback_id, said, said)  # it acted, and only its message in the chat failed
+        if isinstance(exc, Transient):
+            raise  # 500: Telegram sends the update again, which sends the message still to send
+        return f"refused: {exc}"
     except PagerError as exc:
         return _answer(services, callback_id, f"⚠️ {failure(exc)}", f"failed: {exc}")
     return _answer(services, callback_id, answer, answer)
 
 
-def decide_press(data: str, by: str = ""):
-    """A press acts once: its record keeps the answer, and a retried update only repeats it."""
+def decide_press(data: str, by: str = "", pressed: tuple[str, int] | None = None):
+    """A press acts once: its record keeps the answer, and a retried update only repeats it. One whose act says
+    more in the chat (`commands.Reply`) keeps its answer (`said`) and the message still to send (`reply`, its
+    `buttons`), then sends that message, a reply to the one `pressed` (its chat and id), without a sound."""
 
     def decide(record: dict[str, Any], now: float) -> Step:
         answer = record.get("answer")
         if isinstance(answer, str):
             return Step(answer)
-        return Step(lambda said: said, effect=Press(data, by), then=lambda said: {"answer": said})
+        said, reply = record.get("said"), record.get("reply")
+        if isinstance(said, str) and isinstance(reply, str) and pressed is not None:
+            message = SendMessage(reply, commands.buttons_of(record.get("buttons")), notify=False, reply_to=pressed[1],
+                                  to=pressed[0])
+            return Step(said, effect=message, then=lambda _: {"answer": said})
+        return Step(_told, effect=Press(data, by), then=lambda result: _kept(result, pressed is not None))
 
     return decide
 
 
-def _perform(services: Services, effect: Any) -> str:
-    assert isinstance(effect, Press)
-    return act(effect.data, services, effect.by)
+def _told(result: str | commands.Reply) -> str:
+    """What the press's act says, unless a message in the chat is still to say it (that step tells it)."""
+    return result if isinstance(result, str) else ""
+
+
+def _kept(result: str | commands.Reply, replying: bool) -> dict[str, Any]:
+    """The press's record after its act: its answer; or, with a message to send in the chat, the answer to give
+    once it is sent and the message (without a message pressed to reply to, only the answer)."""
+    if isinstance(result, str):
+        return {"answer": result}
+    if not replying:
+        return {"answer": result.said}
+    return {"said": result.said, "reply": result.text, **({"buttons": buttons_json(result.buttons)} if result.buttons else {})}
+
+
+def _acted(services: Services, key: str) -> str | None:
+    """The answer of a press that acted and whose message in the chat is still to send (None: it did not act, or
+    the table cannot say now)."""
+    try:
+        said = services.store.load(key).data.get("said")
+    except PagerError:
+        return None
+    return said if isinstance(said, str) else None
+
+
+def _perform(services: Services, effect: Any) -> Any:
+    """Carry out a button's action, or send the message its act says more in."""
+    if isinstance(effect, Press):
+        return act(effect.data, services, effect.by)
+    return perform_effect(services, effect)
 
 
 def allowed(query: Mapping[str, Any], services: Services) -> bool:
@@ -152,9 +206,9 @@ def in_chat(chat: Any, configured: str) -> bool:
     return str(configured).startswith("@") and bool(username) and username.lower() == str(configured)[1:].lower()
 
 
-def act(data: str, services: Services, by: str = "") -> str:
-    """Carry out a button's action for the person who pressed it; the answer to show. Raises PagerError
-    when it failed."""
+def act(data: str, services: Services, by: str = "") -> str | commands.Reply:
+    """Carry out a button's action for the person who pressed it; the answer to show (with a message that says
+    more in the chat: a mute's). Raises PagerError when it failed."""
     whole = _WHOLE.get(data)
     if whole is not None:
         return whole(services)
@@ -171,7 +225,7 @@ def _fix(services: Services, ref: str, by: str) -> str:
     return alarm.start_fix(services, ref, by)
 
 
-def _mute_alarm(services: Services, ref: str, by: str) -> str:
+def _mute_alarm(services: Services, ref: str, by: str) -> str | commands.Reply:
     """🔕 on an alarm: its repository, named as the alarm's record names it."""
     if not ID.fullmatch(ref):
         return UNKNOWN_BUTTON
@@ -179,16 +233,50 @@ def _mute_alarm(services: Services, ref: str, by: str) -> str:
     return commands.mute_press(services, int(ref), name, by)
 
 
-def _mute_thread(services: Services, thread: str, by: str) -> str:
-    """🔕 on a contribution (`thread`: <repository id>:<i|p|d><number>): its repository, named as the
+def _mute_repository(services: Services, thread: str, by: str) -> str | commands.Reply:
+    """🔕 of the repository on a contribution (`thread`: <repository id>:<i|p|d><number>), named as the
     thread's record names it."""
-    found = MUTE_THREAD.fullmatch(thread)
+    found = _thread(thread)
     if found is None:
         return UNKNOWN_BUTTON
+    repository_id, (thing, number) = found
+    return commands.mute_press(services, repository_id, _thread_named(services, repository_id, thing, number), by)
+
+
+def _mute_thread(services: Services, thread: str, by: str) -> str | commands.Reply:
+    """🔕 of the thread alone on a contribution (`thread` as above): that issue, pull request or discussion."""
+    found = _thread(thread)
+    if found is None:
+        return UNKNOWN_BUTTON
+    repository_id, (thing, number) = found
+    name = _thread_named(services, repository_id, thing, number)
+    return commands.mute_press(services, repository_id, name, by, (thing, number))
+
+
+def _unmute(services: Services, ref: str, by: str) -> str:
+    """🔔 Unmute of a repository (`ref` its id)."""
+    return commands.unmute_press(services, int(ref)) if ID.fullmatch(ref) else UNKNOWN_BUTTON
+
+
+def _unmute_thread(services: Services, thread: str, by: str) -> str:
+    """🔔 Unmute of a thread (`thread` as above)."""
+    found = _thread(thread)
+    return commands.unmute_press(services, *found) if found is not None else UNKNOWN_BUTTON
+
+
+def _thread(data: str) -> tuple[int, attention_store.Thread] | None:
+    """The repository's id and the thread (issue, pull or discussion, and its number) a button's data names."""
+    found = THREAD.fullmatch(data)
+    if found is None:
+        return None
     thing = {short: long for long, short in contribution.THINGS.items()}[found.group(2)]
-    key = contribution.thing_key(int(found.group(1)), thing, int(found.group(3)))
-    name = text(services.store.load(key, contribution.THREAD).data.get("repository"))
-    return commands.mute_press(services, int(found.group(1)), name, by)
+    return int(found.group(1)), (thing, int(found.group(3)))
+
+
+def _thread_named(services: Services, repository_id: int, thing: str, number: int) -> str:
+    """The repository as the thread's record names it ("": no longer known)."""
+    key = contribution.thing_key(repository_id, thing, number)
+    return text(services.store.load(key, contribution.THREAD).data.get("repository"))
 
 
 def _merge(services: Services, pull: str, by: str) -> str:
@@ -212,11 +300,15 @@ _WHOLE: Mapping[str, Callable[[Services], str]] = {
     alarm.REFUSED_AGAIN: lambda services: presses.deliver_refused_again(services, health.SECRET_REFUSED),
     alarm.PAGES_AGAIN: lambda services: presses.deliver_refused_again(services, health.PAGE_REFUSED),
 }
-# The buttons whose data is a prefix and what they are about (the rest), and what each does with that.
-_PREFIXED: tuple[tuple[str, Callable[[Services, str, str], str]], ...] = (
+# The buttons whose data is a prefix and what they are about (the rest), and what each does with that (the
+# first prefix that fits: a longer one before a shorter one it begins with).
+_PREFIXED: tuple[tuple[str, Callable[[Services, str, str], str | commands.Reply]], ...] = (
     (alarm.FIX_PREFIX, _fix),
     (alarm.MUTE_PREFIX, _mute_alarm),
-    (contribution.MUTE_PREFIX, _mute_thread),
+    (contribution.MUTE_PREFIX, _mute_repository),
+    (contribution.MUTE_THREAD_PREFIX, _mute_thread),
+    (commands.UNMUTE_THREAD_PREFIX, _unmute_thread),
+    (commands.UNMUTE_PREFIX, _unmute),
     (release.MERGE_PREFIX, _merge),
     (alarm.AGAIN_PREFIX, _again),
 )

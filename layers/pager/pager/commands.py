@@ -1,11 +1,17 @@
 """Commands in the chat (SPEC §6, amended 2026-12-04): what an allowed user may ask pager by writing to it.
 
-    /status                      what is red now and since when, releases waiting for 🔀 Merge, mutes,
-                                 quiet hours, pager's own health (its last sweep, what needs the maintainer)
+    /status                      what is red now and since when, releases waiting for 🔀 Merge, mutes (each
+                                 with 🔔 Unmute), quiet hours, pager's own health (its last sweep, what needs the
+                                 maintainer)
     /mute owner/name [duration]  its pages arrive without a sound for a while: 30m, 8h, 2d, 1w, 1h30m (default 8 h,
-                                 at most 30 days); never lost
+                                 at most 30 days); never lost. Answered with 🔔 Unmute
     /unmute owner/name           they buzz again
     /help                        these lines
+
+The mute buttons come here too (`mute_press`, `unmute_press`): 🔕 on a message mutes its repository for 8 h,
+or, on a contribution, only its thread (its contributions arrive without a sound, the rest of the repository
+buzzes as ever); the answer says what it muted, until when and by whom, in a message with 🔔 Unmute, and 🔔
+lets it buzz again.
 
 A command is a message that starts with "/" (in a group, also `/status@botname`: one addressed to another
 bot is ignored). In a group, a bot in privacy mode (Telegram's default) is sent a command without
@@ -16,8 +22,8 @@ command, without a sound (Moment.ANSWER). A repository is known when GitHub says
 on it ("Get a repository" with the app's installation): an unknown one is named as unknown.
 
 A command acts once, like a press: it is settled on `command#<chat>#<message id>`, whose record keeps the
-answer its act gave and, once sent, that it was sent, so an update Telegram delivers again (after a 500)
-acts on nothing again: it sends the answer still to send, or nothing.
+answer its act gave (and its buttons) and, once sent, that it was sent, so an update Telegram delivers again
+(after a 500) acts on nothing again: it sends the answer still to send, or nothing.
 
 `BOT_COMMANDS` is what `pager setup` gives Telegram's setMyCommands (the menu a phone shows after "/").
 """
@@ -32,15 +38,16 @@ from datetime import tzinfo
 from typing import Any
 
 from . import attention_store
-from .attention_store import MUTE_DEFAULT_SECONDS, MUTE_MAX_SECONDS, Mute
+from .attention_store import MUTE_DEFAULT_SECONDS, MUTE_MAX_SECONDS, Mute, Thread
 from .errors import GitHubRefused, PagerError, Permanent
 from .html import escape, link
 from .perform import perform as perform_effect
 from .services import Services
 from .settings import REPOSITORY
-from .signals import alarm, release
+from .signals import alarm, contribution, release
+from .signals.messages import buttons_json
 from .signals.records import settle
-from .signals.steps import Command, SendMessage, Step
+from .signals.steps import Buttons, Command, SendMessage, Step
 from .values import field, integer, text
 from .waiting import SWEEP_KEY
 from .words import duration, failure, local_time, plural
@@ -68,6 +75,18 @@ DURATION = re.compile(rf"(?:\s*{DURATION_PART.pattern})+\s*", re.IGNORECASE)  # 
 UNIT_SECONDS = {"m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 LISTED = 10  # red alarms, releases ready and mutes /status names of each; the rest are counted
 SWEEP_LATE_SECONDS = 45 * 60  # three runs of the 15-minute schedule missing
+UNMUTE_PREFIX = "unmute:"  # 🔔 Unmute of a repository: unmute:<repository id>
+UNMUTE_THREAD_PREFIX = "unmute:t:"  # 🔔 Unmute of a thread: unmute:t:<repository id>:<i|p|d><number>
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An answer in the chat (HTML) with its buttons, if any (🔔 Unmute); `said`: the same in a few plain words,
+    for the answer to a button press (answerCallbackQuery, at most 200 characters)."""
+
+    text: str
+    buttons: Buttons | None = None
+    said: str = ""
 
 
 @dataclass(frozen=True)
@@ -159,11 +178,24 @@ def decide_command(command: Command):
         outcome = f"answered /{parsed[0] if parsed else '?'}"
         said = record.get("said")
         if isinstance(said, str):
-            reply = SendMessage(said, notify=False, reply_to=command.message_id, to=command.chat)
+            reply = SendMessage(said, buttons_of(record.get("buttons")), notify=False, reply_to=command.message_id,
+                                to=command.chat)
             return Step(outcome, effect=reply, then=lambda _: {"said": said, "answer": said})
-        return Step("", effect=command, then=lambda said: {"said": said})  # the answer's step tells the outcome
+        return Step("", effect=command, then=kept)  # the answer's step tells the outcome
 
     return decide
+
+
+def kept(reply: Reply) -> dict[str, Any]:
+    """How a record keeps an answer still to send: its text, and its buttons (as JSON has them)."""
+    return {"said": reply.text, **({"buttons": buttons_json(reply.buttons)} if reply.buttons else {})}
+
+
+def buttons_of(kept: Any) -> Buttons | None:
+    """The buttons a record keeps (`kept`), as a message takes them."""
+    if not isinstance(kept, list):
+        return None
+    return [[(str(label), str(data)) for label, data in row] for row in kept if isinstance(row, list)] or None
 
 
 def _perform(services: Services, effect: Any) -> Any:
@@ -176,8 +208,8 @@ def _reply(services: Services, command: Command, answer: str) -> None:
     perform_effect(services, SendMessage(answer, notify=False, reply_to=command.message_id, to=command.chat))
 
 
-def act(command: Command, services: Services) -> str:
-    """What a command does, and the answer (HTML) to show."""
+def act(command: Command, services: Services) -> Reply:
+    """What a command does, and the answer to show."""
     parsed = parse(command.text, None)
     name, words = parsed if parsed else ("", [])
     now = services.now()
@@ -186,8 +218,8 @@ def act(command: Command, services: Services) -> str:
     if name in ("mute", "unmute"):
         return mute(services, name, words, command.by, now)
     if name in ("help", "start"):
-        return help_text(services)
-    return f"unknown command /{escape(name)}: " + ", ".join(f"/{c}" for c, _ in BOT_COMMANDS)
+        return Reply(help_text(services))
+    return Reply(f"unknown command /{escape(name)}: " + ", ".join(f"/{c}" for c, _ in BOT_COMMANDS))
 
 
 # -- /help ------------------------------------------------------------------------------------------------
@@ -206,7 +238,8 @@ def help_text(services: Services) -> str:
     if settings.quiet_hours:
         lines.append(f"Quiet hours {escape(settings.quiet_hours)} ({escape(settings.timezone)}): nothing buzzes, "
                      "and a summary buzzes when they end.")
-    lines.append("🔕 on a message mutes its repository for 8 h.")
+    lines.append("🔕 on a message mutes its repository for 8 h, or, on a contribution, only its thread; its answer "
+                 "and /status offer 🔔 Unmute.")
     try:
         lines.append(f"Where other bots are, write a command to pager as /status@{escape(services.telegram.bot_username())}.")
     except PagerError:  # Telegram did not say the bot's name now: said without it
@@ -235,30 +268,27 @@ def repository_named(word: str) -> str:
     return f"{found.group(1)}/{found.group(2).removesuffix('.git')}"
 
 
-def mute(services: Services, name: str, words: Sequence[str], by: str, now: float) -> str:
+def mute(services: Services, name: str, words: Sequence[str], by: str, now: float) -> Reply:
     words = [repository_named(words[0]), *words[1:]] if words else []
     asked = _asked_for(name, words)
     if asked is None:
-        return USAGE[name]
+        return Reply(USAGE[name])
     seconds, capped = asked
     try:
         repository = services.github.get_repository(words[0])
     except GitHubRefused as exc:
         if exc.status == 404:
-            return f"unknown repository {escape(words[0])}: pager's app is not installed there"
+            return Reply(f"unknown repository {escape(words[0])}: pager's app is not installed there")
         raise
     repository_id, full_name = integer(repository.get("id")), text(repository.get("full_name")) or words[0]
     if not repository_id:
-        return f"unknown repository {escape(words[0])}"
-    zone = services.settings.zone
+        return Reply(f"unknown repository {escape(words[0])}")
     if name == "unmute":
-        was = attention_store.mute_of(services, repository_id, now)
-        attention_store.set_mute(services, repository_id, full_name, now, by)
-        return f"🔔 {escape(full_name)} buzzes again" if was else f"{escape(full_name)} was not muted"
-    until = now + seconds
-    attention_store.set_mute(services, repository_id, full_name, until, by)
-    return (f"🔕 {escape(full_name)} muted for {duration(seconds)}{capped}, until {local_time(until, zone, now)}: "
-            "its pages arrive without a sound")
+        return Reply(escape(unmute(services, repository_id, full_name, now)))
+    muted = Mute(repository_id, full_name, now + seconds, by)
+    attention_store.set_mute(services, repository_id, full_name, muted.until, by)
+    return Reply(muted_text(muted, f"muted for {duration(seconds)}{capped}", services.settings.zone, now),
+                 [unmute_button(muted, here=True)])
 
 
 def _asked_for(name: str, words: Sequence[str]) -> tuple[int, str] | None:
@@ -274,18 +304,72 @@ def _asked_for(name: str, words: Sequence[str]) -> tuple[int, str] | None:
     return min(given, MUTE_MAX_SECONDS), " (at most 30 days)" if given > MUTE_MAX_SECONDS else ""
 
 
-def mute_press(services: Services, repository_id: int, repository: str, by: str) -> str:
-    """🔕 on a message: mute its repository for the default time (a longer mute already set stays)."""
+def mute_press(services: Services, repository_id: int, repository: str, by: str,
+               thread: Thread | None = None) -> str | Reply:
+    """🔕 on a message: mute its repository, or only its `thread`, for the default time (a longer mute already set
+    stays). The answer says what is muted and until when, and its message in the chat offers 🔔 Unmute."""
     now = services.now()
     if not repository:
-        return "this repository is no longer known"
+        return f"this {'thread' if thread else 'repository'} is no longer known"
     zone = services.settings.zone
-    current = attention_store.mute_of(services, repository_id, now)
+    what = mute_name(repository, thread)
+    current = attention_store.mute_of(services, repository_id, now, thread)
     if current is not None and current.until >= now + MUTE_DEFAULT_SECONDS:
-        return f"🔕 {repository} is muted already, until {local_time(current.until, zone, now)}"
-    until = now + MUTE_DEFAULT_SECONDS
-    attention_store.set_mute(services, repository_id, repository, until, by)
-    return f"🔕 {repository} muted for 8 h, until {local_time(until, zone, now)}: /unmute {repository} undoes it"
+        return Reply(muted_text(current, "is muted already", zone, now), [unmute_button(current, here=True)],
+                     said=f"🔕 {what} is muted already, until {local_time(current.until, zone, now)}")
+    muted = Mute(repository_id, repository, now + MUTE_DEFAULT_SECONDS, by, thread)
+    attention_store.set_mute(services, repository_id, repository, muted.until, by, thread)
+    return Reply(muted_text(muted, "muted for 8 h", zone, now), [unmute_button(muted, here=True)],
+                 said=f"🔕 {what} muted for 8 h, until {local_time(muted.until, zone, now)}")
+
+
+def unmute_press(services: Services, repository_id: int, thread: Thread | None = None) -> str:
+    """🔔 Unmute: the repository, or the thread, buzzes again; one not muted (undone already, or ended) says so."""
+    repository = attention_store.muted_name(services, repository_id, thread)
+    if not repository:
+        return f"this {'thread' if thread else 'repository'} is not muted"
+    return unmute(services, repository_id, repository, services.now(), thread)
+
+
+def unmute(services: Services, repository_id: int, repository: str, now: float, thread: Thread | None = None) -> str:
+    """Let a repository or a thread buzz again; what to say (plain words)."""
+    what = mute_name(repository, thread)
+    if attention_store.mute_of(services, repository_id, now, thread) is None:
+        return f"{what} was not muted"
+    attention_store.set_mute(services, repository_id, repository, now, thread=thread)
+    return f"🔔 {what} buzzes again"
+
+
+def mute_name(repository: str, thread: Thread | None) -> str:
+    """What a mute is of, as GitHub names it: owner/name, or owner/name#12 for a thread."""
+    return f"{repository}#{thread[1]}" if thread else repository
+
+
+def muted_text(muted: Mute, state: str, zone: tzinfo, now: float) -> str:
+    """A mute's answer in the chat (HTML): what it mutes (a thread linked), its `state` ("muted for 8 h", "is
+    muted already"), until when, by whom, and what that means."""
+    by = f" (by {escape(muted.by)})" if muted.by else ""
+    if muted.thread is None:
+        what, means = escape(muted.repository), "its pages arrive without a sound"
+    else:
+        what = _thread_link(muted)
+        means = f"its contributions arrive without a sound; the rest of {escape(muted.repository)} still buzzes"
+    return f"🔕 {what} {state}, until {local_time(muted.until, zone, now)}{by}: {means}"
+
+
+def _thread_link(muted: Mute) -> str:
+    assert muted.thread is not None
+    return link(contribution.thread_url(muted.repository, *muted.thread), mute_name(muted.repository, muted.thread))
+
+
+def unmute_button(muted: Mute, *, here: bool = False) -> list[tuple[str, str]]:
+    """🔔 Unmute of a mute (`here`: on its answer, where a thread is "this thread"); its data by the repository's
+    id, which any name's length leaves within Telegram's 64 bytes."""
+    if muted.thread is None:
+        return [(f"🔔 Unmute {muted.repository}", f"{UNMUTE_PREFIX}{muted.repository_id}")]
+    thing, number = muted.thread
+    label = "this thread" if here else mute_name(muted.repository, muted.thread)
+    return [(f"🔔 Unmute {label}", f"{UNMUTE_THREAD_PREFIX}{muted.repository_id}:{contribution.THINGS[thing]}{number}")]
 
 
 # -- /status ----------------------------------------------------------------------------------------------
@@ -297,7 +381,7 @@ class Status:
 
     red: Sequence[tuple[attention_store.Red, Mapping[str, Mapping[str, Any]]]]  # each red alarm and its open entries
     ready: Sequence[Mapping[str, Any]]  # release pull requests offered 🔀 Merge
-    mutes: Sequence[Mute]
+    mutes: Sequence[Mute]  # repositories and threads muted
     swept_at: float | None  # pager's last sweep run
     health: Mapping[str, Mapping[str, Any]]  # pager's own open entries
     rest: tuple[tuple[float, float], int] | None = None  # the phone's rest now, and how many wait for its call
@@ -305,7 +389,7 @@ class Status:
     actions: str = ""  # the control repository's Actions, where a fix runs
 
 
-def status(services: Services, now: float) -> str:
+def status(services: Services, now: float) -> Reply:
     index = attention_store.index(services)
     red = [(r, alarm.shown_entries(alarm.Alarm(r.ref, r.repository), alarm.entries_now(services, r.ref)))
            for r in index.red if r.ref != alarm.CONTROL][:LISTED]
@@ -315,9 +399,11 @@ def status(services: Services, now: float) -> str:
     swept = services.store.load(SWEEP_KEY, "deliveries").data.get("ran_at")
     control = alarm.control_alarm(services)
     health = alarm.shown_entries(control, alarm.entries_now(services, control.ref))
-    gathered = Status(red, ready, attention_store.mutes(services, now), float(swept) if isinstance(swept, (int, float)) else None,
+    gathered = Status(red, ready, attention_store.mutes(services, now, threads=True),
+                      float(swept) if isinstance(swept, (int, float)) else None,
                       health, attention_store.rest_now(services, now), fixes, alarm.actions_url(services))
-    return render_status(gathered, services.settings, now, len([r for r in index.red if r.ref != alarm.CONTROL]))
+    rendered = render_status(gathered, services.settings, now, len([r for r in index.red if r.ref != alarm.CONTROL]))
+    return Reply(rendered, [unmute_button(muted) for muted in gathered.mutes[:LISTED]] or None)
 
 
 def render_status(s: Status, settings: Any, now: float, red_count: int) -> str:
@@ -389,9 +475,12 @@ def _ready_line(pull: Mapping[str, Any]) -> str:
 
 
 def _muted_line(muted: Mute, zone: tzinfo, now: float) -> str:
-    """A muted repository: until when, and by whom."""
-    return (f"🔕 {escape(muted.repository)} muted until {local_time(muted.until, zone, now)}"
-            + (f" (by {escape(muted.by)})" if muted.by else ""))
+    """A muted repository or thread: until when, by whom, and, for a repository, its command to undo it (each
+    has its 🔔 below the answer too)."""
+    what = escape(muted.repository) if muted.thread is None else _thread_link(muted)
+    undo = f" · /unmute {escape(muted.repository)}" if muted.thread is None else ""
+    return (f"🔕 {what} muted until {local_time(muted.until, zone, now)}"
+            + (f" (by {escape(muted.by)})" if muted.by else "") + undo)
 
 
 def _more(count: int, what: str) -> list[str]:

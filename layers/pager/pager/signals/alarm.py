@@ -441,7 +441,7 @@ def _alarm_rows(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], fixing: 
     if offers_fix(entries) and not fixing:
         rows.append([("🛠 Start fix", f"{FIX_PREFIX}{alarm.ref}")])
     if alarm.ref != CONTROL:
-        rows.append([("🔕 Mute for 8 h", f"{MUTE_PREFIX}{alarm.ref}")])
+        rows.append([(f"🔕 Mute {alarm.name} 8 h", f"{MUTE_PREFIX}{alarm.ref}")])
     return rows
 
 

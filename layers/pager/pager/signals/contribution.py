@@ -43,7 +43,7 @@ from ..html import MAX_TEXT, cut, escape, link, visible_length
 from ..routing import Delivery
 from ..services import Services
 from ..values import field, integer, newest, order_of_time, text
-from .common import excerpt, is_outside, is_release_pull, needs_confirming
+from .common import excerpt, is_outside, is_release_pull, needs_confirming, repo_url
 from .messages import show
 from .records import holding, settle
 from .release import release_key
@@ -52,8 +52,10 @@ from .steps import Buttons, Dispatch, EditMessage, Note, Step
 TTL_SECONDS = 180 * 24 * 3600  # a contribution's record outlives any redelivery by far
 DRAFT_EVENT = "pager-draft"
 THREAD = "thread"  # the item of a thread's record that says where its messages go and when it last buzzed
-MUTE_PREFIX = "mute:c:"  # 🔕 on a contribution: mute:c:<repository id>:<i|p|d><number>
+MUTE_PREFIX = "mute:c:"  # 🔕 of its repository on a contribution: mute:c:<repository id>:<i|p|d><number>
+MUTE_THREAD_PREFIX = "mute:t:"  # 🔕 of its thread alone: mute:t:<repository id>:<i|p|d><number>
 THINGS = {"issue": "i", "pull": "p", "discussion": "d"}
+PAGES = {"issue": "issues", "pull": "pull", "discussion": "discussions"}  # a thread's page on GitHub
 
 
 @dataclass(frozen=True)
@@ -113,11 +115,19 @@ NO_THREAD = Thread()
 
 
 def mute_button(c: Contribution) -> Buttons:
-    return [[("🔕 Mute for 8 h", f"{MUTE_PREFIX}{int(c.repository_id)}:{THINGS[c.thing]}{c.number}")]]
+    """🔕 of the thread alone, and 🔕 of the whole repository, each saying what it mutes."""
+    thread = f"{int(c.repository_id)}:{THINGS[c.thing]}{c.number}"
+    return [[("🔕 Mute this thread 8 h", f"{MUTE_THREAD_PREFIX}{thread}")],
+            [(f"🔕 Mute {c.repository} 8 h", f"{MUTE_PREFIX}{thread}")]]
 
 
 def thing_key(repository_id: int, thing: str, number: int) -> str:
     return f"contribution#{int(repository_id)}#{thing}#{number}"
+
+
+def thread_url(repository: str, thing: str, number: int) -> str:
+    """The page of an issue, pull request or discussion on GitHub."""
+    return f"{repo_url(repository)}/{PAGES[thing]}/{int(number)}"
 
 
 GHOST = "ghost"  # who GitHub shows for an account deleted since (a payload may carry no user at all)
@@ -351,7 +361,8 @@ def _show_in_thread(services: Services, c: Contribution, thread_data: dict[str, 
     control = services.settings.control_repository
 
     def gather() -> Any:
-        return decide_opening(c, control, thread, attention_store.volume(services, c.repository_id, services.now()))
+        volume = attention_store.volume(services, c.repository_id, services.now(), (c.thing, c.number))
+        return decide_opening(c, control, thread, volume)
 
     failed: PagerError | None = None
     try:

@@ -69,16 +69,18 @@ def tick(services: Services, now: float) -> dict[str, Any]:
 def send_summary(services: Services, start: float, end: float, red: Sequence[attention_store.Red], now: float) -> str:
     """The summary of the period (start, end), once, of what still needs the maintainer: an alarm still red,
     a contribution still open, a release still ready to merge, pager's own health; none of a repository
-    muted meanwhile (its pages arrived silently, as a mute has them). Nothing when nothing does. Without a
-    sound when the phone called a moment ago (a contact that came just after the period's end)."""
+    or a thread muted meanwhile (its pages arrived silently, as a mute has them). Nothing when nothing does.
+    Without a sound when the phone called a moment ago (a contact that came just after the period's end)."""
     attention_store.summary_closing(services, start)  # a note written from now on goes to a later call
     notes = attention_store.summary_notes(services, start)
-    muted = {m.repository_id for m in attention_store.mutes(services, now)}
+    mutes = attention_store.mutes(services, now, threads=True)
+    muted = {m.repository_id for m in mutes if m.thread is None}
+    threads = {contribution.thing_key(m.repository_id, *m.thread) for m in mutes if m.thread is not None}
     still_red = [r for r in red if not (r.ref.isdigit() and int(r.ref) in muted)]
     ready = release.ready_to_merge(services, muted)
     quiet = services.settings.quiet
     night = quiet is not None and quiet.period(start) == (start, end)
-    notes = [note for note in notes if _repository_id(note) not in muted]
+    notes = [note for note in notes if _repository_id(note) not in muted and note.get("thing") not in threads]
     notes = still_needed(notes, {r.ref for r in still_red}, set(ready), _closed(services, notes))
     text = render_summary(notes, still_red, list(ready.values()), start=start, end=end, zone=services.settings.zone,
                           now=now, night=night)

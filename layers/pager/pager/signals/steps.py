@@ -25,7 +25,7 @@ class SendMessage:
     notify: bool = True
     reply_to: int | None = None
     chat: str | None = None  # the chat of `reply_to` (a reply goes nowhere else; None: the configured chat)
-    to: str | None = None  # an answer in the chat a command came from (None: a page, in pager's chat)
+    to: str | None = None  # an answer in the chat a command or a press came from (None: a page, in pager's chat)
     rests: bool = False
 
 
