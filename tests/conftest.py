@@ -8,7 +8,7 @@ import json
 import weakref
 
 import pytest
-from support import START, TEST_ENV, Sweeps, own_words, said
+from support import OWN_MESSAGE, START, TEST_ENV, Sweeps, first_line_words, own_words, said
 
 from pager_world.world import World
 
@@ -76,12 +76,15 @@ def _every_world_is_known():
 @pytest.fixture(autouse=True)
 def githubs_words():
     """Once a test is over, nothing pager said meanwhile in any fake world's chat is in pager's own words (a
-    delivery's guid, an event's name, a raw ISO time, a table key, an exception's class)."""
+    delivery's guid, an event's name, a raw ISO time, a table key, an exception's class); and each of pager's
+    own messages (⚙️) began with one plain sentence: no status code, setting name, chat id or GUID, and short."""
     before = {world: len(world.telegram.requests) for world in list(_WORLDS)}
     yield
-    found = [(words, text[:200]) for world in list(_WORLDS)
-             for text in said(world.telegram.requests[before.get(world, 0):]) for words in own_words(text)]
+    texts = [text for world in list(_WORLDS) for text in said(world.telegram.requests[before.get(world, 0):])]
+    found = [(words, text[:200]) for text in texts for words in own_words(text)]
     assert not found, f"the chat was told, in pager's own words: {found}"
+    found = [(words, text[:200]) for text in texts if text.startswith(OWN_MESSAGE[0]) for words in first_line_words(text)]
+    assert not found, f"pager's own message began with what the maintainer would have to decode: {found}"
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from pager_world.events import telegram_event as _telegram_event
 from pager_world.payloads import example
 from pager_world.world import BOT_TOKEN, GITHUB_API, TELEGRAM_API, TELEGRAM_SECRET, WEBHOOK_SECRET, World
 
-OWN_MESSAGE = ("⚙️ pager", "✅ pager")  # how pager's own alarm begins, red or well again
+OWN_MESSAGE = ("⚙️ ", "✅ pager")  # how pager's own alarm begins, red or well again
 
 TEST_ENV = {
     "PAGER_TABLE": "pager-test",
@@ -281,6 +281,41 @@ def own_words(text: str) -> list[str]:
     visible = html.unescape(re.sub(r"<[^>]+>", "", text))
     return [f"{name}: {found.group(0)!r}" for name, pattern in OWN_WORDS.items()
             for found in [re.search(pattern, visible)] if found]
+
+
+# -- pager's own first line: one plain sentence for the maintainer (SPEC §6.1, amended 2026-12-07) -------------
+
+# What a maintainer would have to decode, which pager's own messages leave to the lines below their first:
+# HTTP status codes (a standalone 100-599; a count of things is followed by what it counts), setting names as
+# the environment and the deployment's parameters have them, raw chat ids (negative, or long numbers not
+# after "#"), and GUIDs.
+_COUNTED = r"(?!\s+(?:events?|deliver(?:y|ies)|pages?|times?|more|so far)\b)"
+FIRST_LINE_WORDS = {
+    "a status code": r"(?<![\w#/.:-])[1-5]\d\d(?![\w/.:-])" + _COUNTED,
+    "a setting's name": r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b",
+    "a raw chat id": r"(?<![\w#/-])-\d{3,}\b|(?<![\w#/.-])\d{6,}\b",
+    "a GUID": OWN_WORDS["a delivery's guid"],
+}
+FIRST_LINE = 80  # visible characters (pager.words.FIRST_LINE): about what a phone's notification shows
+
+
+def first_line_words(text: str, room: int | None = FIRST_LINE) -> list[str]:
+    """What the first line of one of pager's own messages says that the maintainer would have to decode, and
+    whether it is longer than `room` (too long to read at a glance; None: any length) (none: [])."""
+    import html
+    import re
+
+    from pager.admin.deployment import PARAMETER_SETTINGS
+    from pager.html import visible_length
+
+    first = text.split("\n", 1)[0]
+    visible = html.unescape(re.sub(r"<[^>]+>", "", first))
+    found = [f"{name}: {m.group(0)!r}" for name, pattern in FIRST_LINE_WORDS.items()
+             for m in [re.search(pattern, visible)] if m]
+    found += [f"a setting's name: {name!r}" for name in PARAMETER_SETTINGS if re.search(rf"\b{name}\b", visible)]
+    if room is not None and visible_length(first) > room:
+        found.append(f"{visible_length(first)} characters: {visible!r}")
+    return found
 
 
 def said(requests: Any) -> list[str]:

@@ -10,7 +10,7 @@ import json
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
-from support import json_lines, make_settings, paced
+from support import OWN_MESSAGE, json_lines, make_settings, paced
 
 from pager.observe import metrics
 from pager.sweep import health, run
@@ -27,7 +27,7 @@ ADVANCED_PAGE = "https://github.com/settings/apps/pager-test/advanced"
 def control_message(world):
     """The control repository's alarm as the chat shows it (its newest message): (message id, text, button
     labels and data)."""
-    *_, message = [m for m in world.telegram.chat() if m.text.startswith(("⚙️ pager", "✅ pager"))]
+    *_, message = [m for m in world.telegram.chat() if m.text.startswith(OWN_MESSAGE)]
     return message.message_id, message.text, [(b["text"], b["callback_data"]) for row in message.buttons for b in row]
 
 
@@ -115,19 +115,21 @@ def test_deliveries_refused_with_401_open_the_secret_entry_and_after_the_fix_its
     sweeps.advance(15)
     sweeps.sweep()
     message_id, text, buttons = control_message(sweeps)
-    assert "25 deliveries refused since Thu 08:00" in text and "GITHUB_WEBHOOK_SECRET differs" in text and buttons == []
-    assert press(sweeps, "refused:again", message_id).startswith("⚠️ GitHub's deliveries are still refused with 401")
+    assert text.splitlines()[0].endswith("pager refuses GitHub's deliveries since Thu 08:00 — fix the webhook secret</a>")
+    assert "25 deliveries refused with 401 since Thu 08:00" in text and "GITHUB_WEBHOOK_SECRET differs" in text and buttons == []
+    assert press(sweeps, "refused:again", message_id).startswith("⚠️ pager still refuses GitHub's deliveries: fix the webhook")
 
     world.signing_secret = world.settings.github_webhook_secret  # the maintainer fixes the secret
     assert world.deliver("issue_comment", comment(99))[0] == 200
     sweeps.advance(15)
     sweeps.sweep()
     message_id, text, buttons = control_message(sweeps)
-    assert "the webhook secret works again" in text and buttons == [("↻ Deliver the refused again", "refused:again")]
+    assert "The webhook secret is fixed — press ↻ Deliver the refused deliveries again" in text.splitlines()[0]
+    assert "the webhook secret works again" in text and buttons == [("↻ Deliver the refused deliveries again", "refused:again")]
     assert press(sweeps, "refused:again", message_id, user=7) == "not allowed"
     assert not sweeps.store.load(SWEEP_KEY, health.JOB_ITEM).exists
     answer = press(sweeps, "refused:again", message_id)
-    assert answer.startswith("↻ the deliveries refused with 401 since 08:") and answer.endswith("over the next minutes")
+    assert answer.startswith("↻ the refused deliveries since 08:") and answer.endswith("over the next minutes")
     assert press(sweeps, "refused:again", message_id).startswith("↻ already delivering them again")
 
     runs = []
@@ -166,7 +168,7 @@ def refused_then_fixed(sweeps, count: int, hours: float = 4) -> int:
 
 def test_a_refused_delivery_that_fails_again_once_delivered_again_comes_back_or_is_named(sweeps):
     message_id = refused_then_fixed(sweeps, 3)
-    assert press(sweeps, "refused:again", message_id).startswith("↻ the deliveries refused")
+    assert press(sweeps, "refused:again", message_id).startswith("↻ the refused deliveries")
     outage = sweeps.world.faults.fail("telegram", r"^sendMessage$", kind="telegram-5xx", count=10**9)
     sweeps.advance(15)
     sweeps.sweep()  # the job's redeliveries meet a Telegram outage
@@ -236,7 +238,7 @@ def test_a_signal_github_refused_is_kept_and_delivered_again_once_the_installati
     message_id, text, buttons = control_message(sweeps)
     assert "GitHub and Telegram take such calls again" in text
     assert buttons == [("↻ Deliver the refused pages again", "refused:pages")]
-    assert press(sweeps, "refused:pages", message_id).startswith("↻ the refused signals since")
+    assert press(sweeps, "refused:pages", message_id).startswith("↻ the refused pages since")
     while sweeps.check()["outcome"] != "nothing waits":  # the check carries the job out a page a minute
         sweeps.advance(1)
     assert [a["status_code"] for a in world.attempts("refused-draft")] == [424, 200]
@@ -320,7 +322,7 @@ def test_the_deliver_again_press_asks_for_exactly_one_attempt_and_anyone_elses_n
         sweeps.advance(15)
         sweeps.sweep()
     message_id, _, [(label, data)] = control_message(sweeps)
-    assert label == f"↻ {REPO}#1" and data == f"again:{sweeps.attempts(guid)[-1]['id']}"
+    assert label == f"↻ Deliver again: {REPO}#1" and data == f"again:{sweeps.attempts(guid)[-1]['id']}"
 
     assert press(sweeps, data, message_id, user=7) == "not allowed"
     assert press(sweeps, data, message_id, user=ALLOWED_USER, chat="-1002") == "not allowed"
@@ -340,7 +342,7 @@ def test_the_deliver_again_press_asks_for_exactly_one_attempt_and_anyone_elses_n
     sweeps.sweep()
     message_id, text, [(label, data)] = control_message(sweeps)
     assert "delivered again, failed again (the last answered 500)" in text and data == f"again:{sweeps.attempts(guid)[-1]['id']}"
-    assert label == f"↻ {REPO}#1" and f"{REPO}#1: Spelling error" in text  # still named as the thing it is about
+    assert label == f"↻ Deliver again: {REPO}#1" and f"{REPO}#1: Spelling error" in text  # still named as the thing it is about
     sweeps.answer = lambda guid, redelivery: 200
     press(sweeps, data, message_id)
     sweeps.github.deliver_pending()
@@ -411,7 +413,8 @@ def test_the_list_not_served_is_said_after_two_runs_and_fourteen_minutes_and_a_r
     h = health.learn(h, health.Seen(served=False, cause="401"), None, now + 300)  # the check's run, minutes later
     assert h.unserved == health.Unserved(2, now, "401") and health.wanted(h, None, health.Where("u", now + 300))[health.LIST] is None
     entry = health.wanted(h, None, health.Where("u", now + health.UNSERVED_SECONDS))[health.LIST]
-    assert "GitHub answers 401" in entry["title"] and entry["url"] == "u"
+    assert entry["title"] == "GitHub refuses pager's token since Thu 13:53 — run make doctor"
+    assert "GitHub answers 401" in entry["detail"] and entry["url"] == "u"
     assert health.learn(h, served(), None, now + 900).unserved == health.Unserved()  # served again: closes
 
 
@@ -420,11 +423,13 @@ def test_a_hold_is_said_after_half_an_hour_naming_what_fails():
     where = health.Where("u", now)
     assert health.wanted(health.Health(), None, where, (("telegram",), now - 1799))[health.HELD] is None
     entry = health.wanted(health.Health(), None, where, (("github", "pager"), now - 1800))[health.HELD]
-    assert entry["title"].startswith("GitHub has failed pager's calls; pager's own endpoint has failed every delivery since")
-    assert entry["title"].endswith("once it answers (make doctor)")  # pager's own endpoint: doctor checks it
+    assert entry["title"] == "pager's own endpoint and GitHub fail since Thu 21:43 — run make doctor"
+    assert entry["detail"].startswith("GitHub has failed pager's calls; pager's own endpoint has failed every delivery since")
+    assert entry["detail"].endswith("once it answers (make doctor)")  # pager's own endpoint: doctor checks it
     other = health.wanted(health.Health(), None, where, (("redelivery",), now - 1800))[health.HELD]
-    assert other["title"].startswith("GitHub has failed to deliver events again since")
-    assert other["title"].endswith("once it answers")  # GitHub's outage: nothing of pager's to check
+    assert other["title"] == "GitHub's redelivery fails since Thu 21:43 — nothing to do, pager waits"
+    assert other["detail"].startswith("GitHub has failed to deliver events again since")
+    assert other["detail"].endswith("once it answers")  # GitHub's outage: nothing of pager's to check
     assert health.wanted(health.Health(), None, where, (("any",), now - 7200))[health.HELD] is None  # "any" holds nothing
 
 
@@ -435,9 +440,14 @@ def test_forgotten_entries_are_counted_by_thing_with_the_unread_span_and_start_a
             {"thing": "alice's comment on o/r#4", "order": iso(now - 3 * 24 * 3600 - 10)})
     h = health.learn(health.Health(), served(forgotten=gone, unread=(now - 7200, now - 3600)), None, now)
     assert (h.forgotten.count, sorted(h.forgotten.by.values())) == (3, [1, 2]) and h.forgotten.unread == (now - 7200, now - 3600)
-    title = health.wanted(h, None, health.Where("u", now))[health.FORGOTTEN]["title"]
-    assert title.startswith("3 events failed between") and "(2 times)" in title and "alice's comment on o/r#4" in title
-    assert "which pager never read" in title
+    entry = health.wanted(h, None, health.Where("u", now))[health.FORGOTTEN]
+    assert entry["title"] == "3 events never reached pager and are gone from GitHub — see which below"
+    detail = entry["detail"]
+    assert detail.startswith("3 events failed between") and "(2 times)" in detail and "alice's comment on o/r#4" in detail
+    assert "which pager never read" in detail
+    unread = health.learn(health.Health(), served(unread=(now - 7200, now - 3600)), None, now)
+    assert health.wanted(unread, None, health.Where("u", now))[health.FORGOTTEN]["title"] == \
+        "Events between Sun 09:20 and Sun 10:20 may be lost — check GitHub for them"
     later = health.learn(h, served(), None, now + 3 * 24 * 3600 + 1)
     assert later.forgotten == health.Forgotten() and health.wanted(later, None, health.Where("u", now))[health.FORGOTTEN] is None
 
@@ -478,7 +488,7 @@ def test_the_plan_picks_the_refused_within_its_room_none_asked_already_and_none_
     waiting = health.learn(known, served(attempt(10, 401, 6100)), None, now)  # refused again since: not yet
     out = health.plan(waiting, health.Seen(served=True), job, page, {}, where, room=3)
     assert out.picks == () and not out.job_pending and out.job == job
-    assert out.opened[health.SECRET]["title"].startswith("8 deliveries refused since")
+    assert out.opened[health.SECRET]["detail"].startswith("8 deliveries refused with 401 since")
 
 
 # -- the run's plan: the three units share one minute --------------------------------------------------------
@@ -545,16 +555,17 @@ def test_pagers_own_entries_offer_no_fix_and_come_first():
 
     entries = {
         "workflow:1": {"title": "ci: failure", "url": "https://x", "rank": 0, "at": 1},
-        "pager:secret": {"title": "3 deliveries refused", "url": "", "rank": 0, "at": 2, "button": "refused"},
-        "delivery:g": {"title": "issues.opened of o/r: all attempts failed", "url": "", "rank": 1, "at": 3, "delivery_id": 5,
-                       "short": "o/r#7"},
+        "pager:secret": {"title": "The webhook secret is fixed", "detail": "3 deliveries refused", "url": "", "rank": 0,
+                         "at": 2, "button": "refused"},
+        "delivery:g": {"title": "pager missed an issue in o/r", "detail": "an issue in o/r: all attempts failed", "url": "",
+                       "rank": 1, "at": 3, "delivery_id": 5, "short": "o/r#7"},
     }
     view = View(since=0.0, now=0.0, zone=UTC)
     own = {k: v for k, v in entries.items() if k != "workflow:1"}
     text, buttons = render(Alarm(CONTROL_REF, CONTROL), own, view)  # pager's own: first, and no fix
-    assert text.startswith("⚙️ pager needs you: 3 deliveries refused, and 1 more")
-    assert text.index("3 deliveries refused") < text.index("issues.opened")
-    assert buttons == [[("↻ Deliver the refused again", "refused:again")], [("↻ o/r#7", "again:5")]]
+    assert text.splitlines()[:2] == ["⚙️ The webhook secret is fixed", "since Thu 00:00 · 1 more below"]
+    assert text.index("3 deliveries refused") < text.index("an issue in o/r: all attempts failed")  # the details below
+    assert buttons == [[("↻ Deliver the refused deliveries again", "refused:again")], [("↻ Deliver again: o/r#7", "again:5")]]
     text, buttons = render(Alarm("186853002", REPO), {"workflow:1": entries["workflow:1"]}, view)
     assert buttons == [[("🛠 Start fix", "fix:186853002")], [(f"🔕 Mute {REPO} 8 h", "mute:a:186853002")]]
 

@@ -334,8 +334,9 @@ def test_an_entry_says_what_its_delivery_left_undone_as_the_webhooks_last_answer
         sweeps.now = start + 60
     assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 500, 500]
     [entry] = [v for k, v in sweeps.store.dump().items() if k.endswith("[entry:delivery:c1]")]
-    assert entry["title"].startswith("alice's comment on Codertocat/Hello-World#201 is shown, its draft was not asked "
-                                     "for: all attempts failed (3 deliveries, the last answered 500)"), entry["title"]
+    assert entry["title"] == "pager missed the draft of Codertocat/Hello-World#201 — press ↻ Deliver again"
+    assert entry["detail"].startswith("alice's comment on Codertocat/Hello-World#201 is shown, its draft was not asked "
+                                      "for: all attempts failed (3 deliveries, the last answered 500)"), entry["detail"]
     assert "💬 alice commented" in shown(sweeps)
 
 

@@ -239,7 +239,9 @@ def test_an_alert_assigned_to_someone_changes_nothing(world):
 def test_pagers_own_alarm_has_its_own_header_buzzes_at_once_and_offers_no_start_fix(world):
     assert update_alarm(world.services, CONTROL_ALARM, opened={"delivery:g1": delivery_entry("g1")}, closed=[]) is True
     message_id, (text, buttons) = only_message(world)
-    assert text.startswith("⚙️ pager needs you: ") and "an issue in Codertocat/Hello-World: all attempts failed" in text
+    first, *below = text.splitlines()
+    assert first == f'⚙️ <a href="https://github.com/{REPO}/issues/1">pager missed an issue in {REPO} — press ↻ Deliver again</a>'
+    assert "an issue in Codertocat/Hello-World: all attempts failed (3 deliveries, the last answered 500)" in below[1]
     assert "g1" not in text  # the delivery's guid is pager's word, never the chat's
     assert buttons is None
     assert world.chat.messages[message_id].notified is True  # pager's own health needs the maintainer now
@@ -264,7 +266,7 @@ def test_the_control_repositorys_own_failure_is_its_own_alarm_beside_pagers(worl
                              "workflow_run.head_repository.full_name": CONTROL})
     assert world.deliver("workflow_run", own)[1]["outcome"] == "alarm opened"
     texts = [text for text, _ in world.chat.view().values()]
-    assert texts[0].startswith("⚙️ pager") and texts[1].startswith(f'🚨 <a href="https://github.com/{CONTROL}">')
+    assert texts[0].startswith("⚙️ ") and "pager missed" in texts[0] and texts[1].startswith(f'🚨 <a href="https://github.com/{CONTROL}">')
     assert list(world.chat.view().values())[1][1] == (("🛠 Start fix",), (f"🔕 Mute {CONTROL} 8 h",))
 
 

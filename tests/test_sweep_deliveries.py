@@ -89,7 +89,8 @@ def test_an_event_whose_attempts_are_used_up_is_one_entry_instead_of_a_fourth_at
     assert asked(p) == [] and list(p.change.opened) == [ENTRY + g]
     entry = p.change.opened[ENTRY + g]
     assert entry["reason"] == "all attempts failed" and entry["attempts"] == 3 and entry["delivery_id"] == 10_002
-    assert entry["title"] == "workflow run on repository 7: all attempts failed (3 deliveries, the last answered 502)"
+    assert entry["title"] == "pager missed a workflow run — press ↻ Deliver again"  # the id of its repository: below
+    assert entry["detail"] == "workflow run on repository 7: all attempts failed (3 deliveries, the last answered 502)"
     assert entry["url"] == "https://github.com/settings/apps/pager-test/advanced"
     assert p.state.alarm_due and [e.opened for e in p.effects if hasattr(e, "opened")]
     # its entry open, it is no longer followed; the attempts allowed come from the settings

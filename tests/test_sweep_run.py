@@ -92,10 +92,11 @@ def test_a_third_failure_opens_an_entry_and_a_manual_redelivery_that_passes_clos
     entry = world.store.dump()[f"alarm#control [entry:delivery:{guid}]"]
     # named as GitHub's pages name the thing, and linked to it: the comment, not the app's deliveries
     assert entry["state"] == "open" and entry["url"].endswith("/issues/1#issuecomment-492700400")
-    assert entry["title"] == ("Codertocat's comment on Codertocat/Hello-World#1: all attempts failed "
-                              "(3 deliveries, the last answered 500)")
+    assert entry["title"] == "pager missed a comment on Codertocat/Hello-World#1 — press ↻ Deliver again"
+    assert entry["detail"] == ("Codertocat's comment on Codertocat/Hello-World#1: all attempts failed "
+                               "(3 deliveries, the last answered 500)")
     assert entry["order"] == world.attempts(guid)[-1]["delivered_at"]
-    assert entry["title"] in world.alarm_text() and guid not in world.alarm_text() and len(world.telegram.sent) == 1
+    assert entry["title"] in world.alarm_text() and entry["detail"] in world.alarm_text() and guid not in world.alarm_text() and len(world.telegram.sent) == 1
 
     world.advance(15)
     assert world.sweep()["redeliveries"] == 0 and len(world.telegram.sent) == 1 and world.telegram.edits == []
@@ -182,7 +183,7 @@ def test_a_telegram_failure_of_the_alarm_stops_no_redelivery_and_the_change_wait
     assert doomed in world.entries()  # recorded; the message waits
     world.advance(15)
     summary = world.sweep()
-    assert summary["alarm"] == "applied" and world.alarm_text().startswith("⚙️ pager needs you: ")
+    assert summary["alarm"] == "applied" and world.alarm_text().startswith("⚙️ ") and "pager missed " in world.alarm_text()
 
 
 def test_entries_a_run_had_no_reads_left_for_say_where_by_name_and_a_later_run_names_them(world):
@@ -194,16 +195,20 @@ def test_entries_a_run_had_no_reads_left_for_say_where_by_name_and_a_later_run_n
     while opened < len(guids):  # their redeliveries, then the run that names them all
         world.advance(15)
         opened += world.sweep()["entries_opened"]
-    titles = {g: world.store.dump()[f"alarm#control [entry:delivery:{g}]"]["title"] for g in guids}
-    assert sum(t.startswith("Codertocat's comment on Codertocat/Hello-World#1") for t in titles.values()) == NAMED_ENTRIES
+    details = {g: world.store.dump()[f"alarm#control [entry:delivery:{g}]"]["detail"] for g in guids}
+    assert sum(t.startswith("Codertocat's comment on Codertocat/Hello-World#1") for t in details.values()) == NAMED_ENTRIES
     # the others: where, by the name this run read for the same repository, never by its id
-    assert sorted(t.split(":")[0] for t in titles.values() if not t.startswith("Codertocat's")) == \
+    assert sorted(t.split(":")[0] for t in details.values() if not t.startswith("Codertocat's")) == \
         ["a comment on Codertocat/Hello-World"] * 3
+    titles = {world.store.dump()[f"alarm#control [entry:delivery:{g}]"]["title"] for g in guids}
+    assert titles == {"pager missed a comment on Codertocat/Hello-World#1 — press ↻ Deliver again",
+                      "pager missed a comment in Codertocat/Hello-World — press ↻ Deliver again"}
     world.advance(15)
     assert world.sweep()["entries_opened"] == 0
     entries = [world.store.dump()[f"alarm#control [entry:delivery:{g}]"] for g in guids]
-    assert all(e["title"].startswith("Codertocat's comment on Codertocat/Hello-World#1: ") for e in entries)
-    assert len({e["title"] for e in entries}) == 1  # the rest of each line as it was
+    assert all(e["detail"].startswith("Codertocat's comment on Codertocat/Hello-World#1: ") for e in entries)
+    assert len({e["detail"] for e in entries}) == 1  # the rest of each line as it was
+    assert {e["title"] for e in entries} == {"pager missed a comment on Codertocat/Hello-World#1 — press ↻ Deliver again"}
     assert all(e["url"].endswith("/issues/1#issuecomment-492700400") for e in entries)
 
 
@@ -226,8 +231,8 @@ def test_an_entry_github_will_never_name_takes_no_read_from_the_ones_it_can(worl
     world.sweep()
     world.advance(15)
     world.sweep()
-    assert entry(unnamed[-1])["title"].startswith("Codertocat's comment on Codertocat/Hello-World#1: ")
-    assert all(entry(g)["title"].startswith("a comment on Codertocat/Hello-World: ") for g in unnamed[:NAMED_ENTRIES])
+    assert entry(unnamed[-1])["detail"].startswith("Codertocat's comment on Codertocat/Hello-World#1: ")
+    assert all(entry(g)["detail"].startswith("a comment on Codertocat/Hello-World: ") for g in unnamed[:NAMED_ENTRIES])
     reads = [r for r in world.requests_since(0) if r.path.startswith("/app/hook/deliveries/") and r.method == "GET"]
     world.advance(15)
     world.sweep()  # nothing is left to name: no read
@@ -351,11 +356,12 @@ def test_through_the_lambda_handler_a_third_failure_pages_once_in_the_control_re
         world.sweep()
     assert len(world.attempts(guid)) == 3
     (message,) = world.telegram.chat()
-    assert message.text.startswith("⚙️ pager needs you: ") and message.notified
+    assert message.text.startswith("⚙️ ") and "pager missed issue Codertocat/Hello-World#1 — press ↻ Deliver " \
+        "again</a>\n" in message.text and message.notified
     assert "Codertocat's issue Codertocat/Hello-World#1: Spelling error in the README file: all attempts failed" in message.text
     assert guid not in message.text and 'href="https://github.com/Codertocat/Hello-World/issues/1"' in message.text
     # no Start fix for failed deliveries; ↻ asks GitHub for one more attempt of the newest one
-    assert message.buttons == [[{"text": "↻ Codertocat/Hello-World#1",
+    assert message.buttons == [[{"text": "↻ Deliver again: Codertocat/Hello-World#1",
                                  "callback_data": f"again:{world.attempts(guid)[-1]['id']}"}]]
     world.advance(15)
     world.sweep()

@@ -165,7 +165,7 @@ def test_pages_refused_while_the_bot_may_not_post_reach_the_chat_once_it_may(swe
     sweeps.sweep()
     [control] = [m for m in world.chat.chat() if m.text.startswith(OWN_MESSAGE)]
     assert "2 pages Telegram refused" in control.text and "take such calls again" in control.text
-    assert sweeps.press_control("refused:pages").startswith("↻ the refused signals since")
+    assert sweeps.press_control("refused:pages").startswith("↻ the refused pages since")
     sweeps.until_nothing_waits()
     texts = [m.text for m in world.chat.chat()]
     assert any("alice opened issue" in t for t in texts) and any(t.startswith("🚨") and REPO in t for t in texts)

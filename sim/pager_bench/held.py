@@ -82,7 +82,7 @@ class EndpointDown(Replay):
     def __init__(self, trace: fleet.Trace, *, pem: str, down: tuple[float, float], drain: float) -> None:
         super().__init__(trace, "pager", pem=pem, drain=drain)
         self.down = down
-        self.reasons: dict[str, set[str]] = {}  # guid -> every reason (or title) its entry was shown with
+        self.reasons: dict[str, set[str]] = {}  # guid -> every reason (or detail) its entry was shown with
 
     def _endpoint(self, guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> int:
         if self.down[0] <= self.clock() < self.down[1]:
@@ -94,7 +94,7 @@ class EndpointDown(Replay):
         entries = open_entries(self.store.inner.items(alarm_key(CONTROL)), self.clock())
         for key, data in entries.items():
             if key.startswith(DELIVERY_PREFIX):
-                said = str(data.get("reason") or data.get("title") or "")  # the title says the reason
+                said = str(data.get("reason") or data.get("detail") or data.get("title") or "")  # the detail says the reason
                 self.reasons.setdefault(key[len(DELIVERY_PREFIX):], set()).add(said)
         super()._ran(at, summary, calls, writes, kind)
 

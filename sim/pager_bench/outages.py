@@ -41,7 +41,7 @@ SCENARIOS = (
     ("84 h, a page every 6 h", 84.0, 6.0),
 )
 SAID = re.compile(r"(\d+) events? failed between .*? and GitHub no longer keeps them")
-OWN = ("⚙️ pager", "✅ pager")  # how pager's own alarm begins, red or well again
+OWN = ("⚙️ ", "✅ pager")  # how pager's own alarm begins, red or well again
 
 
 def _pages(replay: Replay, trace: fleet.Trace) -> dict[str, Any]:

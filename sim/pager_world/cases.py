@@ -113,12 +113,12 @@ def alert(action: str, fixture: str | None = None, **changes: Any) -> dict[str, 
 
 def delivery_entry(guid: str, order: str = "2026-12-02T08:00:00Z") -> dict[str, Any]:
     """A `delivery:` entry as the sweep opens it for an issue's event whose attempts all failed, its line in
-    the sweep's own words (`delivery_title`), linked to the issue it read."""
-    from pager.sweep.deliveries import delivery_title
+    the sweep's own words (`delivery_title`, `delivery_detail`), linked to the issue it read."""
+    from pager.sweep.deliveries import delivery_detail, delivery_title
 
     entry = {"url": f"https://github.com/{REPO}/issues/1", "order": order, "guid": guid, "event": "issues",
              "repository": REPO, "reason": "all attempts failed", "attempts": 3, "last": "answered 500"}
-    return {"title": delivery_title(entry), **entry}
+    return {"title": delivery_title(entry), "detail": delivery_detail(entry), **entry}
 
 
 def alarmed(w: World) -> None:

@@ -8,6 +8,7 @@ raw ISO time, no table key and no exception class reaches the chat (SPEC §6.1);
     clock(epoch, zone)             "22:00", where the day goes without saying
     duration(seconds)              "45 s", "12 min", "2 h 5 min", "3 days"
     plural(n, one, many)           "1 delivery", "3 deliveries"
+    fit(text, room)                plain text cut at a word with "…" to what a first line has room for
     EVENT_NOUNS / event_noun       what GitHub calls the thing of a webhook event ("issue", "workflow run")
     thing_of(event, payload)       the thing an event is about, named as GitHub's pages name it, and its link
     failure(exc)                   why a press or a command did not act, in the person's words
@@ -68,6 +69,33 @@ def duration(seconds: float) -> str:
 
 def plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+# How much of a first line a phone's notification shows, about: pager's own messages say what happened and
+# what to do within it (SPEC §6.1), and leave status codes, setting names and details to the lines below.
+FIRST_LINE = 80
+
+
+def units(text: str) -> int:
+    """How long Telegram counts plain text: in UTF-16 code units."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def fit(text: str, room: int) -> str:
+    """Plain text at most `room` characters long as Telegram counts them: cut at a word, with "…", when longer."""
+    if units(text) <= room:
+        return text
+    kept, used = [], units("…")
+    for char in text:
+        used += units(char)
+        if used > room:
+            break
+        kept.append(char)
+    cut = "".join(kept)
+    word = cut.rfind(" ")
+    if word > len(cut) * 2 // 3:  # a word's end near the cut: there, rather than inside the word
+        cut = cut[:word]
+    return cut.rstrip(" ,;:—-") + "…"
 
 
 # What GitHub calls the thing each webhook event is about (its docs, "Webhook events and payloads").

@@ -16,6 +16,10 @@ Entries, each keyed, with a title, a link and an order key:
     pager:<what>               pager's own health, written by the sweep (pager.sweep.health): the list
                                not served, deliveries refused with 401, signals GitHub or Telegram refused
 
+pager's own entries (`delivery:`, `pager:`) also keep a `detail`: their title is one plain sentence for the
+maintainer, what happened and what to do, which heads ⚙️ pager's message (`OWN_MARK`, at most FIRST_LINE
+characters in all); their detail, with status codes, setting names and make targets, is their line below it.
+
 Records, all under the key `alarm#<repository id>` (the id survives a rename or a transfer: a pass
 under the new name closes the failure shown under the old one, and the message shows the new name);
 pager's own health under `alarm#control` (`CONTROL`: the sweep, which writes its `delivery:` and
@@ -73,7 +77,7 @@ from ..routing import Delivery, Repository
 from ..services import Services
 from ..store import Record
 from ..values import field, integer, newest, order_of_time, parse_iso, text
-from ..words import duration, stamp
+from ..words import FIRST_LINE, duration, fit, stamp, units
 from .common import default_branch, repo_link, repo_url
 from .messages import RETIRED, Shown, buttons_json, retired_after, show, tidy
 from .records import Busy, Held, settle
@@ -84,6 +88,8 @@ DELIVERY_PREFIX = "delivery:"
 FIX_PREFIX = "fix:"
 MUTE_PREFIX = "mute:a:"  # 🔕 on an alarm: mute:a:<repository id>
 OWN_PREFIX = "pager:"
+OWN_MARK = "⚙️ "  # how pager's own message begins: then its most important entry's title, one plain sentence
+OWN_TITLE = FIRST_LINE - units(OWN_MARK)  # room for that title in the first line (SPEC §6.1)
 AGAIN_PREFIX = "again:"  # ↻ Deliver again of a failed delivery: again:<delivery id>
 AGAIN_ALL = "again:all"  # ↻ all: every failed delivery of the alarm, delivered again by the sweep's next runs
 REFUSED_AGAIN = "refused:again"  # ↻ of the deliveries refused with 401
@@ -92,7 +98,7 @@ AGAIN_BUTTONS = 3  # failed deliveries offered ↻ in one message, the most impo
 # The ↻ buttons pager's own entries ask for (an entry's `button`, pager.sweep.health), each at most once a
 # message: the entry's button, its label, its data.
 OWN_BUTTONS = (
-    ("refused", "↻ Deliver the refused again", REFUSED_AGAIN),
+    ("refused", "↻ Deliver the refused deliveries again", REFUSED_AGAIN),
     ("pages", "↻ Deliver the refused pages again", PAGES_AGAIN),
 )
 ENTRY_ITEM = "entry:"
@@ -358,7 +364,7 @@ def grace_of(alarm: Alarm, grace: float) -> float:
 
 
 def _line(entry: Mapping[str, Any], key: str) -> str:
-    title = str(entry.get("title") or key)
+    title = str(entry.get("detail") or entry.get("title") or key)  # pager's own entries: their words for the operator
     url = str(entry.get("url") or "")
     return f"• {link(url, title)}" if url else f"• {escape(title)}"
 
@@ -392,13 +398,17 @@ class View:
 
 def headline(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], top: str) -> str:
     """The first line, what a phone's notification shows: what is red, where, and the most important entry
-    (linked when it is the only one: the message then lists nothing below)."""
-    title = escape(str(entries[top].get("title") or top))
+    (linked when it is the only one: the message then lists nothing below). pager's own: that entry's title
+    alone, one plain sentence (SPEC §6.1); how many more, and the details, are on the lines below."""
+    label = str(entries[top].get("title") or top)
+    if alarm.ref == CONTROL:
+        label = fit(label, OWN_TITLE)  # already short, but for an entry a version before wrote
+    title = escape(label)
     if len(entries) == 1 and entries[top].get("url"):
-        title = link(str(entries[top]["url"]), str(entries[top].get("title") or top))
+        title = link(str(entries[top]["url"]), label)
     more = f", and {len(entries) - 1} more" if len(entries) > 1 else ""
     if alarm.ref == CONTROL:
-        return f"⚙️ pager needs you: {title}{more}"
+        return OWN_MARK + title
     where = f" on {escape(alarm.branch)}" if alarm.branch else ""
     return f"🚨 {repo_link(alarm.name)} is red{where}: {title}{more}"
 
@@ -411,9 +421,13 @@ def render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], view: View,
     state = [f"since {stamp(view.since, view.zone)}"]
     if view.fix:
         state.append(fix_said(view.fix, view.zone, view.now, view.actions))
+    health = alarm.ref == CONTROL
+    if health and len(ordered) > 1:
+        state.append(f"{len(ordered) - 1} more below")
     lines = [headline(alarm, entries, ordered[0]), " · ".join(state)]
     used = sum(visible_length(line) + 1 for line in lines)
-    shown = 1 if len(ordered) == 1 else 0  # one entry: the headline is all
+    # One entry: the headline is all; but pager's own are all listed, with their details, below its one sentence.
+    shown = 1 if len(ordered) == 1 and not health else 0
     for key in ordered[shown:]:
         line = _line(entries[key], key)
         size = visible_length(line) + 1
@@ -463,7 +477,7 @@ def _again_rows(entries: Mapping[str, Mapping[str, Any]], shown: list[str]) -> l
     for key in again[:AGAIN_BUTTONS]:
         what = str(entries[key].get("short") or entries[key].get("thing") or "this delivery")[:40]
         labels[what] = labels.get(what, 0) + 1
-        label = f"↻ {what}" + (f" ({labels[what]})" if labels[what] > 1 else "")
+        label = f"↻ Deliver again: {what}" + (f" ({labels[what]})" if labels[what] > 1 else "")
         rows.append([(label, f"{AGAIN_PREFIX}{entries[key]['delivery_id']}")])
     return rows
 
@@ -796,10 +810,10 @@ def delivery_times(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, float]
     }
 
 
-# What a sweep's entry keeps besides its line: ↻'s attempt, a button, and what it is about (a delivery's
-# event, repository and thing, which pager's own health names once GitHub no longer keeps the delivery;
-# `short` labels its ↻).
-ENTRY_FIELDS = ("delivery_id", "button", "event", "repository_id", "repository", "thing", "short")
+# What a sweep's entry keeps besides its line: its details below it, ↻'s attempt, a button, and what it is about
+# (a delivery's event, repository and thing, which pager's own health names once GitHub no longer keeps the
+# delivery; `short` labels its ↻).
+ENTRY_FIELDS = ("detail", "delivery_id", "button", "event", "repository_id", "repository", "thing", "short")
 
 
 def record_entries(services: Services, ref: str, *, opened: Mapping[str, Mapping[str, Any]],

@@ -48,6 +48,7 @@ from typing import Any
 from .. import words
 from ..settings import Settings
 from ..signals.alarm import DELIVERY_PREFIX as ENTRY_PREFIX
+from ..signals.alarm import OWN_TITLE
 from ..values import iso
 from .effects import REFUSED as REFUSED_BY_GITHUB
 from .effects import TOOK, Ask, ChangeAlarm, Done
@@ -402,9 +403,39 @@ def slots_of(rows: Iterable[Followed], start: float, p: Pace) -> Slots:
 # -- (c) the entries -------------------------------------------------------------------------------------
 
 
+AGAIN = "press ↻ Deliver again"  # what to do about a failed delivery: its button says so (pager.signals.alarm)
+
+
 def delivery_title(entry: Mapping[str, Any]) -> str:
-    """A `delivery:` entry's line, in words: the thing its event was about (as the delivery's payload names
-    it, once a run read it; else the kind of thing and where), what became of it, and GitHub's answers."""
+    """A `delivery:` entry's title, one plain sentence for the first line of ⚙️ pager: what pager missed, and
+    that ↻ delivers it again; the thing named as short as the line needs, never by a repository's id."""
+    missed = next((m for _, said, m in UNDONE if said == entry.get("undone")), "") if entry.get("undone") else ""
+    head, tail = f"pager missed {missed} " if missed else "pager missed ", f" — {AGAIN}"
+    return head + _short_thing(entry, OWN_TITLE - words.units(head + tail)) + tail
+
+
+def _short_thing(entry: Mapping[str, Any], room: int) -> str:
+    """The thing an entry is about in at most `room` characters: its name as GitHub's pages give it, without a
+    title it carries ("alice's issue acme/lib#3"), without its author ("a comment on acme/lib#3"), its
+    shortest name, or cut; a repository known by its id alone is not named (the detail says it)."""
+    noun = words.event_noun(str(entry.get("event") or ""))
+    some = f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+    if not entry.get("repository"):
+        return some
+    label = str(entry.get("thing") or f"{some} in {entry['repository']}")  # not read yet: the kind of thing, and where
+    named = label.split(": ")[0]
+    anyone = named.split("'s ", 1)[-1]  # "issue acme/lib#3"; "comment on acme/lib#3", then with its article
+    anyone = f"{'an' if anyone[:1] in 'aeiou' else 'a'} {anyone}" if " on " in anyone else anyone
+    for name in (label, named, anyone, str(entry.get("short") or "")):
+        if name and words.units(name) <= room:
+            return name
+    return words.fit(label, room)
+
+
+def delivery_detail(entry: Mapping[str, Any]) -> str:
+    """A `delivery:` entry's line below the first, in words: the thing its event was about (as the delivery's
+    payload names it, once a run read it; else the kind of thing and where), what became of it, and GitHub's
+    answers."""
     thing = entry.get("thing") or words.thing_of(str(entry.get("event") or ""), None, where(entry)).label
     n = entry.get("attempts")
     counted = f"{n} {'delivery' if n == 1 else 'deliveries'}, " if n else ""
@@ -412,21 +443,23 @@ def delivery_title(entry: Mapping[str, Any]) -> str:
     return f"{thing}{undone}: {entry.get('reason')} ({counted}the last {entry.get('last')})"
 
 
-def renamed(entry: Mapping[str, Any], named: Mapping[str, Any]) -> str:
-    """An entry's line once a later run read what its event was about: the thing named anew (with what its
-    delivery left undone), the rest as it was (the entry as stored keeps its line, not the fields it was made
-    from)."""
-    title = str(entry.get("title") or "")
+def renamed(entry: Mapping[str, Any], named: Mapping[str, Any]) -> dict[str, str]:
+    """An entry's title and detail once a later run read what its event was about: the thing named anew (with
+    what its delivery left undone), the rest of its detail as it was (the entry as stored keeps its lines, not
+    the fields they were made from)."""
+    detail = str(entry.get("detail") or entry.get("title") or "")  # an entry of a version before: its title
     before = entry.get("thing") or words.thing_of(str(entry.get("event") or ""), None, where(entry)).label
     undone = f" {named['undone']}" if named.get("undone") else ""
-    return str(named["thing"]) + undone + title[len(before):] if title.startswith(before) else title
+    if detail.startswith(before):
+        detail = str(named["thing"]) + undone + detail[len(before):]
+    return {"title": delivery_title({**entry, **named}), "detail": detail}
 
 
 # What the webhook's last answer to a delivery (its 500 names the step that failed, and GitHub keeps the
 # answer) says was left undone, where the step alone tells: a delivery's only dispatch is a contribution's
 # draft, asked for after its message. (A Telegram step does not tell: an edit or a reply fails after the
-# thing was shown.)
-UNDONE = (("github dispatch", "is shown, its draft was not asked for"),)
+# thing was shown.) Each: the step, what the detail says, what pager missed of the thing (the title).
+UNDONE = (("github dispatch", "is shown, its draft was not asked for", "the draft of"),)
 
 
 def undone_of(answer: Any) -> str:
@@ -436,7 +469,7 @@ def undone_of(answer: Any) -> str:
         error = json.loads(answer).get("error") if isinstance(answer, str) else None
     except (ValueError, AttributeError):
         return ""
-    return next((said for step, said in UNDONE if isinstance(error, str) and error.startswith(step)), "")
+    return next((said for step, said, _ in UNDONE if isinstance(error, str) and error.startswith(step)), "")
 
 
 def where(entry: Mapping[str, Any]) -> str:
@@ -453,7 +486,7 @@ def entry_of(row: Followed, reason: str, url: str, attempts: bool = True) -> dic
     entry = {"url": url, "order": iso(row.newest_at), "delivery_id": row.newest, "guid": row.guid,
              "event": row.event or "event", "repository_id": row.repository_id, "reason": reason,
              "attempts": row.attempts if attempts else None, "last": last}
-    return {"title": delivery_title(entry), **entry}
+    return {"title": delivery_title(entry), "detail": delivery_detail(entry), **entry}
 
 
 TOO_MANY = "too many failed events to follow at once"

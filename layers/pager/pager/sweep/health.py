@@ -32,6 +32,10 @@ Entries (items of ⚙️ pager, like the `delivery:` ones):
                     call now (pager.sweep.run gathers it); once they would, the entry offers ↻, which
                     delivers the refused ones again (`Job`), and their pages reach the chat.
 
+Each entry says it twice (`_entry`): its title, one plain sentence of what happened and what to do, which heads
+⚙️ pager when it is the most important (SPEC §6.1: "GitHub refuses pager's token since Tue 08:15 — run make
+doctor"), and its detail, the line below, with GitHub's answer, the setting to check and the make target.
+
 Three records, each with its own fold: `Unserved`, `Refused` (the 401s and the 424s alike), `Forgotten`.
 Everything here is pure; the run gathers, performs and saves (the `health` item of the sweep's key).
 """
@@ -45,7 +49,7 @@ from typing import Any
 
 from .. import refusals as refused_items
 from .. import words
-from ..signals.alarm import OWN_PREFIX
+from ..signals.alarm import OWN_BUTTONS, OWN_PREFIX, OWN_TITLE
 from ..values import iso, parse_iso
 from .effects import Ask
 from .lists import GITHUB_RETENTION, PASSED, Attempt
@@ -241,12 +245,12 @@ def start_job(job: Job | None, now: float, health: Health, status: int = SECRET_
         return f"↻ already delivering them again: {job.done} so far", None
     if status == SECRET_REFUSED:
         record, first = health.secret, health.secret.first  # GitHub's own times
-        what, not_yet = "deliveries refused with 401", "⚠️ GitHub's deliveries are still refused with 401: fix the webhook secret first"
+        what, not_yet = "refused deliveries", "⚠️ pager still refuses GitHub's deliveries: fix the webhook secret first (make doctor)"
     else:
         record = health.refusals
         # The handler's clock, after it ran; GitHub stamps a delivery when it sends it, to the second.
         first = None if record.first is None else record.first - REFUSAL_LEAD_SECONDS
-        what, not_yet = "refused signals", "⚠️ GitHub or Telegram would still refuse them: fix the cause first (make doctor)"
+        what, not_yet = "refused pages", "⚠️ GitHub or Telegram would still refuse them: fix the cause first (make doctor)"
     if not record.count:
         return f"no {what} to deliver again", None
     if not record.works:
@@ -403,15 +407,30 @@ def _refusal_line(data: Mapping[str, Any]) -> str:
 # -- the entries ------------------------------------------------------------------------------------------
 
 
+# What to do, said last in a title (at most OWN_TITLE characters in all).
+DOCTOR = "run make doctor"
+WAIT = "nothing to do, pager waits"
+
+# What GitHub's answer means when it does not serve the deliveries list: the first line (`{since}`: since
+# when), and what the answer says, in the detail.
 MEANING = {
-    "401": "GitHub answers 401: it does not accept the app's token; check GITHUB_APP_ID and GITHUB_PRIVATE_KEY (make doctor)",
-    "403": "GitHub answers 403: it refuses the app; is it suspended, or rate limited?",
-    "404": "GitHub answers 404: it knows no webhook of this app; check GITHUB_APP_ID, and that the app's webhook is active",
-    "429": "GitHub rate limits the app",
-    "key": "the app's private key cannot sign a token: check GITHUB_PRIVATE_KEY (make doctor)",
-    "link": "GitHub serves the newest page, but refuses the links to the next (or links off its API host)",
-    "": "GitHub answers 5xx or not at all (githubstatus.com)",
+    "401": ("GitHub refuses pager's token since {since} — " + DOCTOR,
+            "GitHub answers 401: it does not accept the app's token; check GITHUB_APP_ID and GITHUB_PRIVATE_KEY (make doctor)"),
+    "403": ("GitHub refuses pager's app since {since} — see if it is suspended",
+            "GitHub answers 403: it refuses the app; is it suspended, or rate limited?"),
+    "404": ("GitHub knows no webhook of pager's app since {since} — " + DOCTOR,
+            "GitHub answers 404: it knows no webhook of this app; check GITHUB_APP_ID, and that the app's webhook is active"),
+    "429": ("GitHub rate limits pager since {since} — " + WAIT, "GitHub rate limits the app"),
+    "key": ("pager's private key cannot sign since {since} — " + DOCTOR,
+            "the app's private key cannot sign a token: check GITHUB_PRIVATE_KEY (make doctor)"),
+    "link": ("GitHub refuses pager its older deliveries since {since} — " + DOCTOR,
+             "GitHub serves the newest page, but refuses the links to the next (or links off its API host)"),
+    "": ("GitHub is not answering pager since {since} — see githubstatus.com",
+         "GitHub answers 5xx or not at all (githubstatus.com)"),
 }
+# Who fails, in the first line (HOLDERS: what fails, below it), pager's own first (the maintainer's to fix).
+HELD_NAMES = {"pager": "pager's own endpoint", "github": "GitHub", "telegram": "Telegram", "redelivery": "GitHub's redelivery"}
+LABELS = {button: label for button, label, _ in OWN_BUTTONS}  # an entry's `button`: what its ↻ says
 
 Entries = dict[str, dict[str, Any] | None]
 
@@ -431,38 +450,52 @@ class Where:
 
 
 def wanted(health: Health, job: Job | None, where: Where, held: tuple[tuple[str, ...], float] | None = None) -> Entries:
-    """The `pager:` entries the alarm should show (None: closed), each {title, url, order[, button]}."""
+    """The `pager:` entries the alarm should show (None: closed), each {title, detail, url, order[, button]}."""
     return {LIST: _list_entry(health.unserved, where), SECRET: _secret_entry(health.secret, job, where),
             ANSWERED: _stray_entry(health.stray, where),
             REFUSED: _refused_entry(health.refusals, job, where), CHAT: _chat_entry(where),
             FORGOTTEN: _forgotten_entry(health.forgotten, where), HELD: _held_entry(held, where)}
 
 
+def _entry(title: str, detail: str, url: str = "", **more: Any) -> dict[str, Any]:
+    return {"title": words.fit(title, OWN_TITLE), "detail": detail, "url": url, "order": "", **more}
+
+
 def _held_entry(held: tuple[tuple[str, ...], float] | None, w: Where) -> dict[str, Any] | None:
     if held is None or w.now - held[1] < HELD_SAID_SECONDS:
         return None
+    failing = sorted((s for s in held[0] if s in HOLDERS), key=list(HELD_NAMES).index)
+    if not failing:
+        return None
     what = "; ".join(HOLDERS[s] for s in held[0] if s in HOLDERS)
-    check = " (make doctor)" if "pager" in held[0] else ""  # pager's own to fix; the others' outages pass
-    return {"title": f"{what} since {w.at(held[1])}: nothing is delivered again meanwhile, and what failed comes back "
-                     f"once it answers{check}", "url": w.url, "order": ""} if what else None
+    own = "pager" in failing  # pager's own to fix; the others' outages pass
+    names = [HELD_NAMES[s] for s in failing]
+    said = f"{'fails' if len(names) == 1 else 'fail'} since {w.at(held[1])} — {DOCTOR if own else WAIT}"
+    title = f"{' and '.join(names)} {said}"
+    if words.units(title) > OWN_TITLE:  # the first named, the others counted (the detail names them all)
+        title = f"{names[0]} and {len(names) - 1} more {said}"
+    return _entry(title, f"{what} since {w.at(held[1])}: nothing is delivered again meanwhile, and what failed comes "
+                         f"back once it answers{' (make doctor)' if own else ''}", w.url)
 
 
 def _list_entry(unserved: Unserved, w: Where) -> dict[str, Any] | None:
     since = unserved.since or w.now
     if unserved.runs < UNSERVED_RUNS or w.now - since < UNSERVED_SECONDS:
         return None
-    meaning = MEANING.get(unserved.cause, MEANING[""])
-    return {"title": f"GitHub has not served pager its webhook's deliveries since {w.at(since)}: {meaning}; "
-                     "nothing that failed comes back meanwhile", "url": w.url, "order": ""}
+    title, meaning = MEANING.get(unserved.cause, MEANING[""])
+    return _entry(title.format(since=w.at(since)),
+                  f"GitHub has not served pager its webhook's deliveries since {w.at(since)}: {meaning}; "
+                  "nothing that failed comes back meanwhile", w.url)
 
 
 def _chat_entry(w: Where) -> dict[str, Any] | None:
     moved = w.moved
     if not moved:
         return None
-    return {"title": f"Telegram made the group {moved['from']} the supergroup {moved['to']}"
-                     f" ({w.at(float(moved.get('at') or w.now))}): pager writes there now; set TELEGRAM_CHAT_ID "
-                     f"(the TelegramChatId parameter) to {moved['to']}", "url": "", "order": ""}
+    return _entry("Telegram made pager's group a supergroup — set its new chat id",
+                  f"Telegram made the group {moved['from']} the supergroup {moved['to']}"
+                  f" ({w.at(float(moved.get('at') or w.now))}): pager writes there now; set TELEGRAM_CHAT_ID "
+                  f"(the TelegramChatId parameter) to {moved['to']} (make doctor says so too)")
 
 
 def _forgotten_entry(record: Forgotten, w: Where) -> dict[str, Any] | None:
@@ -476,16 +509,25 @@ def _forgotten_entry(record: Forgotten, w: Where) -> dict[str, Any] | None:
     if record.unread:
         said.append(f"GitHub no longer keeps its deliveries between {w.at(record.unread[0])} and "
                     f"{w.at(record.unread[1])}, which pager never read: what failed then did not come back")
-    return {"title": "; ".join(said), "url": "", "order": ""} if said else None
+    if not said:
+        return None
+    if record.count:
+        gone = "is" if record.count == 1 else "are"
+        title = f"{_count(record.count, 'event')} never reached pager and {gone} gone from GitHub — see which below"
+    else:
+        assert record.unread is not None
+        title = f"Events between {w.at(record.unread[0])} and {w.at(record.unread[1])} may be lost — check GitHub for them"
+    return _entry(title, "; ".join(said))
 
 
 def _stray_entry(record: Refused, w: Where) -> dict[str, Any] | None:
     if not record.count:
         return None
-    return {"title": f"{_count(record.count, 'delivery', 'deliveries')} {record.reason} since {w.at(record.first)}, "
-                     "not an answer of pager's: is the app's webhook URL the stack's /github (make doctor)? GitHub "
-                     "sends none of them again; Redeliver them on the app's Advanced page once it is fixed",
-            "url": w.url, "order": ""}
+    deliveries = _count(record.count, "delivery", "deliveries")
+    return _entry(f"{deliveries} never reached pager since {w.at(record.first)} — {DOCTOR}",
+                  f"{deliveries} {record.reason} since {w.at(record.first)}, not an answer of pager's: is the app's "
+                  "webhook URL the stack's /github (make doctor)? GitHub sends none of them again; Redeliver them on "
+                  "the app's Advanced page once it is fixed", w.url)
 
 
 def _secret_entry(record: Refused, job: Job | None, w: Where) -> dict[str, Any] | None:
@@ -494,14 +536,17 @@ def _secret_entry(record: Refused, job: Job | None, w: Where) -> dict[str, Any] 
     refused = f"{_count(record.count, 'delivery', 'deliveries')} refused"
     first, last = w.at(record.first or 0), w.at(record.last or 0)
     if not record.works:
-        title = (f"{refused} since {first}: their signature does not match, GITHUB_WEBHOOK_SECRET differs from the "
-                 "app's webhook secret, and GitHub sends none of them again by itself")
-        return {"title": title, "url": w.url, "order": ""}
+        return _entry(f"pager refuses GitHub's deliveries since {first} — fix the webhook secret",
+                      f"{refused} with {SECRET_REFUSED} since {first}: their signature does not match, "
+                      "GITHUB_WEBHOOK_SECRET differs from the app's webhook secret (make doctor), and GitHub sends none "
+                      "of them again by itself", w.url)
     if job is not None and job.under_way and job.asked_at >= (record.last or 0):
-        return {"title": f"{refused} between {first} and {last}: delivering them again, {job.done} so far", "url": w.url,
-                "order": ""}
-    title = f"{refused} between {first} and {last}: the webhook secret works again, ↻ delivers them again"
-    return {"title": title, "url": w.url, "order": "", "button": "refused"}
+        return _entry(f"pager delivers the refused deliveries again, {job.done} so far — nothing to do",
+                      f"{refused} with {SECRET_REFUSED} between {first} and {last}: delivering them again, "
+                      f"{job.done} so far", w.url)
+    return _entry(f"The webhook secret is fixed — press {LABELS['refused']}",
+                  f"{refused} with {SECRET_REFUSED} between {first} and {last}: the webhook secret works again, and "
+                  "GitHub sends none of them again by itself", w.url, button="refused")
 
 
 def _refused_entry(record: Refused, job: Job | None, w: Where) -> dict[str, Any] | None:
@@ -509,22 +554,25 @@ def _refused_entry(record: Refused, job: Job | None, w: Where) -> dict[str, Any]
         return None
     who = {"github": "GitHub", "telegram": "Telegram"}.get(record.services[0], "") if len(set(record.services)) == 1 else ""
     who = who or "GitHub or Telegram"
-    refused = f"{_count(record.count, 'page')} {who} refused since {w.at(record.first)}"
+    pages, first = _count(record.count, "page"), w.at(record.first)
+    refused = f"{pages} {who} refused since {first}"
     last = f"the last: {record.reason}"
     if not record.works:
-        return {"title": f"{refused}, kept; {last}; once the cause is fixed (make doctor), ↻ delivers them again "
-                         "(GitHub keeps them three days)", "url": w.url, "order": ""}
+        return _entry(f"{who} refused {pages} since {first} — {DOCTOR}",
+                      f"{refused}, kept; {last}; once the cause is fixed (make doctor), this message offers "
+                      f"{LABELS['pages']} (GitHub keeps them three days)", w.url)
     if job is not None and job.status == PAGE_REFUSED and job.under_way and job.asked_at >= (record.last or 0):
-        return {"title": f"{refused}: delivering them again, {job.done} so far", "url": w.url, "order": ""}
-    return {"title": f"{refused}: GitHub and Telegram take such calls again, ↻ delivers them again; {last}", "url": w.url,
-            "order": "", "button": "pages"}
+        return _entry(f"pager delivers the refused pages again, {job.done} so far — nothing to do",
+                      f"{refused}: delivering them again, {job.done} so far", w.url)
+    return _entry(f"Pages go through again — press {LABELS['pages']}",
+                  f"{refused}: GitHub and Telegram take such calls again; {last}", w.url, button="pages")
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
 
 
-SHOWN_FIELDS = ("title", "url", "button")
+SHOWN_FIELDS = ("title", "detail", "url", "button")
 
 
 def change(wanted_entries: Entries, shown: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, dict[str, Any]], tuple[str, ...]]:

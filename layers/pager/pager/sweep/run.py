@@ -336,7 +336,7 @@ def name_entries(services: Services, opened: Mapping[str, Mapping[str, Any]], sh
                 entry["repository"] = where[entry["repository_id"]]
                 if entry.get("thing") and not entry.get("short"):  # never to be read: named where it was
                     entry["thing"] = words.thing_of(str(entry.get("event") or ""), None, deliveries.where(entry)).label
-            entry["title"] = deliveries.delivery_title(entry)
+            entry["title"], entry["detail"] = deliveries.delivery_title(entry), deliveries.delivery_detail(entry)
     return named
 
 
@@ -352,7 +352,7 @@ def _renamed(shown: Mapping[str, Mapping[str, Any]], left: set[str], reads: _Rea
             break
         if found:
             named[key] = {**{k: v for k, v in entry.items() if k not in ("state", "at")}, **found,
-                          "title": deliveries.renamed(entry, found)}
+                          **deliveries.renamed(entry, found)}
     return named
 
 
