@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from pager import attention_store
-from pager.attention import MOMENTS, Moment, QuietHours, Volume, due, heard_after, rest_of, ripe
+from pager.attention import MOMENTS, Moment, QuietHours, Urgency, Volume, due, heard_after, rest_of, ripe
 from pager.errors import Transient
 from pager.signals import alarm
 from pager.signals import due as due_signals
@@ -299,16 +299,31 @@ def resting(make_world):
     return make_world(buzz_gap_minutes=60)
 
 
-def test_while_the_phone_rests_a_contact_or_an_alarm_waits_for_the_next_call_and_a_release_calls_at_once():
+def test_while_the_phone_rests_what_is_soon_waits_for_the_next_call_and_what_is_now_buzzes():
     resting = Volume(rest=(0.0, 3600.0))
-    for moment in (Moment.CONTACT, Moment.ALARM_RED):
+    for moment in (Moment.CONTACT, Moment.RELEASE_READY):
+        assert MOMENTS[moment].urgency is Urgency.SOON
         sound = resting.sound(moment)
         assert sound.buzz is False and sound.period == (0.0, 3600.0)
         assert Volume().sound(moment).rests is True  # its buzz is a call: the phone rests after it
-    for moment in (Moment.RELEASE_READY, Moment.HEALTH):
+    for moment in (Moment.ALARM_RED, Moment.HEALTH):
+        assert MOMENTS[moment].urgency is Urgency.NOW
         sound = resting.sound(moment)
-        assert sound.buzz is True and sound.rests is False  # calls now, and leaves the rest as it was
+        assert sound.buzz is True and sound.period is None  # buzzes now, whatever buzzed before
+    assert resting.sound(Moment.ALARM_RED).rests is True and resting.sound(Moment.HEALTH).rests is False
     assert resting.sound(Moment.FOLLOW_UP).summary is False  # silent anyway: nothing to keep
+    quiet = Volume(quiet=(0.0, 3600.0), rest=(0.0, 3600.0))
+    assert all(quiet.sound(m).period == (0.0, 3600.0) for m in (Moment.ALARM_RED, Moment.CONTACT))  # the night keeps all
+
+
+def test_an_alarm_that_buzzed_may_buzz_again_only_an_hour_later():
+    from pager.attention import NOW_AGAIN_SECONDS, again_at
+
+    assert again_at(None, 5000.0) is None
+    assert again_at(1000.0, 1000.0) == 1000.0 + NOW_AGAIN_SECONDS
+    assert again_at(1000.0, 1000.0 + NOW_AGAIN_SECONDS - 1) == 1000.0 + NOW_AGAIN_SECONDS
+    assert again_at(1000.0, 1000.0 + NOW_AGAIN_SECONDS) is None
+    assert again_at(1000.0, 999.0) is None  # a clock behind the last buzz holds nothing
 
 
 def test_the_rest_runs_from_the_last_call_and_one_that_ends_in_quiet_hours_lasts_to_their_end():
@@ -348,9 +363,11 @@ def test_contacts_while_the_phone_rests_arrive_silently_and_one_message_calls_fo
     world.advance(1)
     tick(world)
     [call] = [m for m in shown(world) if m.text.startswith("📬")]
-    assert call.notified and call.text.splitlines()[0] == (
-        f'📬 Without a sound since 08:00: 2 from outside (<a href="https://github.com/{REPO}">{REPO}</a>)')  # where, linked
-    assert "bob commented on issue" in call.text and f"{REPO}#9" in call.text
+    assert call.notified and call.text.splitlines()[:2] == [  # what it holds, and where, linked
+        f'📬 2 new from outside — <a href="https://github.com/{REPO}">{REPO}</a>',
+        "Kept without a sound since 08:00, while the phone rested"]
+    bob_line, carol_line = call.text.splitlines()[2:]  # one line a thing, linked: what it counts
+    assert bob_line.startswith("💬 <a href=") and "bob commented on issue" in bob_line and f"{REPO}#9" in carol_line
     world.advance(5)  # the call began a rest of its own
     world.deliver("issue_comment", issue_comment_by("dave", comment_id=7, number=10))
     assert len(buzzed(world)) == 2 and not shown(world)[-1].notified
@@ -373,13 +390,21 @@ def test_a_rests_call_leaves_out_what_no_longer_needs_you_and_is_not_sent_when_n
     assert len(buzzed(world)) == 1 and not [m for m in shown(world) if m.text.startswith("📬")]
 
 
-def test_a_release_ready_while_the_phone_rests_calls_at_once(resting):
+def test_a_release_ready_while_the_phone_rests_waits_for_its_call_and_comes_as_itself(resting):
     world = resting
     world.deliver("issues", issue_opened())
     live_pull(world)
     world.deliver("pull_request", pull("opened"))
     world.deliver("check_suite", suite_passed())
+    assert len(buzzed(world)) == 1 and "🔀 Merge" in str(shown(world)[-1].buttons)  # offered at once, silently
+    silent = shown(world)[-1].message_id
+    world.advance(60)
+    tick(world)  # the rest's call holds one thing: the release's own message, posted anew with a sound
     assert len(buzzed(world)) == 2 and buzzed(world)[-1].startswith("🔀 ")
+    assert "🔀 Merge" in str(shown(world)[-1].buttons) and silent in world.chat.deleted
+    assert not [m for m in shown(world) if m.text.startswith("📬")]
+    tick(world)
+    assert len(buzzed(world)) == 2  # once
 
 
 def test_a_rest_with_nothing_kept_ends_without_a_message(resting):
@@ -399,8 +424,8 @@ def test_a_contact_delivered_twice_while_the_phone_rests_is_kept_once_and_called
     world.advance(51)
     tick(world)
     tick(world)
-    [call] = [m for m in shown(world) if m.text.startswith("📬")]
-    assert ": 1 from outside (" in call.text.splitlines()[0] and len(buzzed(world)) == 2
+    assert len(buzzed(world)) == 2 and buzzed(world)[-1].startswith("💬 bob commented on issue")  # bob's, as itself
+    assert [m.text.splitlines()[0] for m in shown(world)].count(buzzed(world)[-1]) == 1  # the silent one deleted
 
 
 def test_a_failure_at_any_call_of_a_contact_while_the_phone_rests_keeps_it_once_in_the_end(make_world):
@@ -418,8 +443,9 @@ def test_a_failure_at_any_call_of_a_contact_while_the_phone_rests_keeps_it_once_
 
 
 def calls(world) -> list:
-    """The rests' calls in the chat."""
-    return [m for m in shown(world) if m.text.startswith("📬")]
+    """The rests' calls in the chat: every message that buzzed after the first (the call the rest began with):
+    a 📬 message that says what it holds, or the one thing it held, posted anew."""
+    return [m for m in shown(world) if m.notified and m.author is None][1:]
 
 
 FIFTH = {"issue.number": 5, "issue.html_url": f"https://github.com/{REPO}/issues/5", "issue.id": 5005}
@@ -450,8 +476,8 @@ def test_an_outsiders_comment_after_the_issue_was_closed_is_in_the_call_it_was_k
     assert w.deliver("issue_comment", comment)[1]["outcome"] == "sent, kept for the summary, draft asked"
     w.advance(11)
     tick(w)
-    [call] = calls(w)  # closed before she wrote: her comment still needs an answer
-    assert ": 1 from outside (" in call.text.splitlines()[0] and "alice commented on issue" in call.text
+    [call] = calls(w)  # closed before she wrote: her comment still needs an answer; the one thing, as itself
+    assert call.text.startswith("💬 alice commented on issue")
 
 
 def at_0800(hm: str) -> str:
@@ -486,7 +512,8 @@ def test_an_outsiders_follow_up_after_the_issue_closed_keeps_its_thread_in_the_c
     w.advance(60)
     tick(w)
     [call] = calls(w)  # she wrote after it closed: the thread still needs an answer
-    assert "issue " in call.text and "#5" in call.text
+    # (its first message says closed: the call says it in words rather than post that one anew)
+    assert call.text.startswith(f'📬 1 new from outside — <a href="https://github.com/{REPO}">') and "#5" in call.text
 
 
 def test_an_outsiders_comment_on_a_maintainers_issue_closed_during_the_night_is_left_out_of_the_morning(make_world):
@@ -513,7 +540,8 @@ def test_a_thread_kept_while_the_phone_rests_counts_once_in_its_call(make_world)
         w.deliver("issue_comment", issue_comment_by("alice", comment_id=60 + i, number=5, **{"issue.id": 5005}))
     w.advance(50)
     tick(w)
-    assert ": 1 from outside (" in calls(w)[0].text.splitlines()[0]
+    [call] = calls(w)  # the thread once: its message, posted anew
+    assert f"{REPO}#5" in call.text.splitlines()[0] and call.text.startswith("💬 ")
 
 
 def test_a_thread_counts_once_in_a_rest_longer_than_the_hour_of_its_follow_ups(make_world):
@@ -525,7 +553,8 @@ def test_a_thread_counts_once_in_a_rest_longer_than_the_hour_of_its_follow_ups(m
     w.deliver("issue_comment", issue_comment_by("alice", comment_id=51, number=5, **{"issue.id": 5005}))  # 09:06
     w.advance(10)
     tick(w)
-    assert ": 1 from outside (" in calls(w)[0].text.splitlines()[0]
+    [call] = calls(w)
+    assert f"{REPO}#5" in call.text.splitlines()[0] and call.text.startswith("💬 ")
 
 
 def test_a_contact_of_a_repository_muted_while_the_phone_rests_is_left_out_of_its_call(make_world):
@@ -540,15 +569,15 @@ def test_a_contact_of_a_repository_muted_while_the_phone_rests_is_left_out_of_it
     assert not calls(w)
 
 
-def test_an_alarm_of_a_repository_muted_while_the_phone_rests_is_left_out_of_its_call(make_world):
+def test_a_release_of_a_repository_muted_while_the_phone_rests_is_left_out_of_its_call(make_world):
     w = make_world(buzz_gap_minutes=60)
     w.deliver("issues", issue_opened())  # call 08:00
     w.advance(5)
-    w.deliver("workflow_run", run("failure"))
-    w.advance(16)
-    tick(w)  # alarm past grace in the rest: kept
+    live_pull(w)
+    w.deliver("pull_request", pull("opened"))
+    w.deliver("check_suite", suite_passed())  # ready in the rest: kept
     w.command(f"/mute {REPO} 8h")
-    w.advance(40)
+    w.advance(56)
     tick(w)
     assert not calls(w)
 
@@ -666,40 +695,70 @@ def test_a_failure_still_red_past_its_grace_buzzes_exactly_once_from_the_minute_
     assert len(buzzed(world)) == 1
 
 
-def test_a_new_failing_workflow_in_a_red_alarm_buzzes_once_past_its_own_grace(make_world):
+def test_a_new_failing_workflow_in_a_red_alarm_buzzes_past_its_own_grace_but_not_within_the_hour_of_the_last(make_world):
     world = make_world(buzz_gap_minutes=0)  # the rule alone; with the phone's rest, see below
     world.deliver("workflow_run", run("failure"))
     world.advance(15)
-    tick(world)
+    tick(world)  # test's buzz at 08:15
     world.advance(5)
     world.deliver("workflow_run", run("failure", workflow_id=9, name="lint"))
     assert len(buzzed(world)) == 1  # within lint's grace: an edit, silent
     world.advance(15)
-    tick(world)
-    assert len(buzzed(world)) == 2 and "lint run #163 failed" in shown(world)[-1].text
-    world.deliver("workflow_run", run("failure", number=164))  # test fails again: the same entry, no new buzz
-    world.advance(20)
-    tick(world)
-    assert len(buzzed(world)) == 2
-
-
-def test_a_new_failing_workflow_while_the_phone_rests_is_called_when_the_rest_ends(resting):
-    world = resting
-    world.deliver("workflow_run", run("failure"))
-    world.advance(15)
-    tick(world)  # the alarm's call: the phone rests an hour
-    world.advance(5)
-    world.deliver("workflow_run", run("failure", workflow_id=9, name="lint"))
-    world.advance(15)
-    tick(world)
-    assert len(buzzed(world)) == 1 and "lint run #163 failed" in shown(world)[-1].text  # shown, silent
+    tick(world)  # lint past its grace at 08:35, but the alarm rang at 08:15: it waits for the hour
+    assert len(buzzed(world)) == 1 and "lint run #163 failed" in shown(world)[-1].text
+    [red] = attention_store.index(world.services).red
+    assert red.due == world.now + 40 * MINUTE  # 09:15, an hour after the last buzz
     world.advance(39)
     tick(world)
     assert len(buzzed(world)) == 1
     world.advance(1)
-    tick(world)  # an hour after the call
-    assert len(buzzed(world)) == 2 and buzzed(world)[-1].startswith("📬 Without a sound since ")
-    assert "1 alarm red past its grace" in buzzed(world)[-1]
+    tick(world)
+    assert len(buzzed(world)) == 2 and "lint run #163 failed" in shown(world)[-1].text
+    world.deliver("workflow_run", run("failure", number=164))  # test fails again: the same entry, no new buzz
+    world.advance(80)
+    tick(world)
+    assert len(buzzed(world)) == 2
+
+
+def test_a_repository_that_turns_red_again_within_the_hour_of_its_last_buzz_rings_when_the_hour_ends(make_world):
+    world = make_world(buzz_gap_minutes=0)
+    world.deliver("workflow_run", run("failure"))
+    world.advance(15)
+    tick(world)  # rang at 08:15
+    world.deliver("workflow_run", run("success", attempt=2))  # green again
+    world.advance(10)
+    world.deliver("workflow_run", run("failure", number=170))  # red again at 08:25: a flapping repository
+    world.advance(15)
+    tick(world)  # past its grace at 08:40, within the hour: silent
+    assert len(buzzed(world)) == 1
+    world.advance(35)
+    tick(world)  # 09:15
+    assert len(buzzed(world)) == 2 and buzzed(world)[-1].startswith("🚨 ")
+
+
+def test_a_red_branch_while_the_phone_rests_buzzes_when_its_grace_ends_and_the_rests_call_follows_it(resting):
+    world = resting
+    world.deliver("issues", issue_opened())  # a contact calls at 08:00: the phone rests an hour
+    world.advance(5)
+    fifth = {"issue.number": 5, "issue.html_url": f"https://github.com/{REPO}/issues/5", "issue.id": 5005}
+    world.deliver("issues", issue_opened(**fifth))  # kept for the rest's call
+    world.deliver("workflow_run", run("failure"))  # 08:05
+    world.advance(14)
+    tick(world)
+    assert len(buzzed(world)) == 1
+    world.advance(1)
+    tick(world)  # 08:20: its grace is over, and it does not wait for the rest
+    assert len(buzzed(world)) == 2 and buzzed(world)[-1].startswith("🚨 ")
+    world.advance(1)
+    tick(world)  # what the rest kept comes with that call, without a sound
+    assert len(buzzed(world)) == 2 and "#5" in shown(world)[-1].text
+    world.advance(30)
+    world.deliver("issues", issue_opened(**{"issue.number": 6, "issue.html_url": f"https://github.com/{REPO}/issues/6",
+                                            "issue.id": 5006}))
+    assert len(buzzed(world)) == 2  # the phone rests anew from the alarm's buzz
+    world.advance(30)
+    tick(world)
+    assert len(buzzed(world)) == 3 and "#6" in buzzed(world)[-1]  # its call: the one thing, as itself
 
 
 def test_a_delivery_after_the_grace_buzzes_without_waiting_for_the_check(world):
@@ -757,9 +816,9 @@ def test_start_fix_shows_who_started_it_and_when_and_its_button_returns_when_the
     assert world.press("🛠")[1]["outcome"] == "🛠 fix started"
     [message] = shown(world)
     assert "🛠 fix started Fri 08:02 by Maintainer" in message.text and "event%3Arepository_dispatch" in message.text
-    assert message.labels() == ((f"🔕 Mute {REPO} 8 h",),)
+    assert message.labels() == (("👀 Seen",), (f"🔕 Mute {REPO} 8 h",))
     world.deliver("workflow_run", run("failure", workflow_id=9, name="lint"))  # the alarm changed: a fix may be wanted
-    assert shown(world)[0].labels() == (("🛠 Start fix",), (f"🔕 Mute {REPO} 8 h",))
+    assert shown(world)[0].labels() == (("🛠 Start fix", "👀 Seen"), (f"🔕 Mute {REPO} 8 h",))
 
 
 def test_start_fix_comes_back_after_its_hour_by_the_minute_check(world):
@@ -767,7 +826,7 @@ def test_start_fix_comes_back_after_its_hour_by_the_minute_check(world):
     world.press("🛠")
     world.advance(61)
     tick(world)
-    assert shown(world)[0].labels()[0] == ("🛠 Start fix",) and "fix started" not in shown(world)[0].text
+    assert shown(world)[0].labels()[0] == ("🛠 Start fix", "👀 Seen") and "fix started" not in shown(world)[0].text
 
 
 def test_a_fix_under_way_holds_the_graces_buzz_until_its_run_fails(world):
@@ -797,6 +856,62 @@ def test_a_fix_under_way_whose_run_never_says_holds_the_graces_buzz_for_its_hour
     world.advance(2)
     tick(world)
     assert len(buzzed(world)) == 1
+
+
+# -- 👀 seen ---------------------------------------------------------------------------------------------------
+
+
+def test_an_alarm_seen_says_by_whom_and_is_not_called_until_something_new_fails_in_it(world):
+    world.deliver("workflow_run", run("failure"))
+    world.advance(5)
+    status, body = world.press("👀")
+    assert status == 200 and body["outcome"].startswith("👀 seen: it is not called again")
+    [message] = shown(world)
+    assert "👀 seen by Maintainer Fri 08:05" in message.text and message.labels() == (("🛠 Start fix",), (f"🔕 Mute {REPO} 8 h",))
+    world.advance(30)
+    tick(world)  # past its grace: seen, so it does not ring
+    assert buzzed(world) == [] and "👀 seen by Maintainer" in shown(world)[0].text
+    world.deliver("workflow_run", run("failure", workflow_id=9, name="lint"))  # something new fails in it
+    assert "👀" not in shown(world)[0].text.split("\n")[1] and ("🛠 Start fix", "👀 Seen") in shown(world)[0].labels()
+    world.advance(15)
+    tick(world)
+    [call] = buzzed(world)
+    assert call.startswith("🚨 ") and "lint run #163 failed" in call
+
+
+def test_seen_twice_says_who_saw_it_first_and_changes_nothing(world):
+    world.deliver("workflow_run", run("failure"))
+    message = shown(world)[0].message_id
+    world.press("👀")
+    before = world.store.dump()
+    status, body = world.update(world.press_update(f"seen:{REPO_ID}", message_id=message))
+    assert status == 200 and body["outcome"] == "👀 seen already, by Maintainer"
+    assert {k: v for k, v in world.store.dump().items() if not k.startswith("press#")} == {
+        k: v for k, v in before.items() if not k.startswith("press#")}
+
+
+def test_a_green_alarm_seen_says_so(world):
+    world.deliver("workflow_run", run("failure"))
+    message = shown(world)[0].message_id
+    world.deliver("workflow_run", run("success", attempt=2))
+    status, body = world.update(world.press_update(f"seen:{REPO_ID}", message_id=message))
+    assert body["outcome"] == "✅ all clear: nothing to look at" and "👀" not in shown(world)[0].text
+
+
+def test_a_seen_alarm_stays_in_status_with_who_saw_it(world):
+    world.deliver("workflow_run", run("failure"))
+    world.advance(3)
+    world.press("👀")
+    world.command("/status")
+    [red] = [line for line in answer(world).splitlines() if line.startswith("🚨 ")]
+    assert red.endswith("· 👀 seen by Maintainer Fri 08:03")
+
+
+def test_a_failure_at_any_call_of_the_seen_button_acknowledges_once_in_the_end(make_world):
+    from pager_world.cases import pressing
+
+    scenario = Scenario("seen pressed", lambda w: w.deliver("workflow_run", run("failure")), *pressing("👀"), presses=False)
+    assert failure_matrix(make_world, scenario).failed
 
 
 # -- releases -------------------------------------------------------------------------------------------------
@@ -858,11 +973,12 @@ def test_nothing_buzzes_in_quiet_hours_and_one_summary_buzzes_when_they_end(nigh
     morning(world)
     [summary] = [m for m in shown(world) if m.notified and m.text.startswith("🌅")]
     lines = summary.text.splitlines()
-    assert lines[0] == ("🌅 Quiet hours are over (22:00–07:00): 1 from outside, 1 alarm red past its grace, "
-                        f'1 release ready to merge (<a href="https://github.com/{REPO}">{REPO}</a>)')
-    assert any(line.startswith("💬 ") and "alice opened" in line for line in lines)
-    assert any(line.startswith("🚨 still red: ") and REPO in line for line in lines)
-    assert any(line.startswith("🔀 ready to merge: ") and f"{REPO}#2" in line for line in lines)
+    assert lines[:2] == ["🌅 1 repository red · 1 new from outside · 1 release ready",  # its name would pass 80
+                         "Kept without a sound in quiet hours, 22:00–07:00"]
+    red, contact, ready = lines[2:]  # one line a thing, each linked to it: exactly what the first line counts
+    assert red.startswith(f'🚨 <a href="https://github.com/{REPO}/actions/runs/') and "test run #163 failed" in red
+    assert contact.startswith("💬 <a href=") and "alice opened" in contact
+    assert ready.startswith("🔀 <a href=") and f"{REPO}#2" in ready and ready.endswith("is ready to merge")
     world.advance(1)
     tick(world)
     assert len(buzzed(world)) == 1  # once
@@ -873,11 +989,12 @@ def test_a_contact_kept_for_the_summary_counts_as_its_threads_call_and_a_comment
     world.now = datetime(2027, 1, 16, 6, 50, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
     world.deliver("issues", issue_opened())  # in quiet hours: silent, kept for the summary
     morning(world)
-    assert [first for first in buzzed(world) if first.startswith("🌅")]  # the summary called for it
+    [called] = [m for m in shown(world) if m.notified]  # the summary held one thing: the contact, posted anew
+    assert called.text.startswith("💬 alice opened issue") and len(shown(world)) == 1
     world.advance(10)  # 07:10: within the hour of the contact the summary called for
     world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=1))
     comment = shown(world)[-1]
-    assert comment.text.startswith("💬 bob") and comment.notified is False
+    assert comment.text.startswith("💬 bob") and comment.notified is False and comment.reply_to == called.message_id
 
 
 def test_a_quiet_night_ends_in_no_summary(night):
@@ -914,10 +1031,10 @@ def test_quiet_hours_end_in_one_buzz_when_an_alarm_comes_due_in_the_same_minute(
     world.now = datetime(2027, 1, 16, 6, 45, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
     world.deliver("workflow_run", run("failure"))  # its grace ends at 07:00, with the night
     morning(world)
-    [summary] = buzzed(world)  # and the alarm come due, kept for the phone's next call, is in it as still red
-    assert summary.startswith("🌅 Quiet hours are over (22:00–07:00): 1 from outside")
-    [text] = [m.text for m in shown(world) if m.text.startswith("🌅")]
-    assert any(line.startswith("🚨 still red: ") and REPO in line for line in text.splitlines())
+    [call] = buzzed(world)  # the alarm come due rings; what the night kept follows it without a sound
+    assert call.startswith("🚨 ")
+    contact = shown(world)[-1]
+    assert contact.text.startswith("💬 alice opened issue") and not contact.notified and len(shown(world)) == 2
 
 
 def test_a_contact_just_after_quiet_hours_end_calls_and_their_summary_follows_silently(night):
@@ -928,7 +1045,7 @@ def test_a_contact_just_after_quiet_hours_end_calls_and_their_summary_follows_si
     world.advance(0.5)
     tick(world)
     assert [first.split(" commented")[0] for first in buzzed(world)] == ["💬 bob"]
-    assert [m.text for m in shown(world) if m.text.startswith("🌅")]  # the summary, silently
+    assert shown(world)[-1].text.startswith("💬 alice opened issue")  # what the night kept, posted anew silently
 
 
 def test_a_contact_kept_while_its_summary_reads_its_notes_is_called_by_the_next_check(night, monkeypatch):
@@ -975,7 +1092,7 @@ def test_a_summary_telegram_refuses_to_take_now_is_sent_by_a_later_check_once(ni
     tick(world)
     world.advance(1)
     tick(world)
-    assert len(buzzed(world)) == 1 and buzzed(world)[0].startswith("🌅 Quiet hours are over")
+    assert len(buzzed(world)) == 1 and buzzed(world)[0].startswith("💬 alice opened issue")  # the one thing kept
 
 
 def sending_summary(period):
@@ -1085,9 +1202,9 @@ def test_each_mute_button_says_what_it_mutes_on_a_contribution_and_on_an_alarm(w
     world.deliver("workflow_run", run("failure"))
     contribution, alarm_message = shown(world)
     assert contribution.labels() == (("🔕 Mute this thread 8 h",), (f"🔕 Mute {REPO} 8 h",))
-    assert alarm_message.labels() == (("🛠 Start fix",), (f"🔕 Mute {REPO} 8 h",))
+    assert alarm_message.labels() == (("🛠 Start fix", "👀 Seen"), (f"🔕 Mute {REPO} 8 h",))
     data = [button["callback_data"] for m in (contribution, alarm_message) for row in m.buttons for button in row]
-    assert data == [f"mute:t:{REPO_ID}:i1", f"mute:c:{REPO_ID}:i1", f"fix:{REPO_ID}", f"mute:a:{REPO_ID}"]
+    assert data == [f"mute:t:{REPO_ID}:i1", f"mute:c:{REPO_ID}:i1", f"fix:{REPO_ID}", f"seen:{REPO_ID}", f"mute:a:{REPO_ID}"]
 
 
 def test_a_muted_thread_arrives_without_a_sound_while_the_rest_of_its_repository_still_buzzes(make_world):
@@ -1222,7 +1339,7 @@ def test_a_contact_in_a_thread_muted_while_the_phone_rests_is_left_out_of_its_ca
     w.advance(50)
     tick(w)
     [call] = calls(w)
-    assert ": 1 from outside (" in call.text.splitlines()[0] and "bob commented" in call.text and "#5" not in call.text
+    assert call.text.startswith("💬 bob commented") and "#5" not in call.text  # the one thing left, as itself
 
 
 def test_a_failure_at_any_call_of_the_thread_mute_button_mutes_and_answers_once_in_the_end(make_world):
@@ -1372,8 +1489,9 @@ def test_status_says_what_is_red_since_when_what_waits_for_merge_the_mutes_and_p
     lines = answer(world).splitlines()
     assert lines[0] == "📋 pager at 08:05: 1 repository red"
     assert lines[1] == "⚙️ pager: no sweep has run yet; all well"
+    assert lines[2] == "📵 the phone rests until 09:15: nothing kept for a call"  # the release ready called at 08:00
     # the repository links the failing run itself
-    assert lines[2].startswith(f'🚨 <a href="https://github.com/{REPO}/actions/runs/28235251631">{REPO}</a> since 08:00: '
+    assert lines[3].startswith(f'🚨 <a href="https://github.com/{REPO}/actions/runs/28235251631">{REPO}</a> since 08:00: '
                                'test run #163 failed')
     assert any(line.startswith("🔀 ready to merge: ") and f"{REPO}#2" in line for line in lines)
     assert any(line.startswith(f"🔕 {REPO} muted until 11:00") for line in lines)
@@ -1488,12 +1606,14 @@ def test_docs_attention_md_states_every_moment_as_the_code_decides_it():
     from pathlib import Path
 
     doc = (Path(__file__).parents[1] / "docs" / "attention.md").read_text()
+    urgency = {"🔴 now": Urgency.NOW, "🟡 soon": Urgency.SOON, "🔕 silent": Urgency.SILENT}
+    resting = {Urgency.NOW: "buzzes all the same", Urgency.SOON: "waits for the next call", Urgency.SILENT: "–"}
     rows = {}
     for line in doc.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 5 and cells[2] in ("🔔 buzzes", "🔕 silent"):
-            rows[cells[0]] = (cells[1], cells[2] == "🔔 buzzes", cells[3] == "waits for the next call", cells[4])
-    assert rows == {m.value: (rule.message, rule.buzz, rule.waits, rule.why) for m, rule in MOMENTS.items()}
+        if len(cells) == 5 and cells[2] in urgency:
+            rows[cells[0]] = (cells[1], urgency[cells[2]], cells[3], cells[4])
+    assert rows == {m.value: (rule.message, rule.urgency, resting[rule.urgency], rule.why) for m, rule in MOMENTS.items()}
 
 
 def test_the_command_menu_by_hand_is_the_one_setup_sets():
@@ -1538,7 +1658,8 @@ def test_a_failure_at_any_call_of_an_alarm_come_due_in_quiet_hours_keeps_it_for_
     act(w)
     w.now = datetime(2027, 1, 16, 7, 1, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
     tick(w)
-    assert buzzed(w) == [f'🌅 Quiet hours are over (22:00–07:00): 1 alarm red past its grace (<a href="https://github.com/{REPO}">{REPO}</a>)']
+    [call] = buzzed(w)  # the one thing the night kept: the alarm's own message, posted anew with a sound
+    assert call.startswith(f'🚨 <a href="https://github.com/{REPO}">{REPO}</a> is red') and len(shown(w)) == 1
 
 
 def test_a_ready_release_touched_days_later_asks_for_no_summary_again(make_world):
@@ -1606,7 +1727,7 @@ def test_the_fix_runs_end_says_how_it_ended_in_the_alarm_and_brings_start_fix_ba
     assert world.deliver("workflow_run", ended)[1]["outcome"] == "fix ended"
     [alarm_message] = shown(world)  # the fix's run failing is said there; the control repository is not red for it
     assert "🛠 the fix by Maintainer failed Fri 08:11 (" in alarm_message.text
-    assert alarm_message.labels()[0] == ("🛠 Start fix",)
+    assert alarm_message.labels()[0] == ("🛠 Start fix", "👀 Seen")
     assert world.deliver("workflow_run", ended)[1]["outcome"].endswith("no fix under way")  # twice: once
 
 

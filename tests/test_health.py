@@ -567,7 +567,7 @@ def test_pagers_own_entries_offer_no_fix_and_come_first():
     assert text.index("3 deliveries refused") < text.index("an issue in o/r: all attempts failed")  # the details below
     assert buttons == [[("↻ Deliver the refused deliveries again", "refused:again")], [("↻ Deliver again: o/r#7", "again:5")]]
     text, buttons = render(Alarm("186853002", REPO), {"workflow:1": entries["workflow:1"]}, view)
-    assert buttons == [[("🛠 Start fix", "fix:186853002")], [(f"🔕 Mute {REPO} 8 h", "mute:a:186853002")]]
+    assert buttons == [[("🛠 Start fix", "fix:186853002"), ("👀 Seen", "seen:186853002")], [(f"🔕 Mute {REPO} 8 h", "mute:a:186853002")]]
 
 
 def test_a_refused_delivery_github_failed_to_take_again_is_picked_again_not_dropped(sweeps):

@@ -291,31 +291,52 @@ class Summary:
     at: float
     text: str
 
+    own: bool = False  # a thing's own message: the one thing a call held, or a contact that called (no period said)
+    anew: bool = False  # ... posted anew by a call (not the contact's own first sending)
+
     @property
-    def period(self) -> str:
-        """Its first line up to the counts: "🌅 Quiet hours are over (22:00–07:00)" or "📬 Without a sound
-        since 10:02". Within the simulation's day no two periods start in the same minute (no rest starts
-        inside quiet hours, where a fall-back repeats an hour)."""
-        return self.text.split("\n", 1)[0].split(": ", 1)[0]
+    def period(self) -> str | None:
+        """Its second line, when it was kept: "Kept without a sound in quiet hours, 22:00–07:00" or "Kept
+        without a sound since 10:02, while the phone rested" (None for a call by a thing's own message).
+        Within the simulation's day no two periods start in the same minute (no rest starts inside quiet
+        hours, where a fall-back repeats an hour)."""
+        return None if self.own else (self.text.split("\n") + [""])[1]
 
     @property
     def named(self) -> set[int]:
-        """The issues its 💬 line links."""
+        """The issues its 💬 lines link (a thread's own message posted anew: its own first line)."""
         lines = [line for line in self.text.splitlines() if line.startswith("💬 ")]
-        return {int(n) for line in lines for n in re.findall(r"Hello-World#(\d+)</a>", line)}
+        return {int(n) for line in lines[:1 if self.own else None] for n in re.findall(r"Hello-World#(\d+)</a>", line)}
 
     @property
     def says_red(self) -> bool:
-        """Its 🚨 still red line names the repository (pager's own health is "pager since ...")."""
-        return any(line.startswith("🚨 still red: ") and "Hello-World" in line for line in self.text.splitlines())
+        """It counts the repository red: a 🚨 line of a call, or the alarm's own message posted anew (pager's
+        own health is "⚙️")."""
+        return any(line.startswith("🚨 ") and "Hello-World" in line for line in self.text.splitlines()[:1 if self.own else None])
 
     def __repr__(self) -> str:
         return f"{clock(self.at)} {self.text!r}"
 
 
 def summaries(world) -> list[Summary]:
-    return [Summary(m.sent_at, m.text) for m in world.chat.chat()
-            if m.author is None and m.text.startswith(("📬 ", "🌅 "))]
+    """The calls: each message that says what a period kept, and each thing's own message sent with a sound
+    (a call that held it alone, or its first contact: either way the phone called about it) or posted anew
+    within a minute or two of a buzz (what a rest kept, following the alarm that ended it)."""
+    rang = [at for _, at, _ in world.chat.buzzes]
+    sent = {mid: at for what, mid, at, _ in world.chat.history if what == "send"}
+    deleted = {(first, at) for what, _, at, first in world.chat.history if what == "delete"}
+    anew = {mid for what, mid, at, first in world.chat.history if what == "send" and (first, at) in deleted}
+    loud = {mid for mid, _, _ in world.chat.buzzes}
+    followed = {mid for mid in anew if any(0 <= sent[mid] - t <= 150 for t in rang)}
+
+    def summary(m) -> Summary | None:
+        if m.text.startswith(("📬 ", "🌅 ")):
+            return Summary(m.sent_at, m.text)
+        if (m.message_id in loud or m.message_id in followed) and m.text.startswith(("💬", "🚨")):
+            return Summary(m.sent_at, m.text, own=True, anew=m.message_id in anew)
+        return None
+
+    return [s for m in world.chat.chat() if m.author is None and (s := summary(m)) is not None]
 
 
 def contributions(evening: Evening, n: int) -> list[Sent]:
@@ -352,7 +373,7 @@ def kept_contacts_are_called(evening: Evening, said: list[Summary]) -> list[str]
 
 
 def one_summary_per_period(said: list[Summary]) -> list[str]:
-    periods = [summary.period for summary in said]
+    periods = [summary.period for summary in said if summary.period is not None]
     return [f"two summaries of one period: {period}" for period in sorted(set(periods)) if periods.count(period) > 1]
 
 
@@ -363,7 +384,7 @@ def summaries_name_only_what_needs_you(evening: Evening, said: list[Summary]) ->
     was answered 200."""
     problems = []
     for summary in said:
-        for n in sorted(summary.named):
+        for n in sorted(summary.named if not summary.own or summary.anew else ()):
             heard = [c.at for c in contributions(evening, n) if c.tried_by(summary.at)]
             closed = [c.at for c in closings(evening, n) if c.handled_by(summary.at)]
             if closed and heard and max(closed) > max(heard):

@@ -47,7 +47,7 @@ def test_a_failing_run_on_the_default_branch_opens_the_alarm_with_start_fix(worl
     assert text.splitlines()[0] == (f'🚨 <a href="https://github.com/{REPO}">{REPO}</a> is red on master: '
                                     f'<a href="https://github.com/{REPO}/actions/runs/28235251631">test run #163 failed</a>')
     assert text.splitlines()[1] == "since Fri 08:00" and len(text.splitlines()) == 2  # one entry: the headline says it
-    assert buttons == (("🛠 Start fix",), (f"🔕 Mute {REPO} 8 h",))
+    assert buttons == (("🛠 Start fix", "👀 Seen"), (f"🔕 Mute {REPO} 8 h",))
     assert world.chat.messages[max(world.chat.messages)].notified is False  # within its grace: it may be a flake
 
 
@@ -267,7 +267,7 @@ def test_the_control_repositorys_own_failure_is_its_own_alarm_beside_pagers(worl
     assert world.deliver("workflow_run", own)[1]["outcome"] == "alarm opened"
     texts = [text for text, _ in world.chat.view().values()]
     assert texts[0].startswith("⚙️ ") and "pager missed" in texts[0] and texts[1].startswith(f'🚨 <a href="https://github.com/{CONTROL}">')
-    assert list(world.chat.view().values())[1][1] == (("🛠 Start fix",), (f"🔕 Mute {CONTROL} 8 h",))
+    assert list(world.chat.view().values())[1][1] == (("🛠 Start fix", "👀 Seen"), (f"🔕 Mute {CONTROL} 8 h",))
 
 
 # -- Start fix ----------------------------------------------------------------------------------------
@@ -311,7 +311,7 @@ def test_the_fix_links_the_control_repositorys_actions_until_its_run_starts_and_
     assert world.deliver("workflow_run", fix_run())[1]["outcome"] == "fix run linked"
     text, buttons = only_message(world)[1]
     assert f'🛠 fix started Fri 08:02 by Maintainer (<a href="{FIX_RUN_URL}">its run</a>)' in text
-    assert "repository_dispatch" not in text and buttons == (("🔕 Mute for 8 h",),)
+    assert "repository_dispatch" not in text and buttons == (("👀 Seen",), (f"🔕 Mute {REPO} 8 h",))
     assert len(world.chat.sent) == 1  # an edit, silent: the person who pressed knows
 
 

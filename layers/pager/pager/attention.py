@@ -6,17 +6,21 @@ moment that must buzz on a thing already shown reposts its message (a new messag
 one deleted), so that the chat still holds one message per thing. docs/attention.md is this table in
 prose; a test holds the two together.
 
-    MOMENTS      every moment pager sends or edits a message for: send, repost or edit; buzz or not; why
+    Urgency      how soon a moment calls: now (whatever buzzed before), soon (it may wait for the phone's rest to
+                 end), or silent
+    MOMENTS      every moment pager sends or edits a message for: send, repost or edit; its urgency; why
     Volume       what turns a buzz down for one repository now: a mute (of the repository, or of the thread a
                  contribution is in), quiet hours, the phone's rest
     Sound        what a moment comes to: a buzz, silence, or silence kept for a summary (the quiet hours', or
                  the call at the end of the phone's rest)
     QuietHours   QUIET_HOURS in TIMEZONE, which may wrap midnight: inside them nothing buzzes, and what
                  would have buzzed is kept for one summary that buzzes when they end
-    rest_of      BUZZ_GAP_MINUTES: after a call (a contact's, an alarm's or a summary's buzz) the phone rests;
-                 a contact or an alarm that would buzz meanwhile arrives silently and is kept for one call
-                 when the rest ends, so a busy hour calls once, not once a message
+    rest_of      BUZZ_GAP_MINUTES: after a call (any buzz but pager's own health) the phone rests; a moment of
+                 soon urgency that would buzz meanwhile arrives silently and is kept for one call when the rest
+                 ends, so a busy hour calls once, not once a message; a moment of urgency now buzzes all the same
     grace        ALARM_GRACE_MINUTES: an alarm's entry buzzes only once it is still red past its grace
+    again_at     NOW_AGAIN_SECONDS: an alarm that buzzed is not buzzed again within the hour (a flapping
+                 repository rings once an hour at most); what opened meanwhile buzzes when the hour ends
 
 Pure: settings, records and `now` in, decisions out. What is kept in the table for it (mutes, the
 summary's notes, when an alarm comes due) is `pager.attention_store`'s.
@@ -31,6 +35,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from enum import StrEnum
 
 FOLLOW_UP_SECONDS = 3600  # a further contribution in a thread within this long of its last buzz is silent
+NOW_AGAIN_SECONDS = 3600  # an alarm that buzzed buzzes again, for something new, no sooner than this
 CHECK_SLACK = 120.0  # the every-minute check's own delay: a rest ending this close to quiet hours is in them
 
 
@@ -44,6 +49,7 @@ class Moment(StrEnum):
     ALARM_RED = "alarm red"
     ALARM_CHANGED = "alarm changed"
     ALARM_CLEAR = "alarm clear"
+    ALARM_SEEN = "alarm seen"
     FIX_STARTED = "fix started"
     RELEASE_OPENED = "release opened"
     RELEASE_WAITING = "release waiting"
@@ -55,47 +61,65 @@ class Moment(StrEnum):
     ANSWER = "answer"
 
 
+class Urgency(StrEnum):
+    """How soon a moment calls (SPEC §6.1, amended 2026-12-07), as a pager pages: not in one queue."""
+
+    NOW = "now"  # buzzes when it happens (an alarm: when its grace ends), whatever buzzed before
+    SOON = "soon"  # may wait for one call at the end of the phone's rest (BUZZ_GAP_MINUTES)
+    SILENT = "silent"  # never buzzes
+
+
 @dataclass(frozen=True)
 class Rule:
     message: str  # what pager does with the chat: send, repost (send anew, delete the old one) or edit
-    buzz: bool
+    urgency: Urgency
     why: str
-    waits: bool = False  # while the phone rests (BUZZ_GAP_MINUTES), kept for the call at the rest's end
     rests: bool = False  # its buzz is a call after which the phone rests
+
+    @property
+    def buzz(self) -> bool:
+        return self.urgency is not Urgency.SILENT
+
+    @property
+    def waits(self) -> bool:
+        """While the phone rests, kept for the call at the rest's end."""
+        return self.urgency is Urgency.SOON
 
 
 MOMENTS: Mapping[Moment, Rule] = {
-    Moment.CONTACT: Rule("send (a reply in its thread)", True,
-                         "someone from outside opened, commented or reviewed: they wait for an answer",
-                         waits=True, rests=True),
-    Moment.FOLLOW_UP: Rule("send (a reply in its thread)", False,
+    Moment.CONTACT: Rule("send (a reply in its thread)", Urgency.SOON,
+                         "someone from outside opened, commented or reviewed: they wait for an answer, but an hour "
+                         "of waiting breaks nothing", rests=True),
+    Moment.FOLLOW_UP: Rule("send (a reply in its thread)", Urgency.SILENT,
                            "the same thread buzzed less than an hour ago: the phone already called"),
-    Moment.EDITED: Rule("send (a reply in its thread)", False,
+    Moment.EDITED: Rule("send (a reply in its thread)", Urgency.SILENT,
                         "its author from outside changed what they wrote: there for when you read the thread"),
-    Moment.CONTRIBUTION_CLOSED: Rule("edit", False, "closed, merged or answered: nothing is left to do"),
-    Moment.CONTRIBUTION_REOPENED: Rule("edit", False,
+    Moment.CONTRIBUTION_CLOSED: Rule("edit", Urgency.SILENT, "closed, merged or answered: nothing is left to do"),
+    Moment.CONTRIBUTION_REOPENED: Rule("edit", Urgency.SILENT,
                                        "reopened: shown open again, with its 🔕; what comes next in it calls as ever"),
-    Moment.ALARM_OPENED: Rule("send", False,
+    Moment.ALARM_OPENED: Rule("send", Urgency.SILENT,
                               "a failure within its grace may be a flake that a rerun clears; 🛠 is there already"),
-    Moment.ALARM_RED: Rule("send or repost", True,
-                           "still red past its grace, or a new failing thing past its own: someone should look",
-                           waits=True, rests=True),
-    Moment.ALARM_CHANGED: Rule("edit", False, "an entry updated or closed while others stay red"),
-    Moment.ALARM_CLEAR: Rule("edit", False, "all clear: nothing to do"),
-    Moment.FIX_STARTED: Rule("edit", False, "the person who pressed 🛠 knows"),
-    Moment.RELEASE_OPENED: Rule("send", False, "nothing to do until its checks pass"),
-    Moment.RELEASE_WAITING: Rule("edit", False, "a new head, a refusal: it waits for its checks again"),
-    Moment.RELEASE_READY: Rule("repost", True,
-                               "its checks passed and GitHub calls it mergeable: 🔀 Merge is one press, even while "
-                               "the phone rests"),
-    Moment.RELEASE_DONE: Rule("edit", False, "merged, closed or tagged: nothing is left to do"),
-    Moment.HEALTH: Rule("send or repost", True,
-                        "pager itself needs the maintainer (once per entry), even while the phone rests: pages "
-                        "may be lost otherwise"),
-    Moment.HEALTH_CHANGED: Rule("edit", False, "an entry of pager's own health updated or closed"),
-    Moment.SUMMARY: Rule("send", True, "quiet hours or the phone's rest are over and something needs the maintainer",
-                         rests=True),
-    Moment.ANSWER: Rule("send (a reply to the command or the message pressed)", False,
+    Moment.ALARM_RED: Rule("send or repost", Urgency.NOW,
+                           "the default branch is still red past its grace, or a new thing fails in it past its own: "
+                           "every deploy and pull request meets it until someone looks", rests=True),
+    Moment.ALARM_CHANGED: Rule("edit", Urgency.SILENT, "an entry updated or closed while others stay red"),
+    Moment.ALARM_CLEAR: Rule("edit", Urgency.SILENT, "all clear: nothing to do"),
+    Moment.ALARM_SEEN: Rule("edit", Urgency.SILENT,
+                            "someone said they look at it (👀): it is not called again until something new fails"),
+    Moment.FIX_STARTED: Rule("edit", Urgency.SILENT, "the person who pressed 🛠 knows"),
+    Moment.RELEASE_OPENED: Rule("send", Urgency.SILENT, "nothing to do until its checks pass"),
+    Moment.RELEASE_WAITING: Rule("edit", Urgency.SILENT, "a new head, a refusal: it waits for its checks again"),
+    Moment.RELEASE_READY: Rule("repost", Urgency.SOON,
+                               "its checks passed and GitHub would merge it: 🔀 Merge is one press, and nothing breaks "
+                               "while it waits", rests=True),
+    Moment.RELEASE_DONE: Rule("edit", Urgency.SILENT, "merged, closed or tagged: nothing is left to do"),
+    Moment.HEALTH: Rule("send or repost", Urgency.NOW,
+                        "pager itself needs the maintainer (once per entry): pages may be lost otherwise; it leaves "
+                        "the phone's rest as it was"),
+    Moment.HEALTH_CHANGED: Rule("edit", Urgency.SILENT, "an entry of pager's own health updated or closed"),
+    Moment.SUMMARY: Rule("send, or the one thing's own message anew", Urgency.SOON,
+                         "quiet hours or the phone's rest are over and something kept needs the maintainer", rests=True),
+    Moment.ANSWER: Rule("send (a reply to the command or the message pressed)", Urgency.SILENT,
                         "the person who asked is looking at the chat"),
 }
 
@@ -241,6 +265,14 @@ def ripe(openings: Mapping[str, float], heard: float | None, grace: float, now: 
 def heard_after(heard: float | None, grace: float, now: float) -> float:
     """`heard` once a render at `now` buzzed for (or let pass) every opening past its grace."""
     return max(heard if heard is not None else now - grace, now - grace)
+
+
+def again_at(called: float | None, now: float) -> float | None:
+    """When an alarm that last buzzed at `called` may buzz again (NOW_AGAIN_SECONDS later), or None when it
+    may now: a flapping repository rings once an hour at most, and what opened meanwhile waits for the hour."""
+    if called is None or not 0 <= now - called < NOW_AGAIN_SECONDS:
+        return None
+    return called + NOW_AGAIN_SECONDS
 
 
 def due(openings: Mapping[str, float], heard: float | None, grace: float) -> float | None:

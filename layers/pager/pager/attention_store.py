@@ -137,16 +137,40 @@ def _decide_call(at: float):
 
 
 def called(services: Services, at: float) -> None:
-    """The phone called at `at` and rests from then (a later call kept, never an earlier one). Its message
-    is sent already: a table that fails here is logged and costs at most one more buzz within the rest,
-    never the step that sent it. Nothing to write when the phone never rests (BUZZ_GAP_MINUTES=0)."""
+    """The phone called at `at` and rests from then (a later call kept, never an earlier one). A call while
+    the phone rested (a moment of urgency now: it does not wait) ends that rest there (`_cut_short`). Its
+    message is sent already: a table that fails here is logged and costs at most one more buzz within the
+    rest, never the step that sent it. Nothing to write when the phone never rests (BUZZ_GAP_MINUTES=0)."""
     if services.settings.buzz_gap <= 0:
         return
     try:
+        before = last_call(services)
         settle(services, MUTE_KEY, _decide_call(at), item=CALL_ITEM,
                ttl_seconds=services.settings.buzz_gap + DAY)
+        _cut_short(services, before, at)
     except PagerError as exc:
         logger.warning("the phone's call not recorded", extra={"error": type(exc).__name__, "reason": str(exc)})
+
+
+def _cut_short(services: Services, before: float | None, at: float) -> None:
+    """A call at `at` while the phone rested since `before`: what that rest kept comes with this call, so its
+    period ends now and the next check sends it (without a sound: the phone just called); the phone rests
+    anew from `at`. A rest that lasts to the end of quiet hours is theirs and stays."""
+    settings = services.settings
+    rest = rest_of(before, settings.buzz_gap, at, settings.quiet) if before is not None and before < at else None
+    if rest is None or rest[0] != before:
+        return
+    settle(services, INDEX_KEY, _decide_cut(at), item=f"{SUMMARY_ITEM}{int(rest[0])}", ttl_seconds=SUMMARY_TTL_SECONDS)
+
+
+def _decide_cut(at: float):
+    def decide(data: dict[str, Any], _: float) -> Step:
+        end = data.get("end")
+        if not isinstance(end, (int, float)) or end <= at or data.get("closing") or data.get("sent"):
+            return Step("")  # nothing kept, ending already, or under way
+        return Step("", data={**data, "end": at})
+
+    return decide
 
 
 def _decide_mute(repository: str, until: float, by: str, now: float):
@@ -236,7 +260,8 @@ def keep(services: Services, note: Note) -> None:
     start, end = note.period
     for _ in range(KEEP_TRIES):
         _put_once(services.store, Record(summary_key(start), item=f"{note.kind}:{note.thing}"[:200]),
-                  {"kind": note.kind, "label": note.label, "url": note.url, "repository": note.repository, "at": note.at},
+                  {"kind": note.kind, "label": note.label, "url": note.url, "repository": note.repository, "at": note.at,
+                   **({"message": note.message} if note.message else {})},
                   expires_at=int(end + 3 * DAY))
         if _held(services.store, start, end):
             return

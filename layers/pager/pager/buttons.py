@@ -4,6 +4,8 @@ hand"): button presses, and the commands written in the chat (pager.commands).
     callback_query from an allowed user in the configured chat
         fix:<id>            🛠 Start fix of the alarm of the repository with that id (pager.signals.alarm.start_fix)
         merge:<id>:<n>      🔀 Merge of a release pull request (pager.signals.release.merge_press)
+        seen:<id>           👀 Seen on an alarm: someone looks at it; not called again until something new fails
+                            (pager.signals.alarm.seen_press)
         mute:a:<id>         🔕 Mute owner/name 8 h on an alarm: mute that repository (pager.commands.mute_press)
         mute:c:<id>:<t><n>  🔕 Mute owner/name 8 h on a contribution: its repository (t: i issue, p pull request,
                             d discussion; n its number)
@@ -225,6 +227,13 @@ def _fix(services: Services, ref: str, by: str) -> str:
     return alarm.start_fix(services, ref, by)
 
 
+def _seen(services: Services, ref: str, by: str) -> str:
+    """👀 on a repository's alarm (`ref` its id): someone looks at it."""
+    if not ID.fullmatch(ref):
+        return "this alarm is no longer known"
+    return alarm.seen_press(services, ref, by)
+
+
 def _mute_alarm(services: Services, ref: str, by: str) -> str | commands.Reply:
     """🔕 on an alarm: its repository, named as the alarm's record names it."""
     if not ID.fullmatch(ref):
@@ -304,6 +313,7 @@ _WHOLE: Mapping[str, Callable[[Services], str]] = {
 # first prefix that fits: a longer one before a shorter one it begins with).
 _PREFIXED: tuple[tuple[str, Callable[[Services, str, str], str | commands.Reply]], ...] = (
     (alarm.FIX_PREFIX, _fix),
+    (alarm.SEEN_PREFIX, _seen),
     (alarm.MUTE_PREFIX, _mute_alarm),
     (contribution.MUTE_PREFIX, _mute_repository),
     (contribution.MUTE_THREAD_PREFIX, _mute_thread),

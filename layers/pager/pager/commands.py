@@ -387,21 +387,23 @@ class Status:
     rest: tuple[tuple[float, float], int] | None = None  # the phone's rest now, and how many wait for its call
     fixes: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)  # a red alarm's fix 🛠 started, by its ref
     actions: str = ""  # the control repository's Actions, where a fix runs
+    seen: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)  # who said they look at it (👀), by ref
 
 
 def status(services: Services, now: float) -> Reply:
     index = attention_store.index(services)
     red = [(r, alarm.shown_entries(alarm.Alarm(r.ref, r.repository), alarm.entries_now(services, r.ref)))
            for r in index.red if r.ref != alarm.CONTROL][:LISTED]
-    fixes = {r.ref: fix for r, entries in red
-             if (fix := alarm.live_fix(services.store.load(alarm.alarm_key(r.ref)).data.get("fix"), entries, now))}
+    heads = {r.ref: services.store.load(alarm.alarm_key(r.ref)).data for r, _ in red}
+    fixes = {r.ref: fix for r, entries in red if (fix := alarm.live_fix(heads[r.ref].get("fix"), entries, now))}
+    seen = {r.ref: ack for r, entries in red if (ack := alarm.seen_of(heads[r.ref], entries))}
     ready = list(release.ready_to_merge(services).values())
     swept = services.store.load(SWEEP_KEY, "deliveries").data.get("ran_at")
     control = alarm.control_alarm(services)
     health = alarm.shown_entries(control, alarm.entries_now(services, control.ref))
     gathered = Status(red, ready, attention_store.mutes(services, now, threads=True),
                       float(swept) if isinstance(swept, (int, float)) else None,
-                      health, attention_store.rest_now(services, now), fixes, alarm.actions_url(services))
+                      health, attention_store.rest_now(services, now), fixes, alarm.actions_url(services), seen)
     rendered = render_status(gathered, services.settings, now, len([r for r in index.red if r.ref != alarm.CONTROL]))
     return Reply(rendered, [unmute_button(muted) for muted in gathered.mutes[:LISTED]] or None)
 
@@ -415,12 +417,18 @@ def render_status(s: Status, settings: Any, now: float, red_count: int) -> str:
              _health_line(s, zone, now)]
     quiet = _quiet_lines(settings, now)  # with none set, said last: the least a person needs to read
     lines += (quiet if settings.quiet else []) + _rest_lines(s, settings, now)
-    lines += [_red_line(red, entries, zone, now) + (f" · {alarm.fix_said(s.fixes[red.ref], zone, now, s.actions)}"
-                                                   if red.ref in s.fixes else "")
+    lines += [_red_line(red, entries, zone, now) + _red_state(s, red.ref, zone, now)
               for red, entries in s.red[:LISTED]] + _more(red_count, "red")
     lines += [_ready_line(pull) for pull in s.ready[:LISTED]] + _more(len(s.ready), "ready to merge")
     lines += [_muted_line(muted, zone, now) for muted in s.mutes[:LISTED]] + _more(len(s.mutes), "muted")
     return "\n".join(lines + ([] if settings.quiet else quiet))
+
+
+def _red_state(s: Status, ref: str, zone: tzinfo, now: float) -> str:
+    """What is being done about a red alarm: a fix under way, someone looking at it (👀)."""
+    said = ([alarm.fix_said(s.fixes[ref], zone, now, s.actions)] if ref in s.fixes else []) + (
+        [alarm.seen_said(s.seen[ref], zone)] if ref in s.seen else [])
+    return "".join(f" · {part}" for part in said)
 
 
 def _health_line(s: Status, zone: tzinfo, now: float) -> str:

@@ -69,7 +69,7 @@ from datetime import UTC, tzinfo
 from typing import Any
 
 from .. import attention, attention_store
-from ..attention import LOUD, Moment, Volume, heard_after, period_of, ripe
+from ..attention import LOUD, Moment, Sound, Volume, heard_after, period_of, ripe
 from ..errors import GitHubRefused, PagerError, Partial
 from ..html import MAX_TEXT, escape, link, visible_length
 from ..observe import logger
@@ -87,6 +87,7 @@ FIX_EVENT = "pager-fix"
 DELIVERY_PREFIX = "delivery:"
 FIX_PREFIX = "fix:"
 MUTE_PREFIX = "mute:a:"  # 🔕 on an alarm: mute:a:<repository id>
+SEEN_PREFIX = "seen:"  # 👀 on an alarm: seen:<repository id>
 OWN_PREFIX = "pager:"
 OWN_MARK = "⚙️ "  # how pager's own message begins: then its most important entry's title, one plain sentence
 OWN_TITLE = FIRST_LINE - units(OWN_MARK)  # room for that title in the first line (SPEC §6.1)
@@ -394,6 +395,7 @@ class View:
     zone: tzinfo
     fix: Mapping[str, Any] | None = None
     actions: str = ""  # the control repository's Actions, where a fix runs
+    seen: Mapping[str, Any] | None = None  # who said they look at it (👀), and when
 
 
 def headline(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], top: str) -> str:
@@ -424,6 +426,8 @@ def render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], view: View,
     health = alarm.ref == CONTROL
     if health and len(ordered) > 1:
         state.append(f"{len(ordered) - 1} more below")
+    if view.seen:
+        state.append(seen_said(view.seen, view.zone))
     lines = [headline(alarm, entries, ordered[0]), " · ".join(state)]
     used = sum(visible_length(line) + 1 for line in lines)
     # One entry: the headline is all; but pager's own are all listed, with their details, below its one sentence.
@@ -439,21 +443,32 @@ def render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], view: View,
     if shown < len(ordered):
         lines.append(_more(alarm.name, ordered[shown:], entries))
     fixing = view.fix is not None and not view.fix.get("ended")
-    return "\n".join(lines), _buttons(alarm, entries, ordered[:shown], fixing=fixing) or None
+    return "\n".join(lines), _buttons(alarm, entries, ordered[:shown], fixing=fixing, seen=bool(view.seen)) or None
+
+
+def seen_said(ack: Mapping[str, Any], zone: tzinfo) -> str:
+    """What an alarm says of its acknowledgement: who looks at it, since when."""
+    by = f" by {escape(str(ack['by']))}" if ack.get("by") else ""
+    return f"👀 seen{by} {stamp(float(ack['at']), zone)}"
 
 
 def _buttons(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], shown: list[str], *,
-             fixing: bool) -> list[list[tuple[str, str]]]:
-    """The alarm's buttons, one a row: 🛠 and 🔕 for the alarm itself, then ↻ for what the entries shown
-    offer to deliver again."""
-    return _alarm_rows(alarm, entries, fixing) + _own_rows(entries, shown) + _again_rows(entries, shown)
+             fixing: bool, seen: bool = False) -> list[list[tuple[str, str]]]:
+    """The alarm's buttons: 🛠 and 👀 for the alarm itself, 🔕 for its repository, then ↻ for what the
+    entries shown offer to deliver again."""
+    return _alarm_rows(alarm, entries, fixing, seen) + _own_rows(entries, shown) + _again_rows(entries, shown)
 
 
-def _alarm_rows(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], fixing: bool) -> list[list[tuple[str, str]]]:
-    """🛠 Start fix, unless a fix is under way or none could see its entries; 🔕 for a repository's alarm."""
+def _alarm_rows(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], fixing: bool,
+                seen: bool = False) -> list[list[tuple[str, str]]]:
+    """🛠 Start fix, unless a fix is under way or none could see its entries; 👀 Seen for a repository's alarm
+    nobody said they look at yet; 🔕 for a repository's alarm."""
     rows = []
-    if offers_fix(entries) and not fixing:
-        rows.append([("🛠 Start fix", f"{FIX_PREFIX}{alarm.ref}")])
+    first = [("🛠 Start fix", f"{FIX_PREFIX}{alarm.ref}")] if offers_fix(entries) and not fixing else []
+    if alarm.ref != CONTROL and not seen:
+        first.append(("👀 Seen", f"{SEEN_PREFIX}{alarm.ref}"))
+    if first:
+        rows.append(first)
     if alarm.ref != CONTROL:
         rows.append([(f"🔕 Mute {alarm.name} 8 h", f"{MUTE_PREFIX}{alarm.ref}")])
     return rows
@@ -553,17 +568,22 @@ def due_of(alarm: Alarm, data: Mapping[str, Any], entries: Mapping[str, Mapping[
         hold = float(fix["at"]) + FIX_HOLD_SECONDS
         if buzz is not None and not fix.get("ended") and buzz < hold:
             buzz = None  # held by the fix under way (decide_render): its end renders the alarm, or the hold's does
+    called = called_at(data)
+    if buzz is not None and called is not None and alarm.ref != CONTROL:
+        buzz = max(buzz, called + attention.NOW_AGAIN_SECONDS)  # not within the hour of its last buzz (`ring`)
     return min((t for t in (buzz, hold) if t is not None), default=None)
 
 
 def summary_note(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], period: tuple[float, float],
                  at: float) -> Note:
-    """What the quiet hours' summary keeps of an alarm that came past its grace inside them (at `at`)."""
+    """What the quiet hours' summary keeps of an alarm that came past its grace inside them (at `at`): what
+    fails most, linked to it, and the message to post anew when it is the one thing the summary holds."""
     top = by_importance(entries)[0] if entries else ""
     what = str(entries[top].get("title") or top) if top else "all clear again"
     if alarm.ref == CONTROL:
-        return Note("health", alarm.ref, f"pager: {what}", "", period, alarm.name, at)
-    return Note("alarm", alarm.ref, f"{alarm.name}: {what}", f"{repo_url(alarm.name)}/actions", period, alarm.name, at)
+        return Note("health", alarm.ref, f"pager: {what}", "", period, alarm.name, at, message=alarm_key(alarm.ref))
+    return Note("alarm", alarm.ref, f"{alarm.name}: {what}", failing_url(entries, alarm.name), period, alarm.name, at,
+                message=alarm_key(alarm.ref))
 
 
 def decide_render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], *, grace: float = 0.0,
@@ -572,67 +592,157 @@ def decide_render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], *, gra
 
     The first failure of a clear alarm is sent without a sound (ALARM_OPENED); an entry still open past its
     grace that has not buzzed yet (`heard`: every opening until then did) reposts the message with one
-    (ALARM_RED, or HEALTH for pager's own), once; other changes edit it; the last entry closing edits it to
-    all clear, with what was red struck through. A repost's old message is deleted next (`tidy`). A
-    message shown by a version before `heard` counts as heard: it buzzed when it was sent."""
+    (ALARM_RED, or HEALTH for pager's own), once, at the urgency now: whatever buzzed before, but a
+    repository's alarm not within the hour of its last buzz (`called`; what opened meanwhile rings when the
+    hour ends); other changes edit it; the last entry closing edits it to all clear, with what was red
+    struck through. A repost's old message is deleted next (`tidy`). A message shown by a version before
+    `heard` counts as heard: it buzzed when it was sent. An alarm seen (👀, `ack`) shows by whom until
+    something opens after it."""
     entries = shown_entries(alarm, entries)
     zone = zone or UTC
     grace = grace_of(alarm, grace)
 
     def decide(data: dict[str, Any], now: float) -> Step:
-        tidying = tidy(data)
-        if tidying is not None:
-            return tidying
-        owed = period_of({"period": data.get("owed")})
-        if owed is not None:  # an opening heard inside quiet hours: kept for their summary, once
-            rest = {k: v for k, v in data.items() if k != "owed"}
-            return Step("kept for the summary", effect=summary_note(alarm, entries, owed, now), then=lambda _: rest)
+        pending = _left_to_do(alarm, entries, data, now)
+        if pending is not None:
+            return pending
         message = data.get("message") or {}
-        showing = bool(message.get("open"))
         data = {**data, "repository": alarm.name, **({"branch": alarm.branch} if alarm.branch else {})}
-        fix = live_fix(data.get("fix"), entries, now)
-        if fix is None:
-            data.pop("fix", None)
         shown = Shown(int(message["id"]), message.get("chat"), str(message.get("text", "")), message.get("buttons")) \
-            if showing and isinstance(message.get("id"), int) else None
+            if message.get("open") and isinstance(message.get("id"), int) else None
         if entries:
-            openings = {k: float(e.get("at", now)) for k, e in entries.items()}
-            known = data.get("heard") if "heard" in data else now  # shown by an earlier version: it buzzed then
-            heard = float(known) if showing and isinstance(known, (int, float)) else None
-            since = float(data.get("since") or min(openings.values())) if showing else now
-            # a fix under way (🛠 pressed, its run not ended) holds the grace's buzz: the person pressing knows;
-            # its run failing, or its hold ending, with the alarm still red, buzzes then
-            now_ripe = ripe(openings, heard, grace, now) and not (fix is not None and not fix.get("ended"))
-            sound = volume.sound(Moment.HEALTH if alarm.ref == CONTROL else Moment.ALARM_RED) if now_ripe else None
-            view = View(since, now, zone, fix, actions)
-            body, buttons = render(alarm, entries, view)
-            new = {**data, "since": since, "seen": seen_after(data.get("seen") if showing else None, entries),
-                   "heard": heard_after(heard, grace, now) if now_ripe else heard}
-            new.pop("cleared", None)
-            if not showing:
-                new = {k: v for k, v in new.items() if k != "fix"}
-            effect, reposted = show(shown, body, buttons, sound)
-            if sound is not None and sound.period is not None:  # heard inside quiet hours: kept for their summary
-                if effect is None:
-                    return Step("kept for the summary", effect=summary_note(alarm, entries, sound.period, now),
-                                then=lambda _: new)
-                new["owed"] = list(sound.period)  # noted by the step after the message's (in one claim)
-            if effect is None:
-                return Step("alarm unchanged", data=new if new != data else None)
-            what = ("alarm opened" if shown is None else "alarm reposted" if reposted else "alarm updated") + (
-                " with a sound" if isinstance(effect, SendMessage) and effect.notify else "")
-            retired = retired_after(data, shown, reposted)
-            return Step(what, effect=effect, then=lambda sent: {
-                **new, "message": {**at(sent), "text": body, "buttons": buttons_json(buttons), "open": True},
-                **({RETIRED: retired} if retired else {})})
+            look = Look(alarm, entries, grace, volume, zone, actions)
+            return _red(look, data, shown, bool(message.get("open")), now)
         if shown is not None:
-            since = float(data.get("since") or now)
-            clear = render_clear(alarm, View(since, now, zone), data.get("seen") or {})
-            rest = {k: v for k, v in data.items() if k not in ("fix", "heard", "seen", "since")}
-            return Step("all clear", effect=EditMessage(shown.id, clear, chat=shown.chat),
-                        then=lambda sent: {**rest, "cleared": {"since": since, "at": now},
-                                           "message": {**at(sent), "text": clear, "buttons": None, "open": False}})
+            return _clear(alarm, data, shown, zone, now)
         return Step("alarm unchanged")
+
+    return decide
+
+
+@dataclass(frozen=True)
+class Look:
+    """What a render of a red alarm decides with, besides its head: its open entries, its grace, the volume
+    (a mute, quiet hours, the phone's rest), the clock, and where a fix runs."""
+
+    alarm: Alarm
+    entries: Mapping[str, Mapping[str, Any]]
+    grace: float
+    volume: Volume
+    zone: tzinfo
+    actions: str
+
+
+def _left_to_do(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], data: dict[str, Any], now: float) -> Step | None:
+    """What an earlier render left to do before anything else: delete a reposted message, keep a note owed
+    to the quiet hours' summary."""
+    tidying = tidy(data)
+    if tidying is not None:
+        return tidying
+    owed = period_of({"period": data.get("owed")})
+    if owed is not None:  # an opening heard inside quiet hours: kept for their summary, once
+        rest = {k: v for k, v in data.items() if k != "owed"}
+        return Step("kept for the summary", effect=summary_note(alarm, entries, owed, now), then=lambda _: rest)
+    return None
+
+
+def ring(look: Look, data: Mapping[str, Any], showing: bool, fix: Mapping[str, Any] | None,
+         now: float) -> tuple[Sound | None, float | None]:
+    """Whether this render rings (the sound of ALARM_RED, or HEALTH for pager's own; None: no moment that
+    buzzes), and `heard` after it. An opening past its grace that has not buzzed rings; not while a fix
+    is under way (🛠 pressed, its run not ended: the person pressing knows; its run failing, or its hold
+    ending, with the alarm still red, rings then), nor within the hour of the repository alarm's last
+    buzz (NOW_AGAIN_SECONDS: it rings when the hour ends, `due_of`)."""
+    openings = {k: float(e.get("at", now)) for k, e in look.entries.items()}
+    known = data.get("heard") if "heard" in data else now  # shown by an earlier version: it buzzed then
+    heard = float(known) if showing and isinstance(known, (int, float)) else None
+    rings = bool(ripe(openings, heard, look.grace, now)) and not (fix is not None and not fix.get("ended"))
+    if rings and look.alarm.ref != CONTROL and attention.again_at(called_at(data), now) is not None:
+        rings = False
+    if not rings:
+        return None, heard
+    sound = look.volume.sound(Moment.HEALTH if look.alarm.ref == CONTROL else Moment.ALARM_RED)
+    return sound, heard_after(heard, look.grace, now)
+
+
+def called_at(data: Mapping[str, Any]) -> float | None:
+    """When the alarm's message last buzzed (kept across its all clear: a flapping repository rings once an hour)."""
+    called = data.get("called")
+    return float(called) if isinstance(called, (int, float)) else None
+
+
+def seen_of(data: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The acknowledgement (👀) an alarm shows: who said they look at it and when, until something opens after it."""
+    ack = data.get("ack")
+    if not isinstance(ack, Mapping) or not isinstance(ack.get("at"), (int, float)):
+        return None
+    if any(float(e.get("at", 0)) > float(ack["at"]) for e in entries.values()):
+        return None
+    return ack
+
+
+def _red(look: Look, data: dict[str, Any], shown: Shown | None, showing: bool, now: float) -> Step:
+    """The render of an alarm with open entries: sent, reposted with a sound, edited, or unchanged."""
+    alarm, entries = look.alarm, look.entries
+    fix = live_fix(data.get("fix"), entries, now)
+    if fix is None:
+        data.pop("fix", None)
+    ack = seen_of(data, entries) if showing else None
+    if ack is None:
+        data.pop("ack", None)
+    sound, heard = ring(look, data, showing, fix, now)
+    since = float(data.get("since") or min(float(e.get("at", now)) for e in entries.values())) if showing else now
+    body, buttons = render(alarm, entries, View(since, now, look.zone, fix, look.actions, ack))
+    new = {**data, "since": since, "seen": seen_after(data.get("seen") if showing else None, entries), "heard": heard}
+    new.pop("cleared", None)
+    if not showing:
+        new = {k: v for k, v in new.items() if k != "fix"}
+    if sound is not None and sound.buzz:
+        new["called"] = now
+    effect, reposted = show(shown, body, buttons, sound)
+    if sound is not None and sound.period is not None:  # heard inside quiet hours: kept for their summary
+        if effect is None:
+            return Step("kept for the summary", effect=summary_note(alarm, entries, sound.period, now),
+                        then=lambda _: new)
+        new["owed"] = list(sound.period)  # noted by the step after the message's (in one claim)
+    if effect is None:
+        return Step("alarm unchanged", data=new if new != data else None)
+    what = ("alarm opened" if shown is None else "alarm reposted" if reposted else "alarm updated") + (
+        " with a sound" if isinstance(effect, SendMessage) and effect.notify else "")
+    retired = retired_after(data, shown, reposted)
+    return Step(what, effect=effect, then=lambda sent: {
+        **new, "message": {**at(sent), "text": body, "buttons": buttons_json(buttons), "open": True},
+        **({RETIRED: retired} if retired else {})})
+
+
+def _clear(alarm: Alarm, data: dict[str, Any], shown: Shown, zone: tzinfo, now: float) -> Step:
+    """The last entry closed: the message says all clear, with what was red struck through, and no buttons."""
+    since = float(data.get("since") or now)
+    clear = render_clear(alarm, View(since, now, zone), data.get("seen") or {})
+    rest = {k: v for k, v in data.items() if k not in ("fix", "heard", "seen", "since", "ack")}
+    return Step("all clear", effect=EditMessage(shown.id, clear, chat=shown.chat),
+                then=lambda sent: {**rest, "cleared": {"since": since, "at": now},
+                                   "message": {**at(sent), "text": clear, "buttons": None, "open": False}})
+
+
+# -- 👀 Seen -----------------------------------------------------------------------------------------------
+
+
+def decide_seen(by: str = ""):
+    """👀 on a red alarm: someone looks at it. Who and when are kept (`ack`) and shown; every opening until now
+    counts as heard, so the alarm is not called again until something new fails in it. A second press says
+    who saw it first."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        if not field(data, "message", "open"):
+            return Step("✅ all clear: nothing to look at")
+        ack = data.get("ack")
+        if isinstance(ack, Mapping) and ack.get("by"):
+            return Step(f"👀 seen already, by {ack['by']}")
+        heard = data.get("heard")
+        heard = max(float(heard), now) if isinstance(heard, (int, float)) else now
+        return Step("👀 seen: it is not called again until something new fails in it",
+                    data={**data, "ack": {"by": by, "at": now}, "heard": heard})
 
     return decide
 
@@ -849,14 +959,30 @@ def start_fix(services: Services, ref: str, by: str = "") -> str:
     which = Alarm(ref, "")
     decide = lambda: decide_fix(control, shown_entries(which, entries_now(services, ref)), by)  # noqa: E731
     settled = settle(services, alarm_key(ref), gather=decide, wait=False)
-    head = settled.after
-    if not head.get("fix"):
+    if not settled.after.get("fix"):
         return settled.outcome
+    return _shown_after(services, ref, settled)
+
+
+def seen_press(services: Services, ref: str, by: str = "") -> str:
+    """The 👀 press (by whom): the answer to show the person. The message then says who looks at it and
+    since when, without 👀, and the alarm is not called again until something new fails in it."""
+    settled = settle(services, alarm_key(ref), decide_seen(by), wait=False)
+    if not settled.after.get("ack"):
+        return settled.outcome
+    return _shown_after(services, ref, settled)
+
+
+def _shown_after(services: Services, ref: str, settled: Any) -> str:
+    """After a press changed the head: render the message (also for a press after one whose render failed:
+    the message catches up); the press's outcome is the answer, and a render that fails is left to the
+    every-minute check."""
+    head = settled.after
     shown = Alarm(ref, str(head.get("repository") or ""), str(head.get("branch") or ""))
-    try:  # also for a press after one whose render failed: the message catches up
+    try:
         render_now(services, shown)
     except PagerError as exc:
-        # The fix is started and recorded: that is the answer. The every-minute check renders the message.
+        # The press is recorded: that is the answer. The every-minute check renders the message.
         _render_soon(services, shown, head)
         raise Partial(f"{settled.outcome}, then: {exc}", said=f"{settled.outcome} (the message shows it in a minute)") from exc
     return settled.outcome

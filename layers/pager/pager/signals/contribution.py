@@ -44,7 +44,7 @@ from ..routing import Delivery
 from ..services import Services
 from ..values import field, integer, newest, order_of_time, text
 from .common import excerpt, is_outside, is_release_pull, needs_confirming, repo_url
-from .messages import show
+from .messages import buttons_json, show
 from .records import holding, settle
 from .release import release_key
 from .steps import Buttons, Dispatch, EditMessage, Note, Step
@@ -246,9 +246,9 @@ def decide_opening(c: Contribution, control_repository: str, thread: Thread = NO
         if message_id is None:
             if state and state != "open":
                 return Step(f"no longer new: {state}")
-            message = render(c)
+            message, buttons = render(c), mute_button(c)
             sound = volume.sound(thread.moment(now))
-            effect, _ = show(None, message, mute_button(c), sound, reply_to=thread.first, reply_chat=thread.chat)
+            effect, _ = show(None, message, buttons, sound, reply_to=thread.first, reply_chat=thread.chat)
             return Step(
                 "sent",
                 effect=effect,
@@ -258,6 +258,7 @@ def decide_opening(c: Contribution, control_repository: str, thread: Thread = NO
                     "order": newest(data.get("order"), c.order),
                     **sent.fields(),
                     "text": message,
+                    "buttons": buttons_json(buttons),
                     "shown_at": now,
                     "sound": sound.to_data(),
                 },
@@ -266,7 +267,8 @@ def decide_opening(c: Contribution, control_repository: str, thread: Thread = NO
         if period is not None and not data.get("noted"):  # shown in quiet hours: kept for their summary, once
             label = f"{c.author} {c.verb} {c.noun} {c.repository}#{c.number}"
             # kept by its thread: a thread counts once in a summary, however far apart its contacts came
-            note = Note("contribution", c.thread, label, c.url, period, c.repository, at=float(data.get("shown_at") or now))
+            note = Note("contribution", c.thread, label, c.url, period, c.repository, at=float(data.get("shown_at") or now),
+                        message=c.key)
             return Step("kept for the summary", effect=note, then=lambda _: {**data, "noted": True})
         if not data.get("drafted"):
             return Step(
@@ -306,6 +308,7 @@ def decide_closing(verdict: str, order: str, author_outside: bool, thread_known:
                     "order": newest(data.get("order"), order),
                     **shown.fields(),
                     "text": edited,
+                    "buttons": None,
                 },
             )
         recorded = {**data, "state": verdict, "order": newest(data.get("order"), order)}
@@ -404,6 +407,18 @@ def thread_after(data: Mapping[str, Any], repository: str, shown: Mapping[str, A
     return new
 
 
+def decide_first_moved(before: int, after: int, chat: str | None):
+    """The thread's first message was posted anew (a call that held only it): its follow-ups reply to the new
+    one. Nothing when the thread began elsewhere since (safe twice)."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        if data.get("first") != before:
+            return Step("thread begins elsewhere")
+        return Step("thread moved", data={**data, "first": after, "chat": chat})
+
+    return decide
+
+
 def edited(delivery: Delivery, services: Services) -> str:
     """An issue, pull request or discussion edited by its author from outside, in a thread already shown: a
     silent reply under the thread's first message with what it says now (once per edit; an edit older than
@@ -473,7 +488,7 @@ def decide_reopening(c: Contribution, word: str = "reopened"):
         return Step(
             f"edited: {word}",
             effect=EditMessage(message_id, message, chat=data.get("chat"), buttons=mute_button(c)),
-            then=lambda shown: {**reopened, **shown.fields(), "text": message},
+            then=lambda shown: {**reopened, **shown.fields(), "text": message, "buttons": buttons_json(mute_button(c))},
         )
 
     return decide

@@ -5,11 +5,15 @@ stayed red, a fix whose hold ended, and the summary at the end of quiet hours or
                           come due, its render (which buzzes once, or notes it for the summary); for each
                           period over (quiet hours, a rest) whose summary is still to send, the summary
 
-The summary (`Moment.SUMMARY`) is one message with a sound, sent once per period and only if something
-that would have buzzed arrived meanwhile: how many of each kind, with links, the alarms still red and the
-releases waiting for 🔀 Merge. Quiet hours' opens with 🌅, a rest's with 📬 (the phone's next call). It is
-settled on its own record (`summary#<start>`), so a check that comes twice, or one whose send failed and
-the next minute's, sends it once; once sent, the phone rests again.
+The call (`Moment.SUMMARY`) buzzes once per period and only if something that would have buzzed arrived
+meanwhile and still needs the maintainer. It says what it holds: one thing is that thing's own message,
+posted anew with a sound (`messages.decide_call`: the old one deleted, as a repost does); several are one
+message whose first line counts them by kind and names where ("📬 3 new from outside · 1 release ready —
+acme/lib, acme/app", at most FIRST_LINE characters), then one line per thing with its link: exactly what it
+counts. Quiet hours' opens with 🌅, a rest's with 📬. It is settled on its own record (`summary#<start>`),
+so a check that comes twice, or one whose send failed and the next minute's, calls once; once it called,
+the phone rests again. A moment of urgency now that rings while the phone rests ends the rest there
+(`attention_store.called`): what the rest kept follows in the next minute, without a sound.
 """
 
 from __future__ import annotations
@@ -24,29 +28,36 @@ from ..errors import PagerError
 from ..html import escape, link
 from ..observe import logger
 from ..services import Services
-from ..words import clock, local_time, plural
+from ..words import clock, plural
 from . import alarm, contribution, release
 from .common import repo_url
-from .messages import show
+from .messages import decide_call, show, shown_of
 from .records import settle
 from .steps import Step
 
 KINDS = (  # (kind of note, its emoji, how a count of them reads)
-    ("contribution", "💬", ("from outside", "from outside")),
-    ("alarm", "🚨", ("alarm red past its grace", "alarms red past their grace")),
-    ("release", "🔀", ("release ready to merge", "releases ready to merge")),
-    ("health", "⚙️", ("time pager needed you", "times pager needed you")),
+    ("alarm", "🚨", ("repository red", "repositories red")),
+    ("health", "⚙️", ("pager needs you", "pager needs you")),
+    ("contribution", "💬", ("new from outside", "new from outside")),
+    ("release", "🔀", ("release ready", "releases ready")),
 )
-LISTED = 6  # things named per kind; the rest are counted
+LISTED = 20  # things a call lists, one a line; the rest are counted in one line
+FIRST_LINE = 80  # visible characters of a call's first line: what a phone's notification shows
 JUST_CALLED = 300.0  # seconds: a rest's call this soon after a call made since the rest ended is silent
 
 
 def tick(services: Services, now: float) -> dict[str, Any]:
-    """Send the summaries whose quiet hours or rest are over, then render the alarms come due (after the
-    summary, an alarm come due at the same minute is kept for the phone's next call, not a second buzz);
-    what it did."""
+    """Render the alarms come due, then send the calls whose quiet hours or rest are over (a call that comes in
+    the minute an alarm rang follows it without a sound: the phone just called); what it did."""
     index = attention_store.index(services)
     rendered, summaries = [], []
+    for red in index.red:
+        if red.due is None or red.due > now:
+            continue
+        try:
+            rendered.append(f"{red.repository}: " + alarm.render_now(services, alarm.Alarm(red.ref, red.repository, red.branch)))
+        except PagerError as exc:  # the next minute tries again: the index still says it is due
+            logger.warning("alarm not rendered when due", extra={"alarm": red.ref, "error": type(exc).__name__, "reason": str(exc)})
     quiet = services.settings.quiet
     night = quiet.period(now) if quiet is not None else None
     for start, end in index.summaries:
@@ -56,39 +67,67 @@ def tick(services: Services, now: float) -> dict[str, Any]:
             summaries.append(send_summary(services, start, end, index.red, now))
         except PagerError as exc:
             logger.warning("summary not sent yet", extra={"error": type(exc).__name__, "reason": str(exc)})
-    for red in index.red:
-        if red.due is None or red.due > now:
-            continue
-        try:
-            rendered.append(f"{red.repository}: " + alarm.render_now(services, alarm.Alarm(red.ref, red.repository, red.branch)))
-        except PagerError as exc:  # the next minute tries again: the index still says it is due
-            logger.warning("alarm not rendered when due", extra={"alarm": red.ref, "error": type(exc).__name__, "reason": str(exc)})
     return {"alarms_due": rendered, "summaries": summaries} if rendered or summaries else {}
 
 
 def send_summary(services: Services, start: float, end: float, red: Sequence[attention_store.Red], now: float) -> str:
-    """The summary of the period (start, end), once, of what still needs the maintainer: an alarm still red,
-    a contribution still open, a release still ready to merge, pager's own health; none of a repository
-    or a thread muted meanwhile (its pages arrived silently, as a mute has them). Nothing when nothing does.
-    Without a sound when the phone called a moment ago (a contact that came just after the period's end)."""
+    """The call at the end of the period (start, end), once, of what still needs the maintainer: an alarm still
+    red and not seen (👀) since, a contribution still open, a release still ready to merge, pager's own
+    health; none of a repository or a thread muted meanwhile (its pages arrived silently, as a mute has
+    them). Nothing when nothing does; one thing's own message, posted anew, when it is all the call holds;
+    else one message that says what it holds. Without a sound when the phone called a moment ago (a contact
+    that came just after the period's end, or a moment of urgency now that ended the rest early)."""
     attention_store.summary_closing(services, start)  # a note written from now on goes to a later call
     notes = attention_store.summary_notes(services, start)
     mutes = attention_store.mutes(services, now, threads=True)
     muted = {m.repository_id for m in mutes if m.thread is None}
     threads = {contribution.thing_key(m.repository_id, *m.thread) for m in mutes if m.thread is not None}
-    still_red = [r for r in red if not (r.ref.isdigit() and int(r.ref) in muted)]
+    still_red = {r.ref for r in red if not (r.ref.isdigit() and int(r.ref) in muted)} - _seen_since(services, notes)
     ready = release.ready_to_merge(services, muted)
     quiet = services.settings.quiet
     night = quiet is not None and quiet.period(start) == (start, end)
     notes = [note for note in notes if _repository_id(note) not in muted and note.get("thing") not in threads]
-    notes = still_needed(notes, {r.ref for r in still_red}, set(ready), _closed(services, notes))
-    text = render_summary(notes, still_red, list(ready.values()), start=start, end=end, zone=services.settings.zone,
-                          now=now, night=night)
+    notes = still_needed(notes, still_red, set(ready), _closed(services, notes))
     called = attention_store.last_call(services)
     loud = called is None or not (called >= end and now - called < JUST_CALLED)  # called since the period's end
-    settled = settle(services, attention_store.summary_key(start), decide_summary(text, loud), ttl_seconds=3 * 24 * 3600)
+    key = attention_store.summary_key(start)
+    if len(notes) == 1 and _called_by_its_own(services, notes[0], start, loud):
+        settled = settle(services, key, decide_summary(None, loud, alone=str(notes[0].get("message"))), ttl_seconds=3 * 24 * 3600)
+    else:
+        text = render_summary(notes, start=start, end=end, zone=services.settings.zone, night=night)
+        settled = settle(services, key, decide_summary(text, loud), ttl_seconds=3 * 24 * 3600)
     attention_store.summary_sent(services, start)
     return settled.outcome
+
+
+def _seen_since(services: Services, notes: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Of the alarms the notes are about, those someone said they look at (👀) after the note was kept: they
+    need no call (one load per alarm noted)."""
+    seen = set()
+    for note in notes:
+        if note.get("kind") != "alarm":
+            continue
+        ack = services.store.load(alarm.alarm_key(str(note.get("thing")))).data.get("ack")
+        if isinstance(ack, Mapping) and float(ack.get("at") or 0) >= float(note.get("at") or 0):
+            seen.add(str(note.get("thing")))
+    return seen
+
+
+def _called_by_its_own(services: Services, note: Mapping[str, Any], start: float, loud: bool) -> bool:
+    """Post the one thing a call holds anew, its own message (with a sound when `loud`), once; False when its
+    record no longer shows a message to post (the call then says it in words). A thread's first message
+    posted anew stays its first: its follow-ups reply to the new one."""
+    key = str(note.get("message") or "")
+    if not key:
+        return False
+    settled = settle(services, key, decide_call(start, loud))
+    if settled.after.get("called_for") != start:
+        return False
+    after, moved_from = shown_of(settled.after), settled.after.get("moved_from")
+    if note.get("kind") == "contribution" and after is not None and isinstance(moved_from, int):
+        settle(services, str(note.get("thing")), contribution.decide_first_moved(moved_from, after.id, after.chat),
+               item=contribution.THREAD)
+    return True
 
 
 def _repository_id(note: Mapping[str, Any]) -> int | None:
@@ -131,13 +170,16 @@ def still_needed(notes: Sequence[dict[str, Any]], red: set[str], ready: set[str]
     return [note for note in notes if needed(note)]
 
 
-def decide_summary(text: str | None, loud: bool = True):
-    """Send the summary once (None: nothing arrived, nothing to send), with a sound unless the phone called a
-    moment ago (`loud` False: a contact that came just after the rest's end called already)."""
+def decide_summary(text: str | None, loud: bool = True, *, alone: str = ""):
+    """Send the call once (None: nothing arrived, nothing to send; `alone`: the one thing it held was posted
+    anew as itself, that record's key), with a sound unless the phone called a moment ago (`loud` False: a
+    contact that came just after the rest's end called already)."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
         if data.get("sent"):
             return Step("summary already sent")
+        if alone:
+            return Step("called with its own message", data={"sent": {"alone": alone}})
         if text is None:
             return Step("nothing arrived meanwhile", data={"sent": "nothing"})
         sound = LOUD.sound(Moment.SUMMARY) if loud else Sound(False, "the phone called a moment ago")
@@ -147,67 +189,57 @@ def decide_summary(text: str | None, loud: bool = True):
     return decide
 
 
-def render_summary(notes: Sequence[Mapping[str, Any]], red: Sequence[attention_store.Red], ready: Sequence[Mapping[str, Any]],
-                   *, start: float, end: float, zone: tzinfo, now: float, night: bool = True) -> str | None:
-    """The summary's text: its first line what needs the maintainer, counted by kind (after quiet hours, the
-    `night`, or the phone's rest); then each kind with links, the alarms still red and the releases waiting
-    for 🔀 Merge. None when nothing arrived."""
+def render_summary(notes: Sequence[Mapping[str, Any]], *, start: float, end: float, zone: tzinfo,
+                   night: bool = True) -> str | None:
+    """The call's text, saying what it holds: its first line what is new and how many, by kind, and where
+    (at most FIRST_LINE characters, what a phone's notification shows); the next when it was kept (after quiet
+    hours, the `night`, or the phone's rest); then one line per thing, linked, in the order they came: exactly
+    what the first line counts. None when nothing arrived."""
     if not notes:
         return None
-    by_kind = {kind: [n for n in notes if n.get("kind") == kind] for kind, _, _ in KINDS}
-    counts = [plural(len(by_kind[kind]), *words) for kind, _, words in KINDS if by_kind[kind]]
-    if night:
-        lines = [f"🌅 Quiet hours are over ({clock(start, zone)}–{clock(end, zone)}): {', '.join(counts)} ({_where(notes)})"]
-    else:
-        lines = [f"📬 Without a sound since {clock(start, zone)}: {', '.join(counts)} ({_where(notes)})"]
-    lines += _noted_lines(by_kind)
-    lines += _red_lines(red, zone, now)
-    lines += _ready_lines(ready)
+    ordered = sorted(notes, key=lambda n: float(n.get("at") or 0))
+    by_kind = {kind: [n for n in ordered if n.get("kind") == kind] for kind, _, _ in KINDS}
+    counts = [_count(kind, len(by_kind[kind]), words) for kind, _, words in KINDS if by_kind[kind]]
+    emoji = "🌅" if night else "📬"
+    when = (f"Kept without a sound in quiet hours, {clock(start, zone)}–{clock(end, zone)}" if night
+            else f"Kept without a sound since {clock(start, zone)}, while the phone rested")
+    lines = [first_line(emoji, counts, _names(ordered)), when]
+    listed = [_thing_line(n) for kind, _, _ in KINDS for n in by_kind[kind]]
+    lines += listed[:LISTED] + ([f"… and {len(listed) - LISTED} more"] if len(listed) > LISTED else [])
     return "\n".join(lines)
 
 
-def _where(notes: Sequence[Mapping[str, Any]]) -> str:
-    """The repositories of the notes, linked, as a phone's notification can show them: three at most, then
-    how many more (pager's own health is pager's)."""
-    names = list(dict.fromkeys(str(n.get("repository") or "") if n.get("kind") != "health" else "" for n in notes))
-    shown = ", ".join(link(repo_url(name), name) if name else "pager" for name in names[:3])
-    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+def _count(kind: str, n: int, words: tuple[str, str]) -> str:
+    return words[0] if kind == "health" else plural(n, *words)
 
 
-def _noted_lines(by_kind: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
-    """A line for each kind of note that arrived, its things with links in the order they arrived."""
-    lines = []
-    for kind, emoji, _ in KINDS:
-        if kind in ("alarm", "release"):
-            continue  # listed as they stand now (_red_lines, _ready_lines)
-        found = sorted(by_kind[kind], key=lambda n: float(n.get("at") or 0))
-        if found:
-            lines.append(f"{emoji} " + _listed([_link(n) for n in found]))
-    return lines
+def _names(notes: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The repositories of the notes, once each, in the order they came (pager's own health is pager's)."""
+    return list(dict.fromkeys(str(n.get("repository") or "") if n.get("kind") != "health" else "pager" for n in notes))
 
 
-def _red_lines(red: Sequence[attention_store.Red], zone: tzinfo, now: float) -> list[str]:
-    """The alarms still red, each since when (pager's own as pager); none when none is."""
-    if not red:
-        return []
-    return ["🚨 still red: " + _listed([
-        link(f"https://github.com/{r.repository}/actions", r.repository) + f" since {local_time(r.since, zone, now)}"
-        if r.ref != alarm.CONTROL else f"pager since {local_time(r.since, zone, now)}" for r in red])]
+def first_line(emoji: str, counts: Sequence[str], names: Sequence[str], limit: int = FIRST_LINE) -> str:
+    """"📬 3 new from outside · 1 release ready — acme/lib, acme/app": the counts, then as many of the
+    repositories, linked, as fit `limit` visible characters with how many more; else how many there are."""
+    head = f"{emoji} {' · '.join(counts)}"
+    for shown in range(len(names), 0, -1):
+        more = f" and {len(names) - shown} more" if shown < len(names) else ""
+        plain = f"{head} — {', '.join(names[:shown])}{more}"
+        if len(plain) <= limit:
+            linked = ", ".join(link(repo_url(name), name) if name != "pager" else name for name in names[:shown])
+            return f"{escape(head)} — {linked}{more}"
+    return escape(head) + (f" — {len(names)} repositories" if len(names) > 1 else "")
 
 
-def _ready_lines(ready: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The releases waiting for 🔀 Merge; none when none is."""
-    if not ready:
-        return []
-    return ["🔀 ready to merge: " + _listed([
-        link(str(r.get("url") or ""), f"{r.get('repository')}#{r.get('number')}") for r in ready])]
+def _thing_line(note: Mapping[str, Any]) -> str:
+    """One thing a call holds: its kind's mark and what it is, linked to it."""
+    kind = note.get("kind")
+    emoji = next((e for k, e, _ in KINDS if k == kind), "•")
+    if kind == "release":
+        return f"{emoji} {_link(note)} is ready to merge"
+    return f"{emoji} {_link(note)}"
 
 
 def _link(note: Mapping[str, Any]) -> str:
     label, url = str(note.get("label") or ""), str(note.get("url") or "")
     return link(url, label) if url else escape(label)
-
-
-def _listed(items: list[str]) -> str:
-    shown = ", ".join(items[:LISTED])
-    return shown + (f", and {len(items) - LISTED} more" if len(items) > LISTED else "")

@@ -76,3 +76,53 @@ def tidy(data: dict[str, Any]) -> Step | None:
         return {**left, RETIRED: rest} if rest else left
 
     return Step("", effect=DeleteMessage(int(first["id"]), first.get("chat")), then=then)
+
+
+# -- a call that holds one thing: that thing's own message, posted anew ----------------------------------------
+
+
+def shown_of(data: Mapping[str, Any]) -> Shown | None:
+    """The message a record shows, whichever way it keeps it: an alarm's head in `message` (while open), a
+    contribution's or a release's in `message_id`, `chat`, `text` and `buttons`."""
+    message = data.get("message")
+    if isinstance(message, Mapping):
+        if message.get("open") and isinstance(message.get("id"), int):
+            return Shown(int(message["id"]), message.get("chat"), str(message.get("text", "")), message.get("buttons"))
+        return None
+    if isinstance(data.get("message_id"), int) and data.get("text"):
+        return Shown(int(data["message_id"]), data.get("chat"), str(data["text"]), data.get("buttons"))
+    return None
+
+
+def _moved(data: Mapping[str, Any], posted: Any) -> dict[str, Any]:
+    """The record once its message was posted anew (`posted`), in the record's own way of keeping it."""
+    message = data.get("message")
+    if isinstance(message, Mapping):
+        return {**data, "message": {**message, "id": posted.message_id, "chat": posted.chat}}
+    return {**data, **posted.fields()}
+
+
+def decide_call(period: float, loud: bool):
+    """The call at the end of a quiet period (`period`: its start) holds one thing: its own message, sent anew
+    (with a sound when `loud`) and the old one deleted, as a repost does; once per period (`called_for`).
+    Nothing when the record shows no message any more (its summary then says it in words). An alarm's head
+    keeps when it rang (`called`), as its own buzz does; every record keeps the message it replaced
+    (`moved_from`), so that a thread that began with it follows it."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        tidying = tidy(data)
+        if tidying is not None:
+            return tidying
+        if data.get("called_for") == period:
+            return Step("called already")
+        shown = shown_of(data)
+        if shown is None or data.get("state") not in (None, "open"):
+            return Step("no message to call with")  # gone, or it says closed: the call says it in words
+        buttons = [[(str(label), str(value)) for label, value in row] for row in shown.buttons or []] or None
+        effect = SendMessage(shown.text, buttons, notify=loud, rests=loud)
+        rang = {"called": now} if loud and isinstance(data.get("message"), Mapping) else {}
+        return Step("called with its own message", effect=effect, then=lambda posted: {
+            **_moved(data, posted), **rang, "called_for": period, "moved_from": shown.id,
+            RETIRED: retired_after(data, shown, True)})
+
+    return decide

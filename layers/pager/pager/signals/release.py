@@ -250,14 +250,15 @@ def converge(repo: Repository, data: dict[str, Any], new: dict[str, Any], done: 
 
 
 def _quiet_note(repo: Repository, data: dict[str, Any], now: float) -> Step | None:
-    """A release offered 🔀 Merge in quiet hours (its sound kept for their summary), kept for the summary
-    once; None for any other."""
+    """A release offered 🔀 Merge in quiet hours or while the phone rests (its sound kept for their summary or
+    the rest's call), kept for it once; None for any other."""
     period = period_of(data.get("sound") or {})
     if period is None or not offers_merge(data) or data.get("noted"):
         return None
     number = int(data.get("number") or 0)
-    note = Note("release", release_key(repo.id, number), f"{repo.name}#{number}", str(data.get("url") or ""), period,
-                repo.name, at=float(data.get("shown_at") or now))
+    key = release_key(repo.id, number)
+    note = Note("release", key, f"{repo.name}#{number}", str(data.get("url") or ""), period, repo.name,
+                at=float(data.get("shown_at") or now), message=key)
     return Step("kept for the summary", effect=note, then=lambda _: {**data, "noted": True})
 
 

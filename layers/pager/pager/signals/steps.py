@@ -62,6 +62,7 @@ class Note:
     period: tuple[float, float]
     repository: str = ""
     at: float = 0.0  # when it would have buzzed (the summary lists them in this order)
+    message: str = ""  # the key of the record whose message shows the thing: posted anew when it is all a call holds
 
 
 @dataclass(frozen=True)
