@@ -2,11 +2,12 @@
 
     python -m pager_local.demo        (or: make demo)
 
-A maintainer's day and night on a virtual clock, as their phone lives it: an outsider's discussion during
-a Telegram outage, a flaky CI run that a rerun clears before anyone is woken, a failure still red past its
-grace that buzzes once and a fix started from the chat, a release that buzzes when it is ready to merge,
-a repository muted from the chat, an event that fails three times and lands in pager's own alarm, /status,
-and a night of quiet hours that ends in one summary. It prints each step, the chat as the maintainer
+A maintainer's day and night on a virtual clock, as their phone lives it: a flaky CI run that a rerun clears
+before anyone is woken, a failure still red past its grace that buzzes once and a fix started from the chat,
+an outsider's discussion during a Telegram outage, a release ready to merge shown while the phone rests, a
+repository muted from the chat, a second repository turning red during the phone's rest that rings at once
+(what the rest kept follows it silently) and is acknowledged with 👀, an event that fails three times and
+lands in pager's own alarm, /status, and a night of quiet hours whose one kept contact comes as itself. It prints each step, the chat as the maintainer
 sees it (🔔 sent with a sound, 🔕 without; ↳ a reply) and each sweep's summary.
 """
 
@@ -60,8 +61,8 @@ class Demo:
         self.telegram.add_chat(CHAT_ID, "supergroup", title="acme alarms")  # the maintainer's chat, the bot in it
         self.github = FakeGitHub(clock=self.clock, endpoint=self._post_webhook)
         self.github.app_id = "1"
-        self.github.installations.update({"acme/app": 1, "acme/lib": 1, CONTROL: 1})  # where the app is installed
-        self.github.repository_ids.update({"acme/app": 101, "acme/lib": 102})
+        self.github.installations.update({"acme/app": 1, "acme/lib": 1, "acme/web": 1, CONTROL: 1})  # where it is installed
+        self.github.repository_ids.update({"acme/app": 101, "acme/lib": 102, "acme/web": 103})
         self.github.installation_permissions[1] = needed_permissions()  # as the README has the maintainer accept
         self.pager = PagerServer()
         self.github_server = FakeServer(self.github)
@@ -179,6 +180,7 @@ class Demo:
     def story(self) -> None:
         app = p.repository("acme/app", 101)
         lib = p.repository("acme/lib", 102)
+        web = p.repository("acme/web", 103)
         c = self.clock
 
         self.say("1. CI fails on main of acme/lib: sent without a sound, 🛠 already there (it may be a flake)")
@@ -201,7 +203,7 @@ class Demo:
                                                     at=c(), run_number=41))
         c.advance(15 * 60)
         self.say("15 minutes later, still red: the minute check posts the alarm anew, with a sound, once; "
-                 "the phone then rests 75 minutes (BUZZ_GAP_MINUTES)")
+                 "the phone then rests 75 minutes (BUZZ_GAP_MINUTES): what can wait, waits")
         self.minute_check()
         self.show_chat()
         c.advance(60)
@@ -231,7 +233,8 @@ class Demo:
                                                     head_ref="release-please--branches--main", head_sha=head,
                                                     author="release-please[bot]", bot=True, at=c()))
         c.advance(6 * 60)
-        self.say("Its checks pass and GitHub calls it mergeable: 🔀 Merge, with a sound even while the phone rests")
+        self.say("Its checks pass and GitHub would merge it: 🔀 Merge appears at once, without a sound while the phone "
+                 "rests (a release can wait); Ana sees it and merges")
         self.deliver("check_suite", p.check_suite(app, suite_id=901, head_sha=head, conclusion="success", at=c(),
                                                   branch="release-please--branches--main",
                                                   pulls=[{"number": 40, "head": {"sha": head, "ref": "release-please--branches--main"},
@@ -255,12 +258,26 @@ class Demo:
         self.show_chat()
 
         c.advance(4 * 60)
-        self.say("6. An outsider comments while GitHub refuses the pager's dispatches for an hour (503)")
+        self.say("6. An outsider comments while GitHub refuses the pager's dispatches for an hour (503): shown "
+                 "without a sound, kept for the phone's next call")
         self.github.fail(r"/dispatches$", 503, count=1000)
         self.deliver("issue_comment", p.issue_comment(lib, 3, 77001, "Any news on this?", "bob", at=c()))
-        self.until("09:42")
-        self.say("The phone's rest is over: one message calls for what came meanwhile")
+
+        c.advance(2 * 60)
+        self.say("7. Build fails on main of acme/web, while the phone rests")
+        self.deliver("workflow_run", p.workflow_run(web, run_id=601, workflow_id=9, name="Build", conclusion="failure",
+                                                    at=c(), run_number=17))
+        c.advance(15 * 60)
+        self.say("Still red when its grace ends: a broken main does not wait for the rest, it rings now")
         self.minute_check()
+        c.advance(60)
+        self.say("What the rest kept comes with that call, in one message without a sound; the phone rests anew")
+        self.minute_check()
+        self.show_chat()
+        c.advance(60)
+        self.say("Ana looks into it: 👀 keeps it in the chat and in /status, and it rings again only if something new "
+                 "fails there")
+        self.press("👀 Seen")
         for _ in range(3):
             c.advance(15 * 60)
             self.say("sweep")
@@ -282,11 +299,11 @@ class Demo:
         self.show_chat()
 
         self.until("22:45")
-        self.say("7. The night: quiet hours from 22:00 to 07:00. An outsider opens a discussion: no sound")
+        self.say("8. The night: quiet hours from 22:00 to 07:00. An outsider opens a discussion: no sound")
         self.deliver("discussion", p.discussion("created", lib, 14, "Crash on start with Python 3.13",
                                                 "Traceback attached.", "dave", at=c()))
         self.until("07:01")
-        self.say("Quiet hours are over: one summary buzzes")
+        self.say("Quiet hours are over: the one thing they kept comes as itself, posted anew with a sound")
         self.minute_check()
         self.show_chat()
         print(f"\n       GitHub saw {len(self.github.dispatches)} dispatches: "

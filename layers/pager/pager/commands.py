@@ -230,14 +230,17 @@ def help_text(services: Services) -> str:
     lines = ["ℹ️ pager pages this chat for the fleet's repositories. Commands:"]
     lines += [f"/{command}: {escape(description)}" for command, description in BOT_COMMANDS]
     grace = settings.alarm_grace_minutes
-    lines.append(f"An alarm buzzes once it is still red after {grace} min; outsiders' first contacts buzz at once; "
-                 "releases ready to merge at once, even while the phone rests.")
+    lines.append(f"A red default branch rings once it is still red after {grace} min, whatever rang before (once an "
+                 "hour per repository at most); 👀 on it says you are on it, and it rings again only when something "
+                 "new fails there.")
     if settings.buzz_gap_minutes:
-        lines.append(f"After a call the phone rests {settings.buzz_gap_minutes} min: contacts and alarms meanwhile "
-                     "arrive silently and are called once when it ends.")
-    if settings.quiet_hours:
+        lines.append(f"After a call the phone rests {settings.buzz_gap_minutes} min: outsiders' contacts and releases "
+                     "ready to merge meanwhile arrive silently and are called once when it ends.")
+    else:
+        lines.append("Outsiders' first contacts and releases ready to merge ring at once.")
+    if settings.quiet:
         lines.append(f"Quiet hours {escape(settings.quiet_hours)} ({escape(settings.timezone)}): nothing buzzes, "
-                     "and a summary buzzes when they end.")
+                     "and one call comes when they end.")
     lines.append("🔕 on a message mutes its repository for 8 h, or, on a contribution, only its thread; its answer "
                  "and /status offer 🔔 Unmute.")
     try:
