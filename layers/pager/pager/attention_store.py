@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .attention import Volume, rest_of
-from .errors import Conflict, PagerError
+from .errors import Conflict, PagerError, StoreUnavailable
 from .observe import logger
 from .services import Services
-from .signals.records import settle
+from .signals.records import RECORD_WAITS, settle
 from .signals.steps import Note, Step
 from .store import Record, Store
 from .values import iso
@@ -138,39 +138,31 @@ def _decide_call(at: float):
 
 def called(services: Services, at: float) -> None:
     """The phone called at `at` and rests from then (a later call kept, never an earlier one). A call while
-    the phone rested (a moment of urgency now: it does not wait) ends that rest there (`_cut_short`). Its
-    message is sent already: a table that fails here is logged and costs at most one more buzz within the
-    rest, never the step that sent it. Nothing to write when the phone never rests (BUZZ_GAP_MINUTES=0)."""
+    the phone rested (a moment of urgency now: it does not wait) ends that rest there: the every-minute check
+    reads it from here (`rest_ended`). Its message is sent already: a table that keeps failing here is logged
+    and costs at most one more buzz within the rest, never the step that sent it. Nothing to write when the
+    phone never rests (BUZZ_GAP_MINUTES=0)."""
     if services.settings.buzz_gap <= 0:
         return
-    try:
-        before = last_call(services)
-        settle(services, MUTE_KEY, _decide_call(at), item=CALL_ITEM,
-               ttl_seconds=services.settings.buzz_gap + DAY)
-        _cut_short(services, before, at)
-    except PagerError as exc:
-        logger.warning("the phone's call not recorded", extra={"error": type(exc).__name__, "reason": str(exc)})
+    for wait in (*RECORD_WAITS, None):  # tried again while the table throttles: the message cannot be taken back
+        try:
+            settle(services, MUTE_KEY, _decide_call(at), item=CALL_ITEM, ttl_seconds=services.settings.buzz_gap + DAY)
+            return
+        except StoreUnavailable as exc:
+            if wait is None:
+                logger.warning("the phone's call not recorded", extra={"error": type(exc).__name__, "reason": str(exc)})
+                return
+            services.sleep(wait)
+        except PagerError as exc:
+            logger.warning("the phone's call not recorded", extra={"error": type(exc).__name__, "reason": str(exc)})
+            return
 
 
-def _cut_short(services: Services, before: float | None, at: float) -> None:
-    """A call at `at` while the phone rested since `before`: what that rest kept comes with this call, so its
-    period ends now and the next check sends it (without a sound: the phone just called); the phone rests
-    anew from `at`. A rest that lasts to the end of quiet hours is theirs and stays."""
-    settings = services.settings
-    rest = rest_of(before, settings.buzz_gap, at, settings.quiet) if before is not None and before < at else None
-    if rest is None or rest[0] != before:
-        return
-    settle(services, INDEX_KEY, _decide_cut(at), item=f"{SUMMARY_ITEM}{int(rest[0])}", ttl_seconds=SUMMARY_TTL_SECONDS)
-
-
-def _decide_cut(at: float):
-    def decide(data: dict[str, Any], _: float) -> Step:
-        end = data.get("end")
-        if not isinstance(end, (int, float)) or end <= at or data.get("closing") or data.get("sent"):
-            return Step("")  # nothing kept, ending already, or under way
-        return Step("", data={**data, "end": at})
-
-    return decide
+def rest_ended(start: float, end: float, call: float | None) -> float:
+    """When the period (start, end) a call is kept for ends: at its end, or earlier, when the phone called
+    after it began (a moment of urgency now rang while the phone rested: what the rest kept comes with it).
+    Quiet hours never end early: nothing calls inside them."""
+    return call if call is not None and start < call < end else end
 
 
 def _decide_mute(repository: str, until: float, by: str, now: float):

@@ -569,7 +569,7 @@ def due_of(alarm: Alarm, data: Mapping[str, Any], entries: Mapping[str, Mapping[
         if buzz is not None and not fix.get("ended") and buzz < hold:
             buzz = None  # held by the fix under way (decide_render): its end renders the alarm, or the hold's does
     called = called_at(data)
-    if buzz is not None and called is not None and alarm.ref != CONTROL:
+    if buzz is not None and called is not None and alarm.ref != CONTROL and called <= buzz:
         buzz = max(buzz, called + attention.NOW_AGAIN_SECONDS)  # not within the hour of its last buzz (`ring`)
     return min((t for t in (buzz, hold) if t is not None), default=None)
 
@@ -687,9 +687,7 @@ def _red(look: Look, data: dict[str, Any], shown: Shown | None, showing: bool, n
     fix = live_fix(data.get("fix"), entries, now)
     if fix is None:
         data.pop("fix", None)
-    ack = seen_of(data, entries) if showing else None
-    if ack is None:
-        data.pop("ack", None)
+    ack = seen_of(data, entries) if showing else None  # (kept while something newer is open: a flake closes)
     sound, heard = ring(look, data, showing, fix, now)
     since = float(data.get("since") or min(float(e.get("at", now)) for e in entries.values())) if showing else now
     body, buttons = render(alarm, entries, View(since, now, look.zone, fix, look.actions, ack))
@@ -725,19 +723,32 @@ def _clear(alarm: Alarm, data: dict[str, Any], shown: Shown, zone: tzinfo, now: 
                                    "message": {**at(sent), "text": clear, "buttons": None, "open": False}})
 
 
+def decide_rang(at: float):
+    """A call named the alarm among other things, with a sound, at `at`: it rang then (the hour before it rings
+    again runs from it, as from its own buzz)."""
+
+    def decide(data: dict[str, Any], now: float) -> Step:
+        called = called_at(data)
+        if not data or (called is not None and called >= at):
+            return Step("")
+        return Step("rang with a call", data={**data, "called": at})
+
+    return decide
+
+
 # -- 👀 Seen -----------------------------------------------------------------------------------------------
 
 
-def decide_seen(by: str = ""):
-    """👀 on a red alarm: someone looks at it. Who and when are kept (`ack`) and shown; every opening until now
-    counts as heard, so the alarm is not called again until something new fails in it. A second press says
-    who saw it first."""
+def decide_seen(by: str = "", entries: Mapping[str, Mapping[str, Any]] | None = None):
+    """👀 on a red alarm (its open `entries`): someone looks at it. Who and when are kept (`ack`) and shown;
+    every opening until now counts as heard, so the alarm is not called again until something new fails in
+    it. A second press says who saw it first; one after something new failed is seen anew."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
         if not field(data, "message", "open"):
             return Step("✅ all clear: nothing to look at")
-        ack = data.get("ack")
-        if isinstance(ack, Mapping) and ack.get("by"):
+        ack = seen_of(data, entries or {})
+        if ack is not None and ack.get("by"):
             return Step(f"👀 seen already, by {ack['by']}")
         heard = data.get("heard")
         heard = max(float(heard), now) if isinstance(heard, (int, float)) else now
@@ -967,7 +978,7 @@ def start_fix(services: Services, ref: str, by: str = "") -> str:
 def seen_press(services: Services, ref: str, by: str = "") -> str:
     """The 👀 press (by whom): the answer to show the person. The message then says who looks at it and
     since when, without 👀, and the alarm is not called again until something new fails in it."""
-    settled = settle(services, alarm_key(ref), decide_seen(by), wait=False)
+    settled = settle(services, alarm_key(ref), gather=lambda: decide_seen(by, entries_now(services, ref)), wait=False)
     if not settled.after.get("ack"):
         return settled.outcome
     return _shown_after(services, ref, settled)

@@ -407,14 +407,19 @@ def thread_after(data: Mapping[str, Any], repository: str, shown: Mapping[str, A
     return new
 
 
-def decide_first_moved(before: int, after: int, chat: str | None):
-    """The thread's first message was posted anew (a call that held only it): its follow-ups reply to the new
-    one. Nothing when the thread began elsewhere since (safe twice)."""
+def decide_called(moved_from: Any, shown: Any, at: float | None):
+    """A call posted a contribution of this thread anew (`shown`: where it is now, `moved_from`: the message it
+    replaced): the thread follows it when it was the thread's first message (its follow-ups reply to the new
+    one), and counts as called `at` (None: without a sound; a follow-up within the hour of a call is silent).
+    Safe twice."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
-        if data.get("first") != before:
-            return Step("thread begins elsewhere")
-        return Step("thread moved", data={**data, "first": after, "chat": chat})
+        new = dict(data)
+        if shown is not None and isinstance(moved_from, int) and data.get("first") == moved_from:
+            new.update(first=shown.id, chat=shown.chat)
+        if at is not None and at > float(data.get("buzzed_at") or 0):
+            new["buzzed_at"] = at
+        return Step("thread called", data=new if new != data else None)
 
     return decide
 

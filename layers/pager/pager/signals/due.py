@@ -25,25 +25,24 @@ from typing import Any
 from .. import attention_store
 from ..attention import LOUD, Moment, Sound
 from ..errors import PagerError
-from ..html import escape, link
+from ..html import MAX_TEXT, escape, link, visible_length
 from ..observe import logger
 from ..services import Services
-from ..words import clock, plural
+from ..words import clock, plural, units
 from . import alarm, contribution, release
 from .common import repo_url
 from .messages import decide_call, show, shown_of
 from .records import settle
 from .steps import Step
 
-KINDS = (  # (kind of note, its emoji, how a count of them reads)
-    ("alarm", "🚨", ("repository red", "repositories red")),
-    ("health", "⚙️", ("pager needs you", "pager needs you")),
-    ("contribution", "💬", ("new from outside", "new from outside")),
-    ("release", "🔀", ("release ready", "releases ready")),
+KINDS = (  # (kind of note, its emoji, how a count of them reads, and in short when the first line needs it)
+    ("alarm", "🚨", ("repository red", "repositories red"), ("red", "red")),
+    ("health", "⚙️", ("pager needs you", "pager needs you"), ("pager", "pager")),
+    ("contribution", "💬", ("new from outside", "new from outside"), ("new", "new")),
+    ("release", "🔀", ("release ready", "releases ready"), ("ready", "ready")),
 )
 LISTED = 20  # things a call lists, one a line; the rest are counted in one line
 FIRST_LINE = 80  # visible characters of a call's first line: what a phone's notification shows
-JUST_CALLED = 300.0  # seconds: a rest's call this soon after a call made since the rest ended is silent
 
 
 def tick(services: Services, now: float) -> dict[str, Any]:
@@ -60,11 +59,13 @@ def tick(services: Services, now: float) -> dict[str, Any]:
             logger.warning("alarm not rendered when due", extra={"alarm": red.ref, "error": type(exc).__name__, "reason": str(exc)})
     quiet = services.settings.quiet
     night = quiet.period(now) if quiet is not None else None
+    call = attention_store.last_call(services) if index.summaries else None
     for start, end in index.summaries:
-        if end > now or (night is not None and (start, end) != night and night[0] <= now):
+        ends = attention_store.rest_ended(start, end, call)  # a rest a moment of urgency now ended early
+        if ends > now or (night is not None and (start, end) != night and night[0] <= now):
             continue  # not over yet; or a rest's, come due inside quiet hours: sent when they end
         try:
-            summaries.append(send_summary(services, start, end, index.red, now))
+            summaries.append(send_summary(services, start, ends, index.red, now))
         except PagerError as exc:
             logger.warning("summary not sent yet", extra={"error": type(exc).__name__, "reason": str(exc)})
     return {"alarms_due": rendered, "summaries": summaries} if rendered or summaries else {}
@@ -73,31 +74,52 @@ def tick(services: Services, now: float) -> dict[str, Any]:
 def send_summary(services: Services, start: float, end: float, red: Sequence[attention_store.Red], now: float) -> str:
     """The call at the end of the period (start, end), once, of what still needs the maintainer: an alarm still
     red and not seen (👀) since, a contribution still open, a release still ready to merge, pager's own
-    health; none of a repository or a thread muted meanwhile (its pages arrived silently, as a mute has
-    them). Nothing when nothing does; one thing's own message, posted anew, when it is all the call holds;
-    else one message that says what it holds. Without a sound when the phone called a moment ago (a contact
-    that came just after the period's end, or a moment of urgency now that ended the rest early)."""
+    health still red; none of a repository or a thread muted meanwhile (its pages arrived silently, as a mute
+    has them). Nothing when nothing does; one thing's own message, posted anew, when it is all the call holds;
+    else one message that says what it holds. Without a sound when the phone called since the period began (a
+    contact that came just after it ended, a moment of urgency now that ended the rest early): it rang then,
+    and what the period kept is in the chat."""
+    key = attention_store.summary_key(start)
+    if services.store.load(key).data.get("sent"):  # called already (its mark in the index did not follow)
+        attention_store.summary_sent(services, start)
+        return "summary already sent"
     attention_store.summary_closing(services, start)  # a note written from now on goes to a later call
-    notes = attention_store.summary_notes(services, start)
+    notes = _needed(services, attention_store.summary_notes(services, start), red, now)
+    called = attention_store.last_call(services)
+    loud = called is None or called <= start  # the phone called after the period began: what it kept follows silently
+    if len(notes) == 1 and _called_by_its_own(services, notes[0], start, end, now if loud else None):
+        settled = settle(services, key, decide_summary(None, loud, alone=str(notes[0].get("message"))), ttl_seconds=3 * 24 * 3600)
+    else:
+        quiet = services.settings.quiet
+        night = quiet is not None and quiet.period(start) == (start, end)
+        text = render_summary(notes, start=start, end=end, zone=services.settings.zone, night=night)
+        settled = settle(services, key, decide_summary(text, loud), ttl_seconds=3 * 24 * 3600)
+        if loud and text is not None:
+            _rang(services, [n for n in notes if n.get("kind") == "alarm"])
+    attention_store.summary_sent(services, start)
+    return settled.outcome
+
+
+def _needed(services: Services, notes: list[dict[str, Any]], red: Sequence[attention_store.Red], now: float) -> list[dict[str, Any]]:
+    """Of a period's notes, those that still need the maintainer (`still_needed`), gathered: the mutes, the
+    alarms still red and not seen since, the releases still ready, the threads closed since."""
     mutes = attention_store.mutes(services, now, threads=True)
     muted = {m.repository_id for m in mutes if m.thread is None}
     threads = {contribution.thing_key(m.repository_id, *m.thread) for m in mutes if m.thread is not None}
     still_red = {r.ref for r in red if not (r.ref.isdigit() and int(r.ref) in muted)} - _seen_since(services, notes)
     ready = release.ready_to_merge(services, muted)
-    quiet = services.settings.quiet
-    night = quiet is not None and quiet.period(start) == (start, end)
     notes = [note for note in notes if _repository_id(note) not in muted and note.get("thing") not in threads]
-    notes = still_needed(notes, still_red, set(ready), _closed(services, notes))
-    called = attention_store.last_call(services)
-    loud = called is None or not (called >= end and now - called < JUST_CALLED)  # called since the period's end
-    key = attention_store.summary_key(start)
-    if len(notes) == 1 and _called_by_its_own(services, notes[0], start, loud):
-        settled = settle(services, key, decide_summary(None, loud, alone=str(notes[0].get("message"))), ttl_seconds=3 * 24 * 3600)
-    else:
-        text = render_summary(notes, start=start, end=end, zone=services.settings.zone, night=night)
-        settled = settle(services, key, decide_summary(text, loud), ttl_seconds=3 * 24 * 3600)
-    attention_store.summary_sent(services, start)
-    return settled.outcome
+    return still_needed(notes, still_red, set(ready), _closed(services, notes))
+
+
+def _rang(services: Services, notes: Sequence[Mapping[str, Any]]) -> None:
+    """The alarms a call named among other things rang with it: each waits its hour before it rings again, as
+    one called by its own message does (a failure here is logged: one more ring within the hour at worst)."""
+    for note in notes:
+        try:
+            settle(services, alarm.alarm_key(str(note.get("thing"))), alarm.decide_rang(services.now()))
+        except PagerError as exc:
+            logger.warning("an alarm's call not recorded", extra={"alarm": note.get("thing"), "error": type(exc).__name__})
 
 
 def _seen_since(services: Services, notes: Sequence[Mapping[str, Any]]) -> set[str]:
@@ -113,20 +135,35 @@ def _seen_since(services: Services, notes: Sequence[Mapping[str, Any]]) -> set[s
     return seen
 
 
-def _called_by_its_own(services: Services, note: Mapping[str, Any], start: float, loud: bool) -> bool:
-    """Post the one thing a call holds anew, its own message (with a sound when `loud`), once; False when its
-    record no longer shows a message to post (the call then says it in words). A thread's first message
-    posted anew stays its first: its follow-ups reply to the new one."""
-    key = str(note.get("message") or "")
+KEPT_FOR = {"contribution": contribution.TTL_SECONDS, "release": release.TTL_SECONDS}  # the records' own expiry
+
+
+def _called_by_its_own(services: Services, note: Mapping[str, Any], start: float, end: float, rang: float | None) -> bool:
+    """Post the one thing a call holds anew, its own message (with a sound when it `rang`, the time), once; False when its
+    record no longer shows a message to post (the call then says it in words). A comment stays a reply in
+    its thread; a thread's first message posted anew stays its first (its follow-ups reply to the new one),
+    and the thread counts as called then (a follow-up within the hour is silent). An alarm posted anew is
+    rendered again afterwards: a failure stored while its message was being posted is shown (and comes due)."""
+    key, kind = str(note.get("message") or ""), note.get("kind")
     if not key:
         return False
-    settled = settle(services, key, decide_call(start, loud))
+    ttl = KEPT_FOR.get(str(kind))
+    thread = contribution.Thread.from_data(services.store.load(str(note.get("thing")), contribution.THREAD).data) \
+        if kind == "contribution" else contribution.NO_THREAD
+    settled = settle(services, key, decide_call(start, end, rang is not None, reply_to=thread.first, reply_chat=thread.chat),
+                     ttl_seconds=ttl)
     if settled.after.get("called_for") != start:
         return False
-    after, moved_from = shown_of(settled.after), settled.after.get("moved_from")
-    if note.get("kind") == "contribution" and after is not None and isinstance(moved_from, int):
-        settle(services, str(note.get("thing")), contribution.decide_first_moved(moved_from, after.id, after.chat),
-               item=contribution.THREAD)
+    if kind == "contribution":
+        after = shown_of(settled.after)
+        rang_at = settled.after.get("rang")  # when it rang (this call, or one before: the thread keeps the newest)
+        settle(services, str(note.get("thing")), contribution.decide_called(
+            settled.after.get("moved_from"), after, float(rang_at) if isinstance(rang_at, (int, float)) else None),
+               item=contribution.THREAD, ttl_seconds=contribution.TTL_SECONDS)
+    elif kind in ("alarm", "health"):
+        head = settled.after
+        alarm.render_now(services, alarm.Alarm(str(note.get("thing")), str(head.get("repository") or ""),
+                                               str(head.get("branch") or "")))
     return True
 
 
@@ -156,7 +193,7 @@ def _closed(services: Services, notes: Sequence[Mapping[str, Any]]) -> set[str]:
 def still_needed(notes: Sequence[dict[str, Any]], red: set[str], ready: set[str], closed: set[str]) -> list[dict[str, Any]]:
     """Of a period's notes, those that still need the maintainer, pure: an alarm still red, a release still
     ready to merge, a contribution whose thread is not `closed` since (one closed, merged or answered
-    meanwhile needs nothing more); pager's own health always."""
+    meanwhile needs nothing more); pager's own health while it is still red."""
     def needed(note: dict[str, Any]) -> bool:
         kind, thing = note.get("kind"), str(note.get("thing") or "")
         if kind == "alarm":
@@ -165,7 +202,7 @@ def still_needed(notes: Sequence[dict[str, Any]], red: set[str], ready: set[str]
             return thing in ready
         if kind == "contribution":
             return thing not in closed
-        return True
+        return thing in red  # pager's own health, while it is still red
 
     return [note for note in notes if needed(note)]
 
@@ -194,19 +231,31 @@ def render_summary(notes: Sequence[Mapping[str, Any]], *, start: float, end: flo
     """The call's text, saying what it holds: its first line what is new and how many, by kind, and where
     (at most FIRST_LINE characters, what a phone's notification shows); the next when it was kept (after quiet
     hours, the `night`, or the phone's rest); then one line per thing, linked, in the order they came: exactly
-    what the first line counts. None when nothing arrived."""
+    what the first line counts, as many as fit one message, then how many more. None when nothing arrived."""
     if not notes:
         return None
     ordered = sorted(notes, key=lambda n: float(n.get("at") or 0))
-    by_kind = {kind: [n for n in ordered if n.get("kind") == kind] for kind, _, _ in KINDS}
-    counts = [_count(kind, len(by_kind[kind]), words) for kind, _, words in KINDS if by_kind[kind]]
+    by_kind = {kind: [n for n in ordered if n.get("kind") == kind] for kind, _, _, _ in KINDS}
+    counts = [(_count(kind, len(by_kind[kind]), words), _count(kind, len(by_kind[kind]), short))
+              for kind, _, words, short in KINDS if by_kind[kind]]
     emoji = "🌅" if night else "📬"
     when = (f"Kept without a sound in quiet hours, {clock(start, zone)}–{clock(end, zone)}" if night
             else f"Kept without a sound since {clock(start, zone)}, while the phone rested")
     lines = [first_line(emoji, counts, _names(ordered)), when]
-    listed = [_thing_line(n) for kind, _, _ in KINDS for n in by_kind[kind]]
-    lines += listed[:LISTED] + ([f"… and {len(listed) - LISTED} more"] if len(listed) > LISTED else [])
-    return "\n".join(lines)
+    things = [_thing_line(n) for kind, _, _, _ in KINDS for n in by_kind[kind]]
+    return "\n".join(lines + _listed(things, MAX_TEXT - sum(visible_length(line) + 1 for line in lines)))
+
+
+def _listed(things: Sequence[str], room: int) -> list[str]:
+    """The things' lines that fit `room` characters (LISTED at most), and a last line saying how many more."""
+    shown: list[str] = []
+    for index, line in enumerate(things):
+        more = f"… and {len(things) - index - 1} more" if index + 1 < len(things) else ""
+        if index >= LISTED or visible_length(line) + 1 + (visible_length(more) + 1 if more else 0) > room:
+            return shown + [f"… and {len(things) - index} more"]
+        shown.append(line)
+        room -= visible_length(line) + 1
+    return shown
 
 
 def _count(kind: str, n: int, words: tuple[str, str]) -> str:
@@ -214,27 +263,29 @@ def _count(kind: str, n: int, words: tuple[str, str]) -> str:
 
 
 def _names(notes: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The repositories of the notes, once each, in the order they came (pager's own health is pager's)."""
+    """Where the notes are, once each, in the order they came: the repositories, and pager for its own health."""
     return list(dict.fromkeys(str(n.get("repository") or "") if n.get("kind") != "health" else "pager" for n in notes))
 
 
-def first_line(emoji: str, counts: Sequence[str], names: Sequence[str], limit: int = FIRST_LINE) -> str:
-    """"📬 3 new from outside · 1 release ready — acme/lib, acme/app": the counts, then as many of the
-    repositories, linked, as fit `limit` visible characters with how many more; else how many there are."""
-    head = f"{emoji} {' · '.join(counts)}"
+def first_line(emoji: str, counts: Sequence[tuple[str, str]], names: Sequence[str], limit: int = FIRST_LINE) -> str:
+    """"📬 3 new from outside · 1 release ready — acme/lib, acme/app": the counts (each `(words, short)`: in short
+    when the words would not leave room), then as many of the places, linked, as fit `limit` visible
+    characters, with how many more; without them when not even one fits."""
+    head = f"{emoji} {' · '.join(words for words, _ in counts)}"
+    if units(head) > limit:
+        head = f"{emoji} {' · '.join(short for _, short in counts)}"
     for shown in range(len(names), 0, -1):
         more = f" and {len(names) - shown} more" if shown < len(names) else ""
-        plain = f"{head} — {', '.join(names[:shown])}{more}"
-        if len(plain) <= limit:
+        if units(f"{head} — {', '.join(names[:shown])}{more}") <= limit:
             linked = ", ".join(link(repo_url(name), name) if name != "pager" else name for name in names[:shown])
             return f"{escape(head)} — {linked}{more}"
-    return escape(head) + (f" — {len(names)} repositories" if len(names) > 1 else "")
+    return escape(head)
 
 
 def _thing_line(note: Mapping[str, Any]) -> str:
     """One thing a call holds: its kind's mark and what it is, linked to it."""
     kind = note.get("kind")
-    emoji = next((e for k, e, _ in KINDS if k == kind), "•")
+    emoji = next((e for k, e, _, _ in KINDS if k == kind), "•")
     if kind == "release":
         return f"{emoji} {_link(note)} is ready to merge"
     return f"{emoji} {_link(note)}"

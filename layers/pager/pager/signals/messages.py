@@ -102,12 +102,14 @@ def _moved(data: Mapping[str, Any], posted: Any) -> dict[str, Any]:
     return {**data, **posted.fields()}
 
 
-def decide_call(period: float, loud: bool):
-    """The call at the end of a quiet period (`period`: its start) holds one thing: its own message, sent anew
-    (with a sound when `loud`) and the old one deleted, as a repost does; once per period (`called_for`).
-    Nothing when the record shows no message any more (its summary then says it in words). An alarm's head
-    keeps when it rang (`called`), as its own buzz does; every record keeps the message it replaced
-    (`moved_from`), so that a thread that began with it follows it."""
+def decide_call(period: float, end: float, loud: bool, *, reply_to: int | None = None, reply_chat: str | None = None):
+    """The call at the end of a quiet period (`period`: its start, `end`: when it ended) holds one thing: its own
+    message, sent anew (with a sound when `loud`; a reply to `reply_to`, the first message of its thread, when
+    it is not that one) and the old one deleted, as a repost does; once per period (`called_for`). Nothing
+    when the record shows no message any more, or one that says it is closed (the call then says it in
+    words); nothing but the mark for an alarm that rang since the period ended (it called already). An
+    alarm's head keeps when it rang (`called`), as its own buzz does, another record too (`rang`); every
+    record keeps the message it replaced (`moved_from`), so that a thread that began with it follows it."""
 
     def decide(data: dict[str, Any], now: float) -> Step:
         tidying = tidy(data)
@@ -118,9 +120,14 @@ def decide_call(period: float, loud: bool):
         shown = shown_of(data)
         if shown is None or data.get("state") not in (None, "open"):
             return Step("no message to call with")  # gone, or it says closed: the call says it in words
+        alarm_head = isinstance(data.get("message"), Mapping)
+        if alarm_head and isinstance(data.get("called"), (int, float)) and data["called"] >= end:
+            return Step("rang since", data={**data, "called_for": period})
         buttons = [[(str(label), str(value)) for label, value in row] for row in shown.buttons or []] or None
-        effect = SendMessage(shown.text, buttons, notify=loud, rests=loud)
-        rang = {"called": now} if loud and isinstance(data.get("message"), Mapping) else {}
+        thread = reply_to if reply_to is not None and reply_to != shown.id else None
+        effect = SendMessage(shown.text, buttons, notify=loud, rests=loud, reply_to=thread,
+                             chat=reply_chat if thread is not None else None)
+        rang = ({"called": now} if alarm_head else {"rang": now}) if loud else {}
         return Step("called with its own message", effect=effect, then=lambda posted: {
             **_moved(data, posted), **rang, "called_for": period, "moved_from": shown.id,
             RETIRED: retired_after(data, shown, True)})

@@ -1,9 +1,6 @@
-"""Urgency (SPEC §6.1 as amended 2026-12-07, docs/attention.md "Urgency: now, soon, silent"), as a reviewer
-tried to break it: through the webhook, the buttons and the every-minute check, in the fake world.
-
-Each test above "what held" states what SPEC §6.1 and docs/attention.md promise and fails where pager does
-otherwise (its docstring says where the code goes wrong); the tests under "what held" pass, and cover orders
-and failures the suite did not try.
+"""Urgency (SPEC §6.1 as amended 2026-12-07, docs/attention.md "Urgency: now, soon, silent") in the orders and
+failures that break it most easily: calls racing deliveries, a check twice, a table or Telegram failing midway, a
+clock set back, a flake, the longest names, through the webhook, the buttons and the every-minute check.
 """
 
 from __future__ import annotations
@@ -44,10 +41,8 @@ def night(make_world):
 
 
 def test_a_failure_delivered_while_the_morning_call_posts_the_alarm_anew_is_shown_and_rings(night):
-    """A call that holds one alarm claims the alarm's head for its send (`messages.decide_call`). A delivery that finds
-    a SendMessage or DeleteMessage claim there takes it for a render under way and leaves its entry to it
-    (`render_now`, `leave_to_render_under_way`), without keeping the check's index: but the call never looks at
-    the entries again. The new failure is stored, never shown, never due: it never rings."""
+    """A failure stored while a call posts its alarm anew (the delivery leaves its entry to the render under
+    way) is shown by the render that follows the call, and rings past its grace."""
     world = night
     world.deliver("workflow_run", run("failure"))  # 23:00, red past its grace at 23:15: kept for the morning
     world.advance(16)
@@ -74,9 +69,7 @@ def test_a_failure_delivered_while_the_morning_call_posts_the_alarm_anew_is_show
 
 
 def test_a_thread_the_morning_call_posted_anew_does_not_buzz_again_for_a_follow_up_within_the_hour(make_world):
-    """A call that posts a contact anew with a sound is its thread's buzz; the thread's `buzzed_at` stays when the
-    contact was kept (hours before), so a follow-up minutes after the call calls again (with the default rest it is
-    kept, and the next call names the thread a second time)."""
+    """A call that posts a contact anew with a sound is its thread's buzz: a follow-up within the hour is silent."""
     world = make_world(quiet_hours="22:00-07:00", timezone="Europe/Berlin", buzz_gap_minutes=0)
     world.now = berlin(15, 23)
     world.deliver("issues", issue_opened())  # at night: silent, kept for the morning
@@ -97,7 +90,7 @@ def expiry(world, key: str, item: str = "") -> int | None:
 
 
 def test_a_contact_and_its_thread_called_as_themselves_still_expire_from_the_table(resting):
-    """`_called_by_its_own` and `decide_first_moved` settle without `ttl_seconds`: the write drops the item's TTL."""
+    """A contribution posted anew by a call, and its thread, keep their expiry in the table."""
     from pager.signals.contribution import THREAD
 
     world = resting
@@ -135,8 +128,7 @@ def test_a_release_called_as_itself_still_expires_from_the_table(resting):
 
 
 def test_a_comment_called_as_itself_is_posted_anew_in_its_thread(resting):
-    """`decide_call` posts a reply anew as a plain message: the thread loses it (docs: a contribution is shown in its
-    thread)."""
+    """A comment posted anew by a call stays a reply in its thread (docs/attention.md, "Threads")."""
     world = resting
     world.deliver("issues", issue_opened())  # alice's issue #1 calls at 08:00
     [opened] = shown(world)
@@ -157,9 +149,8 @@ def test_a_comment_called_as_itself_is_posted_anew_in_its_thread(resting):
 
 
 def test_a_contact_kept_late_for_a_rest_an_alarm_cut_short_follows_the_alarm_and_never_buzzes_in_its_rest(resting):
-    """A rest whose index item did not exist yet when an alarm cut it short (`_decide_cut` finds nothing) is made by
-    the late note with its whole length (`keep` -> `_held`): its call comes at the old end, with a sound (the last
-    call is before that end), inside the rest the alarm's call began."""
+    """A contact whose note for a rest comes late (its first delivery failed), after an alarm ended that rest,
+    follows the alarm without a sound and never buzzes inside the rest the alarm's call began."""
     world = resting
     world.deliver("issues", issue_opened())  # the call at 08:00: the phone rests to 09:00
     world.deliver("workflow_run", run("failure"))  # red at 08:00
@@ -178,9 +169,8 @@ def test_a_contact_kept_late_for_a_rest_an_alarm_cut_short_follows_the_alarm_and
 
 
 def test_a_failure_at_any_call_of_an_alarm_ringing_while_the_phone_rests_cuts_the_rest_short_once_in_the_end(make_world):
-    """`attention_store.called` logs and swallows a table failure: then the rest is not cut short, and what it kept
-    comes at its old end with a sound, inside the alarm's rest (`called`'s docstring accepts one more buzz for
-    the call's own record; the cut's four table calls widen that window)."""
+    """An alarm that rings while the phone rests ends the rest (its call is recorded, tried again while the table
+    throttles), whatever call of its render fails first."""
     from pager.errors import Transient
     from pager.signals import alarm
     from pager_world.matrix import Scenario, failure_matrix
@@ -203,10 +193,9 @@ def test_a_failure_at_any_call_of_an_alarm_ringing_while_the_phone_rests_cuts_th
     assert failure_matrix(lambda: make_world(buzz_gap_minutes=60), Scenario("alarm rings in a rest", setup, act)).failed
 
 
-def test_an_alarm_ringing_in_a_rest_that_runs_into_quiet_hours_brings_what_the_rest_kept_with_it(make_world):
-    """docs/attention.md: a moment of urgency now that rings while the phone rests ends the rest there, and what it kept
-    follows within a minute. `_cut_short` leaves a rest that lasts into quiet hours alone: what it kept waits for
-    the morning (the code's docstring says so; the docs do not)."""
+def test_an_alarm_ringing_in_a_rest_that_runs_into_quiet_hours_leaves_what_it_kept_to_the_mornings_call(make_world):
+    """docs/attention.md: a rest that runs into quiet hours lasts to their end, and their call is for both: an alarm
+    that rings before them leaves what that rest kept to it (shown in the chat already, named in the morning)."""
     world = make_world(quiet_hours="22:00-07:00", timezone="Europe/Berlin")  # the default rest, 75 minutes
     world.now = berlin(15, 20, 50)
     world.deliver("issues", issue_opened())  # the call at 20:50: its rest would end at 22:05, so it lasts the night
@@ -214,21 +203,24 @@ def test_an_alarm_ringing_in_a_rest_that_runs_into_quiet_hours_brings_what_the_r
     world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8))  # 21:00: kept
     world.deliver("workflow_run", run("failure"))
     world.advance(15)
-    tick(world)  # 21:15: the red branch rings; docs: "ends the rest there: what the rest kept follows it within a minute"
+    tick(world)  # 21:15: the red branch rings
     assert buzzed(world)[-1].startswith("🚨 ")
-    world.advance(1)
+    for _ in range(3):
+        world.advance(1)
+        tick(world)
+    assert shown(world)[-1].text.startswith("🚨 ") and len(buzzed(world)) == 2  # bob waits for the morning's call
+    world.now = berlin(16, 7, 0, 30)
     tick(world)
-    world.advance(1)
-    tick(world)  # 21:17
-    assert shown(world)[-1].text.startswith("💬 bob commented on issue"), "what the rest kept waits for the morning"
+    morning = [m for m in shown(world) if m.notified][-1]  # the one thing the night kept: bob's, as itself
+    assert morning.text.startswith("💬 bob commented") and morning.sent_at == world.now
 
 
 # -- a call made twice ---------------------------------------------------------------------------------------------
 
 
 def test_a_call_sent_whose_mark_in_the_index_failed_does_not_call_again_as_the_one_thing_left(resting):
-    """`send_summary` posts the one thing anew before it looks at the summary record's `sent`: a call sent whose mark
-    in the index failed, looked at again once one of its things needs nothing more, calls for the other."""
+    """A call sent whose mark in the check's index failed is not made again (its record says it was sent), even once
+    one of its things needs nothing more."""
     from pager_world.cases import issue_closed
 
     world = resting
@@ -259,8 +251,8 @@ def test_a_call_sent_whose_mark_in_the_index_failed_does_not_call_again_as_the_o
 
 
 def test_an_alarm_ringing_as_the_night_ends_is_not_posted_again_silently_by_the_nights_call_of_it(night):
-    """The check renders the alarm come due first (a repost with a sound); the night's call of that one alarm then posts
-    it anew once more, silently, and deletes the message that just rang under its notification."""
+    """An alarm that rings as the night ends is the night's call of it: the call does not post it anew below its
+    own notification."""
     world = night
     world.deliver("workflow_run", run("failure"))  # 23:00
     world.advance(16)
@@ -279,8 +271,8 @@ def test_an_alarm_ringing_as_the_night_ends_is_not_posted_again_silently_by_the_
 
 
 def test_a_repository_the_nights_call_named_with_others_waits_the_hour_as_when_it_is_called_alone(night):
-    """A call of one alarm keeps its `called` (the hour holds what comes next); a call that names it among others does
-    not, so what comes past its grace minutes after the morning's call rings at once."""
+    """A repository a call named among other things rang with it: it waits its hour before it rings again, as one
+    called alone does."""
     world = night
     world.deliver("workflow_run", run("failure"))  # 23:00
     world.deliver("issues", issue_opened())  # and a contact: the morning's call holds two things
@@ -297,8 +289,7 @@ def test_a_repository_the_nights_call_named_with_others_waits_the_hour_as_when_i
 
 
 def test_a_clock_set_back_does_not_hold_a_red_branch_past_its_grace_for_hours(make_world):
-    """`attention.again_at` lets a render ring when the clock is behind the last buzz, but `alarm.due_of` still holds the
-    check's index to `called + NOW_AGAIN_SECONDS`: the check does not render it until then."""
+    """A clock set back behind the alarm's last buzz holds nothing: a red branch rings past its grace."""
     world = make_world(buzz_gap_minutes=0)
     world.deliver("workflow_run", run("failure"))
     world.advance(15)
@@ -313,8 +304,8 @@ def test_a_clock_set_back_does_not_hold_a_red_branch_past_its_grace_for_hours(ma
 
 
 def test_an_alarm_seen_at_night_is_not_called_in_the_morning_after_a_flake_passed_within_its_grace(night):
-    """`seen_of` drops 👀 at the first render that shows an entry opened after it, also one that passes within its
-    grace and never rings; the morning's `_seen_since` then finds no acknowledgement and calls the alarm."""
+    """👀 stays through a flake that opened and passed within its grace: the alarm seen at night is not called in
+    the morning."""
     world = night
     world.deliver("workflow_run", run("failure"))  # 23:00
     world.advance(16)
@@ -332,8 +323,7 @@ def test_an_alarm_seen_at_night_is_not_called_in_the_morning_after_a_flake_passe
 
 
 def test_a_night_whose_only_page_was_pagers_own_health_well_again_by_morning_ends_in_no_call(night):
-    """`still_needed` keeps pager's own health always (as before this change): a night whose only page was a failed
-    delivery that passed since calls "pager needs you" in the morning, for a ⚙️ message that says well again."""
+    """pager's own health kept at night and well again by morning needs no call."""
     from pager.signals import alarm
     from pager_world.cases import delivery_entry
 
@@ -351,8 +341,8 @@ def test_a_night_whose_only_page_was_pagers_own_health_well_again_by_morning_end
 
 
 def test_a_nights_call_of_every_kind_says_it_in_a_first_line_of_at_most_80_characters(night):
-    """`first_line` appends " — N repositories" to counts that already fill the line, without measuring it (and counts
-    pager among the repositories)."""
+    """A call that holds every kind says so in a first line of at most 80 characters (the counts in short when
+    their words would not leave room)."""
     from test_attention import a_night_of_each
 
     from pager.signals import alarm
@@ -385,8 +375,7 @@ def a_contact_in_long(number: int, login: str = "u" * 39) -> dict:
 
 
 def test_a_call_of_thirty_things_with_long_names_says_what_it_counts_and_how_many_more(resting):
-    """`render_summary` lists 20 things and then "… and N more" without measuring the message: past 4096 characters the
-    client cuts it, and the line that says how many more is what goes (the 20th is cut in the middle)."""
+    """A call of thirty things with the longest names lists what fits one message and says how many more."""
     from pager_world.payloads import INSTALLATION
 
     world = resting
@@ -406,7 +395,7 @@ def test_a_call_of_thirty_things_with_long_names_says_what_it_counts_and_how_man
     assert lines[-1] == f"… and {30 - len(listed)} more", f"the call no longer says how many more: {lines[-1][-60:]}"
 
 
-# -- what held (each covers what the suite did not) ----------------------------------------------------------------
+# -- more orders and failures -----------------------------------------------------------------------------------
 
 
 def test_a_failure_at_any_call_of_a_nights_call_of_one_alarm_posts_it_anew_once_in_the_end(make_world):
