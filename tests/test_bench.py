@@ -21,6 +21,7 @@ from collections import Counter
 import jwt
 import pytest
 
+from pager.attention import NOW_AGAIN_SECONDS
 from pager.errors import Conflict
 from pager.observe import METRICS
 from pager.settings import BUZZ_GAP_MINUTES
@@ -733,7 +734,13 @@ def test_the_report_states_every_target_as_met_or_not_met(replays, subscribed, q
     phone_section = text.split("## What the maintainer's phone lives through (the subscribed events only", 1)[1]
     phone_section = phone_section.split("\n## ", 1)[0]
     attention = [line for line in phone_section.splitlines() if re.search(r"\| (met|\*\*not met\*\*) \|$", line)]
+    # a red default branch within the minute (the hour), the week's buzzes, none in quiet hours, every call's first
+    # line, none lost
     assert len(attention) == len(phone_report.targets(subscribed[1]["pager"]["phone"], quiet)) == 5
+    assert "| 🚨 a default branch red past its grace | now |" in phone_section
+    assert "| … within the hour of its repository's last buzz | |" in phone_section
+    assert "| 💬 an outsider's first contact | soon |" in phone_section and "| 🔀 a release ready to merge | soon |" in phone_section
+    assert "Targets of the model before, dropped or rewritten by design" in phone_section
     assert "| ALARM_GRACE_MINUTES | alarm buzzes in the week |" in phone_section
     assert "| **15** |" in phone_section and "the same, at the same times" in phone_section
     assert "| **the week, QUIET_HOURS=01:00-02:00** |" in phone_section and "| **the week** |" in phone_section
@@ -820,7 +827,7 @@ def test_the_phones_counts_add_up_by_day_and_kind_and_to_the_chat_and_every_mome
     assert all(c["buzzes"] <= c["sends"] for c in cells)
     deleted = sum(c["deletes"] for c in cells)
     assert p["sends"] - deleted == result["chat_messages"]  # what is left in the chat
-    assert 0 < deleted <= p["reposts"] == sum(p["reposts_by_kind"].values())
+    assert 0 < deleted <= p["reposts"] + p["own_calls"] and p["reposts"] == sum(p["reposts_by_kind"].values())
     assert p["night"] == sum(p["night_by_day"].values()) <= p["buzzes"]
     week: dict[str, Counter] = {}
     for kinds in p["days"].values():
@@ -828,26 +835,43 @@ def test_the_phones_counts_add_up_by_day_and_kind_and_to_the_chat_and_every_mome
             week.setdefault(kind, Counter()).update(counts)
     assert set(week) <= {kind for kind, _, _ in phone.KINDS}  # every message is of a known kind
     moments = p["moments"]
-    for t in moments.values():
-        assert t["n"] == t["buzzed"] + t["kept"] + t.get("between_checks", 0) + t.get("telegram_down", 0) + t["silent"]
-        assert t["uncalled"] == 0 and t["silent"] == 0  # each one buzzed, or was called after the phone's rest, or it is said why not
-    # the chat's buzzes are the moments': a contribution's and a release's one each, an alarm's one for the
-    # failures that came past their grace together
-    contact = moments["contact"]
-    assert week["contribution"]["buzzes"] == contact["buzzed"] and contact["buzzed"] + contact["kept"] == contact["n"] > 0
-    assert len(p["calls"]) == week["rest"]["buzzes"] > 0  # what was kept while the phone rested was called
-    assert week["release"]["buzzes"] == moments["release"]["buzzed"] == moments["release"]["n"] > 0
-    assert 0 < week["alarm"]["buzzes"] <= moments["alarm"]["buzzed"]
+    for t in moments.values():  # each moment buzzed, or was called by a call that held it, or it is said why not
+        neither = sum(t.get(k, 0) for k in ("resolved", "pending", "uncalled", "between_checks", "telegram_down", "held", "silent"))
+        assert t["n"] == t["buzzed"] + t["called"] + neither
+        assert t["called"] == t["message"] + t["own"] + t["after"]  # by its 📬 message, its own message anew, or a now buzz
+        assert t["lost"] == t["uncalled"] + t["silent"] == 0
+    # every buzz is a moment of urgency now's, a soon moment's own, or a call's with a sound; a call's message is a
+    # 📬 one here (the one thing's own message posted anew counts under its kind)
+    calls = p["calls"]
+    loud = [c for c in calls if c["loud"]]
+    soon = moments["contact"]["buzzed"] + moments["release"]["buzzed"]
+    assert p["buzzes"] == p["now_buzzes"] + soon + len(loud) and len(calls) == len(p["rest_calls"]) == week["rest"]["sends"]
+    assert len([c for c in loud if c["form"] == "message"]) == week["rest"]["buzzes"] > 0
+    assert 0 < p["now_buzzes"] == week["alarm"]["buzzes"] <= moments["alarm"]["buzzed"]
+    assert week["contribution"]["buzzes"] == moments["contact"]["buzzed"] + sum(c["kind"] == "contribution" for c in loud)
+    # the red default branch that buzzed while the phone rested ended its rest: what the rest kept followed in the
+    # next minute without a sound, that buzz its call
+    assert [(c["how"], c["by"]) for c in calls if not c["loud"]] == [("after", "alarm")]
+    assert moments["contact"]["after"] > 0 and moments["contact"]["kept"] == moments["contact"]["called"] > 0
+    # a failure red past its grace within the hour of its repository's last buzz rang when that hour ended
+    within = moments["alarm"]["rings_within_hour"]
+    assert moments["alarm"]["within_hour"] == len(within) > 0 and all(0 < w <= NOW_AGAIN_SECONDS + 60 for w in within)
+    assert all(w <= 60 for w in moments["alarm"]["rings_not_within_hour"] + moments["alarm"]["rings_after_outage"])
 
 
-def test_the_grace_model_gives_the_chats_alarm_buzzes_at_the_replays_grace_and_fewer_with_a_longer_one(restless):
+def test_the_grace_model_gives_the_chats_alarm_buzzes_at_the_replays_grace_and_fewer_with_a_longer_one(subscribed, restless):
     p = restless
     assert p["model"]["same_times"] and p["model"]["buzzes"] == p["model"]["phone"] > 0
     rows = p["grace"]
     assert [row["minutes"] for row in rows] == list(phone.GRACES)
     assert all(a["buzzes"] >= b["buzzes"] and a["flakes"] >= b["flakes"] for a, b in itertools.pairwise(rows))
-    assert rows[0]["delay_median"] == 0 and rows[-1]["flakes"] == 0  # no grace: at once; 30 minutes: no flake
+    # no grace: at once, or when the hour of its repository's last buzz ends (a flapping repository rings once an
+    # hour); 30 minutes: no flake
+    assert 0 < rows[0]["delay_median"] <= NOW_AGAIN_SECONDS + 60 and rows[-1]["flakes"] == 0
     assert next(row for row in rows if row["minutes"] == 15)["buzzes"] == p["model"]["buzzes"]
+    # the phone's rest does not change an alarm's buzzes (their urgency is now): the same with the default rest
+    rested = subscribed[1]["pager"]["phone"]
+    assert rested["model"] == p["model"] and rested["grace"] == rows
 
 
 def test_quiet_hours_leave_no_buzz_inside_them_and_their_summary_buzzes_once_at_their_end(subscribed, quiet):
@@ -873,12 +897,29 @@ def test_a_flake_within_the_grace_never_buzzes_and_a_failure_red_past_it_buzzes_
     assert [row["buzzes"] for row in p["grace"]] == [2, 2, 1, 1, 1, 1]  # the flake closed 10 minutes in
 
 
+def test_the_grace_model_rings_an_alarm_that_buzzed_within_the_hour_again_only_when_the_hour_ends():
+    checks = phone.check_times(30.0, 60.0, 9000.0)
+    steps = [("open", 100.0, "1", "workflow:1", 100.0, "CI failed"), ("render", 100.0, "1", "webhook"),
+             ("close", 1500.0, "1", "workflow:1"), ("render", 1500.0, "1", "webhook"),  # all clear
+             ("open", 1600.0, "1", "workflow:3", 1600.0, "Lint failed"), ("render", 1600.0, "1", "webhook"),
+             ("open", 1700.0, "2", "workflow:1", 1700.0, "CI failed"), ("render", 1700.0, "2", "webhook")]
+    # the first rings at the check after its grace; the second, red again within the hour of that buzz (its all
+    # clear between), rings when the hour ends (1050 + 3600), at that check; another repository rings on its own
+    assert [(b.at, b.ref, b.heard) for b in phone.grace_buzzes(steps, 900.0, checks)] == [
+        (1050.0, "1", (("workflow:1", 100.0),)), (2610.0, "2", (("workflow:1", 1700.0),)),
+        (4650.0, "1", (("workflow:3", 1600.0),))]
+    # cleared before the hour ends: it never rings
+    cleared = [*steps, ("close", 4000.0, "1", "workflow:3"), ("render", 4000.0, "1", "webhook")]
+    assert [b.at for b in phone.grace_buzzes(cleared, 900.0, checks)] == [1050.0, 2610.0]
+
+
 def test_the_grace_model_buzzes_once_per_failure_past_its_grace_and_never_for_one_that_closes_before():
     checks = phone.check_times(30.0, 60.0, 4000.0)
     steps = [("open", 100.0, "1", "workflow:1", 100.0, "CI failed"), ("render", 100.0, "1", "webhook"),
              ("open", 200.0, "1", "workflow:2", 200.0, "Lint failed"), ("render", 200.0, "1", "webhook"),
              ("close", 700.0, "1", "workflow:1"), ("render", 700.0, "1", "webhook")]
     assert phone.grace_buzzes(steps, 900.0, checks) == [phone.Buzz(1110.0, "1", (("workflow:2", 200.0),))]
-    assert [b.at for b in phone.grace_buzzes(steps, 0.0, checks)] == [100.0, 200.0]  # no grace: each at once
+    # no grace: the first at once, the second when the hour of that buzz ends (100 + 3600, at the next check)
+    assert [b.at for b in phone.grace_buzzes(steps, 0.0, checks)] == [100.0, 3750.0]
     # the check's minute: Telegram down from the grace's end on, the repost waits for its return
     assert [b.at for b in phone.grace_buzzes(steps, 900.0, checks, [(1000.0, 1500.0)])] == [1530.0]

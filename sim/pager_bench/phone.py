@@ -1,25 +1,35 @@
 """What the maintainer's phone lives through in a replay: pager.attention at work, measured.
 
-Two sources, both written as the replay goes (`Ledger`, `FakeTelegram.history`):
+Two sources, both written as the replay goes (`Ledger`, `FakeTelegram.history` and `buzzes`):
 - the chat: every send, edit and delete of the bot's, with its time and the message's first line, and
   every message sent with a sound (a buzz). A message's kind is what its first line starts with when it
   is sent (`KINDS`); an answer to a command is a reply to a person's message;
-- the table (`Ledger`): each write of an alarm's head and entries, of a release's and a contribution's
-  record and of a quiet hours' note, and each load of a repository alarm's head (a render:
-  `alarm.render_now` settles on the head, and nothing else loads it in a replay, where nobody presses 🛠),
-  with the function that made it (the webhook, or the sweep function's every-minute check).
+- the table (`Ledger`): each write of an alarm's head and entries (a repository's, and pager's own health,
+  `alarm#control`), of a release's and a contribution's record, of a call's record and its notes
+  (`summary#<start>`) and of the every-minute check's index, and each load of a repository alarm's head
+  (a render: `alarm.render_now` settles on the head, and nothing else loads it in a replay, where nobody
+  presses 🛠 or 👀), with the function that made it (the webhook, or the sweep function's every-minute check).
 
 Folded (`observe`, pure once the facts are read) into:
 - sends, buzzes, edits and deletes (the old message of a repost) per day of the maintainer's clock, by kind;
 - buzzes at night (`NIGHT`, on the maintainer's clock);
-- the moments that must buzz (pager.attention.MOMENTS), counted from the table and checked against the
-  chat: a release offered 🔀 Merge (its record starts offering it), an outsider's first contact (a
-  contribution shown in a thread that has not buzzed within the hour, the first one of a thread
-  included), a repository alarm's failure still red when its grace ended (an entry open at its opening
-  plus ALARM_GRACE_MINUTES). Each buzzed (the message it was shown in was sent with a sound; for an
-  alarm, one of its messages buzzed between its grace's end and its closing), was kept for the quiet
-  hours' summary (a note of it in the summary of those hours), or neither: then, for an alarm's failure,
-  why (`alarm_tally`), else silent;
+- the calls at the end of a quiet period (the phone's rest, quiet hours), from their records (`calls_of`): one
+  📬/🌅 message, the one thing's own message posted anew (a send with a sound, the old one deleted), or
+  nothing left to call for; sent with a sound, or silently right after a call (a moment of urgency now that
+  ended the rest early: then that buzz is the call, `Call.rang`);
+- the moments of pager.attention.MOMENTS that call, by urgency. Now: a repository alarm's failure still red
+  when its grace ended (the moment: its opening plus ALARM_GRACE_MINUTES), pager's own health (an entry of
+  alarm#control opening). Each is followed in the alarm's head (`Head`): the first write whose `heard` reaches
+  the opening heard it, with a buzz (the head's `called` set then, its message sent with a sound) or kept for
+  a call (quiet hours); a failure that closed before any render heard it did so between two checks, while
+  Telegram was down, or while the repository's last buzz held it (NOW_AGAIN_SECONDS), else it was lost.
+  Soon: an outsider's first contact (a contribution shown in a thread that has not buzzed or been kept within
+  the hour, the first one of a thread included) and a release offered 🔀 Merge (its record starts offering
+  it). Each buzzed on its own (the message it was shown in was sent with a sound), or was kept for a call (a
+  note of it in `summary#<start>`) that held it, or that no longer needed it; else it was lost. The wait runs
+  from the moment to the buzz that called it;
+- the first line of every message that buzzed and of every 📬/🌅 message, its visible length
+  (`pager.html.visible_length`: what a phone's notification shows);
 - the times a repository went red (its alarm's episodes: from a first failure to the all clear);
 - the grace table (`grace_row`): what ALARM_GRACE_MINUTES of 0, 5, ... 30 would have done in the same
   week, computed from this one replay (`grace_buzzes`, below).
@@ -27,14 +37,18 @@ Folded (`observe`, pure once the facts are read) into:
 `grace_buzzes` replays decide_render's rule on the alarm's history: the entries' openings and closings and
 the renders the deliveries made (the same whatever the grace), in the order the table saw them, and the
 every-minute check's renders (which depend on the grace: the check renders an alarm whose index says it is
-due, an entry past its grace that has not buzzed). A render that changes the message while Telegram is down
-fails and changes nothing (the index keeps what it said). At the replay's own grace it must give the
-chat's alarm buzzes, one for one and at the same times: `observe` says whether it does.
+due, an entry past its grace that has not buzzed, and not within the hour of the alarm's last buzz). A
+render rings for the openings past their grace that have not rung, unless the alarm rang within the hour
+(NOW_AGAIN_SECONDS): then it rings when that hour ends. A render that changes the message while Telegram is
+down fails and changes nothing (the index keeps what it said). The phone's rest does not change an alarm's
+buzzes (their urgency is now), quiet hours do (the model knows none). At the replay's own grace it must give
+the chat's alarm buzzes, one for one and at the same times: `observe` says whether it does.
 """
 
 from __future__ import annotations
 
 import bisect
+import html
 import re
 import statistics
 from collections import Counter, defaultdict
@@ -43,7 +57,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any, NamedTuple
 
-from pager.attention import FOLLOW_UP_SECONDS, QuietHours
+from pager.attention import FOLLOW_UP_SECONDS, NOW_AGAIN_SECONDS, QuietHours, period_of
+from pager.html import visible_length
 from pager.signals.release import offers_merge
 from pager.store import MemoryStore, Record
 from pager_world.store import key_kind
@@ -51,8 +66,9 @@ from pager_world.telegram import FakeTelegram
 
 NIGHT = "22:00-07:00"  # the maintainer's night, on their clock: buzzes in it are counted, and quiet hours set to it
 GRACES = (0, 5, 10, 15, 20, 30)  # minutes: the grace table's rows
-GAPS = (0, 15, 30, 45, 60, 75, 90)  # minutes: the rest table's rows (BUZZ_GAP_MINUTES)
+GAPS = (0, 15, 30, 45, 60, 75, 90, 105, 120, 150)  # minutes: the rest table's rows (BUZZ_GAP_MINUTES)
 FLAKE_SECONDS = 1800.0  # a failure closed within this long of its opening is a flake a rerun cleared
+FIRST_LINE = 80  # visible characters of a call's first line: what a phone's notification shows (SPEC §6.1)
 KINDS = (  # (kind, the marks its messages start with, what the report calls them)
     ("contribution", ("💬",), "💬 contribution"),
     ("alarm", ("🚨",), "🚨 alarm"),
@@ -63,8 +79,10 @@ KINDS = (  # (kind, the marks its messages start with, what the report calls the
     ("answer", (), "answers to commands"),
 )
 OTHER = "other"  # a message of none of the kinds (none expected)
-ALARM_HEAD = re.compile(r"alarm#(\d+)")  # a repository's alarm (pager's own health is alarm#control)
+ALARM_HEAD = re.compile(r"alarm#(\d+)")  # a repository's alarm
+HEALTH_HEAD = re.compile(r"alarm#(control)")  # pager's own health
 ENTRY_ITEM = "entry:"
+CALL_FORMS = ("message", "own", "after")  # a call's 📬/🌅 message; the thing's own message anew; silent, after a now buzz
 
 
 # ------------------------------------------------------------------------------------------ the table
@@ -114,6 +132,7 @@ class Post(NamedTuple):
     at: float
     kind: str
     buzz: bool
+    first: str = ""  # the message's first line then (HTML, as sent)
 
 
 def kind_of(first_line: str) -> str:
@@ -130,8 +149,14 @@ def posts_of(telegram: FakeTelegram) -> list[Post]:
             message = telegram.messages.get(message_id)
             asked = telegram.messages.get(message.reply_to) if message is not None and message.reply_to else None
             kinds[message_id] = "answer" if asked is not None and asked.author is not None else kind_of(first)
-        posts.append(Post(what, message_id, at, kinds.get(message_id, OTHER), what == "send" and message_id in rang))
+        posts.append(Post(what, message_id, at, kinds.get(message_id, OTHER), what == "send" and message_id in rang,
+                          first))
     return posts
+
+
+def rang_at(posts: Iterable[Post]) -> dict[int, float]:
+    """message id -> when it was sent with a sound."""
+    return {p.message_id: p.at for p in posts if p.buzz}
 
 
 # ------------------------------------------------------------------------------------------ the folds
@@ -162,11 +187,13 @@ def by_day(posts: Iterable[Post], zone: tzinfo) -> dict[str, dict[str, Counter[s
 @dataclass
 class _Alarm:
     """One repository alarm as the model follows it: its open entries, whether its message is shown (open),
-    `heard` (decide_render's: every opening until then buzzed), what the message shows, the index's due."""
+    `heard` (decide_render's: every opening until then buzzed), when it last buzzed (`called`, kept across its
+    all clear), what the message shows, the index's due."""
 
     entries: dict[str, tuple[float, Any]] = field(default_factory=dict)  # key -> (opened at, what is shown of it)
     showing: bool = False
     heard: float | None = None
+    called: float | None = None
     shown: Any = None
     due: float | None = None
 
@@ -180,14 +207,14 @@ class Buzz(NamedTuple):
 Step = tuple  # ("open", at, ref, key, opened, shown) | ("close", at, ref, key) | ("render", at, ref, function)
 
 
-def alarm_steps(lines: Iterable[Line]) -> list[Step]:
-    """A repository alarm's history from the table's lines, in order."""
+def alarm_steps(lines: Iterable[Line], head: re.Pattern[str] = ALARM_HEAD) -> list[Step]:
+    """A repository alarm's history from the table's lines, in order (with HEALTH_HEAD, pager's own health's)."""
     steps: list[Step] = []
     for line in lines:
-        head = ALARM_HEAD.fullmatch(line.key)
-        if head is None:
+        found = head.fullmatch(line.key)
+        if found is None:
             continue
-        ref = head.group(1)
+        ref = found.group(1)
         if line.what == "render":
             steps.append(("render", line.at, ref, line.function))
         elif line.item.startswith(ENTRY_ITEM):
@@ -204,8 +231,13 @@ def _down(windows: Sequence[tuple[float, float]], at: float) -> bool:
     return any(start <= at < end for start, end in windows)
 
 
+def _within_hour(called: float | None, at: float) -> bool:
+    """Whether an alarm that last buzzed at `called` is still within its hour at `at` (pager.attention.again_at)."""
+    return called is not None and 0 <= at - called < NOW_AGAIN_SECONDS
+
+
 def _render(alarm: _Alarm, ref: str, at: float, grace: float, down: bool) -> Buzz | None:
-    """decide_render's rule, and what the render leaves in the check's index (`due_of`)."""
+    """decide_render's rule (`alarm.ring`), and what the render leaves in the check's index (`alarm.due_of`)."""
     if not alarm.entries:
         if alarm.showing:
             if down:
@@ -216,15 +248,19 @@ def _render(alarm: _Alarm, ref: str, at: float, grace: float, down: bool) -> Buz
     heard = alarm.heard if alarm.showing else None
     ripe = tuple(sorted((k, opened) for k, (opened, _) in alarm.entries.items()
                         if (heard is None or opened > heard) and opened + grace <= at))
+    rings = bool(ripe) and not _within_hour(alarm.called, at)  # not within the hour of its last buzz
     shown = dict(alarm.entries)
-    if down and (ripe or not alarm.showing or shown != alarm.shown):
+    if down and (rings or not alarm.showing or shown != alarm.shown):
         return None  # a send, repost or edit while Telegram is down: nothing changes
-    if ripe:
+    if rings:
         heard = max(heard if heard is not None else at - grace, at - grace)
+        alarm.called = at
     alarm.showing, alarm.heard, alarm.shown = True, heard, shown
-    alarm.due = min((opened + grace for opened, _ in alarm.entries.values() if heard is None or opened > heard),
-                    default=None)
-    return Buzz(at, ref, ripe) if ripe else None
+    due = min((opened + grace for opened, _ in alarm.entries.values() if heard is None or opened > heard), default=None)
+    if due is not None and alarm.called is not None:
+        due = max(due, alarm.called + NOW_AGAIN_SECONDS)  # it rings when the hour of its last buzz ends
+    alarm.due = due
+    return Buzz(at, ref, ripe) if rings else None
 
 
 def grace_buzzes(steps: Sequence[Step], grace: float, checks: Sequence[float],
@@ -326,10 +362,17 @@ def check_times(start: float, every: float, end: float) -> list[float]:
     return times
 
 
+def _message_id(data: Mapping[str, Any]) -> int | None:
+    """The message a record names: an alarm's head in `message`, a release's or a contribution's in `message_id`."""
+    message = data.get("message")
+    found = message.get("id") if isinstance(message, Mapping) else data.get("message_id")
+    return found if isinstance(found, int) else None
+
+
 def reposts(lines: Iterable[Line]) -> Counter[str]:
     """Messages sent anew in place of one still shown, by kind: an alarm's head (pager's own health for
     alarm#control), or a release's record, that names a new message while the one before was still shown
-    (an alarm's until its all clear)."""
+    (an alarm's until its all clear); not a call's, which posts the one thing it holds anew (`calls_of`)."""
     shown: dict[str, Any] = {}
     count: Counter[str] = Counter()
     for line in lines:
@@ -338,14 +381,158 @@ def reposts(lines: Iterable[Line]) -> Counter[str]:
             continue
         if kind == "alarm":
             message = line.data.get("message") or {}
-            now = (message.get("id"), bool(message.get("open")))
+            now = (message.get("id"), bool(message.get("open")), line.data.get("called_for"))
             kind = "alarm" if ALARM_HEAD.fullmatch(line.key) else "health"
         else:
-            now = (line.data.get("message_id"), line.data.get("message_id") is not None)
+            now = (line.data.get("message_id"), line.data.get("message_id") is not None, line.data.get("called_for"))
         before = shown.get(line.key)
-        count[kind] += before is not None and before[1] and now[0] is not None and now[0] != before[0]
+        moved = before is not None and before[1] and now[0] is not None and now[0] != before[0]
+        count[kind] += moved and now[2] == before[2]  # a new `called_for`: the call posted it anew
         shown[line.key] = now
     return +count
+
+
+# ------------------------------------------------------------------------------------------ calls
+
+
+class Call(NamedTuple):
+    """A call at the end of a quiet period (the phone's rest, quiet hours), as its record `summary#<start>`
+    says it went: `form` "message" (one 📬/🌅 message), "own" (the one thing it held, its own message posted
+    anew: `alone`, that record's key) or "nothing" (nothing it kept needed the maintainer any more); when it
+    was sent, whether with a sound (`loud`), and when the phone rang for it (`rang`): its own buzz, or for one
+    sent silently the call just before it (a moment of urgency now that ended the rest early, or a contact
+    just after the rest's end), whose kind is `by`. `text`: a 📬/🌅 message's full text."""
+
+    start: float
+    at: float
+    form: str
+    message_id: int | None = None
+    loud: bool = False
+    rang: float | None = None
+    by: str = ""
+    alone: str = ""
+    text: str = ""
+
+    @property
+    def how(self) -> str:
+        """How it called: its 📬/🌅 message, the thing's own message anew, or silently after the buzz before."""
+        return "after" if not self.loud else self.form
+
+
+def _start_of(key: str) -> float:
+    """A call's period start from its record's key (`summary#<ISO time>`)."""
+    return datetime.fromisoformat(key.split("#", 1)[1].replace("Z", "+00:00")).timestamp()
+
+
+def calls_of(lines: Sequence[Line], posts: Sequence[Post], texts: Mapping[int, str] | None = None) -> dict[float, Call]:
+    """period start -> its call (the module docstring); `texts`: the chat's messages' full texts by id."""
+    sent_at = {p.message_id: p.at for p in posts if p.what == "send"}
+    rang = rang_at(posts)
+    called = sorted((p.at, p.kind) for p in posts if p.buzz and p.kind != "health")  # pager's own health never rests
+    times = [t for t, _ in called]
+    moved: dict[tuple[str, int], int | None] = {}  # (record, its period's start) -> the message a call posted anew
+    for line in lines:
+        period = line.data.get("called_for") if line.what == "save" and not line.item else None
+        if isinstance(period, (int, float)) and (line.key, int(period)) not in moved:
+            moved[(line.key, int(period))] = _message_id(line.data)
+    found: dict[float, Call] = {}
+    for line in lines:
+        sent = line.data.get("sent")
+        if line.what != "save" or line.item or key_kind(line.key) != "summary" or not sent:
+            continue
+        start = _start_of(line.key)
+        if start in found:
+            continue
+        if sent == "nothing" or not isinstance(sent, Mapping):
+            found[start] = Call(start, line.at, "nothing")
+            continue
+        alone = str(sent.get("alone") or "")
+        message_id = moved.get((alone, int(start))) if alone else sent.get("message_id")
+        at = sent_at.get(message_id, line.at) if isinstance(message_id, int) else line.at
+        loud = message_id in rang
+        k = bisect.bisect_right(times, at)  # the calls until it, its own included
+        before = called[k - 1] if not loud and k > 0 else None
+        found[start] = Call(start, at, "own" if alone else "message", message_id if isinstance(message_id, int) else None,
+                            loud, at if loud else before[0] if before else None, before[1] if before else "",
+                            alone, (texts or {}).get(message_id, "") if isinstance(message_id, int) else "")
+    return found
+
+
+def periods_of(lines: Iterable[Line]) -> dict[int, tuple[float, float]]:
+    """A period's start in whole seconds (as its call's record is keyed) -> (start, end) as the check's index last
+    held it (a rest cut short ends at the buzz that cut it)."""
+    periods: dict[int, tuple[float, float]] = {}
+    for line in lines:
+        if line.what == "save" and line.key == "attention" and line.item.startswith("summary:") and "end" in line.data:
+            periods[int(float(line.data["start"]))] = (float(line.data["start"]), float(line.data["end"]))
+    return periods
+
+
+class Kept(NamedTuple):
+    """A note kept for a call (of quiet hours, or at the end of the phone's rest): the moment it keeps (the
+    note's `at`), the period it is kept for, its call (None: none was sent), and whether that call held it
+    (`listed`): it is the one thing posted anew, or its 📬/🌅 message links it or counts it among more."""
+
+    at: float
+    period: tuple[float, float]
+    call: Call | None = None
+    listed: bool = False
+
+    @property
+    def called(self) -> float | None:
+        """When the phone rang for it; None when no call held it."""
+        return self.call.rang if self.call is not None and self.listed else None
+
+
+def _lists(call: Call, note: Mapping[str, Any]) -> bool:
+    """Whether a call held the note: the thing posted anew is its record; a 📬/🌅 message links it, names it, or
+    counts it among the things it does not list one by one."""
+    if call.form == "own":
+        return str(note.get("message") or "") == call.alone
+    if call.form != "message":
+        return False
+    if not call.text:
+        return True  # a message deleted since (none is): taken at its word
+    url, label = str(note.get("url") or ""), str(note.get("label") or "")
+    href = html.escape(url, quote=False).replace('"', "&quot;")
+    return bool(url and f'href="{href}"' in call.text) or bool(label and html.escape(label, quote=False) in call.text) \
+        or call.text.rsplit("\n", 1)[-1].startswith("… and ")
+
+
+def notes(lines: Sequence[Line], calls: Mapping[float, Call] | None = None) -> dict[str, list[Kept]]:
+    """What the calls kept: `<kind>:<thing>` -> each note, with its period and its call (`calls_of`)."""
+    periods = periods_of(lines)
+    found: dict[str, list[Kept]] = defaultdict(list)
+    for line in lines:
+        if line.what != "save" or key_kind(line.key) != "summary" or not line.item:
+            continue
+        start = _start_of(line.key)
+        call = (calls or {}).get(start)
+        found[line.item].append(Kept(float(line.data.get("at") or line.at), periods.get(int(start), (start, start)), call,
+                                     call is not None and _lists(call, line.data)))
+    return dict(found)
+
+
+def _fate(kept: Sequence[Kept], end: float) -> tuple[str, Kept | None]:
+    """What became of a moment kept for a call, by the replay's `end`: called (and by which note's call),
+    resolved (its call came and no longer needed it), pending (its period ends after the replay), or
+    uncalled (lost)."""
+    held = next((k for k in kept if k.listed), None)
+    if held is not None:
+        return "called", held
+    if any(k.call is not None for k in kept):
+        return "resolved", None
+    return ("pending" if kept and all(k.period[1] > end for k in kept) else "uncalled"), None
+
+
+def _kept_for(kept: Sequence[Kept], period: tuple[float, float] | None, at: float) -> list[Kept]:
+    """Of a thing's notes, those of a moment kept at `at` for `period`: its period's (by its start: a rest cut
+    short keeps it), else the first later one it was kept for instead (its period's call was under way)."""
+    if period is None:
+        return []
+    mine = [k for k in kept if int(k.period[0]) == int(period[0])]
+    later = sorted((k for k in kept if int(period[0]) < int(k.period[0]) <= max(at, k.at) + 60), key=lambda k: k.period[0])
+    return mine + later[:1]
 
 
 # ------------------------------------------------------------------------------------------ moments
@@ -373,8 +560,9 @@ def offers(lines: Iterable[Line]) -> list[Moment]:
 
 def contacts(lines: Iterable[Line]) -> tuple[list[Moment], int, int]:
     """An outsider's first contacts: each contribution shown (its record's first write with a message) in a
-    thread that had not buzzed within FOLLOW_UP_SECONDS (pager.attention: a follow-up is silent); and how
-    many contributions were shown in all, in how many threads."""
+    thread that had not buzzed, nor been kept for a call, within FOLLOW_UP_SECONDS (pager.attention: a
+    follow-up is silent; `contribution.thread_after`); and how many contributions were shown in all, in how
+    many threads."""
     last: dict[str, float] = {}
     found, shown = [], 0
     seen: set[str] = set()
@@ -391,118 +579,157 @@ def contacts(lines: Iterable[Line]) -> tuple[list[Moment], int, int]:
         sound = line.data.get("sound") or {}
         if thread not in last or not 0 <= at - last[thread] < FOLLOW_UP_SECONDS:
             found.append(Moment(at, line.key, line.data["message_id"], sound))
-        if sound.get("buzz"):
+        if sound.get("buzz") or sound.get("summary"):
             last[thread] = at
         threads.add(thread)
     return found, shown, len(threads)
 
 
-class Kept(NamedTuple):
-    """A note kept for a summary (of quiet hours, or at the end of the phone's rest): when it was written, the
-    period it is kept for, when that period's summary was sent (None: never), and whether it was settled
-    without a message instead (`resolved`: nothing it kept needed the maintainer any more)."""
-
-    at: float
-    period: tuple[float, float]
-    called: float | None
-    resolved: bool = False
+def _counts() -> dict[str, int]:
+    return dict.fromkeys(("n", "night", "buzzed", "kept", "called", *CALL_FORMS, "resolved", "pending", "uncalled",
+                          "silent"), 0)
 
 
-def _fate(kept: Sequence[Kept], end: float) -> str:
-    """What became of a moment kept for a summary, by the replay's `end`: called, resolved before its call,
-    pending (its period ends after the replay), or uncalled."""
-    if any(k.called is not None for k in kept):
-        return "called"
-    if any(k.resolved for k in kept):
-        return "resolved"
-    return "pending" if all(k.period[1] > end for k in kept) else "uncalled"
+def _called(counts: dict[str, int], kept: Kept | None, at: float, waits: list[float], kept_waits: list[float]) -> None:
+    """Count a moment its call held: by how it called, and its wait to the buzz that called it."""
+    if kept is None or kept.call is None or kept.called is None:
+        return
+    counts["called"] += 1
+    counts[kept.call.how] += 1
+    waits.append(kept.called - at)
+    kept_waits.append(kept.called - at)
 
 
-def notes(lines: Iterable[Line]) -> dict[str, list[Kept]]:
-    """What the summaries noted: `<kind>:<thing>` -> each note, with its period and when its summary was sent
-    (a summary's record `summary#<start>` written with what it sent; its period from the check's index)."""
-    periods: dict[int, tuple[float, float]] = {}
-    sent: dict[str, float] = {}
-    nothing: set[str] = set()
-    written: list[tuple[str, str, float]] = []
-    for line in lines:
-        if line.what != "save":
-            continue
-        if line.key == "attention" and line.item.startswith("summary:") and "end" in line.data:
-            periods[int(float(line.data["start"]))] = (float(line.data["start"]), float(line.data["end"]))
-        elif key_kind(line.key) == "summary" and line.item:
-            written.append((line.key, line.item, float(line.data.get("at") or line.at)))
-        elif key_kind(line.key) == "summary" and isinstance(line.data.get("sent"), dict) and line.key not in sent:
-            sent[line.key] = line.at
-        elif key_kind(line.key) == "summary" and line.data.get("sent") == "nothing":
-            nothing.add(line.key)
-    found: dict[str, list[Kept]] = defaultdict(list)
-    for key, item, at in written:
-        start = datetime.fromisoformat(key.split("#", 1)[1].replace("Z", "+00:00")).timestamp()
-        found[item].append(Kept(at, periods.get(int(start), (start, start)), sent.get(key), key in nothing))
-    return dict(found)
-
-
-def tally(moments: Iterable[Moment], rang: set[int], noted: Mapping[str, list[Kept]], kind: str,
+def tally(moments: Iterable[Moment], rang: Mapping[int, float], noted: Mapping[str, list[Kept]], kind: str,
           night: QuietHours, end: float) -> dict[str, Any]:
-    """Moments that must buzz: in all, at night, buzzed, kept for a summary (of quiet hours, or the call at the
-    end of the phone's rest) and of them resolved before their call, pending at the replay's `end`, or never
-    called (`_fate`); silent; and the waits of the called ones from the moment to their call."""
-    counts: dict[str, Any] = Counter(n=0, night=0, buzzed=0, kept=0, resolved=0, pending=0, uncalled=0, silent=0)
-    waits = []
+    """Moments of urgency soon: in all, at night, buzzed on their own, kept for a call (of the phone's rest, or of
+    quiet hours) and of them called (by its 📬/🌅 message, by their own message posted anew, or right after a now
+    buzz that ended the rest: `Call.how`), no longer needed by their call, pending at the replay's `end`, or never
+    called; silent (neither buzzed nor kept: lost); the waits from the moment to the buzz that called it (of
+    all, and of the kept ones)."""
+    counts = _counts()
+    waits: list[float] = []
+    kept_waits: list[float] = []
     for m in moments:
         counts["n"] += 1
         counts["night"] += night.period(m.at) is not None
         thing = "#".join(m.thing.split("#")[:4]) if kind == "contribution" else m.thing  # a contribution's note: its thread's
-        kept = noted.get(f"{kind}:{thing}"[:200], [])
+        kept = _kept_for(noted.get(f"{kind}:{thing}"[:200], []), period_of(m.sound), m.at)
         if m.message_id in rang:
             counts["buzzed"] += 1
+            waits.append(rang[m.message_id] - m.at)
         elif m.sound.get("summary") and kept:
             counts["kept"] += 1
-            fate = _fate(kept, end)
+            fate, held = _fate(kept, end)
             counts[fate] += fate != "called"
-            waits += [min(k.called for k in kept if k.called is not None) - m.at] if fate == "called" else []
+            _called(counts, held, m.at, waits, kept_waits)
         else:
             counts["silent"] += 1
-    return {**counts, "waits": sorted(waits)}
+    return {**counts, "lost": counts["uncalled"] + counts["silent"], "waits": sorted(waits),
+            "kept_waits": sorted(kept_waits)}
 
 
-def alarm_tally(all_openings: Iterable[Opening], grace: float, rang: Mapping[str, list[float]],
-                noted: Mapping[str, list[Kept]], night: QuietHours,
-                checks: Sequence[float], down: Sequence[tuple[float, float]]) -> dict[str, Any]:
-    """Failures still red when their grace ended: in all, at night (the grace's end), buzzed (a buzz of the
-    alarm's messages from the grace's end to the closing), kept (a note of the alarm in a summary whose period,
-    quiet hours or the phone's rest, it was red in past its grace; of them never called: that summary never
-    sent); the others closed before the every-minute check after their grace's end looked (`between_checks`:
-    the grace's resolution is the check's minute), or while Telegram was down from then to their closing
-    (`telegram_down`), or neither (silent)."""
-    counts = Counter(n=0, night=0, buzzed=0, kept=0, resolved=0, pending=0, uncalled=0, between_checks=0,
-                     telegram_down=0, silent=0)
+class Head(NamedTuple):
+    """A write of an alarm's head: when, its `heard` (every opening until then rang or was kept), when it last
+    rang (`called`), and the message it names."""
+
+    at: float
+    heard: float | None
+    called: float | None
+    message_id: int | None
+
+
+def heads(lines: Iterable[Line], head: re.Pattern[str] = ALARM_HEAD) -> dict[str, list[Head]]:
+    """ref -> every write of its head, in order."""
+    found: dict[str, list[Head]] = defaultdict(list)
+    for line in lines:
+        matched = head.fullmatch(line.key) if line.what == "save" and not line.item else None
+        if matched is None:
+            continue
+        heard, called = line.data.get("heard"), line.data.get("called")
+        found[matched.group(1)].append(Head(line.at, float(heard) if isinstance(heard, (int, float)) else None,
+                                            float(called) if isinstance(called, (int, float)) else None,
+                                            _message_id(line.data)))
+    return dict(found)
+
+
+def alarm_tally(all_openings: Iterable[Opening], grace: float, written: Mapping[str, list[Head]], rang: Mapping[int, float],
+                noted: Mapping[str, list[Kept]], night: QuietHours, checks: Sequence[float],
+                down: Sequence[tuple[float, float]], kind: str = "alarm") -> dict[str, Any]:
+    """Moments of urgency now: an alarm's failure still red when its grace ended (the moment: its grace's end; for
+    pager's own health, `kind` "health", the grace is 0), in all, at night, and whether its repository's alarm had
+    buzzed within the hour before it (`within_hour`, pager.attention.NOW_AGAIN_SECONDS). The head's first write
+    whose `heard` reaches the opening tells what became of it: rung (its `called` then, its message sent with a
+    sound: buzzed), or kept for a call (quiet hours) and then called, no longer needed, pending or never called
+    (`_fate`). A failure no render heard closed before the every-minute check after its grace's end looked
+    (`between_checks`), while Telegram was down from then to its closing (`telegram_down`), while the hour of
+    its alarm's last buzz held it (`held`), or none of these (`silent`: lost). The waits run from the grace's end
+    to the buzz that called it, split by whether its alarm had buzzed within the hour."""
+    counts = {**_counts(), **dict.fromkeys(("within_hour", "between_checks", "telegram_down", "held"), 0)}
     waits: list[float] = []
+    kept_waits: list[float] = []
+    rings: dict[str, list[float]] = {"within_hour": [], "not_within_hour": [], "after_outage": []}
     for o in all_openings:
         due = o.at + grace
         if o.closed <= due:
             continue
         counts["n"] += 1
         counts["night"] += night.period(due) is not None
-        times = rang.get(o.ref, [])
-        k = bisect.bisect_left(times, due)
-        kept = [n for n in noted.get(f"alarm:{o.ref}", []) if n.period[0] <= o.closed and due < n.period[1]]
+        saves = written.get(o.ref, [])
+        before = saves[bisect.bisect_right([s.at for s in saves], due) - 1] if saves and saves[0].at <= due else None
+        within = kind == "alarm" and before is not None and _within_hour(before.called, due)
+        counts["within_hour"] += within
+        heard = next((s for s in saves if due <= s.at <= o.closed and s.heard is not None and s.heard >= o.at), None)
         looked = checks[bisect.bisect_left(checks, due):bisect.bisect_left(checks, o.closed)]
-        if k < len(times) and times[k] <= o.closed:
+        if heard is not None and heard.called is not None and heard.called >= due and heard.message_id in rang:
             counts["buzzed"] += 1
-        elif kept:
+            at = rang[heard.message_id]
+            waits.append(at - due)
+            returned = max((e for s, e in down if s < at and e > due), default=None)  # Telegram down meanwhile
+            if within:
+                rings["within_hour"].append(at - due)
+            elif returned is not None:
+                rings["after_outage"].append(at - returned)  # from Telegram's return
+            else:
+                rings["not_within_hour"].append(at - due)
+        elif heard is not None and (kept := [k for k in noted.get(f"{kind}:{o.ref}", [])
+                                             if k.period[0] <= heard.at < max(k.period[1], k.period[0] + 1)]):
             counts["kept"] += 1
-            fate = _fate(kept, checks[-1] if checks else 0.0)
+            fate, held = _fate(kept, checks[-1] if checks else 0.0)
             counts[fate] += fate != "called"
-            waits += [min(n.called for n in kept if n.called is not None) - due] if fate == "called" else []
+            _called(counts, held, due, waits, kept_waits)
         elif not looked:
             counts["between_checks"] += 1
         elif all(_down(down, c) for c in looked):
             counts["telegram_down"] += 1
+        elif within and before is not None and before.called is not None and \
+                o.closed <= before.called + NOW_AGAIN_SECONDS + (looked[1] - looked[0] if len(looked) > 1 else 60.0):
+            counts["held"] += 1
         else:
             counts["silent"] += 1
-    return {**counts, "waits": sorted(waits)}
+    return {**counts, "lost": counts["uncalled"] + counts["silent"], "waits": sorted(waits),
+            "kept_waits": sorted(kept_waits), **{f"rings_{name}": sorted(w) for name, w in rings.items()}}
+
+
+def first_lines(posts: Iterable[Post]) -> dict[str, Any]:
+    """The first line of every message sent with a sound and of every 📬/🌅 message, as a phone's notification
+    shows it (`visible_length`): how many, the longest, and those longer than FIRST_LINE by kind, with the
+    longest of each kind."""
+    measured = [(visible_length(p.first), p.kind, p.first) for p in posts
+                if p.what == "send" and (p.buzz or p.kind in ("summary", "rest"))]
+    over = [m for m in measured if m[0] > FIRST_LINE]
+    longest: dict[str, tuple[int, str]] = {}
+    for length, kind, first in over:
+        if length > longest.get(kind, (0, ""))[0]:
+            longest[kind] = (length, _plain(first))
+    return {"n": len(measured), "max": max((m[0] for m in measured), default=0), "over": len(over),
+            "over_by_kind": dict(Counter(kind for _, kind, _ in over)), "longest_by_kind": longest,
+            "max_by_kind": {kind: max(m[0] for m in measured if m[1] == kind) for kind in {m[1] for m in measured}}}
+
+
+def _plain(first: str) -> str:
+    """A first line's visible text."""
+    return html.unescape(re.sub(r"<[^>]+>", "", first))
 
 
 # ------------------------------------------------------------------------------------------ it all
@@ -511,17 +738,22 @@ def alarm_tally(all_openings: Iterable[Opening], grace: float, rang: Mapping[str
 def observe(telegram: FakeTelegram, ledger: Ledger, *, grace: float, zone: tzinfo, quiet_hours: str,
             checks: Sequence[float], down: Sequence[tuple[float, float]], rest: float = 0.0) -> dict[str, Any]:
     """A replay's figures (the module docstring); `checks` are the every-minute check's times, `down`
-    Telegram's outages, `rest` BUZZ_GAP_MINUTES in seconds. The grace table only without quiet hours and
-    without the phone's rest (the model knows neither)."""
+    Telegram's outages, `rest` BUZZ_GAP_MINUTES in seconds. The grace table only without quiet hours (the
+    model knows none; the phone's rest does not change an alarm's buzzes)."""
     night = hours(NIGHT, zone)
     quiet = hours(quiet_hours, zone) if quiet_hours else None
     posts = posts_of(telegram)
     steps = alarm_steps(ledger.lines)
     all_openings = openings(steps)
-    alarm_buzzes = _alarm_buzzes(posts, ledger.lines)
-    noted = notes(ledger.lines)
-    rang = {p.message_id for p in posts if p.buzz}
+    rang = rang_at(posts)
+    calls = calls_of(ledger.lines, posts, {m: message.text for m, message in telegram.messages.items()})
+    noted = notes(ledger.lines, calls)
+    written = heads(ledger.lines)
     found, shown, threads = contacts(ledger.lines)
+    end = checks[-1] if checks else 0.0
+    sent_calls = [c for c in calls.values() if c.form != "nothing"]
+    kinds = {p.message_id: p.kind for p in posts if p.what == "send"}
+    by_call = _call_ids(calls)
     figures: dict[str, Any] = {
         "days": by_day(posts, zone),
         "sends": sum(p.what == "send" for p in posts),
@@ -530,36 +762,57 @@ def observe(telegram: FakeTelegram, ledger: Ledger, *, grace: float, zone: tzinf
         "night": sum(p.buzz and night.period(p.at) is not None for p in posts),
         "night_by_day": Counter(day_of(p.at, zone) for p in posts if p.buzz and night.period(p.at) is not None),
         "summaries": [p.at for p in posts if p.what == "send" and p.kind == "summary"],
-        "calls": [p.at for p in posts if p.what == "send" and p.kind == "rest"],
+        "rest_calls": [p.at for p in posts if p.what == "send" and p.kind == "rest"],
+        "calls": [{"at": c.at, "form": c.form, "how": c.how, "by": c.by, "loud": c.loud, "night": _night(c, quiet),
+                   "kind": kinds.get(c.message_id, "") if c.message_id is not None else ""}
+                  for c in sorted(sent_calls, key=lambda c: c.at)],
+        "now_buzzes": sum(p.buzz and p.kind in ("alarm", "health") and p.message_id not in by_call for p in posts),
+        "first_lines": first_lines(posts),
         "rest_minutes": rest / 60,
         "quiet_hours": quiet_hours,
         "inside_quiet": sum(p.buzz and quiet.period(p.at) is not None for p in posts) if quiet else None,
         "grace_minutes": grace / 60,
         "moments": {
-            "release": tally(offers(ledger.lines), rang, noted, "release", night, checks[-1] if checks else 0.0),
-            "contact": tally(found, rang, noted, "contribution", night, checks[-1] if checks else 0.0),
-            "alarm": alarm_tally(all_openings, grace, alarm_buzzes, noted, night, checks, down),
+            "alarm": alarm_tally(all_openings, grace, written, rang, noted, night, checks, down),
+            "health": alarm_tally(openings(alarm_steps(ledger.lines, HEALTH_HEAD)), 0.0, heads(ledger.lines, HEALTH_HEAD),
+                                  rang, noted, night, checks, down, kind="health"),
+            "contact": tally(found, rang, noted, "contribution", night, end),
+            "release": tally(offers(ledger.lines), rang, noted, "release", night, end),
         },
         "contributions": {"shown": shown, "threads": threads},
-        "episodes": _episodes(steps, alarm_buzzes, grace, noted),
+        "episodes": _episodes(steps, _alarm_buzzes(posts, ledger.lines, calls), grace, noted),
     }
     figures["reposts"] = sum(figures["reposts_by_kind"].values())
-    if quiet is None and rest == 0:
-        figures.update(_graces(steps, all_openings, grace, checks, down, posts))
+    figures["own_calls"] = sum(c.form == "own" for c in sent_calls)
+    if quiet is None:
+        figures.update(_graces(steps, all_openings, grace, checks, down, posts, ledger.lines, calls))
     return figures
 
 
-def _alarm_buzzes(posts: Sequence[Post], lines: Sequence[Line]) -> dict[str, list[float]]:
-    """ref -> when its messages buzzed (an alarm's messages are the ones its head named)."""
+def _night(call: Call, quiet: QuietHours | None) -> bool:
+    """Whether a call is the one at the end of quiet hours (its period starts when they do)."""
+    period = quiet.period(call.start) if quiet is not None else None
+    return period is not None and period[0] == call.start
+
+
+def _call_ids(calls: Mapping[float, Call]) -> set[int]:
+    """The messages the calls sent: their 📬/🌅 messages and the things' own messages posted anew."""
+    return {c.message_id for c in calls.values() if c.message_id is not None}
+
+
+def _alarm_buzzes(posts: Sequence[Post], lines: Sequence[Line], calls: Mapping[float, Call]) -> dict[str, list[float]]:
+    """ref -> when its messages rang (an alarm's messages are the ones its head named; a call that posted one
+    anew is a call's, not the alarm's ring)."""
     alarm_of = {}
     for line in lines:
         head = ALARM_HEAD.fullmatch(line.key) if line.what == "save" and not line.item else None
         message_id = (line.data.get("message") or {}).get("id") if head else None
         if head and isinstance(message_id, int):
             alarm_of[message_id] = head.group(1)
+    by_call = _call_ids(calls)
     found: dict[str, list[float]] = defaultdict(list)
     for p in posts:
-        if p.buzz and p.message_id in alarm_of:
+        if p.buzz and p.message_id in alarm_of and p.message_id not in by_call:
             found[alarm_of[p.message_id]].append(p.at)
     return dict(found)
 
@@ -568,7 +821,7 @@ def _episodes(steps: Sequence[Step], alarm_buzzes: Mapping[str, list[float]], gr
               noted: Mapping[str, list[Kept]]) -> dict[str, int]:
     """The times a repository went red: in all; buzzed on its own message; else kept for a call or a summary
     while red (`kept`); cleared within the grace without either; red longer and neither (each of its failures
-    closed within its own grace, or Telegram was down)."""
+    closed within its own grace, or while the hour of its last buzz held it, or Telegram was down)."""
     red = episodes(steps)
     buzzed = [any(s <= t <= c for t in alarm_buzzes.get(ref, [])) for ref, s, c in red]
     kept = [not b and any(s <= k.at <= c for k in noted.get(f"alarm:{ref}", []))
@@ -580,13 +833,14 @@ def _episodes(steps: Sequence[Step], alarm_buzzes: Mapping[str, list[float]], gr
 
 
 def _graces(steps: Sequence[Step], all_openings: Sequence[Opening], grace: float, checks: Sequence[float],
-            down: Sequence[tuple[float, float]], posts: Sequence[Post]) -> dict[str, Any]:
+            down: Sequence[tuple[float, float]], posts: Sequence[Post], lines: Sequence[Line],
+            calls: Mapping[float, Call]) -> dict[str, Any]:
     """The grace table, the flakes' durations, and the model at the replay's own grace against the chat."""
     model = {g: grace_buzzes(steps, g * 60.0, checks, down) for g in sorted({*GRACES, round(grace / 60)})}
     own = [b.at for b in model[round(grace / 60)]]
-    phone = [p.at for p in posts if p.buzz and p.kind == "alarm"]
+    phone = sorted(t for times in _alarm_buzzes(posts, lines, calls).values() for t in times)
     flakes = sorted(o.closed - o.at for o in all_openings if o.closed - o.at <= FLAKE_SECONDS)
     return {"grace": [grace_row(model[g], all_openings, g) for g in GRACES],
             "flakes": {"n": len(flakes), "median": _median(flakes), "min": min(flakes, default=None),
                        "max": max(flakes, default=None)},
-            "model": {"buzzes": len(own), "phone": len(phone), "same_times": own == phone}}
+            "model": {"buzzes": len(own), "phone": len(phone), "same_times": sorted(own) == phone}}
