@@ -209,7 +209,9 @@ def verify(world, history: list[Ev], run: Run) -> None:
         assert shown, "red on GitHub, no alarm in the chat\n" + trace
         [(text, buttons)] = shown.values()
         assert text.startswith("🚨 "), f"red on GitHub ({sorted(red.values(), key=repr)}), the chat says otherwise\n" + trace
-        titles = set(re.findall(r"(\w+ run #\d+(?: \(attempt \d+\))? (?:failed to start|failed|timed out))", text))
+        head, *rest = text.splitlines()  # the headline names the one entry (cut within 80 characters: listed below then)
+        listed = "\n".join(rest) if any(line.startswith("• ") for line in rest) else head
+        titles = set(re.findall(r"(\w+ run #\d+(?: \(attempt \d+\))? (?:failed to start|failed|timed out))(?![\w…])", listed))
         assert titles == {ev.title for ev in red.values()}, f"red entries {sorted(titles)} != {sorted(ev.title for ev in red.values())}\n" + trace
         assert buttons and any("🛠 Start fix" in row for row in buttons), trace
     elif shown:

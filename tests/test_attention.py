@@ -466,7 +466,7 @@ def test_a_comment_on_an_issue_closed_while_the_phone_rests_is_left_out_of_its_c
 
 
 def test_an_outsiders_comment_after_the_issue_was_closed_is_in_the_call_it_was_kept_for(make_world):
-    w = make_world()  # the default rest (75 min) outlasts the thread's hour of follow-ups
+    w = make_world(buzz_gap_minutes=75)  # a rest (75 min) that outlasts the thread's hour of follow-ups
     w.deliver("issues", issue_opened(**{"issue.created_at": "2027-01-15T07:59:00Z"}))  # the call at 08:00
     w.advance(2)
     w.deliver("issues", issue_closed(**{"issue.updated_at": "2027-01-15T08:02:00Z"}))
@@ -485,7 +485,7 @@ def at_0800(hm: str) -> str:
 
 
 def test_an_issue_closed_again_after_an_outsiders_comment_is_left_out_of_the_call(make_world):
-    w = make_world()
+    w = make_world(buzz_gap_minutes=75)
     w.deliver("issues", issue_opened(**{"issue.created_at": at_0800("07:59"), "issue.updated_at": at_0800("07:59")}))
     w.advance(2)
     w.deliver("issues", issue_closed(**{"issue.updated_at": at_0800("08:02")}))
@@ -500,7 +500,7 @@ def test_an_issue_closed_again_after_an_outsiders_comment_is_left_out_of_the_cal
 
 
 def test_an_outsiders_follow_up_after_the_issue_closed_keeps_its_thread_in_the_call(make_world):
-    w = make_world()
+    w = make_world(buzz_gap_minutes=75)
     w.deliver("issues", issue_opened(**{"issue.created_at": at_0800("07:59"), "issue.updated_at": at_0800("07:59")}))
     w.advance(10)
     w.deliver("issues", issue_opened(**FIFTH, **{"issue.created_at": at_0800("08:10"), "issue.updated_at": at_0800("08:10")}))
@@ -545,7 +545,7 @@ def test_a_thread_kept_while_the_phone_rests_counts_once_in_its_call(make_world)
 
 
 def test_a_thread_counts_once_in_a_rest_longer_than_the_hour_of_its_follow_ups(make_world):
-    w = make_world()  # the default rest (75 min) outlasts a thread's hour of follow-ups
+    w = make_world(buzz_gap_minutes=75)  # a rest (75 min) that outlasts a thread's hour of follow-ups
     w.deliver("issues", issue_opened())  # the call at 08:00
     w.advance(5)
     w.deliver("issues", issue_opened(**FIFTH))  # kept, 08:05
@@ -1490,7 +1490,7 @@ def test_status_says_what_is_red_since_when_what_waits_for_merge_the_mutes_and_p
     lines = answer(world).splitlines()
     assert lines[0] == "📋 pager at 08:05: 1 repository red"
     assert lines[1] == "⚙️ pager: no sweep has run yet; all well"
-    assert lines[2] == "📵 the phone rests until 09:15: nothing kept for a call"  # the release ready called at 08:00
+    assert lines[2] == "📵 the phone rests until 10:00: nothing kept for a call"  # the release ready called at 08:00
     # the repository links the failing run itself
     assert lines[3].startswith(f'🚨 <a href="https://github.com/{REPO}/actions/runs/28235251631">{REPO}</a> since 08:00: '
                                'test run #163 failed')

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from pager.html import visible_length
 from pager.signals import contribution
 from pager.signals.contribution import Contribution, decide_closing, decide_opening
 from pager.signals.steps import Dispatch, EditMessage, Posted, SendMessage
@@ -24,7 +25,9 @@ def test_an_issue_opened_by_someone_outside_sends_one_message_and_asks_for_one_d
     assert (status, answer["outcome"]) == (200, "sent, draft asked")
     [(message_id, (text, buttons))] = world.chat.view().items()
     assert text.startswith("💬 alice opened issue ")
-    assert f'href="https://github.com/{REPO}/issues/1">{REPO}#1</a>: Spelling error in the README file' in text
+    first, second = text.splitlines()[:2]  # the first line within 80 characters, the title whole below when cut there
+    assert f'href="https://github.com/{REPO}/issues/1">{REPO}#1</a>: Spelling error in the README…' in first
+    assert visible_length(first) <= 80 and second == "<b>Spelling error in the README file</b>"
     assert "accidently spelled" in text
     assert buttons == (("🔕 Mute this thread 8 h",), (f"🔕 Mute {REPO} 8 h",))  # each says what it mutes
     assert world.chat.messages[message_id].notified is True  # an outsider's first contact calls

@@ -30,7 +30,7 @@ SECRET_NAMES = (
 MERGE_METHODS = ("merge", "squash", "rebase")
 # A failing run that passes again within this long never buzzes (docs/attention.md says how it was chosen).
 ALARM_GRACE_MINUTES = 15
-BUZZ_GAP_MINUTES = 75  # chosen from the bench's busy week: docs/benchmarks.md, the phone's rest
+BUZZ_GAP_MINUTES = 120  # chosen from the bench's busy week: docs/benchmarks.md, the phone's rest
 BUZZ_GAP_MAX_MINUTES = 24 * 60
 # QUIET_HOURS chosen to be none (`pager setup` keeps the choice so; empty is none too, but not chosen yet)
 QUIET_NONE = "none"

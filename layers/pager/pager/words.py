@@ -23,6 +23,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from .errors import GitHubRefused, GitHubUnavailable, PagerError, TelegramRefused, TelegramUnavailable, Transient
+from .html import escape, visible_length
 from .values import field, integer, text
 
 WEEK = 7 * 24 * 3600
@@ -79,6 +80,15 @@ FIRST_LINE = 80
 def units(text: str) -> int:
     """How long Telegram counts plain text: in UTF-16 code units."""
     return len(text.encode("utf-16-le")) // 2
+
+
+def with_title(before: str, title: str, after: str = "", limit: int = FIRST_LINE) -> tuple[str, bool]:
+    """A message's first line, what a phone's notification shows: `before` and `after` (HTML, kept whole) around
+    a `title` (plain text) cut to what `limit` leaves; and whether the title was cut (its message then says it
+    whole below)."""
+    room = limit - visible_length(before + after)
+    cut = fit(title, max(room, 1))
+    return before + escape(cut) + after, cut != title
 
 
 def fit(text: str, room: int) -> str:

@@ -77,7 +77,7 @@ from ..routing import Delivery, Repository
 from ..services import Services
 from ..store import Record
 from ..values import field, integer, newest, order_of_time, parse_iso, text
-from ..words import FIRST_LINE, duration, fit, stamp, units
+from ..words import FIRST_LINE, duration, fit, stamp, units, with_title
 from .common import default_branch, repo_link, repo_url
 from .messages import RETIRED, Shown, buttons_json, retired_after, show, tidy
 from .records import Busy, Held, settle
@@ -398,21 +398,23 @@ class View:
     seen: Mapping[str, Any] | None = None  # who said they look at it (👀), and when
 
 
-def headline(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], top: str) -> str:
+def headline(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], top: str) -> tuple[str, bool]:
     """The first line, what a phone's notification shows: what is red, where, and the most important entry
-    (linked when it is the only one: the message then lists nothing below). pager's own: that entry's title
-    alone, one plain sentence (SPEC §6.1); how many more, and the details, are on the lines below."""
+    (linked when it is the only one: the message then lists nothing below), within FIRST_LINE characters;
+    and whether its title had to be cut there (the message then lists it whole below). pager's own: that
+    entry's title alone, one plain sentence (SPEC §6.1); how many more, and the details, are on the lines
+    below."""
     label = str(entries[top].get("title") or top)
     if alarm.ref == CONTROL:
         label = fit(label, OWN_TITLE)  # already short, but for an entry a version before wrote
-    title = escape(label)
-    if len(entries) == 1 and entries[top].get("url"):
-        title = link(str(entries[top]["url"]), label)
+        title = link(str(entries[top]["url"]), label) if len(entries) == 1 and entries[top].get("url") else escape(label)
+        return OWN_MARK + title, False
     more = f", and {len(entries) - 1} more" if len(entries) > 1 else ""
-    if alarm.ref == CONTROL:
-        return OWN_MARK + title
     where = f" on {escape(alarm.branch)}" if alarm.branch else ""
-    return f"🚨 {repo_link(alarm.name)} is red{where}: {title}{more}"
+    line, cut = with_title(f"🚨 {repo_link(alarm.name)} is red{where}: ", label, more)
+    if len(entries) == 1 and entries[top].get("url") and not cut:
+        line = f"🚨 {repo_link(alarm.name)} is red{where}: {link(str(entries[top]['url']), label)}"
+    return line, cut
 
 
 def render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], view: View,
@@ -428,10 +430,12 @@ def render(alarm: Alarm, entries: Mapping[str, Mapping[str, Any]], view: View,
         state.append(f"{len(ordered) - 1} more below")
     if view.seen:
         state.append(seen_said(view.seen, view.zone))
-    lines = [headline(alarm, entries, ordered[0]), " · ".join(state)]
+    head, cut = headline(alarm, entries, ordered[0])
+    lines = [head, " · ".join(state)]
     used = sum(visible_length(line) + 1 for line in lines)
-    # One entry: the headline is all; but pager's own are all listed, with their details, below its one sentence.
-    shown = 1 if len(ordered) == 1 and not health else 0
+    # One entry: the headline is all (unless its title was cut there); but pager's own are all listed, with their
+    # details, below its one sentence.
+    shown = 1 if len(ordered) == 1 and not health and not cut else 0
     for key in ordered[shown:]:
         line = _line(entries[key], key)
         size = visible_length(line) + 1

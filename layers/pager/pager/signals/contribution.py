@@ -43,6 +43,7 @@ from ..html import MAX_TEXT, cut, escape, link, visible_length
 from ..routing import Delivery
 from ..services import Services
 from ..values import field, integer, newest, order_of_time, text
+from ..words import with_title
 from .common import excerpt, is_outside, is_release_pull, needs_confirming, repo_url
 from .messages import buttons_json, show
 from .records import holding, settle
@@ -212,10 +213,13 @@ def read_contribution(event: str, payload: dict[str, Any], repository: str) -> C
 
 
 def render(c: Contribution) -> str:
-    """The message: who did what where (its first line, what a phone's notification shows), an excerpt, the link."""
-    head = f"💬 {escape(c.author)} {c.verb} {c.noun} {link(c.url, f'{c.repository}#{c.number}')}: {escape(c.title)}"
+    """The message: who did what where (its first line, what a phone's notification shows: at most FIRST_LINE
+    characters, the title whole on the next line when it had to be cut there), an excerpt, the link."""
+    head, shortened = with_title(f"💬 {escape(c.author)} {c.verb} {c.noun} {link(c.url, f'{c.repository}#{c.number}')}: ",
+                                 c.title)
+    lines = [head] + ([f"<b>{escape(c.title)}</b>"] if shortened else [])
     body = excerpt(c.body)
-    return f"{head}\n<i>{body}</i>" if body else head
+    return "\n".join(lines + ([f"<i>{body}</i>"] if body else []))
 
 
 def draft_payload(c: Contribution, message_id: int, chat: str | None = None) -> dict[str, Any]:

@@ -64,7 +64,7 @@ from ..html import escape, link
 from ..routing import Delivery, Repository
 from ..services import Services
 from ..values import field, integer, iso, newest, order_of_time, text
-from ..words import WORKFLOWS_FIX, merge_answer, merge_refused
+from ..words import WORKFLOWS_FIX, merge_answer, merge_refused, with_title
 from .common import default_branch, is_release_pull, repo_url
 from .messages import RETIRED, Shown, buttons_json, retired_after, show, tidy
 from .records import settle
@@ -165,11 +165,17 @@ def render(repository: str, data: Mapping[str, Any], repository_id: int) -> tupl
     notification shows); the second what it waits for, or what came of it."""
     number = data.get("number", 0)
     ref = link(str(data.get("url") or f"{repo_url(repository)}/pull/{number}"), f"{repository}#{number}")
-    title = escape(str(data.get("title", "")))
+    title = str(data.get("title", ""))
+
+    def head(before: str, calls: bool = False) -> list[str]:
+        """The first line; one that may call (ready to merge) within FIRST_LINE, the title whole below if cut there."""
+        line, cut = with_title(before, title) if calls else (before + escape(title), False)
+        return [line] + ([f"<b>{escape(title)}</b>"] if cut else [])
+
     state = data.get("state")
     if state == "merged":
         commit = str(field(data, "merged", "commit") or "")
-        lines = [f"✅ {ref} merged: {title}"]
+        lines = head(f"✅ {ref} merged: ")
         done = [f"commit {link(f'{repo_url(repository)}/commit/{commit}', commit[:7])}"] if commit else []
         tags = data.get("tags") or []
         if tags:
@@ -177,14 +183,15 @@ def render(repository: str, data: Mapping[str, Any], repository_id: int) -> tupl
         if done:
             lines.append(" · ".join(done))
     elif state == "closed":
-        lines = [f"✖️ {ref} closed without merging: {title}"]
+        lines = head(f"✖️ {ref} closed without merging: ")
     elif data.get("ready"):
-        lines = [f"🔀 {ref} is ready to merge: {title}", "🟢 its checks passed and GitHub calls it mergeable"]
+        lines = head(f"🔀 {ref} is ready to merge: ", calls=True) + ["🟢 its checks passed and GitHub calls it mergeable"]
     elif data.get("refusal"):
-        lines = [f"📦 {ref} release pull request: {title}", _refused(data)]
+        lines = head(f"📦 {ref} release pull request: ") + [_refused(data)]
     else:
         happened, waits = NEWS.get(str(data.get("news") or ""), NEWS[""])
-        lines = [f"📦 {ref} release pull request {happened}: {title}", f"⏳ {waits}for its checks and for GitHub to call it mergeable"]
+        lines = head(f"📦 {ref} release pull request {happened}: ") + [
+            f"⏳ {waits}for its checks and for GitHub to call it mergeable"]
     buttons = [[("🔀 Merge", f"{MERGE_PREFIX}{int(repository_id)}:{number}")]] if offers_merge(data) else None
     return "\n".join(lines), buttons
 
