@@ -203,7 +203,7 @@ class Demo:
                                                     at=c(), run_number=41))
         c.advance(15 * 60)
         self.say("15 minutes later, still red: the minute check posts the alarm anew, with a sound, once; "
-                 "the phone then rests 75 minutes (BUZZ_GAP_MINUTES): what can wait, waits")
+                 "the phone then rests two hours (BUZZ_GAP_MINUTES): what can wait, waits")
         self.minute_check()
         self.show_chat()
         c.advance(60)

@@ -56,7 +56,7 @@ SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")  # setWebhook's secret_token
 CHAT_ID = re.compile(r"-?[0-9]+|@[A-Za-z0-9_]{5,}")
 DAY = 86_400.0
 TEST_MESSAGE = "✅ <b>pager</b> is set up: this chat gets its pages."
-QUIET_OFFER = "22:00-07:00"  # the night offered: the bench's week buzzes 44 times in it without quiet hours
+QUIET_OFFER = "22:00-07:00"  # the night offered: the bench's week buzzes 36 times in it without quiet hours
 QUIET_ATTEMPTS = 3
 
 
