@@ -254,7 +254,7 @@ _KEYS = ("alarm", "release", "release-latest", "release-version", "release-tag",
 def _error_classes() -> list[str]:
     """pager's exception classes whose names are no English word (Busy, Held, Conflict, Partial are)."""
     from pager import errors
-    from pager.signals import records
+    from pager.engine import settle as records
 
     found = {name for module in (errors, records) for name, value in vars(module).items()
              if isinstance(value, type) and issubclass(value, BaseException) and value.__module__ == module.__name__}

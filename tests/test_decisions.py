@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from pager.engine.effects import DeleteMessage, Dispatch, EditMessage, MergePull, MergeResult, Posted, Redeliver, SendMessage
 from pager.routing import Repository
 from pager.signals.alarm import VISIBLE, Alarm, decide_again, decide_entry, decide_fix, decide_render
 from pager.signals.contribution import Contribution, decide_closing, decide_opening
 from pager.signals.messages import tidy
 from pager.signals.release import ReleasePull, decide_closed, decide_merge, decide_pull, decide_ready
-from pager.signals.steps import DeleteMessage, Dispatch, EditMessage, MergePull, MergeResult, Posted, Redeliver, SendMessage
 
 NOW = 1_800_000_000.0
 CONTROL = "maintainer/pager"

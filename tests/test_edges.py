@@ -82,7 +82,7 @@ def test_a_start_fix_whose_dispatch_got_no_answer_says_it_may_have_happened_and_
 
 
 def test_a_press_while_a_delivery_renders_its_message_is_told_pager_is_busy_not_of_an_earlier_press(world):
-    from pager.signals.records import PENDING
+    from pager.engine.settle import PENDING
     from pager_world.world import REPO_ID
 
     alarmed(world)

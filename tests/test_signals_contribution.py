@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
+from pager.engine.effects import Dispatch, EditMessage, Posted, SendMessage
 from pager.html import visible_length
 from pager.signals import contribution
 from pager.signals.contribution import Contribution, decide_closing, decide_opening
-from pager.signals.steps import Dispatch, EditMessage, Posted, SendMessage
 from pager_world.cases import issue_closed, issue_comment_by, issue_opened, outside
 from pager_world.matrix import Scenario, delivering, failure_matrix
 from pager_world.world import CHAT_ID, CONTROL, REPO, REPO_ID
@@ -297,7 +297,7 @@ def test_the_record_key_is_about_the_thing_and_its_comment_never_the_delivery_no
 
 
 def test_a_claim_whose_holder_died_is_taken_over_once_its_lease_has_passed(world, monkeypatch):
-    from pager.signals import records
+    from pager.engine import settle as records
 
     monkeypatch.setattr(records, "BUSY_POLLS", 1)
     key = f"contribution#{REPO_ID}#issue#1"
@@ -311,9 +311,9 @@ def test_a_claim_whose_holder_died_is_taken_over_once_its_lease_has_passed(world
 
 
 def test_the_residual_risk_a_send_whose_recording_keeps_failing_is_repeated_after_the_lease(world, monkeypatch):
-    """Documented in pager.signals.records: the only way a message can be shown twice."""
+    """Documented in pager.engine.settle: the only way a message can be shown twice."""
+    from pager.engine import settle as records
     from pager.errors import StoreUnavailable
-    from pager.signals import records
 
     monkeypatch.setattr(records, "BUSY_POLLS", 1)
     monkeypatch.setattr(records, "RECORD_WAITS", (0.0,))
@@ -346,8 +346,8 @@ def test_a_short_flood_wait_of_telegram_is_waited_out_and_the_message_sent_once(
 
 def test_the_busy_wait_for_another_delivery_stops_at_the_handlers_deadline(world, monkeypatch):
     from pager import deadline
+    from pager.engine import settle as records
     from pager.errors import DeadlineExceeded
-    from pager.signals import records
 
     key = f"contribution#{REPO_ID}#issue#1"
     world.store.inner.save(world.store.inner.load(key), {records.PENDING: {"effect": "SendMessage", "until": world.now + 30}})

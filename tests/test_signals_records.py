@@ -1,4 +1,4 @@
-"""The shared pattern of the signals (`pager.signals.records.settle`) on its own: claim, act, record.
+"""The shared pattern of the signals (`pager.engine.settle.settle`) on its own: claim, act, record.
 
 Runs on a MemoryStore with the effects replaced by a recorder, so each rule of the loop is visible:
 an effect is claimed before and recorded after, a failed effect releases its claim, a lost
@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from pager.engine import settle as records
+from pager.engine.effects import SendMessage, Step
+from pager.engine.settle import PENDING, Busy, settle
 from pager.errors import Conflict, TelegramUnavailable
-from pager.signals import records
-from pager.signals.records import PENDING, Busy, settle
-from pager.signals.steps import SendMessage, Step
 from pager.store import MemoryStore, Record
 
 
@@ -34,7 +34,7 @@ class FakeServices:
 
 
 class Effects:
-    """Stands in for `pager.perform.perform`: remembers each effect and what the record held meanwhile."""
+    """Stands in for `pager.engine.perform.perform`: remembers each effect and what the record held meanwhile."""
 
     def __init__(self, services: FakeServices, key: str) -> None:
         self.services, self.key = services, key

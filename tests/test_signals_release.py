@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from pager.engine.effects import Posted
 from pager.signals import release
 from pager.signals.release import ReleasePull, decide_pull
-from pager.signals.steps import Posted
 from pager_world.cases import (
     HEAD,
     NEWER,

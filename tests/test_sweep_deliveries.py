@@ -291,7 +291,8 @@ def test_an_entry_whose_event_passed_closes_also_when_the_alarms_change_did_not_
     assert passed.change.closed == (ENTRY + g,) and passed.state.closing == (g,)
     later = plan(state=passed.state, every=read(), entries=entries)  # the change failed: the entry is still open
     assert later.change.closed == (ENTRY + g,)
-    from pager.sweep.effects import TOOK, ChangeAlarm, Done
+    from pager.engine.perform import TOOK, Done
+    from pager.sweep.acts import ChangeAlarm
 
     done = d.fold(later.state, [Done(ChangeAlarm({}, later.change.closed), TOOK)])
     assert done.closing == () and not done.alarm_due

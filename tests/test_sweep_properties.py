@@ -14,7 +14,6 @@ for the drain. Everything is checked against GitHub's own list, not the sweep's 
 from __future__ import annotations
 
 import os
-from collections import defaultdict
 from dataclasses import dataclass
 
 import hypothesis
@@ -24,7 +23,7 @@ from hypothesis import strategies as st
 from support import Sweeps
 
 from pager.signals import acts_on
-from pager.sweep import effects, recovery
+from pager.sweep import recovery
 from pager.sweep.deliveries import State
 from pager.sweep.lists import PASSED, REFUSED, outcome_of
 from pager.values import parse_iso
@@ -92,56 +91,40 @@ def test_the_sweep_keeps_its_promises_over_generated_histories(private_key_pem, 
     answers: dict[str, list[int]] = {}
     over = {"yes": False}
     world.answer = lambda guid, redelivery: 200 if over["yes"] else (answers[guid].pop(0) if answers[guid] else 200)
-    asked: list[effects.Ask] = []
-    perform = effects.perform
-
-    def watched(services, effect, run_id):
-        if isinstance(effect, effects.Ask):
-            asked.append(effect)
-        return perform(services, effect, run_id)
-
-    effects.perform = watched  # the one place the sweep's effects are carried out: seen, not changed
     guids: dict[str, Event] = {}
     held: list[tuple[float, Waiting | None]] = []
-    try:
-        for minute in range(HOUR + DRAIN):
-            over["yes"] = minute >= HOUR
-            for event in (e for e in history if e.minute == minute):
-                guid = world.github.new_guid()
-                answers[guid] = list(event.answers)
-                guids[guid] = event
-                world.github.deliver(event.kind[0], {"action": event.kind[1], "repository": {"id": event.repo}}, guid=guid)
-            for guid, event in guids.items():
-                if event.by_hand == minute:
-                    world.redeliver_by_hand(guid)
-            if redelivery_outage and minute == redelivery_outage[0]:
-                refusing = world.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", redelivery_outage[2], count=10**9)
-            if redelivery_outage and minute == sum(redelivery_outage[:2]):
-                world.world.faults.rules.remove(refusing)
-            start = world.now
-            summary = world.sweep(f"run-{minute}") if minute % 15 == 14 else world.check()
-            assert summary.get("calls_used", 0) <= limits["sweep_call_budget"] + 2  # the alarm's send anew, a 429's retry
-            held.append((world.now, Waiting.from_data(world.store.load(SWEEP_KEY, "waiting").data)))
-            world.now = start + 60
-    finally:
-        effects.perform = perform
+    for minute in range(HOUR + DRAIN):
+        over["yes"] = minute >= HOUR
+        for event in (e for e in history if e.minute == minute):
+            guid = world.github.new_guid()
+            answers[guid] = list(event.answers)
+            guids[guid] = event
+            world.github.deliver(event.kind[0], {"action": event.kind[1], "repository": {"id": event.repo}}, guid=guid)
+        for guid, event in guids.items():
+            if event.by_hand == minute:
+                world.redeliver_by_hand(guid)
+        if redelivery_outage and minute == redelivery_outage[0]:
+            refusing = world.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", redelivery_outage[2], count=10**9)
+        if redelivery_outage and minute == sum(redelivery_outage[:2]):
+            world.world.faults.rules.remove(refusing)
+        start = world.now
+        summary = world.sweep(f"run-{minute}") if minute % 15 == 14 else world.check()
+        assert summary.get("calls_used", 0) <= limits["sweep_call_budget"] + 2  # the alarm's send anew, a 429's retry
+        held.append((world.now, Waiting.from_data(world.store.load(SWEEP_KEY, "waiting").data)))
+        world.now = start + 60
 
     holds = hold_spans(held, world.now)
-    by_guid: dict[str, list[effects.Ask]] = defaultdict(list)
-    for ask in asked:
-        by_guid[ask.guid].append(ask)
-    for guid, asks in by_guid.items():
+    in_hold = lambda a: a["redelivery"] and any(s < _time(a) <= u for s, u in holds)  # noqa: E731
+    for guid, event in guids.items():
         true = world.attempts(guid)
-        redeliveries = [a for a in asks if a.why == "redelivery"]
-        if not redeliveries:
+        if not acts_on(*event.kind):
+            # Only events pager acts on are asked for again (a probe may be any passed delivery).
+            assert all(not a["redelivery"] or any(outcome_of(b["status_code"]) == PASSED for b in true[:i])
+                       for i, a in enumerate(true)), (guid, true)
             continue
-        event = guids.get(guid)
-        # Only events pager acts on are asked for again (a probe may be any passed delivery).
-        assert event is not None and acts_on(*event.kind)
         # Never more than the attempts: each attempt outside a hold counts, the first delivery included.
-        in_hold = lambda a: a["redelivery"] and any(s < _time(a) <= u for s, u in holds)  # noqa: E731
         counted = [a for a in true if not in_hold(a)]
-        assert len(counted) <= limits["sweep_max_attempts"] + (event.by_hand is not None), (guid, true, asks)
+        assert len(counted) <= limits["sweep_max_attempts"] + (event.by_hand is not None), (guid, true)
 
     # Nothing lost silently: once pager answers again, every event it acts on has passed, was refused
     # (a 4xx: asking again changes nothing), or is named in the control repository's alarm.
@@ -155,7 +138,7 @@ def test_the_sweep_keeps_its_promises_over_generated_histories(private_key_pem, 
 
     state = State.from_data(world.store.load(SWEEP_KEY, "deliveries").data)
     assert State.from_data(state.to_data()) == state
-    hypothesis.event(f"asked again: {'some' if any(a.why == 'redelivery' for a in asked) else 'none'}")
+    hypothesis.event(f"asked again: {'some' if any(a['redelivery'] for g in guids for a in world.attempts(g)) else 'none'}")
     hypothesis.event(f"held: {'yes' if holds else 'no'}")
     hypothesis.event(f"GitHub failed redeliveries: {'yes' if redelivery_outage else 'no'}")
     hypothesis.event(f"named: {'some' if named else 'none'}")

@@ -34,12 +34,12 @@ from collections.abc import Callable
 from typing import Any
 
 from pager import attention_store
+from pager.engine import settle as records
 from pager.github import GitHub
 from pager.permissions import needed_permissions
 from pager.routing import Repository
 from pager.services import Services
 from pager.settings import Settings
-from pager.signals import records
 from pager.signals.alarm import CONTROL as CONTROL_REF
 from pager.signals.alarm import Alarm
 from pager.telegram import Telegram

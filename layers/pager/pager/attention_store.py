@@ -24,15 +24,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from .attention import Volume, rest_of
 from .errors import Conflict, PagerError, StoreUnavailable
 from .observe import logger
 from .services import Services
-from .signals.records import RECORD_WAITS, settle
-from .signals.steps import Note, Step
-from .store import Record, Store
+from .store import RECORD_WAITS, Record, Store, update
 from .values import iso
 
 MUTE_KEY = "mute"
@@ -128,12 +126,12 @@ def _call(record: Record | None) -> float | None:
     return float(at) if isinstance(at, (int, float)) else None
 
 
-def _decide_call(at: float):
-    def decide(data: dict[str, Any], _: float) -> Step:
+def _call_at(at: float):
+    def change(data: dict[str, Any]) -> dict[str, Any] | None:
         known = data.get("at")
-        return Step("", data=None if isinstance(known, (int, float)) and known >= at else {"at": at})
+        return None if isinstance(known, (int, float)) and known >= at else {"at": at}
 
-    return decide
+    return change
 
 
 def called(services: Services, at: float) -> None:
@@ -146,7 +144,8 @@ def called(services: Services, at: float) -> None:
         return
     for wait in (*RECORD_WAITS, None):  # tried again while the table throttles: the message cannot be taken back
         try:
-            settle(services, MUTE_KEY, _decide_call(at), item=CALL_ITEM, ttl_seconds=services.settings.buzz_gap + DAY)
+            update(services.store, MUTE_KEY, _call_at(at), item=CALL_ITEM,
+                   expires_at=int(services.now() + services.settings.buzz_gap + DAY))
             return
         except StoreUnavailable as exc:
             if wait is None:
@@ -165,42 +164,41 @@ def rest_ended(start: float, end: float, call: float | None) -> float:
     return call if call is not None and start < call < end else end
 
 
-def _decide_mute(repository: str, until: float, by: str, now: float):
-    def decide(data: dict[str, Any], _: float) -> Step:
+def _muted(repository: str, until: float, by: str, now: float):
+    def change(data: dict[str, Any]) -> dict[str, Any] | None:
         if until <= now:  # its name stays, for a 🔔 pressed again to say
-            return Step("unmuted", data={"repository": repository} if data else None)
-        new = {"repository": repository, "until": until, "by": by, "at": now}
-        return Step("muted", data=new)
+            return {"repository": repository} if data else None
+        return {"repository": repository, "until": until, "by": by, "at": now}
 
-    return decide
+    return change
 
 
 def set_mute(services: Services, repository_id: int, repository: str, until: float, by: str = "",
              thread: Thread | None = None) -> None:
     """Mute a repository, or only one of its threads, until `until` (a time not after now unmutes it)."""
     now = services.now()
-    settle(services, MUTE_KEY, _decide_mute(repository, until, by, now), item=mute_item(repository_id, thread),
-           ttl_seconds=max(until - now, 0) + DAY)
+    update(services.store, MUTE_KEY, _muted(repository, until, by, now), item=mute_item(repository_id, thread),
+           expires_at=int(now + max(until - now, 0) + DAY))
 
 
 # -- the every-minute check's index -------------------------------------------------------------------------
 
 
-def _decide_index(wanted: Mapping[str, Any] | None):
-    def decide(data: dict[str, Any], _: float) -> Step:
+def _indexed(wanted: Mapping[str, Any] | None):
+    def change(data: dict[str, Any]) -> dict[str, Any] | None:
         if wanted is None:
-            return Step("", data={} if data else None)
-        return Step("", data=dict(wanted) if dict(wanted) != data else None)
+            return {} if data else None
+        return dict(wanted)
 
-    return decide
+    return change
 
 
 def index_alarm(services: Services, ref: str, *, repository: str, branch: str, since: float | None,
                 due: float | None) -> None:
     """Keep the check's index of a red alarm (since when, when it comes due), or take it out (`since` None)."""
     wanted = None if since is None else {"repository": repository, "branch": branch, "since": since, "due": due}
-    settle(services, INDEX_KEY, _decide_index(wanted), item=ALARM_ITEM + ref,
-           ttl_seconds=None if wanted else DAY)
+    update(services.store, INDEX_KEY, _indexed(wanted), item=ALARM_ITEM + ref,
+           expires_at=None if wanted else int(services.now() + DAY))
 
 
 @dataclass(frozen=True)
@@ -241,7 +239,28 @@ def summary_key(start: float) -> str:
     return f"summary#{iso(start)}"
 
 
-def keep(services: Services, note: Note) -> None:
+class Kept(Protocol):
+    """What a note keeps for a period's call (`pager.engine.effects.Note` is one)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def thing(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def period(self) -> tuple[float, float]: ...
+    @property
+    def repository(self) -> str: ...
+    @property
+    def at(self) -> float: ...
+    @property
+    def message(self) -> str: ...
+
+
+def keep(services: Services, note: Kept) -> None:
     """Keep a note for its period's summary (once per thing: a note written already stays), with the
     every-minute check's index holding the period until its summary is sent. Safe twice: each write is
     conditional on finding nothing there yet. The note is written first and the period looked at after:
@@ -299,21 +318,23 @@ def summary_notes(services: Services, start: float) -> list[dict[str, Any]]:
             if r.data.get("kind")]
 
 
-def _decide_closing(data: dict[str, Any], now: float) -> Step:
-    return Step("", data=None if data.get("closing") or data.get("sent") else {**data, "closing": True})
+def _closing(data: dict[str, Any]) -> dict[str, Any] | None:
+    return None if data.get("closing") or data.get("sent") else {**data, "closing": True}
 
 
 def summary_closing(services: Services, start: float) -> None:
     """The period's summary is under way: notes from now on go to a later call (`keep`). Written before the
     summary reads its notes, so that a note either is among them or finds this mark."""
-    settle(services, INDEX_KEY, _decide_closing, item=f"{SUMMARY_ITEM}{int(start)}", ttl_seconds=SUMMARY_TTL_SECONDS)
+    update(services.store, INDEX_KEY, _closing, item=f"{SUMMARY_ITEM}{int(start)}",
+           expires_at=int(services.now() + SUMMARY_TTL_SECONDS))
 
 
-def _decide_sent(data: dict[str, Any], now: float) -> Step:
-    return Step("", data=None if data.get("sent") else {**data, "sent": True})
+def _sent(data: dict[str, Any]) -> dict[str, Any] | None:
+    return None if data.get("sent") else {**data, "sent": True}
 
 
 def summary_sent(services: Services, start: float) -> None:
     """The check's index no longer asks for a summary that was sent (or had nothing to say); its mark stays
     until the table's TTL takes it, days after the period, so that a late note never asks again."""
-    settle(services, INDEX_KEY, _decide_sent, item=f"{SUMMARY_ITEM}{int(start)}", ttl_seconds=SUMMARY_TTL_SECONDS)
+    update(services.store, INDEX_KEY, _sent, item=f"{SUMMARY_ITEM}{int(start)}",
+           expires_at=int(services.now() + SUMMARY_TTL_SECONDS))

@@ -46,13 +46,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import attention_store, commands
+from .engine.effects import Press, SendMessage, Step
+from .engine.perform import perform as perform_effect
+from .engine.settle import Held, settle
 from .errors import PagerError, Partial, Permanent, TelegramRefused, Transient, Uncertain
-from .perform import perform as perform_effect
 from .services import Services
 from .signals import alarm, contribution, release
 from .signals.messages import buttons_json
-from .signals.records import Held, settle
-from .signals.steps import Press, SendMessage, Step
 from .sweep import health, presses
 from .values import field, text
 from .words import failure

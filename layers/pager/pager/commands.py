@@ -39,15 +39,15 @@ from typing import Any
 
 from . import attention_store
 from .attention_store import MUTE_DEFAULT_SECONDS, MUTE_MAX_SECONDS, Mute, Thread
+from .engine.effects import Buttons, Command, SendMessage, Step
+from .engine.perform import perform as perform_effect
+from .engine.settle import settle
 from .errors import GitHubRefused, PagerError, Permanent
 from .html import escape, link
-from .perform import perform as perform_effect
 from .services import Services
 from .settings import REPOSITORY
 from .signals import alarm, contribution, release
 from .signals.messages import buttons_json
-from .signals.records import settle
-from .signals.steps import Buttons, Command, SendMessage, Step
 from .values import field, integer, text
 from .waiting import SWEEP_KEY
 from .words import duration, failure, local_time, plural

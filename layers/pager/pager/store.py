@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -58,6 +59,28 @@ class Store(Protocol):
     def items(self, key: str, after: str = ROOT_ITEM) -> list[Record]:
         """Every item under `key` whose name sorts after `after` (by default all: not the record itself),
         by item name, read consistently."""
+
+
+UPDATE_TRIES = 4  # reads and conditional writes `update` makes before another writer's churn wins
+RECORD_WAITS = (0.05, 0.2)  # seconds to wait before writing again while the table throttles (a write that must land)
+
+
+def update(store: Store, key: str, change: Callable[[dict[str, Any]], dict[str, Any] | None], *, item: str = "",
+           expires_at: int | None = None) -> Record:
+    """Change one record by a pure function of its data: read it, `change(data)`, and write the result
+    conditionally on the version read; nothing is written when `change` gives None or the data as it was.
+    Another writer between the read and the write: read and change again (UPDATE_TRIES times, then Conflict).
+    For records no effect claims (an index, a mute, the phone's last call): those are `engine.settle`'s."""
+    for _ in range(UPDATE_TRIES):
+        record = store.load(key, item)
+        new = change(dict(record.data))
+        if new is None or new == record.data:
+            return record
+        try:
+            return store.save(record, new, expires_at=expires_at)
+        except Conflict:
+            continue
+    raise Conflict(f"{key} [{item}] kept changing under this write")
 
 
 def encode(data: dict[str, Any]) -> str:

@@ -70,6 +70,8 @@ from typing import Any
 
 from .. import attention, attention_store
 from ..attention import LOUD, Moment, Sound, Volume, heard_after, period_of, ripe
+from ..engine.effects import Dispatch, EditMessage, Note, Posted, Redeliver, SendMessage, Step
+from ..engine.settle import Busy, Held, settle
 from ..errors import GitHubRefused, PagerError, Partial
 from ..html import MAX_TEXT, escape, link, visible_length
 from ..observe import logger
@@ -80,8 +82,6 @@ from ..values import field, integer, newest, order_of_time, parse_iso, text
 from ..words import FIRST_LINE, duration, fit, stamp, units, with_title
 from .common import default_branch, repo_link, repo_url
 from .messages import RETIRED, Shown, buttons_json, retired_after, show, tidy
-from .records import Busy, Held, settle
-from .steps import Dispatch, EditMessage, Note, Posted, Redeliver, SendMessage, Step
 
 FIX_EVENT = "pager-fix"
 DELIVERY_PREFIX = "delivery:"

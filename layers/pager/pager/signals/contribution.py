@@ -38,6 +38,8 @@ from typing import Any
 
 from .. import attention_store
 from ..attention import FOLLOW_UP_SECONDS, LOUD, Moment, Volume, period_of
+from ..engine.effects import Buttons, Dispatch, EditMessage, Note, Step
+from ..engine.settle import holding, settle
 from ..errors import PagerError
 from ..html import MAX_TEXT, cut, escape, link, visible_length
 from ..routing import Delivery
@@ -46,9 +48,7 @@ from ..values import field, integer, newest, order_of_time, text
 from ..words import with_title
 from .common import excerpt, is_outside, is_release_pull, needs_confirming, repo_url
 from .messages import buttons_json, show
-from .records import holding, settle
 from .release import release_key
-from .steps import Buttons, Dispatch, EditMessage, Note, Step
 
 TTL_SECONDS = 180 * 24 * 3600  # a contribution's record outlives any redelivery by far
 DRAFT_EVENT = "pager-draft"

@@ -24,6 +24,8 @@ from typing import Any
 
 from .. import attention_store
 from ..attention import LOUD, Moment, Sound
+from ..engine.effects import Step
+from ..engine.settle import settle
 from ..errors import PagerError
 from ..html import MAX_TEXT, escape, link, visible_length
 from ..observe import logger
@@ -32,8 +34,6 @@ from ..words import clock, plural, units
 from . import alarm, contribution, release
 from .common import repo_url
 from .messages import decide_call, show, shown_of
-from .records import settle
-from .steps import Step
 
 KINDS = (  # (kind of note, its emoji, how a count of them reads, and in short when the first line needs it)
     ("alarm", "🚨", ("repository red", "repositories red"), ("red", "red")),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..attention import Sound
-from .steps import Buttons, DeleteMessage, EditMessage, SendMessage, Step
+from ..engine.effects import Buttons, DeleteMessage, EditMessage, SendMessage, Step
 
 RETIRED = "retired"  # a record's messages posted anew below, still to delete: [{id, chat}]
 

@@ -59,6 +59,8 @@ from typing import Any
 
 from .. import attention_store
 from ..attention import LOUD, Moment, Volume, period_of
+from ..engine.effects import WORKFLOWS, MergePull, MergeResult, Note, Posted, Step
+from ..engine.settle import settle
 from ..errors import GitHubUnavailable, PagerError, Partial
 from ..html import escape, link
 from ..routing import Delivery, Repository
@@ -67,8 +69,6 @@ from ..values import field, integer, iso, newest, order_of_time, text
 from ..words import WORKFLOWS_FIX, merge_answer, merge_refused, with_title
 from .common import default_branch, is_release_pull, repo_url
 from .messages import RETIRED, Shown, buttons_json, retired_after, show, tidy
-from .records import settle
-from .steps import WORKFLOWS, MergePull, MergeResult, Note, Posted, Step
 
 MERGE_PREFIX = "merge:"
 TTL_SECONDS = 180 * 24 * 3600

@@ -46,12 +46,14 @@ from enum import StrEnum
 from typing import Any
 
 from .. import words
+from ..engine.effects import Redeliver
+from ..engine.perform import REFUSED as REFUSED_BY_GITHUB
+from ..engine.perform import TOOK, Done
 from ..settings import Settings
 from ..signals.alarm import DELIVERY_PREFIX as ENTRY_PREFIX
 from ..signals.alarm import OWN_TITLE
 from ..values import iso
-from .effects import REFUSED as REFUSED_BY_GITHUB
-from .effects import TOOK, Ask, ChangeAlarm, Done
+from .acts import ChangeAlarm
 from .lists import END, FAILED, GITHUB_RETENTION, NO_ANSWER, OVERLAP_SECONDS, PASSED, REFUSED, WINDOW, Attempt, Read, Scan
 
 ITEM = "deliveries"
@@ -343,7 +345,7 @@ def with_probes(state: State, probes: Iterable[Done], now: float) -> State:
     """The state once the check (or the run) asked for followed events to probe GitHub's redeliveries: one
     GitHub took is asked for in this minute, as the decision's own (awaited, never asked again by the run that
     follows); one it refused is named; one it failed to take stays as it was."""
-    took = {d.effect.guid for d in probes if isinstance(d.effect, Ask) and d.fate == TOOK}
+    took = {d.effect.guid for d in probes if isinstance(d.effect, Redeliver) and d.fate == TOOK}
     state = fold(state, [d for d in probes if d.fate == REFUSED_BY_GITHUB])
     return replace(state, followed=tuple(r.queued(now // 60 * 60, state.newest_read) if r.guid in took else r
                                          for r in state.followed))
@@ -555,14 +557,14 @@ class Gap:
 @dataclass(frozen=True)
 class Plan:
     state: State  # to commit before acting (the lease)
-    ask: tuple[Ask, ...]  # this run's minute of redeliveries
+    ask: tuple[Redeliver, ...]  # this run's minute of redeliveries
     change: EntriesChange
     counts: Mapping[str, int]
     gaps: tuple[Gap, ...] = ()
     dropped: tuple[Followed, ...] = ()  # events there was room neither to follow nor to name (pager's health counts them)
 
     @property
-    def effects(self) -> tuple[Ask | ChangeAlarm, ...]:
+    def effects(self) -> tuple[Redeliver | ChangeAlarm, ...]:
         change = self.change
         alarm = (ChangeAlarm(change.opened, change.closed),) if change.opened or change.closed or self.state.alarm_due else ()
         return (*self.ask, *alarm)
@@ -590,7 +592,7 @@ def plan(state: State, known: Known, settings: Settings, *, now: float, acts_on:
                   closing=tuple(k.removeprefix(ENTRY_PREFIX) for k in change.closed if k not in change.forgotten),
                   settled=tuple(sorted(settled)) if every.under_way else (),
                   probe=_probe(state.probe, fresh, now), **_backfill(state, known))
-    ask = tuple(Ask(r.newest, r.guid) for r in asked)
+    ask = tuple(Redeliver(r.newest, r.guid, "redelivery") for r in asked)
     return Plan(new, ask, change, _tally(kept, verdicts, queue.held), _gaps(state, known, now), tuple(dropped))
 
 
@@ -711,7 +713,7 @@ def fold(state: State, done: Iterable[Done]) -> State:
     """The state once the run's effects were performed: an alarm change made is no longer due; a redelivery
     GitHub did not take is no longer awaited (the next run asks for it again)."""
     done = list(done)
-    untaken = {x.effect.guid: x for x in done if isinstance(x.effect, Ask) and x.fate != TOOK}
+    untaken = {x.effect.guid: x for x in done if isinstance(x.effect, Redeliver) and x.fate != TOOK}
     applied = any(isinstance(x.effect, ChangeAlarm) and x.fate == TOOK for x in done)
     if untaken:
         state = replace(state, followed=tuple(_untaken(r, untaken[r.guid]) if r.guid in untaken else r for r in state.followed))
@@ -723,7 +725,7 @@ def _untaken(row: Followed, done: Done) -> Followed:
     return replace(row, due=0.0, refused=done.status if done.fate == REFUSED_BY_GITHUB else 0)
 
 
-def due_now(state: State, since: float, until: float) -> tuple[Ask, ...]:
+def due_now(state: State, since: float, until: float) -> tuple[Redeliver, ...]:
     """The every-minute check's redeliveries: the followed events queued for a minute in (since, until]."""
-    return tuple(Ask(r.newest, r.guid) for r in sorted(state.followed, key=lambda r: (r.due, r.at))
+    return tuple(Redeliver(r.newest, r.guid, "redelivery") for r in sorted(state.followed, key=lambda r: (r.due, r.at))
                  if r.due and since < r.due <= until and r.newest <= r.above and r.outcome in (FAILED, NO_ANSWER))

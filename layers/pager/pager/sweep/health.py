@@ -49,9 +49,9 @@ from typing import Any
 
 from .. import refusals as refused_items
 from .. import words
+from ..engine.effects import Redeliver
 from ..signals.alarm import OWN_BUTTONS, OWN_PREFIX, OWN_TITLE
 from ..values import iso, parse_iso
-from .effects import Ask
 from .lists import GITHUB_RETENTION, PASSED, Attempt
 
 ITEM = "health"
@@ -604,8 +604,8 @@ class Plan:
     job: Job | None  # the ↻ job once they are asked for
 
     @property
-    def asks(self) -> tuple[Ask, ...]:
-        return tuple(Ask(a.id, a.guid, "refused") for a in self.picks)
+    def asks(self) -> tuple[Redeliver, ...]:
+        return tuple(Redeliver(a.id, a.guid, "refused") for a in self.picks)
 
     @property
     def job_pending(self) -> bool:

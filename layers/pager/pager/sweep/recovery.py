@@ -29,11 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..engine.effects import Redeliver
+from ..engine.perform import REFUSED, Done
 from ..errors import PagerError, Transient
 from ..services import Services
 from ..waiting import ANY, OWN, REDELIVERY, Waiting, noted
 from . import deliveries
-from .effects import REFUSED, Ask, Done, perform
+from .acts import act
 from .lists import GITHUB_RETENTION, PER_PAGE, Attempt, attempts_of
 
 RETRY_SECONDS = 300  # after a run that could not complete, the check waits this long before the next
@@ -106,7 +108,7 @@ def keep_sweeping(waiting: Waiting | None, *, pending: bool, complete: bool, now
 
 
 PROBE_ORDER = {"telegram": 0, "github": 1, REDELIVERY: 2, OWN: 3}  # the probes that cost a redelivery last
-FOLLOWED_PROBE = "probe of a held event"  # an Ask's `why`: a followed event asked for as the probe, its own ask
+FOLLOWED_PROBE = "probe of a held event"  # an Redeliver's `why`: a followed event asked for as the probe, its own ask
 
 
 def probe(services: Services, waiting: Waiting, state: deliveries.State, run_id: str, *, check: bool = True,
@@ -119,7 +121,7 @@ def probe(services: Services, waiting: Waiting, state: deliveries.State, run_id:
     made: list[Done] = []  # the redeliveries asked for as probes in this call: one a minute serves both holds
     failing = _first_failing(services, waiting, state, run_id, check, made)
     if asked is not None:
-        asked += [d for d in made if isinstance(d.effect, Ask) and d.effect.why == FOLLOWED_PROBE]
+        asked += [d for d in made if isinstance(d.effect, Redeliver) and d.effect.why == FOLLOWED_PROBE]
     return failing
 
 
@@ -152,14 +154,14 @@ def _takes_redeliveries(services: Services, waiting: Waiting, state: deliveries.
     if check and not probe_minute(now - waiting.since):
         return False
     passed = passed_probe(state, now)
-    done = perform(services, passed, run_id) if passed is not None else None
+    done = act(services, passed, run_id) if passed is not None else None
     made += [done] if done is not None else []
     if done is not None and done.fate != REFUSED:
         return not done.github
     followed = held_in_turn(state, now)
     if followed is None:
         return True  # nothing held to deliver again: nothing to lose
-    done = perform(services, Ask(followed.newest, followed.guid, FOLLOWED_PROBE), run_id)
+    done = act(services, Redeliver(followed.newest, followed.guid, FOLLOWED_PROBE), run_id)
     made.append(done)
     return not done.github
 
@@ -173,7 +175,7 @@ def _own_answers(services: Services, waiting: Waiting, state: deliveries.State, 
     now = services.now()
     probe = probe_ask(state, now)
     if ask and probe is not None and probe_minute(now - waiting.since):
-        perform(services, probe, run_id)  # its answer shows on the list by the next minute's check
+        act(services, probe, run_id)  # its answer shows on the list by the next minute's check
     return False
 
 
@@ -185,7 +187,7 @@ def probe_minute(held_for: float) -> bool:
     return minute < 10 or minute % (5 if minute < 60 else 15) == 0
 
 
-def probe_ask(state: deliveries.State, now: float) -> Ask | None:
+def probe_ask(state: deliveries.State, now: float) -> Redeliver | None:
     """What a hold of pager's own endpoint asks for: the newest passed delivery the sweep read, while GitHub
     keeps it (its attempts are nothing the sweep follows); with none, a followed event, another each minute
     from the oldest on (one that fails on its own never keeps the hold from ending; its attempts in the hold
@@ -194,7 +196,7 @@ def probe_ask(state: deliveries.State, now: float) -> Ask | None:
     if known is not None:
         return known
     failing = held_in_turn(state, now)
-    return Ask(failing.newest, failing.guid, "probe") if failing is not None else None
+    return Redeliver(failing.newest, failing.guid, "probe") if failing is not None else None
 
 
 def held_in_turn(state: deliveries.State, now: float) -> deliveries.Followed | None:
@@ -204,9 +206,9 @@ def held_in_turn(state: deliveries.State, now: float) -> deliveries.Followed | N
     return held[int(now // 60) % len(held)] if held else None
 
 
-def passed_probe(state: deliveries.State, now: float) -> Ask | None:
+def passed_probe(state: deliveries.State, now: float) -> Redeliver | None:
     """The newest passed delivery the sweep read, asked for once more, while GitHub keeps it."""
     known = state.probe
     if known is not None and known[2] > now - GITHUB_RETENTION + deliveries.RETENTION_MARGIN:
-        return Ask(known[0], known[1], "probe")
+        return Redeliver(known[0], known[1], "probe")
     return None

@@ -38,6 +38,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import chat, deadline, words
+from ..engine.effects import Redeliver
+from ..engine.perform import FAILED, LIMITED, TOOK, Done
 from ..errors import ConfigError, Conflict, DeadlineExceeded, GitHubRefused, PagerError, StoreUnavailable
 from ..observe import count, logger
 from ..permissions import missing_permissions, needed_permissions
@@ -46,14 +48,13 @@ from ..services import Services
 from ..settings import Settings
 from ..signals import acts_on, alarm, due, pages, release
 from ..signals.alarm import delivery_times, entries_now, to_deliver_again
-from ..signals.records import RECORD_WAITS
-from ..store import Record
+from ..store import RECORD_WAITS, Record
 from ..values import field as payload_field
 from ..values import text
 from ..waiting import ITEM as WAITING_ITEM
 from ..waiting import REDELIVERY, SWEEP_KEY, Waiting, merged, note, noted
 from . import deliveries, health, recovery
-from .effects import FAILED, LIMITED, TOOK, Ask, AskEntry, ChangeAlarm, Done, Effect, perform
+from .acts import Act, ChangeAlarm, RedeliverEntry, act
 from .lists import GITHUB_RETENTION, PAGES, PER_PAGE, Read, Scan, attempts_of
 from .presses import ALL_ITEM
 
@@ -417,9 +418,9 @@ class Planned:
     redelivery_since: float | None = None  # a hold of GitHub's redeliveries the run began under: since when
 
     @property
-    def effects(self) -> list[Effect]:
-        asks: list[Effect] = [*self.deliveries.ask, *self.health.asks]
-        asks += [AskEntry(key, delivery_id) for key, delivery_id in self.again_all]
+    def effects(self) -> list[Act]:
+        asks: list[Act] = [*self.deliveries.ask, *self.health.asks]
+        asks += [RedeliverEntry(key, delivery_id) for key, delivery_id in self.again_all]
         change = self.opened or self.closed or self.deliveries.state.alarm_due
         return asks + ([ChangeAlarm(self.opened, self.closed)] if change else [])
 
@@ -551,7 +552,7 @@ def _answering(services: Services, waiting: Waiting | None, state: deliveries.St
     return recovery.probe(services, waiting, state, run_id, check=False, asked=asked) is None
 
 
-def carry_out(services: Services, effects: list[Effect], calls: Calls, run_id: str) -> list[Done]:
+def carry_out(services: Services, effects: list[Act], calls: Calls, run_id: str) -> list[Done]:
     """Perform the effects in order: after GitHub's rate limit, no more asks (the check waits as GitHub said);
     the alarm's change only when a call is left for it (else it waits for the next run, `alarm_due`)."""
     done: list[Done] = []
@@ -562,7 +563,7 @@ def carry_out(services: Services, effects: list[Effect], calls: Calls, run_id: s
         elif not alarm and any(d.fate == LIMITED for d in done):
             done.append(Done(effect, FAILED, "GitHub's rate limit"))
         else:
-            done.append(perform(services, effect, run_id))
+            done.append(act(services, effect, run_id))
     return done
 
 
@@ -581,13 +582,13 @@ def _save_health(services: Services, items: Items, planned: Planned, g: Gathered
                  run_id: str) -> list[str]:
     """The health unit's items: where the ↻ job stopped, the health, and ↻ all once it asked for the last."""
     said = []
-    failed_picks = {d.effect.guid for d in done if isinstance(d.effect, Ask) and d.effect.why == "refused" and d.fate != TOOK}
+    failed_picks = {d.effect.guid for d in done if isinstance(d.effect, Redeliver) and d.effect.why == "refused" and d.fate != TOOK}
     job = _job_after(g.job, planned.health.job, failed_picks)
     if job is not None and job != g.job:
         said.append(_write(services, items[health.JOB_ITEM], job.to_data(), run_id, expires_at=int(now + GITHUB_RETENTION)))
     if planned.health.health != g.health:
         said.append(_write(services, items[health.ITEM], planned.health.health.to_data(), run_id))
-    all_taken = all(d.fate == TOOK for d in done if isinstance(d.effect, AskEntry))
+    all_taken = all(d.fate == TOOK for d in done if isinstance(d.effect, RedeliverEntry))
     if g.again_all and not planned.again_all_pending and all_taken:
         said.append(_write(services, items[ALL_ITEM], {}, run_id, expires_at=int(now + 3600)))
     return said
@@ -611,7 +612,7 @@ def _github_failed(done: list[Done], now: float, since: float | None = None) -> 
     """GitHub failed to take a redelivery (a 5xx, no answer, its rate limit): what waits for it, so that the
     check probes it (by asking for one) and runs the sweep once GitHub takes it (after a rate limit, no
     sooner than GitHub said). An ask the run had no call or no time left for says nothing of GitHub."""
-    failed = [d for d in done if isinstance(d.effect, Ask) and d.github]
+    failed = [d for d in done if isinstance(d.effect, Redeliver) and d.github]
     if not failed:
         return None
     waits = [d.retry_after or 60.0 for d in failed if d.fate == LIMITED]
@@ -700,12 +701,12 @@ def _reading(g: Gathered, state: deliveries.State) -> dict[str, Any]:
 
 def _fates(done: list[Done]) -> dict[str, int]:
     """What became of the run's asks: the decision's redeliveries, the ↻ job's picks, ↻ all's."""
-    asks = [d.fate for d in done if isinstance(d.effect, Ask) and d.effect.why == "redelivery"]
-    picks = [d.fate for d in done if isinstance(d.effect, Ask) and d.effect.why == "refused"]
+    asks = [d.fate for d in done if isinstance(d.effect, Redeliver) and d.effect.why == "redelivery"]
+    picks = [d.fate for d in done if isinstance(d.effect, Redeliver) and d.effect.why == "refused"]
     return {"redeliveries": asks.count(TOOK), "redeliveries_refused": asks.count("refused"),
             "redeliveries_failed": len(asks) - asks.count(TOOK) - asks.count("refused"),
             "refused_delivered_again": picks.count(TOOK),
-            "all_delivered_again": sum(1 for d in done if isinstance(d.effect, AskEntry) and d.fate == TOOK)}
+            "all_delivered_again": sum(1 for d in done if isinstance(d.effect, RedeliverEntry) and d.fate == TOOK)}
 
 
 def _entries(g: Gathered, p: Planned, done: list[Done]) -> dict[str, Any]:
@@ -794,13 +795,13 @@ def _held(services: Services, items: Items, waiting: Waiting, state: deliveries.
     return {**ran, **attended}  # what came due this minute, said with the run it released
 
 
-def _ask_paced(services: Services, asks: tuple[Ask, ...], minute: float, run_id: str) -> list[Done]:
+def _ask_paced(services: Services, asks: tuple[Redeliver, ...], minute: float, run_id: str) -> list[Done]:
     """This minute's redeliveries. GitHub failing one stops them and is noted as what waits, from this minute
     on (the sweep's runs then see the minute's asks as not made): the check probes GitHub's redeliveries, and
     runs the sweep once GitHub takes one (after a rate limit, no sooner than GitHub said)."""
     done: list[Done] = []
     for ask in asks:
-        result = perform(services, ask, run_id)
+        result = act(services, ask, run_id)
         done.append(result)
         if result.fate in (FAILED, LIMITED):  # the rest wait for the next minute
             if result.github:  # (out of time, or the app's key: nothing GitHub should be probed for)

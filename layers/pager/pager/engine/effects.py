@@ -1,8 +1,9 @@
 """What a decision returns: a `Step`, with at most one external effect, each effect plain data.
 
-A signal's decision is a pure function `decide(data, now) -> Step` over its record's data; it never
-calls GitHub, Telegram or the table. The effects say what to ask of the outside world, and
-`pager.perform` carries them out (the adapters' side).
+A decision is a pure function `decide(data, now) -> Step` over its record's data (a signal's, a press's, a
+call's), or a unit's plan (the sweep's); it never calls GitHub, Telegram or the table. The effects say what
+to ask of the outside world, in one vocabulary for the webhook and the sweep, and `pager.engine.perform`
+carries them out (the adapters' side).
 """
 
 from __future__ import annotations
@@ -95,9 +96,14 @@ class MergePull:
 
 @dataclass(frozen=True)
 class Redeliver:
-    """Ask GitHub to deliver one attempt of the app's webhook again (↻)."""
+    """Ask GitHub to deliver an event once more (`POST /app/hook/deliveries/{id}/attempts`), by one of its
+    attempts: `guid`, the event (for the logs and the sweep's fold); `why`, who asks: "press" (↻), "redelivery"
+    (the sweep's decision), "probe" (a hold asks whether GitHub takes redeliveries again), "refused" (↻ of
+    deliveries refused with 401 or 424)."""
 
     delivery_id: int
+    guid: str = ""
+    why: str = "press"
 
 
 @dataclass(frozen=True)

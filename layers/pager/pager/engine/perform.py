@@ -1,18 +1,27 @@
 """Carrying out a decision's effect: where a `Step` meets Telegram, GitHub and the table.
 
-The decisions (`pager.signals`) say what to do as data; this is the one place that turns an effect
-into calls of the clients, and a client's answer into the result the step records.
+The decisions (the signals, the presses, the commands, the sweep's units) say what to do as data; this is
+the one place that turns an effect into calls of the clients, and a client's answer into the result the
+step records.
+
+    perform(services, effect)   carry it out; the result its step records (Posted, MergeResult, ...); raises
+                                the clients' errors (pager.errors): a settle releases its claim, a handler
+                                answers 500 or 424
+    attempt(services, effect)   the same, never raising: what became of it (`Done`), for a unit that folds its
+                                results (the sweep: TOOK, REFUSED, FAILED, LIMITED)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from . import attention_store
-from .errors import ChatMigrated, GitHubRefused, MessageNotEditable, WorkflowsRefused
-from .services import Services
-from .signals.steps import (
+from .. import attention_store
+from ..errors import ChatMigrated, GitHubRefused, GitHubUnavailable, MessageNotEditable, PagerError, Permanent, WorkflowsRefused
+from ..observe import logger
+from ..services import Services
+from .effects import (
     WORKFLOWS,
     DeleteMessage,
     Dispatch,
@@ -114,6 +123,8 @@ def _merged_already(services: Services, effect: MergePull) -> MergeResult | None
 
 def _redeliver(services: Services, effect: Redeliver) -> None:
     services.github.redeliver(effect.delivery_id)
+    if effect.why != "press":
+        logger.info(f"{effect.why} asked", extra={"guid": effect.guid, "delivery_id": effect.delivery_id})
 
 
 def _send(services: Services, text: str, buttons: Any, notify: bool = True, reply_to: int | None = None) -> Posted:
@@ -155,3 +166,50 @@ _PERFORMERS: tuple[tuple[type, Callable[[Services, Any], Any]], ...] = (
     (MergePull, _merge),
     (Redeliver, _redeliver),
 )
+
+
+# -- what became of an effect, for a unit that folds it ------------------------------------------------
+
+TOOK, REFUSED, FAILED, LIMITED = "took", "refused", "failed", "rate limited"
+
+
+@dataclass(frozen=True)
+class Done:
+    """What became of one effect: TOOK, REFUSED (a 4xx: asking again changes nothing), FAILED (a 5xx, no
+    answer, a busy table: a later run tries again) or LIMITED (GitHub's rate limit: nothing more this run;
+    `retry_after` seconds, when GitHub said). `effect` may be a unit's own act (the sweep's alarm change)."""
+
+    effect: Any
+    fate: str
+    reason: str = ""
+    retry_after: float | None = None
+    status: int = 0  # GitHub's answer, when it refused
+    github: bool = False  # GitHub did not take it (a 5xx, no answer, its rate limit): what waits for GitHub
+
+
+def attempt(services: Services, effect: Any, run_id: str, carry_out: Callable[[Services, Any], Any] | None = None) -> Done:
+    """Carry out one effect (by `perform`, or by `carry_out` for a unit's own act); its failure is logged and
+    returned, never raised."""
+    try:
+        (carry_out or perform)(services, effect)
+    except GitHubUnavailable as exc:
+        limited = exc.retry_after is not None or exc.status == 429
+        done = Done(effect, LIMITED if limited else FAILED, f"{type(exc).__name__}: {exc}", exc.retry_after, github=True)
+    except Permanent as exc:
+        status = getattr(exc, "status", 0)
+        done = Done(effect, REFUSED, f"{type(exc).__name__}: {exc}", status=status if isinstance(status, int) else 0)
+    except PagerError as exc:
+        done = Done(effect, FAILED, f"{type(exc).__name__}: {exc}")
+    else:
+        return Done(effect, TOOK)
+    name = getattr(effect, "why", "") or getattr(effect, "name", "") or type(effect).__name__
+    logger.warning(f"{name} not done", extra={"run_id": run_id, **_fields(effect), "fate": done.fate, "reason": done.reason})
+    return done
+
+
+def _fields(effect: Any) -> dict[str, Any]:
+    """What a log line says of an effect (a unit's own act says it itself: `fields`)."""
+    if isinstance(effect, Redeliver):
+        return {"guid": effect.guid, "delivery_id": effect.delivery_id}
+    fields = getattr(effect, "fields", None)
+    return dict(fields()) if callable(fields) else {}

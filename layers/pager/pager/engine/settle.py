@@ -50,10 +50,10 @@ from typing import Any
 
 from .. import deadline
 from ..errors import Conflict, StoreUnavailable, Transient, Uncertain
-from ..perform import perform as perform_effect
 from ..services import Services
-from ..store import Record
-from .steps import Decide, Effect, Step
+from ..store import RECORD_WAITS, Record
+from .effects import Decide, Effect, Step
+from .perform import perform as perform_effect
 
 PENDING = "pending"
 # Longer than any invocation that may hold a claim (the webhook's 8 s, the sweep's 150 s run that
@@ -64,7 +64,6 @@ BUSY_POLLS = 15  # without a deadline (tests, tools): how often it looks before 
 MAX_CONFLICTS = 3  # without a deadline: lost conditional writes before giving up with Busy
 MAX_EFFECTS = 8  # effects one settle may carry out; more means a decide that never converges
 RECORD_ATTEMPTS = 3  # tries to record an effect that happened
-RECORD_WAITS = (0.05, 0.2)
 
 Perform = Callable[[Services, Effect], Any]
 
@@ -112,7 +111,7 @@ def settle(
     The decision is `decide`, or, with `gather`, the one `gather()` returns: it is called each time
     the record was found free, reads what the decision needs besides the record, and makes it.
     `wait=False` raises Held at once when another delivery holds the record (a button press answers
-    "still working" rather than wait). `perform` carries out the effects (default: `pager.perform`)."""
+    "still working" rather than wait). `perform` carries out the effects (default: `pager.engine.perform`)."""
     store = services.store
     conflicts = 0
     while True:
