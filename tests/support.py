@@ -117,6 +117,14 @@ class Sweeps:
     def answer(self, script) -> None:
         self.world.answer = script  # what the pager answers: (guid, redelivery) -> status, 0 for no answer in time
 
+    @property
+    def down(self) -> int | None:
+        return self.world.down
+
+    @down.setter
+    def down(self, status: int | None) -> None:
+        self.world.down = status  # pager's endpoint itself fails: this status to deliveries and pings alike
+
     def deliver(self, event: str, action: str, repository_id: int) -> str:
         """GitHub sends one event (its example payload, in that repository) to the pager; its guid."""
         payload = example(event, action)
@@ -155,11 +163,11 @@ class Sweeps:
         return summary
 
     def pager_held(self, pages: int = 3) -> tuple[str, list[str]]:
-        """A delivery that passed (what a hold probes with), then pager's own endpoint answers 502 to `pages`
-        comments and the next run holds: the probe's guid and the held comments'."""
+        """A delivery that passed, then pager's own endpoint answers 502 to `pages` comments (and to the run's
+        ping) and the next run holds: the passed one's guid and the held comments'."""
         probe = self.deliver("workflow_run", "completed", 1)
         self.sweep()
-        self.answer = lambda guid, redelivery: 502
+        self.down = 502
         held = [self.deliver("issue_comment", "created", 10 + i) for i in range(pages)]
         self.advance(15)
         assert self.sweep()["recovery"] == "waiting: pager"

@@ -145,12 +145,11 @@ def test_deliver_all_again_asks_once_for_each_failed_delivery_paced_for_the_chat
 
 def test_pagers_own_outage_is_held_like_a_services_and_caught_up_within_minutes_of_its_end(make_sweeps):
     sweeps = make_sweeps(through_handler=True)
-    up = {"pager": True}
-    sweeps.answer = lambda guid, redelivery: 200 if up["pager"] else 502  # API Gateway's 502: pager's function fails
-    sweeps.deliver("issues", "labeled", 1)  # a delivery pager ignores, passed: the probe of its outage
+    sweeps.answer = lambda guid, redelivery: 200
+    sweeps.deliver("issues", "labeled", 1)
     sweeps.advance(15)
     sweeps.sweep()
-    up["pager"] = False  # a bad deploy: every delivery 502, for three hours
+    sweeps.down = 502  # a bad deploy: API Gateway's 502 to every delivery and every ping, for three hours
     events = []
     for quarter in range(12):  # a run every quarter hour, the check every minute
         for n in range(8):
@@ -162,10 +161,10 @@ def test_pagers_own_outage_is_held_like_a_services_and_caught_up_within_minutes_
     assert summary["recovery"] == "waiting: pager" and summary["decisions"]["held"] == len(events)
     assert sweeps.entries() == {}  # nothing asked for while it would fail again: no attempt spent, none named
     assert "pager's own endpoint has failed every delivery since" in sweeps.alarm_text()
-    up["pager"] = True  # fixed
+    sweeps.down = None  # fixed
     summaries = sweeps.minutes(30)
     released = next(i for i, s in enumerate(summaries) if s["outcome"] == "done")
-    assert released <= 15  # this far into a hold the check probes every fifteenth minute (a fleet's deliveries end it sooner)
+    assert released == 0  # the check pings pager's endpoint each minute: the first one after the fix ends the hold
     asked = [i for i, s in enumerate(summaries) if s.get("redeliveries")]
     assert asked[-1] - released <= len(events) // PAGES_PER_MINUTE  # then a minute's pace at a time: 96 events in minutes
     assert all([a["status_code"] for a in sweeps.attempts(g)] == [502, 200] for g in events)  # each once, and it passed

@@ -11,7 +11,6 @@ from support import paced
 from pager.errors import DeadlineExceeded, GitHubUnavailable, StoreUnavailable, TelegramUnavailable, Uncertain
 from pager.sweep import recovery
 from pager.sweep.deliveries import PAGES_PER_MINUTE, REDELIVERY_SPACING_SECONDS, undone_of
-from pager.sweep.lists import Attempt
 from pager.sweep.run import check, run_sweep
 from pager.values import parse_iso
 from pager.waiting import SWEEP_KEY, Waiting, merged, note, noted, service_of
@@ -255,9 +254,9 @@ def test_a_redelivery_hold_is_not_probed_by_asking_while_telegram_is_still_down(
     assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 200]
 
 
-def test_with_pagers_endpoint_and_githubs_redeliveries_both_held_one_ask_a_minute_probes_both(make_sweeps):
+def test_with_pagers_endpoint_and_githubs_redeliveries_both_held_one_ask_a_minute_probes_githubs(make_sweeps):
     sweeps = make_sweeps()
-    sweeps.answer = lambda guid, redelivery: 502
+    sweeps.down = 502
     pages = [sweeps.deliver("issue_comment", "created", 10 + i) for i in range(3)]
     sweeps.advance(15)
     assert sweeps.sweep()["recovery"] == "waiting: pager"
@@ -266,32 +265,34 @@ def test_with_pagers_endpoint_and_githubs_redeliveries_both_held_one_ask_a_minut
         start = len(sweeps.github.requests)
         sweeps.check()
         asks = [r.path for r in sweeps.github.requests[start:] if r.path.endswith("/attempts")]
-        assert len(asks) <= 1, asks  # the oldest held event probes GitHub's redeliveries and pager's endpoint at once
+        assert len(asks) <= 1, asks  # GitHub's redeliveries probed by one ask; pager's endpoint by its ping alone
         sweeps.advance(1)
-    sweeps.answer = lambda guid, redelivery: 200
+    sweeps.down = None
     quarter_hours(sweeps, 20)
     assert all(sweeps.attempts(g)[-1]["status_code"] == 200 for g in pages) and sweeps.entries() == {}
 
 
-def test_a_hold_of_pagers_endpoint_probed_with_held_events_ends_though_the_oldest_fails_on_its_own(make_sweeps):
+def test_a_hold_of_pagers_endpoint_ends_when_its_ping_passes_though_the_oldest_event_fails_on_its_own(make_sweeps):
     sweeps = make_sweeps()
-    sweeps.answer = lambda guid, redelivery: 502
+    sweeps.down = 502
     pages = [sweeps.deliver("issue_comment", "created", 10 + i) for i in range(3)]
     sweeps.advance(15)
-    assert sweeps.sweep()["recovery"] == "waiting: pager"  # and no passed delivery to probe with
+    assert sweeps.sweep()["recovery"] == "waiting: pager"  # its ping failed (no delivery ever passed)
+    sweeps.down = None
     sweeps.answer = lambda guid, redelivery: 502 if guid == pages[0] else 200  # fixed, but for one event
     quarter_hours(sweeps, 60)
     assert [sweeps.attempts(g)[-1]["status_code"] for g in pages[1:]] == [200, 200]
     assert sweeps.store.load(SWEEP_KEY, "waiting").data.get("services") in (None, [])
 
 
-def test_both_holds_probed_with_held_events_end_though_the_oldest_fails_on_its_own(make_sweeps):
+def test_both_holds_end_though_the_oldest_held_event_fails_on_its_own(make_sweeps):
     sweeps = make_sweeps()
-    sweeps.answer = lambda guid, redelivery: 502
+    sweeps.down = 502
     pages = [sweeps.deliver("issue_comment", "created", 10 + i) for i in range(3)]
     sweeps.advance(15)
     assert sweeps.sweep()["recovery"] == "waiting: pager"
     note(sweeps.services, "redelivery")
+    sweeps.down = None
     sweeps.answer = lambda guid, redelivery: 502 if guid == pages[0] else 200  # fixed, but for one event
     quarter_hours(sweeps, 60)
     assert [sweeps.attempts(g)[-1]["status_code"] for g in pages[1:]] == [200, 200]
@@ -420,35 +421,36 @@ def test_a_run_cut_short_by_its_deadline_has_the_check_wait_before_the_next(swee
 # -- pager's own endpoint -----------------------------------------------------------------------------
 
 
-def test_pagers_own_outage_is_probed_with_a_passed_delivery_and_no_page_spends_an_attempt(make_sweeps):
+def test_pagers_own_outage_is_observed_by_its_ping_and_no_event_spends_an_attempt_on_it(make_sweeps):
     sweeps = make_sweeps()
-    sweeps.deliver("workflow_run", "completed", 1)  # passed: any signal is safe twice, so it serves as the probe
-    sweeps.answer = lambda guid, redelivery: 502
+    passed = sweeps.deliver("workflow_run", "completed", 1)
+    sweeps.down = 502
     pages = [sweeps.deliver("issue_comment", "created", 10 + i) for i in range(5)]
     sweeps.advance(15)
-    assert sweeps.sweep()["recovery"] == "waiting: pager"
-    probe = sweeps.github.deliveries[0]["guid"]
-    sweeps.minutes(30)
-    assert all(len(sweeps.attempts(g)) == 1 for g in pages) and len(sweeps.attempts(probe)) > 1
-    sweeps.answer = lambda guid, redelivery: 200
-    sweeps.minutes(7)  # the probe answers, the check runs the sweep, the pages come back
+    assert sweeps.sweep()["recovery"] == "waiting: pager"  # the run's ping failed
+    sweeps.minutes(30)  # each check pings it again, asking GitHub for nothing
+    assert all(len(sweeps.attempts(g)) == 1 for g in pages) and len(sweeps.attempts(passed)) == 1
+    sweeps.down = None
+    sweeps.minutes(2)  # the ping passes, the check runs the sweep, the pages come back
     assert all([a["status_code"] for a in sweeps.attempts(g)] == [502, 200] for g in pages) and sweeps.entries() == {}
 
 
 def test_a_hold_of_pagers_endpoint_whose_release_was_not_saved_ends_at_the_next_check(make_sweeps):
     world = make_sweeps()
-    world.answer = lambda guid, redelivery: 502
-    probe = world.deliver("workflow_run", "completed", 1)
+    world.down = 502
+    world.deliver("workflow_run", "completed", 1)
     failing = world.deliver("issue_comment", "created", 2)
     world.deliver("issue_comment", "created", 3)
     assert world.sweep()["recovery"] == "waiting: pager"
-    world.answer = lambda guid, redelivery: 200 if guid == probe else 502  # pager answers; one event fails alone
-    world.minutes(1)  # the probe passes
+    world.down = None
+    world.answer = lambda guid, redelivery: 502 if guid == failing else 200  # pager answers; one event fails alone
+    world.minutes(1)  # the ping passes
     world.world.faults.fail("store", r"^save sweep \[waiting\]$", status=0, count=3)  # each of its tries
     world.minutes(1)  # the release's run: its hold's end not saved, and the probe's answer read already
-    world.minutes(10)  # the next run the check starts ends the hold: the failing event is asked for again
-    assert world.check()["outcome"] != "done" and len(world.attempts(failing)) > 2
-    for _ in range(2):
+    world.minutes(1)  # the next check pings again, and the run it starts ends the hold
+    assert not world.store.load(SWEEP_KEY, "waiting").data.get("services")
+    assert len(world.attempts(failing)) == 2  # its first delivery, and the release's ask: no probe spends one
+    for _ in range(3):
         world.advance(15)
         world.sweep()
     assert failing in world.entries()  # and named, once its attempts are spent
@@ -470,31 +472,28 @@ def test_what_a_run_read_of_pagers_health_survives_a_table_that_throttles_its_sa
     assert world.store.dump()["alarm#control [entry:pager:answered]"]["state"] == "open"
 
 
-def test_the_probe_asks_for_the_newest_passed_delivery_else_each_failing_event_in_turn_and_backs_off():
+def test_githubs_redeliveries_are_probed_with_the_newest_passed_delivery_else_each_held_event_in_turn():
     from pager.sweep.deliveries import Followed, State
 
     now = 1_800_000_000.0
     state = State(probe=(5, "older", now - 3600))
-    assert recovery.probe_ask(state, now).delivery_id == 5
+    assert recovery.passed_probe(state, now).delivery_id == 5
     row = Followed("f", 3, now - 900, "issues", "opened", 1, 1, 3, now - 900, 502, False)
     newer = Followed("g", 4, now - 800, "issues", "opened", 1, 1, 4, now - 800, 502, False)
     gone = State(probe=(5, "older", now - 3 * 86400), followed=(newer, row))
-    assert [recovery.probe_ask(gone, now + 60 * m).guid for m in range(4)] == ["f", "g", "f", "g"]
+    assert recovery.passed_probe(gone, now) is None
+    assert [recovery.held_in_turn(gone, now + 60 * m).guid for m in range(4)] == ["f", "g", "f", "g"]
     assert [m for m in range(0, 120) if recovery.probe_minute(m * 60)] == [*range(10), 10, 15, 20, 25, 30, 35, 40, 45,
                                                                           50, 55, 60, 75, 90, 105]
 
 
-def test_the_newest_three_attempts_all_failing_hold_and_one_event_failing_alone_does_not():
-    def attempts(*codes: int) -> list[Attempt]:
-        return [Attempt(i, f"g{i}", 100.0 + i, False, code, "issues") for i, code in enumerate(codes)]
-
-    assert recovery.own_outage(attempts(200, 500, 502, 0))
-    assert not recovery.own_outage(attempts(500, 502, 200)) and not recovery.own_outage(attempts(500, 502))
-    held = recovery.hold(None, attempts(500, 500, 500), released=False, now=5.0)
+def test_pagers_own_endpoint_is_held_when_its_ping_fails_and_released_when_it_passes():
+    held = recovery.hold(None, released=False, now=5.0, own=False)
     assert held == Waiting(("pager",), 5.0)
-    assert recovery.hold(held, attempts(500, 200), released=False, now=6.0) is None  # an answer since
+    assert recovery.hold(held, released=False, now=6.0, own=None) == held  # not pinged: nothing known
+    assert recovery.hold(held, released=False, now=6.0, own=True) is None
     told = Waiting(("telegram",), 1.0)
-    assert recovery.hold(told, attempts(500, 500, 500), released=False, now=5.0) == told  # Telegram says why
+    assert recovery.hold(told, released=False, now=5.0, own=False) == Waiting(("pager", "telegram"), 5.0)  # a new outage
 
 
 # -- the pure parts ---------------------------------------------------------------------------------------
@@ -531,6 +530,7 @@ def test_the_every_minute_schedule_sends_what_the_function_takes_for_a_check():
 def test_what_the_run_that_ends_a_hold_asks_for_is_awaited_not_asked_again_by_the_next_run(make_sweeps):
     world = make_sweeps()
     _, held = world.pager_held()
+    world.down = None
     world.answer = lambda guid, redelivery: 200
     world.deliver("workflow_run", "completed", 2)  # pager answers again
     world.advance(14.5)
@@ -544,23 +544,53 @@ def test_what_the_run_that_ends_a_hold_asks_for_is_awaited_not_asked_again_by_th
     assert all([a["status_code"] for a in world.attempts(g)] == [502, 200] for g in held)
 
 
-def test_the_probes_of_a_hold_read_by_a_later_run_of_a_long_pass_are_never_named(make_sweeps):
+def test_a_hold_of_pagers_endpoint_asks_github_for_nothing_and_ends_with_its_ping_in_a_long_pass(make_sweeps):
     world = make_sweeps(sweep_all_pages=2)
-    probe, pages = world.pager_held()
-    world.minutes(5)  # five probes of the passed delivery, each answered 502
-    assert [a["status_code"] for a in world.attempts(probe)][1:] == [502] * 5
+    passed, pages = world.pager_held()
+    world.minutes(5)  # five checks: five pings, each answered 502, and nothing asked of GitHub
+    assert len(world.attempts(passed)) == 1 and all(len(world.attempts(g)) == 1 for g in pages)
+    world.down = None
     world.answer = lambda guid, redelivery: 200
     for i in range(500):  # pager answers again; a busy fleet: five pages since, read over several runs
         world.deliver("workflow_run", "completed", 100 + i % 7)
     world.advance(1)
-    first = world.sweep()
-    assert first["pass"] == "under way" and first["recovery"] == "waiting: any"  # a newer probe meanwhile
+    first = world.check()  # the ping passes: the check's run reads the first pages
+    assert first["pass"] == "under way" and first["recovery"] == "waiting: any"
     world.minutes(10)
     world.advance(15)
     world.sweep()
     world.minutes(10)
     assert all(world.attempts(g)[-1]["status_code"] == 200 for g in pages)
     assert world.entries() == {}, world.alarm_text()
+
+
+def test_a_deployment_broken_from_its_first_delivery_brings_every_page_back_as_itself_after_the_fix(make_sweeps):
+    """No delivery ever passed, a page every 30 minutes, pager's endpoint down 3 hours: every page comes back as
+    itself within 30 minutes of the fix, none is named, and no event is delivered more than three times."""
+    world = make_sweeps(through_handler=True)
+    world.answer = None
+    world.down = 502  # broken from the first delivery
+    pages = []
+    for n in range(6):
+        comment = issue_comment_by("alice", comment_id=9100 + n, number=300 + n)
+        assert world.world.deliver("issue_comment", comment, guid=f"page{n}")[0] == 502
+        pages.append(f"page{n}")
+        for _ in range(30):
+            world.advance(1)
+            world.sweep() if int(world.now // 60) % 15 == 0 else world.check()
+    world.down = None  # the fix, 3 hours in
+    fixed = world.now
+    while world.now < fixed + 30 * 60:
+        world.advance(1)
+        world.sweep() if int(world.now // 60) % 15 == 0 else world.check()
+    for guid in pages:
+        codes = [a["status_code"] for a in world.attempts(guid)]
+        assert codes[-1] == 200 and len(codes) <= 3, (guid, codes)
+        passed_at = parse_iso(world.attempts(guid)[-1]["delivered_at"])
+        assert passed_at <= fixed + 30 * 60
+    assert world.entries() == {}, world.alarm_text()
+    shown = [m.text for m in world.telegram.chat() if m.text.startswith("💬 alice commented")]
+    assert len(shown) == len(pages)  # each page as itself, once
 
 
 def test_a_hold_whose_end_the_table_throttled_once_asks_nothing_twice(make_sweeps):

@@ -32,7 +32,7 @@ def stored(world: Sweeps, item: str = "deliveries") -> dict:
     return world.store.load(SWEEP_KEY, item).data
 
 
-def test_a_first_run_reads_back_to_its_window_then_a_quiet_run_is_one_list_call_with_one_jwt(world):
+def test_a_first_run_reads_back_to_its_window_then_a_quiet_run_is_one_list_call_and_its_ping(world):
     for i in range(250):  # a long list from before: the first run reads it back to the window's start
         world.deliver("workflow_run", "completed", 1 + i % 5)
         world.now += 10
@@ -43,10 +43,12 @@ def test_a_first_run_reads_back_to_its_window_then_a_quiet_run_is_one_list_call_
     world.advance(15)
     seen, calls = len(world.github.requests), world.services.github.calls
     summary = world.sweep()
-    assert world.services.github.calls - calls == 1 and summary["pages"] == {"all": 1, "failures": 0}
-    assert summary["redeliveries"] == 0 and summary["calls_used"] == 1 and summary["reach_gaps"] == []
+    # the webhook's config (where GitHub delivers), the ping there, one page of the list
+    assert world.services.github.calls - calls == 3 and summary["pages"] == {"all": 1, "failures": 0}
+    assert summary["redeliveries"] == 0 and summary["calls_used"] == 3 and summary["reach_gaps"] == []
     listed = world.requests_since(seen)
-    assert [r.query.get("status") for r in listed] == [None]
+    assert [r.path for r in listed] == ["/app/hook/config", "/app/hook/deliveries"]
+    assert [r.query.get("status") for r in listed if r.path.endswith("/deliveries")] == [None]
     assert stored(world)["every"]["top"] == world.github.deliveries[-1]["id"]
 
 
@@ -60,17 +62,17 @@ def test_each_run_reads_only_what_came_since_the_one_before_each_delivery_once(w
 
 
 def test_the_failures_of_an_outage_come_back_within_minutes_once(world):
-    world.deliver("workflow_run", "completed", 1)  # a delivery that passed: what a hold probes with
+    world.deliver("workflow_run", "completed", 1)
     world.sweep()
-    world.answer = lambda guid, redelivery: 502  # pager's endpoint fails every delivery
+    world.down = 502  # pager's endpoint fails: every delivery, and the run's ping
     failed = [world.deliver("issue_comment", "created", 10 + i) for i in range(6)]
     failed += [world.deliver("workflow_run", "completed", 20 + i) for i in range(3)]
     world.advance(15)
     held = world.sweep()
     assert held["redeliveries"] == 0 and held["recovery"] == "waiting: pager" and held["decisions"]["held"] == 9
-    world.minutes(3)  # each check probes with the passed delivery, which fails: still held
+    world.minutes(3)  # each check pings it, which fails: still held, and nothing asked of GitHub
     assert all(len(world.attempts(g)) == 1 for g in failed)
-    world.answer = lambda guid, redelivery: 200  # the endpoint works again
+    world.down = None  # the endpoint works again
     world.minutes(3)
     for guid in failed:
         assert [(a["status_code"], a["redelivery"]) for a in world.attempts(guid)] == [(502, False), (200, True)]
@@ -186,9 +188,10 @@ def test_a_telegram_failure_of_the_alarm_stops_no_redelivery_and_the_change_wait
     assert summary["alarm"] == "applied" and world.alarm_text().startswith("⚙️ ") and "pager missed " in world.alarm_text()
 
 
-def test_entries_a_run_had_no_reads_left_for_say_where_by_name_and_a_later_run_names_them(world):
+def test_entries_a_run_had_no_reads_left_for_say_where_by_name_and_a_later_run_names_them(make_sweeps):
     from pager.sweep.run import NAMED_ENTRIES
 
+    world = make_sweeps(sweep_max_attempts=1)  # each first failure spent at once: all open in one run
     world.answer = lambda guid, redelivery: 500
     guids = [world.deliver("issue_comment", "created", 10) for _ in range(NAMED_ENTRIES + 3)]
     opened = 0
@@ -212,9 +215,10 @@ def test_entries_a_run_had_no_reads_left_for_say_where_by_name_and_a_later_run_n
     assert all(e["url"].endswith("/issues/1#issuecomment-492700400") for e in entries)
 
 
-def test_an_entry_github_will_never_name_takes_no_read_from_the_ones_it_can(world):
+def test_an_entry_github_will_never_name_takes_no_read_from_the_ones_it_can(make_sweeps):
     from pager.sweep.run import NAMED_ENTRIES
 
+    world = make_sweeps(sweep_max_attempts=1)  # each first failure spent at once: all open in one run
     world.answer = lambda guid, redelivery: 500
     guids = [world.deliver("issue_comment", "created", 10) for _ in range(2 * NAMED_ENTRIES + 1)]
     opened = 0
@@ -318,7 +322,7 @@ def test_a_run_logs_one_summary_line_and_emits_its_metrics(world, capsys, log_li
     world.sweep()
     metrics.flush_metrics()
     (summary,) = [line for line in log_lines() if line["message"] == "sweep run"]
-    assert summary["service"] == "pager" and summary["redeliveries"] == 1 and summary["calls_used"] == 3
+    assert summary["service"] == "pager" and summary["redeliveries"] == 1 and summary["calls_used"] == 5  # and its ping
     assert summary["pages"] == {"all": 1, "failures": 1} and summary["reach_gaps"] == []
     assert "entries_opened" in summary and "entries_closed" in summary and "deliveries_seen" in summary
     emf = [line for line in json_lines(capsys.readouterr().out) if "_aws" in line]
@@ -532,10 +536,10 @@ def test_a_run_keeps_what_it_read_when_its_deadline_or_github_stops_the_reading_
 
 def test_a_hold_a_scheduled_run_ends_counts_none_of_its_probes(world):
     _, pages = world.pager_held()
-    world.minutes(5)  # five probes of the passed delivery, each 502
+    world.minutes(5)  # five pings, each 502
+    world.down = None
     world.answer = lambda guid, redelivery: 200
-    world.deliver("workflow_run", "completed", 2)  # pager answers again
-    ended = world.sweep()  # the scheduled run, not the check, sees it first
+    ended = world.sweep()  # the scheduled run's ping, not the check's, sees it first
     assert ended["recovery"] == "recovered" and ended["redeliveries"] == 3 and world.entries() == {}
     assert all([a["status_code"] for a in world.attempts(g)] == [502, 200] for g in pages)
 
@@ -598,7 +602,7 @@ def test_a_link_github_keeps_refusing_costs_a_run_three_calls_and_is_said_not_lo
     refuse_cursors(world, 10**9)
     calls = world.services.github.calls
     summary = world.sweep()
-    assert world.services.github.calls - calls <= 4  # the head, the refused link, the head again, refused again
+    assert world.services.github.calls - calls <= 6  # the ping (two calls), the head, the refused link, the head, refused
     assert summary["recovery"] != "waiting: any, github"  # GitHub answered: nothing waits for it
     calls = world.services.github.calls
     world.minutes(3)

@@ -17,8 +17,9 @@ permissions pager's manifest asks for (`pager.admin.manifest.needed_permissions(
 chat CHAT_ID (a basic group), and Telegram knows every press from the moment it is made (`press_update`
 registers its callback query on the world's clock). Telegram's flood control runs on that clock too.
 
-`answer`, when set, scripts the endpoint instead of the handler: `(guid, redelivery) -> status`, 0 for
-an answer that did not come in time (the sweep's scenarios). `concurrently` runs deliveries or presses
+`answer`, when set, scripts the handler's answer to GitHub's deliveries: `(guid, redelivery) -> status`, 0 for
+an answer that did not come in time (the sweep's scenarios); `down`, when set, is pager's endpoint itself
+failing: that status to everything that reaches it, GitHub's deliveries and pager's own pings alike. `concurrently` runs deliveries or presses
 at the same moment, in threads, holding every call to GitHub and Telegram until each of them has
 reached the table once, so that they truly overlap; a wait inside a step then waits for the table to
 change, not for the clock.
@@ -48,16 +49,18 @@ from pager.waiting import SWEEP_KEY
 from pager.webhook import handle_github, handle_telegram
 
 from .clock import Clock
-from .events import github_event, telegram_event
+from .events import apigw_event, github_event, telegram_event
 from .faults import Faults
 from .github import FakeGitHub
-from .http import session_for
+from .http import HttpRequest, HttpResponse, session_for
 from .payloads import INSTALLATION
 from .store import FaultyStore
 from .telegram import FakeTelegram
 
 GITHUB_API = "https://api.github.test"
 TELEGRAM_API = "https://api.telegram.test"
+PAGER_HOST = "https://pager.test"  # pager's own endpoint, as GitHub's hook config gives it
+HOOK_URL = f"{PAGER_HOST}/github"
 WEBHOOK_SECRET = "test-webhook-secret"
 TELEGRAM_SECRET = "test-telegram-secret"
 BOT_TOKEN = "123456:TEST-bot-token-do-not-log"
@@ -131,7 +134,8 @@ class World:
         self.github.repository_ids[REPO] = REPO_ID  # as the examples' payloads carry it
         # The maintainer followed the README: the installation holds what pager's manifest asks for.
         self.github.installation_permissions[INSTALLATION] = needed_permissions()
-        self.session = session_for({GITHUB_API: self.github, TELEGRAM_API: self.telegram})
+        self.github.hook.update(url=HOOK_URL, secret=WEBHOOK_SECRET)  # the app's webhook: where GitHub delivers
+        self.session = session_for({GITHUB_API: self.github, TELEGRAM_API: self.telegram, PAGER_HOST: self._pager_endpoint})
         self.sleeps: list[float] = []
         self.services = Services(
             settings=self.settings,
@@ -143,6 +147,8 @@ class World:
             sleep=self._sleep,
         )
         self.answer: Callable[[str, bool], int] | None = None
+        self.down: int | None = None  # pager's endpoint itself fails (its domain, API Gateway, the function): this
+        # status to everything that reaches it, GitHub's deliveries and pager's own pings alike (0: no answer)
         self.signing_secret = WEBHOOK_SECRET  # the app's webhook secret as GitHub has it (a rotation: another one)
         self.answers: dict[str, dict[str, Any]] = {}  # guid -> the webhook's last answer
         self.telegram_latency = 0.0  # seconds each Telegram call takes, on the virtual clock
@@ -187,8 +193,8 @@ class World:
     # -- GitHub's webhook
 
     def _endpoint(self, guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> int | tuple[int, str]:
-        if self.answer is not None:
-            code = self.answer(guid, redelivery)
+        code = self.down if self.down is not None else self.answer(guid, redelivery) if self.answer is not None else None
+        if code is not None:
             if code == 0:
                 raise TimeoutError(guid)
             return code
@@ -197,6 +203,17 @@ class World:
                                      monotonic=self.clock)
         self.answers[guid] = body
         return status, json.dumps(body)
+
+    def _pager_endpoint(self, request: HttpRequest) -> HttpResponse:
+        """pager's own endpoint as anyone outside reaches it (its domain, API Gateway, the function): what pager's
+        sweep pings. `down` fails it as it fails GitHub's deliveries (`answer` scripts those alone: pager's handler
+        failing on its own, its endpoint up)."""
+        if self.down is not None:
+            return HttpResponse(self.down, b"" if self.down else None)
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        status, body = handle_github(apigw_event(request.method, request.path, headers, request.body), self.services,
+                                     monotonic=self.clock)
+        return HttpResponse(status, body)
 
     def deliver(self, event: str, body: dict[str, Any], *, guid: str | None = None) -> tuple[int, dict[str, Any]]:
         """GitHub sends an event to the webhook; the webhook's answer (status, body)."""

@@ -25,6 +25,9 @@ No exception message carries the JWT, a token or the private key: messages name 
 from __future__ import annotations
 
 import functools
+import hashlib
+import hmac
+import json as jsonlib
 import re
 import time
 from collections.abc import Callable
@@ -43,6 +46,7 @@ from .values import parse_iso
 CONNECT_TIMEOUT = 3.05
 READ_TIMEOUT = 5.0
 
+HOOK_WAIT = 10.0  # GitHub waits this long for a webhook's answer, then records a failure: so does a ping of pager's own
 JWT_BACKDATE = 60  # seconds `iat` lies in the past, against clock drift
 JWT_LIFETIME = 9 * 60  # seconds from now to `exp` (GitHub allows at most 10 minutes)
 JWT_REFRESH_MARGIN = 60  # a JWT is signed anew this long before it expires
@@ -204,6 +208,32 @@ class GitHub:
         link = response.links.get("next", {}).get("url") or None
         next_url = urljoin(str(response.url or self._api_url), link) if link else None  # a relative link too (RFC 8288)
         return DeliveryPage(items=items, next_url=next_url)
+
+    def hook_config(self) -> dict[str, Any]:
+        """The app's webhook as GitHub delivers to it ("Webhooks: Get a webhook configuration for an app", JWT):
+        its `url`, `content_type`, `insecure_ssl`, and whether a `secret` is set."""
+        return self._object("GET", "/app/hook/config", "github get webhook config", auth="jwt")
+
+    def ping_hook(self, url: str, secret: str, guid: str) -> int:
+        """Deliver a signed `ping` to the URL GitHub delivers to, the way GitHub delivers one (its headers, its
+        body: zen, hook_id, hook; the signature of the body with the webhook secret): pager's own endpoint's
+        answer, through the same path as GitHub's deliveries (a domain, API Gateway, the function). Its status;
+        0 when no answer came within GitHub's own wait (HOOK_WAIT) or no connection was made."""
+        step = "ping pager's own endpoint"
+        deadline.check(step)
+        body = jsonlib.dumps({"zen": "Keep it logically awesome.", "hook_id": 0,
+                              "hook": {"type": "App", "id": 0, "active": True, "events": [],
+                                       "config": {"url": url, "content_type": "json", "insecure_ssl": "0"}}}).encode()
+        signature = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+        headers = {"Content-Type": "application/json", "User-Agent": "GitHub-Hookshot/pager", "X-GitHub-Event": "ping",
+                   "X-GitHub-Delivery": guid, "X-GitHub-Hook-ID": "0", "X-Hub-Signature-256": f"sha256={signature}"}
+        self.calls += 1
+        try:
+            response = self._session.post(url, data=body, headers=headers, allow_redirects=False,
+                                          timeout=(deadline.timeout(CONNECT_TIMEOUT), deadline.timeout(HOOK_WAIT)))
+        except requests.RequestException:
+            return 0
+        return response.status_code
 
     def get_delivery(self, delivery_id: int) -> dict:
         """One delivery of the app's webhook with its request (headers, payload) and response."""

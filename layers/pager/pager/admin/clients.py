@@ -5,7 +5,6 @@ show a credential) the calls only the operator's commands make:
 
 GitHub (docs.github.com, REST API)
 - "Apps: Get the authenticated app" (JWT): the app's events and permissions;
-- "Webhooks: Get a webhook configuration for an app" (JWT): its url, content type, whether it has a secret;
 - "Installations: List repositories accessible to the app installation" (installation token);
 - "Apps: Create a GitHub App from a manifest": the conversion of the manifest flow's code, with no
   credential at all (the code is one: single use, within an hour).
@@ -49,9 +48,6 @@ class AppGitHub(GitHub):
 
     def app(self) -> dict[str, Any]:
         return self._object("GET", "/app", "github get app", auth="jwt")
-
-    def hook_config(self) -> dict[str, Any]:
-        return self._object("GET", "/app/hook/config", "github get webhook config", auth="jwt")
 
     def installation_repositories(self, installation_id: int) -> dict[str, Any]:
         """One repository's page, for `total_count` (how many repositories the installation reaches)."""

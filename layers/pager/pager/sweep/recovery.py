@@ -5,19 +5,18 @@ A hold is the `waiting` item of the sweep's key (pager.waiting): the services th
 - Telegram or GitHub: a handler that answered 500 because one of them failed noted it (the webhook's side).
 - GitHub's redeliveries ("redelivery"): a run or a check whose redelivery GitHub failed to take (a 5xx, no
   answer, its rate limit) notes it; the rest of GitHub's API may well answer meanwhile.
-- pager's own endpoint ("pager"): the run notes it when the newest deliveries it read
-  (OWN_OUTAGE_ATTEMPTS of them) all failed, none answered (`own_outage`): a Lambda that fails, an API that
-  throttles.
+- pager's own endpoint ("pager"): observed, not inferred (`own_endpoint`): a scheduled run begins with a signed
+  `ping` to the URL GitHub delivers to (the app's hook config), and notes the hold when it fails (a 5xx, API
+  Gateway's 429, no answer within GitHub's 10 s): a Lambda that fails, an API that throttles, a domain gone.
+  A handler that fails on its own while the ping passes is no outage: its events are asked for and named.
 
 While a hold lasts, no run asks for a redelivery: an attempt spent while the service is still down would
 fail again, and three of them inside one long outage would name in the alarm an event that a single attempt
 after it would have brought back. The every-minute check (pager.sweep.run.check) probes instead (`probe`,
 one or two calls, no write): Telegram's getMe; for GitHub the app's installation on the control repository,
 a read on the same API as the handlers' calls; for GitHub's redeliveries, one asked for (the probe's
-delivery, below: what failed is what is tried); for pager's own endpoint, whether GitHub lists a delivery
-answered since the hold began, else it asks GitHub to deliver once more the newest passed delivery (any
-passed delivery is a safe probe: every signal is safe twice; only with none at all does a failing event
-serve, and an attempt made during a hold never counts toward the three: pager.sweep.deliveries).
+delivery, below: what failed is what is tried); for pager's own endpoint, the ping again, each minute (it
+costs GitHub nothing: no event's attempt is ever spent to learn whether pager answers).
 
 As soon as every probe passes, the check runs the sweep: its plan queues what was held, paced, and its
 write clears the hold. So an outage costs a constant number of writes whatever its size: the note (or the
@@ -27,8 +26,6 @@ checks, which write nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from ..engine.effects import Redeliver
 from ..engine.perform import REFUSED, Done
 from ..errors import PagerError, Transient
@@ -36,25 +33,26 @@ from ..services import Services
 from ..waiting import ANY, OWN, REDELIVERY, Waiting, noted
 from . import deliveries
 from .acts import act
-from .lists import GITHUB_RETENTION, PER_PAGE, Attempt, attempts_of
+from .lists import GITHUB_RETENTION
 
 RETRY_SECONDS = 300  # after a run that could not complete, the check waits this long before the next
 CHECK_EVENT = {"pager": "recovery-check"}  # the input of the every-minute schedule (template.yaml)
-OWN_OUTAGE_ATTEMPTS = 3  # the newest attempts that must all fail for pager's own endpoint to count as failing
-
-
-def own_outage(fresh: Iterable[Attempt]) -> bool:
-    """Whether pager's own endpoint fails: the newest OWN_OUTAGE_ATTEMPTS attempts read all failed (one
-    event failing again and again is no outage: it is asked for, and named once its attempts are spent)."""
-    newest = sorted(fresh, key=lambda a: a.id)[-OWN_OUTAGE_ATTEMPTS:]
-    return len(newest) == OWN_OUTAGE_ATTEMPTS and not any(a.answered for a in newest)
-
-
-def answered_since(attempts: Iterable[Attempt], since: float) -> bool:
-    return any(a.answered and a.at > since for a in attempts)
-
-
 HOLDING = ("telegram", "github", REDELIVERY, OWN)  # what holds the redeliveries ("any" only keeps the check sweeping)
+
+
+def own_endpoint(services: Services, guid: str) -> bool | None:
+    """Whether pager's own endpoint answers, observed: a signed `ping` (`guid`: its delivery id, the run's) to
+    the URL GitHub delivers to, as GitHub's hook config says. True: it answered (a 2xx, or a refusal of its
+    own: it runs); False: a 5xx, API Gateway's throttling (429) or no answer within GitHub's 10 s; None: GitHub
+    did not say where it delivers (no ping: nothing is known)."""
+    try:
+        url = str(services.github.hook_config().get("url") or "")
+    except PagerError:
+        return None
+    if not url:
+        return None
+    status = services.github.ping_hook(url, services.settings.github_webhook_secret, guid)
+    return not (status == 0 or status == 429 or status >= 500)
 
 
 def held_since(waiting: Waiting | None) -> float | None:
@@ -67,20 +65,15 @@ def redeliveries_held_since(waiting: Waiting | None) -> float | None:
     return waiting.since if waiting is not None and REDELIVERY in waiting.services else None
 
 
-def hold(waiting: Waiting | None, fresh: list[Attempt], *, released: bool, now: float, newest: bool = True,
-         own_answers: bool = False) -> Waiting | None:
-    """What holds after a run read `fresh`: `released`, Telegram and GitHub answer again (this run brings back
-    what was held); pager's own endpoint held from the newest attempts read, or released once GitHub lists one
-    it answered since the hold began: among those this run reads, or, `own_answers`, on the list the check's
-    probe read (an answer a run read before, whose release was never saved, counts as well). `newest`: the
-    run read the list's head (a pass resumed below it reads older attempts, which say nothing of pager's
-    endpoint now)."""
+def hold(waiting: Waiting | None, *, released: bool, now: float, own: bool | None = None) -> Waiting | None:
+    """What holds after a run: `released`, Telegram and GitHub answer again (this run brings back what was
+    held); pager's own endpoint as the run's ping found it (`own`: False holds it, True releases it, None, not
+    pinged, leaves it as it was)."""
     if waiting is not None and released:
         waiting = waiting.without("telegram", "github", REDELIVERY, ANY)
-    if waiting is not None and OWN in waiting.services and (own_answers or answered_since(fresh, waiting.since)):
+    if waiting is not None and own is True:
         waiting = waiting.without(OWN)
-    explained = waiting is not None and bool({"telegram", "github", REDELIVERY} & set(waiting.services))  # said why
-    if newest and not released and not explained and own_outage(fresh):
+    if own is False:
         waiting = noted(waiting, OWN, now) or waiting
     return waiting
 
@@ -135,7 +128,7 @@ def _first_failing(services: Services, waiting: Waiting, state: deliveries.State
                 services.github.probe(services.settings.control_repository)
             elif service == REDELIVERY and not _takes_redeliveries(services, waiting, state, run_id, check, made):
                 return service
-            elif service == OWN and check and not _own_answers(services, waiting, state, run_id, ask=not made):
+            elif service == OWN and not own_endpoint(services, f"ping-{run_id}"):
                 return OWN
         except Transient:
             return service
@@ -166,37 +159,12 @@ def _takes_redeliveries(services: Services, waiting: Waiting, state: deliveries.
     return not done.github
 
 
-def _own_answers(services: Services, waiting: Waiting, state: deliveries.State, run_id: str, *, ask: bool) -> bool:
-    """Whether GitHub lists a delivery pager answered since the hold began; if not, ask for the probe (unless
-    `ask` is False: a redelivery asked for in this minute probes pager's endpoint as well)."""
-    page = attempts_of(services.github.list_deliveries(per_page=PER_PAGE).items)
-    if answered_since(page, waiting.since):
-        return True
-    now = services.now()
-    probe = probe_ask(state, now)
-    if ask and probe is not None and probe_minute(now - waiting.since):
-        act(services, probe, run_id)  # its answer shows on the list by the next minute's check
-    return False
-
-
 def probe_minute(held_for: float) -> bool:
-    """Whether a check asks for the probe, `held_for` seconds into a hold: each minute for the first ten,
-    then every fifth minute until the hour, then every fifteenth (a long outage does not fill GitHub's list
-    with probes; a busy fleet's own deliveries end the hold sooner)."""
+    """Whether a check asks GitHub to deliver one again to learn whether it takes redeliveries, `held_for`
+    seconds into a hold: each minute for the first ten, then every fifth minute until the hour, then every
+    fifteenth (a long outage does not fill GitHub's list with probes)."""
     minute = int(held_for // 60)
     return minute < 10 or minute % (5 if minute < 60 else 15) == 0
-
-
-def probe_ask(state: deliveries.State, now: float) -> Redeliver | None:
-    """What a hold of pager's own endpoint asks for: the newest passed delivery the sweep read, while GitHub
-    keeps it (its attempts are nothing the sweep follows); with none, a followed event, another each minute
-    from the oldest on (one that fails on its own never keeps the hold from ending; its attempts in the hold
-    do not count)."""
-    known = passed_probe(state, now)
-    if known is not None:
-        return known
-    failing = held_in_turn(state, now)
-    return Redeliver(failing.newest, failing.guid, "probe") if failing is not None else None
 
 
 def held_in_turn(state: deliveries.State, now: float) -> deliveries.Followed | None:

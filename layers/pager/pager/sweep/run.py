@@ -145,6 +145,7 @@ class Gathered:
     waiting: Waiting | None
     health: health.Health
     releases: list[str] = field(default_factory=list)
+    names: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # what unnamed entries were about (read)
 
 
 READ_MARGIN_SECONDS = 30.0  # a run stops reading this long before its deadline: the time to commit and act
@@ -318,66 +319,48 @@ def _job_page(services: Services, job: health.Job | None, run_id: str) -> health
     return health.JobPage(tuple(attempts_of(page.items)), page.next_url)
 
 
-def name_entries(services: Services, opened: Mapping[str, Mapping[str, Any]], shown: Mapping[str, Mapping[str, Any]],
-                 calls: Calls, closed: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
-    """The `delivery:` entries to open, each with the thing its event was about, named and linked as GitHub's
-    pages do (the list gives only the kind of event and the repository's id): one the alarm shows already
-    keeps its name; another is read from the delivery's own payload, for at most NAMED_ENTRIES entries and as
-    many as the budget leaves beside the alarm's change; the others say where by the repository's name when
-    this run knows it, and are named by a later run: what reads this run leaves name entries shown unnamed
-    (updated in place, linked to the thing instead of the app's deliveries)."""
-    reads = _Reads(services, calls)
-    named = {key: _to_open(key, entry, shown.get(key) or {}, reads) for key, entry in opened.items()}
-    named.update(_renamed(shown, set(named) | set(closed), reads))
-    where = {e.get("repository_id"): e["repository"] for e in [*shown.values(), *named.values()] if e.get("repository")}
+def read_names(services: Services, entries: Mapping[str, Mapping[str, Any]], calls: Calls) -> dict[str, dict[str, Any]]:
+    """What `delivery:` entries without their thing were about (the list gives only the kind of event and the
+    repository's id), read from each one's delivery: at most NAMED_ENTRIES a run, within the budget. The
+    gather's part of naming (`named` is the plan's): the entries the plan opens, then those ⚙️ pager shows
+    unnamed (a run before had no read left for them)."""
+    names: dict[str, dict[str, Any]] = {}
+    for key, entry in entries.items():
+        if len(names) >= NAMED_ENTRIES or calls.left(list_reserve(services.settings)) <= 0:
+            break
+        if key.startswith(alarm.DELIVERY_PREFIX) and not entry.get("thing"):
+            names[key] = _named(services, entry)
+    return names
+
+
+def named(opened: Mapping[str, Mapping[str, Any]], shown: Mapping[str, Mapping[str, Any]],
+          names: Mapping[str, Mapping[str, Any]], closed: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+    """The entries to open, and those shown unnamed that the run read the names of, pure: one the alarm
+    shows already keeps its name; another opens unnamed, saying where by the repository's name when the
+    alarm knows it ("a comment on acme/lib"), never by its id, and a later run reads what it was about; one
+    shown unnamed whose delivery the run read is named (updated in place, linked to the thing)."""
+    out = {key: {**_to_open(key, entry, shown.get(key) or {}), **(names.get(key) or {})} for key, entry in opened.items()}
+    for key, found in names.items():
+        entry = shown.get(key)
+        if entry is None or key in out or key in set(closed) or not found:
+            continue
+        out[key] = {**{k: v for k, v in entry.items() if k not in ("state", "at")}, **found,
+                    **deliveries.renamed(entry, found)}
+    where = {e.get("repository_id"): e["repository"] for e in [*shown.values(), *out.values()] if e.get("repository")}
     for key in opened:
-        entry = named[key]
+        entry = out[key]
         if key.startswith(alarm.DELIVERY_PREFIX):
             if not entry.get("repository") and entry.get("repository_id") in where:
                 entry["repository"] = where[entry["repository_id"]]
-                if entry.get("thing") and not entry.get("short"):  # never to be read: named where it was
-                    entry["thing"] = words.thing_of(str(entry.get("event") or ""), None, deliveries.where(entry)).label
             entry["title"], entry["detail"] = deliveries.delivery_title(entry), deliveries.delivery_detail(entry)
-    return named
+    return out
 
 
-def _renamed(shown: Mapping[str, Mapping[str, Any]], left: set[str], reads: _Reads) -> dict[str, dict[str, Any]]:
-    """Entries shown without their thing (a run before had no read left for them), named with the reads
-    this run leaves; the rest of each one's line as it was. `left`: keys this run opens or closes."""
-    named = {}
-    for key, entry in shown.items():
-        if not key.startswith(alarm.DELIVERY_PREFIX) or entry.get("thing") or key in left:
-            continue
-        found = reads.name(entry)
-        if found is None:
-            break
-        if found:
-            named[key] = {**{k: v for k, v in entry.items() if k not in ("state", "at")}, **found,
-                          **deliveries.renamed(entry, found)}
-    return named
-
-
-class _Reads:
-    """The deliveries a run reads to name its entries: at most NAMED_ENTRIES, within the call budget."""
-
-    def __init__(self, services: Services, calls: Calls) -> None:
-        self.services, self.calls, self.done = services, calls, 0
-
-    def name(self, entry: Mapping[str, Any]) -> dict[str, Any] | None:
-        """What the entry's delivery was about (empty when GitHub did not say); None with no read left."""
-        if self.done >= NAMED_ENTRIES or self.calls.left(1) <= 0:
-            return None
-        self.done += 1
-        return _named(self.services, entry)
-
-
-def _to_open(key: str, entry: Mapping[str, Any], known: Mapping[str, Any], reads: _Reads) -> dict[str, Any]:
-    """An entry to open: named as the alarm shows it already, or as its delivery reads (when a read is left)."""
+def _to_open(key: str, entry: Mapping[str, Any], known: Mapping[str, Any]) -> dict[str, Any]:
+    """An entry to open: named as the alarm shows it already, or unnamed for a later run to read."""
     entry = dict(entry)
     if known.get("thing"):
         entry.update({k: known[k] for k in ("thing", "short", "url", "repository", "undone") if known.get(k)})
-    elif key.startswith(alarm.DELIVERY_PREFIX):
-        entry.update(reads.name(entry) or {})
     return entry
 
 
@@ -426,13 +409,12 @@ class Planned:
 
 
 def plan(g: Gathered, settings: Settings, *, now: float, released: bool, event_id: str | None,
-         own_answers: bool = False) -> Planned:
+         own: bool | None = None) -> Planned:
     """The run's plan from what it gathered, pure: holds first (what they hold, nobody asks for), then the
     decision, pager's health and its ↻ picks with what this minute leaves, ↻ all's, and what waits after."""
     known = deliveries.Known(g.every, g.failures, delivery_times(g.shown))
     fresh = deliveries.fresh_attempts(g.state, known)
-    waiting = recovery.hold(g.waiting, fresh, released=released, now=now, newest=not g.state.every.under_way,
-                            own_answers=own_answers)
+    waiting = recovery.hold(g.waiting, released=released, now=now, own=own)
     held = recovery.held_since(waiting)
     dplan = _decision(g, known, settings, now=now, held=held, event_id=event_id)
     # ↻'s picks and ↻ all's are mostly pages: within what Telegram's pace (PAGES_PER_MINUTE) leaves this minute too
@@ -445,7 +427,8 @@ def plan(g: Gathered, settings: Settings, *, now: float, released: bool, event_i
                         health.Where(settings.advanced_page, now, settings.zone, g.moved), room=room, asked=asked)
     again = tuple(to_deliver_again(g.shown, room - len(hplan.picks))) if g.again_all else ()
     again_pending = g.again_all and len(again) < len(to_deliver_again(g.shown))
-    opened, closed = {**dplan.change.opened, **hplan.opened}, dplan.change.closed + hplan.closed
+    closed = dplan.change.closed + hplan.closed
+    opened = named({**dplan.change.opened, **hplan.opened}, g.shown, g.names, closed)
     state = deliveries.with_picks(dplan.state, hplan.picks, now)
     state = replace(state, alarm_due=state.alarm_due or bool(opened or closed))
     waiting = _waiting_after(g, waiting, pending=hplan.job_pending or again_pending, released=released, now=now)
@@ -516,13 +499,16 @@ def _run(services: Services, *, now: float, run_id: str, event_id: str | None, r
         state = items.state(run_id)
         if event_id is not None and event_id == state.last_event:
             return {**summary, "outcome": "skipped: a duplicate invocation of the run that saved the state", "calls_used": 0}
-        own_answers = released  # the check released it: its probes found pager's own endpoint answering too
+        # pager's own endpoint, observed: a scheduled run pings it; a run the check released, it pinged already
+        own = True if released else recovery.own_endpoint(services, f"ping-{run_id}")
         asked = list(probes)
         released = released or _answering(services, items.waiting, state, run_id, asked)
         state = deliveries.with_probes(state, asked, now)
         gathered = gather(services, items, calls, state, now, run_id)
-        planned = plan(gathered, settings, now=now, released=released, event_id=event_id, own_answers=own_answers)
-        planned = replace(planned, opened=name_entries(services, planned.opened, gathered.shown, calls, planned.closed))
+        planned = plan(gathered, settings, now=now, released=released, event_id=event_id, own=own)
+        # what the entries the plan opens were about, and those shown unnamed, read; then planned with their names
+        gathered = replace(gathered, names=read_names(services, {**planned.opened, **gathered.shown}, calls))
+        planned = plan(gathered, settings, now=now, released=released, event_id=event_id, own=own)
         committed = services.store.save(items[deliveries.ITEM], planned.deliveries.state.to_data())
     except Conflict:
         return {**summary, "outcome": "skipped: another run committed first", "calls_used": calls.used}
