@@ -631,11 +631,12 @@ def test_the_recovery_check_runs_every_minute_and_only_with_fast_recovery(replay
     assert pager["check_runs"] >= 1 and slow["check_runs"] == 0  # a run as soon as the outage was over
     assert pager["scheduled_runs"] == slow["scheduled_runs"] == slow["runs"]
     assert pager["held_runs"] >= 1  # a scheduled run during an outage asked GitHub for nothing
-    # noted once when an outage starts; then the commit of the run the check starts, and the note cleared: no
-    # write more, whatever the outage's size (the checks that carry out the drain write nothing)
+    # noted once when an outage starts; then the run the check starts (its lease taken, its commit, the note
+    # cleared, its lease given back): no write more, whatever the outage's size (the checks that carry out the
+    # drain write a lease a minute, counted with the sweep's own writes)
     for result in (pager, slow):
         assert 1 <= result["recovery"]["noted"] and result["recovery"]["max"] == 1
-    assert pager["recovery"]["total_max"] <= 3
+    assert pager["recovery"]["total_max"] <= 5
 
 
 def test_no_design_goes_over_the_call_budget_on_the_tiny_trace(replays):

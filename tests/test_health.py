@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from support import OWN_MESSAGE, json_lines, make_settings, paced
 
 from pager.observe import metrics
-from pager.sweep import health, run
+from pager.sweep import health, lease, run
 from pager.sweep.deliveries import PAGES_PER_MINUTE, State
 from pager.sweep.lists import Attempt, Read, Scan
 from pager.values import iso
@@ -580,7 +581,8 @@ def test_a_refused_delivery_github_failed_to_take_again_is_picked_again_not_drop
     assert [a["status_code"] for a in sweeps.attempts("refused-0")] == [401, 200]
 
 
-def test_two_overlapping_runs_pick_a_refused_delivery_once(sweeps):
+@pytest.mark.parametrize("later", [5, lease.RUN_SECONDS + 5], ids=["lease held", "lease lapsed"])
+def test_two_overlapping_runs_pick_a_refused_delivery_once(sweeps, later):
     from pager.sweep import run_sweep
 
     message_id = refused_then_fixed(sweeps, 1, hours=1)
@@ -591,13 +593,16 @@ def test_two_overlapping_runs_pick_a_refused_delivery_once(sweeps):
     def redeliver(delivery_id):  # run B begins while run A asks GitHub, after A's commit
         posts.append(delivery_id)
         if not overlap:
-            overlap.append(run_sweep(sweeps.services, now=sweeps.now + 5, run_id="B"))
+            overlap.append(run_sweep(sweeps.services, now=sweeps.now + later, run_id="B"))
         return ask(delivery_id)
 
     client.redeliver = redeliver
     run_sweep(sweeps.services, now=sweeps.now, run_id="A")
     sweeps.github.deliver_pending()
-    assert len(posts) == 1 and overlap[0]["refused_delivered_again"] == 0
+    # B steps aside while A holds the lease; past it (A stuck longer than its deadline), B finds the pick
+    # committed by A before A asked
+    assert len(posts) == 1 and overlap[0].get("refused_delivered_again", 0) == 0
+    assert overlap[0]["outcome"].startswith("skipped") == (later < lease.RUN_SECONDS)
     assert [a["status_code"] for a in sweeps.attempts("refused-0")] == [401, 200]
 
 

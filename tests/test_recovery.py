@@ -69,7 +69,7 @@ def test_a_telegram_outage_spends_no_attempt_and_the_check_sweeps_within_a_minut
     assert sweeps.check()["outcome"] == "nothing waits"
 
 
-def test_more_failed_events_than_a_minute_takes_come_back_a_minute_at_a_time_and_write_nothing(make_sweeps):
+def test_more_failed_events_than_a_minute_takes_come_back_a_minute_at_a_time_one_lease_a_minute(make_sweeps):
     sweeps = make_sweeps(through_handler=True, sweep_max_redeliveries=10)
     sweeps.answer = None
     down = outage(sweeps)
@@ -81,7 +81,10 @@ def test_more_failed_events_than_a_minute_takes_come_back_a_minute_at_a_time_and
     runs = sweeps.minutes(7)
     pace = paced(25, min(10, PAGES_PER_MINUTE))  # comments page: Telegram's pace, within the minute's ten
     assert [r.get("redeliveries") for r in runs] == pace + [None] * (7 - len(pace))
-    assert runs[0]["recovery"] == "recovered" and sweep_writes(sweeps) - writes == 2  # the release's commit, the note cleared
+    # the release's commit, the note cleared, its run's lease taken and given back; then one lease a minute
+    # that asks (the checks'), never more than one write per ten events
+    assert runs[0]["recovery"] == "recovered"
+    assert sweep_writes(sweeps) - writes == 4 + (len(pace) - 1) == 4 + sweep_writes(sweeps, "lease") - 2
     assert all(f"issuecomment-{9000 + n}" in shown(sweeps) for n in range(25))
 
 
@@ -190,7 +193,7 @@ def test_githubs_redeliveries_failing_while_its_api_answers_are_held_probed_by_o
         sweeps.world.deliver("issue_comment", comment(n), guid=f"c{n}")
     sweeps.world.faults.rules.remove(down)
     sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 502, count=10**9)
-    writes, outcomes = sweep_writes(sweeps), set()
+    writes, leases, outcomes = sweep_writes(sweeps), sweep_writes(sweeps, "lease"), set()
     for minute in range(60):  # a check every minute, a scheduled run every 15
         start = sweeps.now
         summary = sweeps.sweep() if minute % 15 == 14 else sweeps.check()
@@ -200,8 +203,11 @@ def test_githubs_redeliveries_failing_while_its_api_answers_are_held_probed_by_o
     assert outcomes - {"redeliveries asked", "done"} == {"waiting: redelivery still failing", "waiting: redelivery"}
     assert "GitHub has failed to deliver events again since" in sweeps.alarm_text()
     # beyond the four runs' own commits: the release's commit, the note, the hold said (the health, the alarm's
-    # record in the run's state); not one a minute
-    assert sweep_writes(sweeps) - writes - 4 == 4
+    # record in the run's state); and the lease, taken and given back by each run, taken by the check that asked
+    # for the minute's redeliveries and by each that asks GitHub for its probe (the first ten minutes of the
+    # hold, then every fifth): not one a minute past the first ten
+    leases = sweep_writes(sweeps, "lease") - leases
+    assert sweep_writes(sweeps) - writes - leases - 4 == 4 and leases <= 2 * 4 + 1 + 10 + 10
     sweeps.github.heal()
     sweeps.minutes(3)
     assert [[a["status_code"] for a in sweeps.attempts(f"c{n}")] for n in range(3)] == [[500, 200]] * 3
@@ -231,10 +237,11 @@ def test_with_no_passed_delivery_to_probe_with_githubs_redeliveries_are_held_not
         probe_id = sweeps.attempts(passed)[-1]["id"]
         sweeps.github.fail(rf"^POST /app/hook/deliveries/{probe_id}/attempts$", 404, count=10**9)
     sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 502, count=10**9)
-    writes = sweep_writes(sweeps)
+    writes, leases = sweep_writes(sweeps), sweep_writes(sweeps, "lease")
     quarter_hours(sweeps, 60)
     assert [len(sweeps.attempts(f"c{n}")) for n in range(3)] == [1, 1, 1]  # the oldest event probed, no attempt spent
-    assert sweep_writes(sweeps) - writes <= 4 + 4  # the four runs' own, and a constant: not one a minute
+    leases = sweep_writes(sweeps, "lease") - leases  # each run's, and each probe minute's
+    assert sweep_writes(sweeps) - writes - leases <= 4 + 4  # the four runs' own, and a constant: not one a minute
     assert "GitHub has failed to deliver events again since" in sweeps.alarm_text()
     sweeps.github.heal()
     quarter_hours(sweeps, 16)
@@ -351,15 +358,16 @@ def test_what_a_delivery_left_undone_is_read_from_the_step_its_answer_names(answ
     assert undone_of(answer) == undone
 
 
-def test_an_outage_costs_three_writes_whatever_its_size(sweeps):
+def test_an_outage_costs_five_writes_whatever_its_size(sweeps):
     down = outage(sweeps)
     for n in range(3):
         sweeps.world.deliver("issue_comment", comment(n), guid=f"c{n}")
     sweeps.minutes(5)
     sweeps.world.faults.rules.remove(down)
     assert sweeps.minutes(1)[0]["recovery"] == "recovered"
-    # the note, the release's commit, the note cleared; none while the probe fails, none after
-    assert sweep_writes(sweeps) == 3 and sweeps.store.load(SWEEP_KEY, "waiting").data == {}
+    # the note, the release's run (its lease taken, its commit, its lease given back), the note cleared; none while
+    # the probe fails, none after
+    assert sweep_writes(sweeps) == 5 and sweeps.store.load(SWEEP_KEY, "waiting").data == {}
     assert sweeps.minutes(1)[0]["outcome"] == "nothing waits"
 
 

@@ -21,6 +21,7 @@ from pager.sweep.deliveries import ASK_WAIT_SECONDS
 from pager.waiting import SWEEP_KEY
 
 DELIVERIES = f"{SWEEP_KEY} [deliveries]"
+LEASE = f"{SWEEP_KEY} [lease]"
 
 
 @pytest.fixture
@@ -380,12 +381,13 @@ def test_through_the_lambda_handler_a_third_failure_pages_once_in_the_control_re
 
 
 def test_a_run_writes_its_deliveries_once_and_once_more_only_when_the_alarm_changes_and_checks_write_nothing(world):
-    def saves() -> list[str]:
-        return [name.removeprefix("save ") for service, name in world.world.faults.log[since:] if service == "store" and name.startswith("save")]
+    def saves(lease: bool = False) -> list[str]:
+        return [name.removeprefix("save ") for service, name in world.world.faults.log[since:] if service == "store"
+                and name.startswith("save") and (lease or name != f"save {LEASE}")]
 
     since = len(world.world.faults.log)
     world.sweep()
-    assert saves() == [DELIVERIES]
+    assert saves(lease=True) == [LEASE, DELIVERIES, LEASE]  # taken, the commit, given back
     world.answer = lambda guid, redelivery: 500
     guid = world.deliver("issue_comment", "created", 10)
     for _ in range(3):
@@ -400,10 +402,10 @@ def test_a_run_writes_its_deliveries_once_and_once_more_only_when_the_alarm_chan
     since = len(world.world.faults.log)
     world.sweep()
     world.minutes(5)
-    assert saves() == [DELIVERIES]
+    assert saves(lease=True) == [LEASE, DELIVERIES, LEASE]  # the checks, with nothing to ask, take no lease
 
 
-def test_the_checks_carry_out_the_minutes_a_run_queued_and_write_nothing(make_sweeps):
+def test_the_checks_carry_out_the_minutes_a_run_queued_and_write_only_the_lease_of_a_minute_that_asks(make_sweeps):
     world = make_sweeps(sweep_max_redeliveries=4)
     world.answer = lambda guid, redelivery: 502
     guids = [world.deliver("workflow_run", "completed", i) for i in range(10)]
@@ -415,7 +417,8 @@ def test_the_checks_carry_out_the_minutes_a_run_queued_and_write_nothing(make_sw
     assert first["redeliveries"] == 4 and first["queued"] == 6
     # each check asks for the minute that has begun: the first, 20 s after the run, for the run's own minute
     asked = [s.get("redeliveries", 0) for s in world.minutes(4)]
-    assert asked == [0, 4, 2, 0] and sum(world.store.writes.values()) - writes == 1  # the run's commit, no more
+    # the run's commit and its lease taken and given back; the lease of each minute that asks; no more
+    assert asked == [0, 4, 2, 0] and sum(world.store.writes.values()) - writes == 1 + 2 + 2
     assert all(world.attempts(g)[-1]["status_code"] == 200 for g in guids)
 
 

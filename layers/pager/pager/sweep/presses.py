@@ -19,7 +19,7 @@ import re
 from .. import waiting
 from ..services import Services
 from ..signals import alarm
-from . import health
+from . import health, lease
 from .lists import GITHUB_RETENTION
 
 ALL_ITEM = "again-all"  # ↻ all pressed: {asked_at}, until the sweep asked for every entry
@@ -27,11 +27,22 @@ ALL_ITEM = "again-all"  # ↻ all pressed: {asked_at}, until the sweep asked for
 DELIVERY_ID = re.compile(r"[0-9]{1,20}")
 
 
+BUSY = "⏳ pager is asking GitHub for deliveries right now: press again in a minute"
+
+
 def deliver_again(services: Services, delivery_id: str) -> str:
-    """↻ on a failed delivery: one more attempt, only of a delivery the alarm names."""
+    """↻ on a failed delivery: one more attempt, only of a delivery the alarm names, asked under the sweep's
+    lease (a run or a check asking meanwhile: the press says so, and asks nothing)."""
     if not DELIVERY_ID.fullmatch(delivery_id):
         return "this button is not known"
-    return alarm.deliver_again(services, alarm.CONTROL, int(delivery_id))
+    now = services.now()
+    leased = lease.take(services, f"press-{delivery_id}", now, lease.PRESS_SECONDS)
+    if leased is None:
+        return BUSY
+    try:
+        return alarm.deliver_again(services, alarm.CONTROL, int(delivery_id))
+    finally:
+        lease.give_back(services, leased, services.now())
 
 
 def deliver_refused_again(services: Services, status: int = health.SECRET_REFUSED) -> str:

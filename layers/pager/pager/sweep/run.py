@@ -53,7 +53,7 @@ from ..values import field as payload_field
 from ..values import text
 from ..waiting import ITEM as WAITING_ITEM
 from ..waiting import REDELIVERY, SWEEP_KEY, Waiting, merged, note, noted
-from . import deliveries, health, recovery
+from . import deliveries, health, lease, recovery
 from .acts import Act, ChangeAlarm, RedeliverEntry, act
 from .lists import GITHUB_RETENTION, PAGES, PER_PAGE, Read, Scan, attempts_of
 from .presses import ALL_ITEM
@@ -475,27 +475,46 @@ def _waiting_after(g: Gathered, waiting: Waiting | None, *, pending: bool, relea
 
 
 def run_sweep(services: Services, *, now: float, run_id: str, seconds: float = RUN_SECONDS, event_id: str | None = None,
-              released: bool = False, items: Items | None = None, probes: tuple[Done, ...] = ()) -> dict[str, Any]:
+              released: bool = False, probes: tuple[Done, ...] = ()) -> dict[str, Any]:
     """One run of the sweep; returns its summary (also logged as the "sweep run" line). `event_id` is the
-    scheduled event's id (a duplicate invocation steps aside); `released`, `items` and `probes`: the check
-    found every held service answering, with the sweep's items as it read them just now, and the followed
-    events its probe asked for."""
+    scheduled event's id (a duplicate invocation steps aside); `released` and `probes`: the check found every
+    held service answering, and the followed events its probe asked for. The run holds the sweep's lease
+    (pager.sweep.lease) from its start to its end: nothing it does outside (a ping, a probe, an ask, an edit)
+    happens while another invocation asks GitHub for anything."""
     with deadline.within(seconds):
-        summary = _run(services, now=now, run_id=run_id, event_id=event_id, released=released, items=items,
-                       probes=probes)
+        leased = _lease(services, run_id, now)
+        if leased is None:
+            summary = {"run_id": run_id, "outcome": "skipped: another invocation holds the sweep's lease", "calls_used": 0}
+        else:
+            try:
+                summary = _run(services, now=now, run_id=run_id, event_id=event_id, released=released, probes=probes)
+            finally:
+                lease.give_back(services, leased, services.now())
     outcome = str(summary.get("outcome", ""))
     level = logger.error if outcome.startswith("aborted") else logger.warning if outcome.startswith("skipped") else logger.info
     level("sweep run", extra=summary)
     return summary
 
 
+def _lease(services: Services, run_id: str, now: float) -> Record | None:
+    """The sweep's lease for this run; a check's asks hold it a few seconds: waited for, once."""
+    try:
+        leased = lease.take(services, run_id, now, lease.RUN_SECONDS)
+        if leased is None and lease.holder(services, now).startswith("check"):
+            services.sleep(lease.CHECK_SECONDS)
+            leased = lease.take(services, run_id, services.now(), lease.RUN_SECONDS)
+    except StoreUnavailable:
+        return None
+    return leased
+
+
 def _run(services: Services, *, now: float, run_id: str, event_id: str | None, released: bool,
-         items: Items | None, probes: tuple[Done, ...]) -> dict[str, Any]:
+         probes: tuple[Done, ...]) -> dict[str, Any]:
     settings = services.settings
     calls = Calls(services)
     summary: dict[str, Any] = {"run_id": run_id, "call_budget": settings.sweep_call_budget}
     try:
-        items = items or Items.load(services)
+        items = Items.load(services)
         state = items.state(run_id)
         if event_id is not None and event_id == state.last_event:
             return {**summary, "outcome": "skipped: a duplicate invocation of the run that saved the state", "calls_used": 0}
@@ -756,12 +775,16 @@ def check(services: Services, *, now: float, run_id: str, seconds: float) -> dic
 
 
 def _this_minute(services: Services, state: deliveries.State, now: float, seconds: float, run_id: str) -> dict[str, int]:
-    """The redeliveries due in this minute, asked for: how many GitHub took, how many not ({}: none due)."""
+    """The redeliveries due in this minute, asked for under the sweep's lease (taken for this minute: another
+    check of the same minute, or a run, asks for none of them again): how many GitHub took, how many not ({}:
+    none due, or the minute is another's)."""
     minute = now // 60 * 60
     asks = deliveries.due_now(state, max(minute - 60, state.ran_at or 0), minute)
     if not asks:
         return {}
-    with deadline.within(seconds):
+    if lease.take(services, run_id, now, lease.CHECK_SECONDS, minute=minute) is None:
+        return {"redeliveries": 0, "minute_taken": 1}
+    with deadline.within(min(seconds, lease.CHECK_SECONDS)):
         done = _ask_paced(services, asks, minute, run_id)
     return {"redeliveries": sum(d.fate == TOOK for d in done), "redeliveries_failed": sum(d.fate != TOOK for d in done)}
 
@@ -771,13 +794,15 @@ def _held(services: Services, items: Items, waiting: Waiting, state: deliveries.
     if now < waiting.not_before:
         return {"run_id": run_id, "outcome": "waiting: retry later", **attended}
     asked: list[Done] = []
+    asks = REDELIVERY in waiting.services and recovery.probe_minute(now - waiting.since)  # a probe asks GitHub
+    if asks and lease.take(services, run_id, now, lease.CHECK_SECONDS) is None:
+        return {"run_id": run_id, "outcome": "waiting: another invocation holds the sweep's lease", **attended}
     failing = recovery.probe(services, waiting, state, run_id, asked=asked)
     if failing is not None:
         summary = {"run_id": run_id, "outcome": f"waiting: {failing} still failing", "since": waiting.since, **attended}
         logger.info("recovery check", extra=summary)
         return summary
-    ran = run_sweep(services, now=now, run_id=run_id, seconds=seconds, released=True, items=Items.load(services),
-                    probes=tuple(asked))
+    ran = run_sweep(services, now=now, run_id=run_id, seconds=seconds, released=True, probes=tuple(asked))
     return {**ran, **attended}  # what came due this minute, said with the run it released
 
 

@@ -1,0 +1,91 @@
+"""The sweep's lease: one invocation at a time asks GitHub for anything (SPEC §7, amended 2026-12-07), and two
+invocations never ask for one event."""
+
+from __future__ import annotations
+
+from pager.sweep import lease, run_sweep
+from pager.sweep.presses import BUSY
+from pager.waiting import SWEEP_KEY
+
+
+def queued(make_sweeps):
+    """Ten deliveries that failed, a run that asked for four and queued six for the checks' minutes."""
+    world = make_sweeps(sweep_max_redeliveries=4)
+    world.answer = lambda guid, redelivery: 502
+    guids = [world.deliver("workflow_run", "completed", i) for i in range(10)]
+    world.answer = lambda guid, redelivery: 200
+    world.deliver("workflow_run", "completed", 99)
+    world.advance(5)
+    assert world.sweep()["queued"] == 6
+    return world, guids
+
+
+def attempts(world, guids) -> int:
+    return sum(len(world.attempts(g)) for g in guids)
+
+
+def test_two_checks_of_one_minute_ask_for_its_redeliveries_once(make_sweeps):
+    world, guids = queued(make_sweeps)
+    world.now += 40  # the next minute has begun
+    before = attempts(world, guids)
+    first = world.check(later=5)  # EventBridge invokes the check twice, or a slow one overlaps the next
+    second = world.check(later=5)
+    assert first["redeliveries"] == 4 and second == {**second, "redeliveries": 0, "minute_taken": 1}
+    assert attempts(world, guids) - before == 4
+    world.now += 60
+    assert world.check()["redeliveries"] == 2  # the next minute is the next check's
+
+
+def test_a_run_steps_aside_while_another_holds_the_lease_and_takes_it_once_it_lapsed(sweeps):
+    sweeps.deliver("workflow_run", "completed", 1)
+    held = lease.take(sweeps.services, "a run that died", sweeps.now, lease.RUN_SECONDS)
+    assert held is not None and lease.holder(sweeps.services, sweeps.now) == "a run that died"
+    calls = sweeps.services.calls
+    skipped = run_sweep(sweeps.services, now=sweeps.now + 60, run_id="next")
+    assert skipped["outcome"].startswith("skipped") and sweeps.services.calls == calls  # asked GitHub nothing
+    ran = run_sweep(sweeps.services, now=sweeps.now + lease.RUN_SECONDS + 1, run_id="after")
+    assert ran["outcome"] == "done" and ran["deliveries_seen"] == 1
+    assert lease.holder(sweeps.services, sweeps.services.now()) == ""  # given back at its end
+
+
+def test_a_run_waits_once_for_a_checks_asks(sweeps):
+    lease.take(sweeps.services, "check-1", sweeps.now, lease.CHECK_SECONDS, minute=sweeps.now // 60 * 60)
+    slept = len(sweeps.world.sleeps)
+    assert run_sweep(sweeps.services, now=sweeps.now, run_id="run")["outcome"] == "done"
+    assert sweeps.world.sleeps[slept:][0] == lease.CHECK_SECONDS
+
+
+def test_a_press_while_the_sweep_asks_says_so_and_asks_nothing(make_sweeps):
+    sweeps = make_sweeps(through_handler=True)
+    sweeps.answer = lambda guid, redelivery: 500
+    guid = sweeps.deliver("issues", "opened", 10)
+    for _ in range(3):
+        sweeps.advance(15)
+        sweeps.sweep()
+    data = f"again:{sweeps.attempts(guid)[-1]['id']}"
+    taken = lease.take(sweeps.services, "run-9", sweeps.now, lease.RUN_SECONDS)
+    assert sweeps.press_control(data) == BUSY
+    sweeps.github.deliver_pending()
+    assert len(sweeps.attempts(guid)) == 3
+    lease.give_back(sweeps.services, taken, sweeps.now)
+    sweeps.press_control(data)
+    sweeps.github.deliver_pending()
+    assert len(sweeps.attempts(guid)) == 4
+    assert lease.holder(sweeps.services, sweeps.now) == ""  # the press gave it back
+
+
+def test_a_lease_taken_between_the_read_and_the_write_is_not_taken_again(sweeps):
+    record = sweeps.store.load(SWEEP_KEY, lease.ITEM)
+    assert lease.take(sweeps.services, "first", sweeps.now, lease.CHECK_SECONDS) is not None
+    # a second taker read the free lease before the first wrote: its conditional write fails, it holds nothing
+    sweeps.store.load = lambda key, item: record  # type: ignore[method-assign]
+    assert lease.take(sweeps.services, "second", sweeps.now, lease.CHECK_SECONDS) is None
+
+
+def test_give_back_after_another_took_the_lapsed_lease_leaves_it_with_them(sweeps):
+    mine = lease.take(sweeps.services, "slow", sweeps.now, lease.PRESS_SECONDS)
+    later = sweeps.now + lease.PRESS_SECONDS + 1
+    assert lease.take(sweeps.services, "next", later, lease.RUN_SECONDS) is not None
+    lease.give_back(sweeps.services, mine, later)
+    assert lease.holder(sweeps.services, later) == "next"
+
