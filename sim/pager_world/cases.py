@@ -111,6 +111,13 @@ def alert(action: str, fixture: str | None = None, **changes: Any) -> dict[str, 
     return payload("code_scanning_alert", fixture or action, **{"action": action, **changes})
 
 
+def live_alert(w: World, state: str, updated_at: str, number: int = 10) -> None:
+    """Code scanning alert #10 as GitHub's REST API has it: its state, and `updated_at`, which moves with each
+    change of state (the webhook payloads carry no such time)."""
+    w.hub.alerts[(REPO, number)] = {"number": number, "state": state, "created_at": "2021-02-11T03:10:43Z",
+                                    "updated_at": updated_at}
+
+
 def delivery_entry(guid: str, order: str = "2026-12-02T08:00:00Z") -> dict[str, Any]:
     """A `delivery:` entry as the sweep opens it for an issue's event whose attempts all failed, its line in
     the sweep's own words (`delivery_title`, `delivery_detail`), linked to the issue it read."""
