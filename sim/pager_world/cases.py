@@ -201,6 +201,19 @@ def live_pull(w: World, *, sha: str = HEAD, mergeable_state: str = "clean", stat
                               "base": {"ref": "master"}, "mergeable_state": mergeable_state, "merged": False}
 
 
+def check_run(name: str, conclusion: str | None = "success", *, status: str = "completed", sha: str = HEAD,
+              number: int = 1) -> dict[str, Any]:
+    """A check run of a commit as "List check runs for a Git reference" lists it (a run still going has no
+    conclusion)."""
+    url = f"https://github.com/{REPO}/runs/{number}"
+    return {"id": number, "node_id": f"CR_{number}", "head_sha": sha, "external_id": "", "url": f"https://api.github.com/repos/{REPO}/check-runs/{number}",
+            "html_url": url, "details_url": url, "status": status, "conclusion": conclusion if status == "completed" else None,
+            "started_at": "2026-12-01T10:01:00Z", "completed_at": "2026-12-01T10:04:00Z" if status == "completed" else None,
+            "output": {"title": None, "summary": None, "text": None, "annotations_count": 0,
+                       "annotations_url": f"https://api.github.com/repos/{REPO}/check-runs/{number}/annotations"},
+            "name": name, "check_suite": {"id": 5}, "app": None, "pull_requests": []}
+
+
 def pushed_unseen(w: World) -> None:
     """A new head pushed whose synchronize has not reached the pager."""
     live_pull(w, sha=NEWER)
