@@ -52,7 +52,7 @@ import pager.html
 import pager.telegram
 from pager.commands import BOT_COMMANDS
 from pager.permissions import needed_permissions
-from pager_world.cases import alert, check_run, issue_comment_by, issue_opened, live_pull, ready, run
+from pager_world.cases import alert, check_run, issue_comment_by, issue_opened, live_pull, pull, run, suite_passed, unstable
 from pager_world.github import FakeGitHub
 from pager_world.http import HttpRequest
 from pager_world.payloads import example
@@ -446,7 +446,9 @@ def traffic(private_key_pem) -> World:
     world.deliver("issues", issue_opened())  # a draft dispatched
     world.deliver("workflow_run", run("failure"))
     world.press("🛠")  # a fix dispatched
-    ready(world)
+    unstable(world, check_run("build"), check_run("lint", "failure", number=2))  # its head's checks are read
+    world.deliver("pull_request", pull("opened"))
+    world.deliver("check_suite", suite_passed())
     world.press("🔀")  # a release merged
     world.hub.alerts[(REPO, 10)] = {"number": 10, "state": "open"}
     world.deliver("code_scanning_alert", alert("appeared_in_branch", "reopened", **{"ref": "refs/heads/master", "alert.number": 10}))
@@ -658,6 +660,14 @@ def test_the_fake_merges_by_mergeable_state_as_github_documents_it_and_refuses_a
     assert merge("b" * 40) == 409  # a sha that is not the head, whatever the state
     assert merge("a" * 40) == status
     assert str(status) in OPERATIONS["pulls/merge"]["responses"] and "409" in OPERATIONS["pulls/merge"]["responses"]
+
+
+def test_pager_offers_merge_exactly_where_the_fake_merges():
+    from pager.signals.release import MERGES, NOT_MERGEABLE
+
+    merged = {state for state, required, status in MERGE_BY_STATE if not required and status == 200}
+    refused = {state for state, required, status in MERGE_BY_STATE if not required and status == 405}
+    assert MERGES == merged and set(NOT_MERGEABLE) == refused
 
 
 # -- Telegram --------------------------------------------------------------------------------------------

@@ -214,6 +214,13 @@ def check_run(name: str, conclusion: str | None = "success", *, status: str = "c
             "name": name, "check_suite": {"id": 5}, "app": None, "pull_requests": []}
 
 
+def unstable(w: World, *runs: dict[str, Any], sha: str = HEAD) -> None:
+    """The release pull request as GitHub has it when a check that is not required failed or is pending
+    (`mergeable_state` unstable), and its head's check runs."""
+    live_pull(w, sha=sha, mergeable_state="unstable")
+    w.hub.check_runs[(REPO, sha)] = list(runs)
+
+
 def pushed_unseen(w: World) -> None:
     """A new head pushed whose synchronize has not reached the pager."""
     live_pull(w, sha=NEWER)
