@@ -52,7 +52,7 @@ import pager.html
 import pager.telegram
 from pager.commands import BOT_COMMANDS
 from pager.permissions import needed_permissions
-from pager_world.cases import alert, issue_comment_by, issue_opened, live_pull, ready, run
+from pager_world.cases import alert, check_run, issue_comment_by, issue_opened, live_pull, pull, run, suite_passed, unstable
 from pager_world.github import FakeGitHub
 from pager_world.http import HttpRequest
 from pager_world.payloads import example
@@ -100,6 +100,8 @@ KNOWN_UNDOCUMENTED_STATUSES = {
     ("repos/create-dispatch-event", 403): _NOT_PERMITTED,
     ("pulls/get", 403): _NOT_PERMITTED,
     ("repos/check-collaborator", 403): _NOT_PERMITTED,
+    ("checks/list-for-ref", 401): _BAD_CREDENTIALS,
+    ("checks/list-for-ref", 403): _NOT_PERMITTED,
 }
 # What the fake's answers lack against the description (pager reads none of it).
 KNOWN_ANSWER_GAPS: dict[tuple[str, int], list[str]] = {}
@@ -253,6 +255,19 @@ def _at(value: Any, dotted: str) -> tuple[bool, Any]:
     return True, value
 
 
+def _each_at(value: Any, dotted: str) -> list[tuple[bool, Any]]:
+    """What a dotted path reaches, once for each item of a list on the way ("check_runs.name": each run's name)."""
+    name, _, rest = dotted.partition(".")
+    if not isinstance(value, dict) or name not in value:
+        return [(False, None)]
+    found = value[name]
+    if not rest:
+        return [(True, found)]
+    if isinstance(found, list):
+        return [each for item in found for each in _each_at(item, rest)]
+    return _each_at(found, rest)
+
+
 def answer_problems(body: Any, spec: dict[str, Any] | None, *, built: bool) -> list[str]:
     """How an answer's body differs from the slice's: the properties pager reads (present, typed), no
     undocumented property, and, for an answer the fake builds itself (`built`), the required ones."""
@@ -266,11 +281,11 @@ def answer_problems(body: Any, spec: dict[str, Any] | None, *, built: bool) -> l
         return [f"{type(body).__name__} where the description says object"]
     problems = [f"undocumented property {name!r}" for name in sorted(set(body) - set(spec["properties"]))]
     for dotted, info in spec["reads"].items():
-        present, value = _at(body, dotted)
-        if present:
-            problems += type_problems(value, info, dotted)
-        elif built:
-            problems.append(f"{dotted!r} missing (pager reads it)")
+        for present, value in _each_at(body, dotted):
+            if present:
+                problems += type_problems(value, info, dotted)
+            elif built:
+                problems.append(f"{dotted!r} missing (pager reads it)")
     missing = sorted(set(spec["required"]) - set(body))
     if built and missing:
         problems.append("required properties missing: " + ", ".join(missing))
@@ -304,7 +319,7 @@ def github_exchanges(private_key_pem) -> list[tuple[dict[str, Any], HttpRequest,
     first = hub.deliveries[0]["id"]
     live_pull(world)
     hub.pulls[(REPO, 2)].update(example("pull_request", "opened")["pull_request"] | dict(hub.pulls[(REPO, 2)]))
-    for number, state in ((3, "dirty"), (4, "blocked"), (5, "clean")):
+    for number, state in ((3, "dirty"), (4, "blocked"), (5, "clean"), (7, "unstable"), (8, "draft")):
         hub.pulls[(REPO, number)] = dict(hub.pulls[(REPO, 2)], number=number, mergeable_state=state)
     hub.merge_methods[REPO] = {"merge", "squash"}
     hub.pulls[(REPO, 6)] = dict(hub.pulls[(REPO, 2)], number=6, state="closed", merged=False)  # closed, not merged
@@ -319,6 +334,9 @@ def github_exchanges(private_key_pem) -> list[tuple[dict[str, Any], HttpRequest,
     metadata_only = {"Authorization": f"Bearer {hub(HttpRequest('POST', f'{GITHUB_API}/app/installations/3/access_tokens', jwt_auth)).body['token']}"}
     nothing = {"Authorization": f"Bearer {hub(HttpRequest('POST', f'{GITHUB_API}/app/installations/4/access_tokens', jwt_auth)).body['token']}"}
     head = hub.pulls[(REPO, 2)]["head"]["sha"]
+    hub.check_runs[(REPO, head)] = [check_run("build"), check_run("lint", "failure", number=2),
+                                    check_run("e2e", status="in_progress", number=3)]
+    hub.check_runs[(limited, head)] = [check_run("build")]
     api = GITHUB_API
     dispatch = f"{api}/repos/{CONTROL}/dispatches"
     # the app registered from a manifest (with the world's id and key, so that the JWT above stays valid)
@@ -370,6 +388,13 @@ def github_exchanges(private_key_pem) -> list[tuple[dict[str, Any], HttpRequest,
         HttpRequest("GET", f"{api}/repos/{REPO}/pulls/2", token),  # as the merge left it
         HttpRequest("PUT", f"{api}/repos/{REPO}/pulls/6/merge", token, merge()),  # closed without a merge
         HttpRequest("PUT", f"{api}/repos/{REPO}/pulls/5/merge", token, merge(method="fast-forward")),
+        HttpRequest("PUT", f"{api}/repos/{REPO}/pulls/7/merge", token, merge()),  # unstable: merged
+        HttpRequest("PUT", f"{api}/repos/{REPO}/pulls/8/merge", token, merge()),  # a draft: refused
+        HttpRequest("GET", f"{api}/repos/{REPO}/commits/{head}/check-runs?per_page=2", token),
+        HttpRequest("GET", f"{api}/repos/{REPO}/commits/{head}/check-runs?per_page=2&page=2", token),
+        HttpRequest("GET", f"{api}/repos/{REPO}/commits/{'c' * 40}/check-runs", token),  # a commit without runs
+        HttpRequest("GET", f"{api}/repos/{REPO}/commits/{head}/check-runs", {}),
+        HttpRequest("GET", f"{api}/repos/{limited}/commits/{head}/check-runs", metadata_only),
         HttpRequest("POST", f"{api}/repos/{limited}/dispatches", metadata_only,
                     json_body({"event_type": "pager-draft", "client_payload": {}})),
         HttpRequest("GET", f"{api}/repos/{limited}/pulls/2", metadata_only),
@@ -421,7 +446,9 @@ def traffic(private_key_pem) -> World:
     world.deliver("issues", issue_opened())  # a draft dispatched
     world.deliver("workflow_run", run("failure"))
     world.press("🛠")  # a fix dispatched
-    ready(world)
+    unstable(world, check_run("build"), check_run("lint", "failure", number=2))  # its head's checks are read
+    world.deliver("pull_request", pull("opened"))
+    world.deliver("check_suite", suite_passed())
     world.press("🔀")  # a release merged
     world.hub.alerts[(REPO, 10)] = {"number": 10, "state": "open"}
     world.deliver("code_scanning_alert", alert("appeared_in_branch", "reopened", **{"ref": "refs/heads/master", "alert.number": 10}))
@@ -609,6 +636,38 @@ def test_the_merge_methods_the_fake_knows_are_the_documented_ones(world):
         body = json_body({"sha": "a" * 40, "merge_method": method})
         answer = world.github(HttpRequest("PUT", f"{GITHUB_API}/repos/{REPO}/pulls/{number}/merge", token, body))
         assert answer.status == 200, (method, answer.body)
+
+
+# What GitHub answers a merge, by the pull request's mergeable_state (GitHub's docs and octokit's types): its own
+# Merge button merges clean, unstable and has_hooks; behind merges unless the base branch must be up to date;
+# blocked (a required review or check missing) and dirty (conflicts) cannot be merged, nor can a draft.
+MERGE_BY_STATE = [("clean", False, 200), ("unstable", False, 200), ("has_hooks", False, 200), ("behind", False, 200),
+                  ("behind", True, 405), ("blocked", False, 405), ("dirty", False, 405), ("draft", False, 405)]
+
+
+@pytest.mark.parametrize(("state", "up_to_date_required", "status"), MERGE_BY_STATE)
+def test_the_fake_merges_by_mergeable_state_as_github_documents_it_and_refuses_a_stale_head(world, state, up_to_date_required,
+                                                                                            status):
+    token = {"Authorization": f"Bearer {world.services.github.installation_token(1)}"}
+    world.hub.pulls[(REPO, 2)] = {"number": 2, "state": "open", "head": {"sha": "a" * 40}, "mergeable_state": state}
+    if up_to_date_required:
+        world.hub.up_to_date_required.add(REPO)
+
+    def merge(sha: str) -> int:
+        body = json_body({"sha": sha, "merge_method": "squash"})
+        return world.github(HttpRequest("PUT", f"{GITHUB_API}/repos/{REPO}/pulls/2/merge", token, body)).status
+
+    assert merge("b" * 40) == 409  # a sha that is not the head, whatever the state
+    assert merge("a" * 40) == status
+    assert str(status) in OPERATIONS["pulls/merge"]["responses"] and "409" in OPERATIONS["pulls/merge"]["responses"]
+
+
+def test_pager_offers_merge_exactly_where_the_fake_merges():
+    from pager.signals.release import MERGES, NOT_MERGEABLE
+
+    merged = {state for state, required, status in MERGE_BY_STATE if not required and status == 200}
+    refused = {state for state, required, status in MERGE_BY_STATE if not required and status == 405}
+    assert MERGES == merged and set(NOT_MERGEABLE) == refused
 
 
 # -- Telegram --------------------------------------------------------------------------------------------

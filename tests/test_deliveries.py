@@ -26,13 +26,16 @@ from pager.dynamo import create_table
 from pager.signals import SIGNALS
 from pager.signals.alarm import render_now, update_alarm
 from pager_world.cases import (
+    HEAD,
     NEWER,
     alarmed,
     alert,
+    check_run,
     delivery_entry,
     fix_run,
     issue_closed,
     issue_opened,
+    live_alert,
     live_pull,
     merged,
     outside,
@@ -44,12 +47,13 @@ from pager_world.cases import (
     run,
     suite,
     suite_passed,
+    unstable,
 )
 from pager_world.faults import Faults
 from pager_world.matrix import Scenario, failure_matrix
 from pager_world.payloads import payload
 from pager_world.store import DynamoDump, FaultyDynamoClient
-from pager_world.world import ALLOWED_USER, CHAT_ID, CONTROL_ALARM, EXAMPLE_ALARM, World
+from pager_world.world import ALLOWED_USER, CHAT_ID, CONTROL_ALARM, EXAMPLE_ALARM, REPO, World
 
 # -- the cases -------------------------------------------------------------------------------------------
 
@@ -177,6 +181,18 @@ CASES = [
     Case("alert fixed", {("code_scanning_alert", "fixed")},
          lambda h: h.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"})),
          deliver("code_scanning_alert", alert("fixed", **{"ref": "refs/heads/master", "alert.fixed_at": "2021-02-12T00:00:00Z"}))),
+    Case("alert created late after its fix, GitHub not showing the alert", {("code_scanning_alert", "created")},
+         lambda h: (h.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"})),
+                    h.deliver("code_scanning_alert", alert("fixed", **{"ref": "refs/heads/master"}))),
+         deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"}))),
+    Case("alert created, ordered by GitHub's alert", {("code_scanning_alert", "created")},
+         lambda h: live_alert(h, "open", "2026-12-01T10:00:00Z"),
+         deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"}))),
+    Case("alert fixed, ordered by GitHub's alert", {("code_scanning_alert", "fixed")},
+         lambda h: (live_alert(h, "open", "2026-12-01T10:00:00Z"),
+                    h.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"})),
+                    live_alert(h, "fixed", "2026-12-01T10:05:00Z")),
+         deliver("code_scanning_alert", alert("fixed", **{"ref": "refs/heads/master"}))),
     Case("alert dismissed", {("code_scanning_alert", "closed_by_user")},
          lambda h: h.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"})),
          deliver("code_scanning_alert", alert("closed_by_user", "closed-by-user", **{"alert.number": 10, "alert.dismissed_at": "2021-02-12T00:00:00Z"}))),
@@ -206,10 +222,29 @@ CASES = [
          deliver("pull_request_review", pull_review_approved())),
     Case("release suite passed", {("check_suite", "completed")}, lambda h: (live_pull(h), h.deliver("pull_request", pull("opened"))),
          deliver("check_suite", suite_passed())),
+    Case("release suite passed, unstable", {("check_suite", "completed")},
+         lambda h: (unstable(h, check_run("lint", "failure"), check_run("e2e", status="in_progress", number=2)),
+                    h.deliver("pull_request", pull("opened"))),
+         deliver("check_suite", suite_passed())),
+    Case("release suite passed, blocked", {("check_suite", "completed")},
+         lambda h: (live_pull(h, mergeable_state="blocked"), h.deliver("pull_request", pull("opened"))),
+         deliver("check_suite", suite_passed())),
+    Case("release suite passed, a check finished since Merge was offered", {("check_suite", "completed")},
+         lambda h: (unstable(h, check_run("lint", "failure"), check_run("e2e", status="in_progress", number=2)),
+                    h.deliver("pull_request", pull("opened")), h.deliver("check_suite", suite_passed()),
+                    h.hub.check_runs[(REPO, HEAD)].pop()),
+         deliver("check_suite", suite_passed())),
+    Case("release approved, dirty", {("pull_request_review", "submitted")},
+         lambda h: (live_pull(h, mergeable_state="dirty"), h.deliver("pull_request", pull("opened"))),
+         deliver("pull_request_review", pull_review_approved())),
     Case("release merged", {("pull_request", "closed")}, ready, deliver("pull_request", merged())),
     Case("release published", {("release", "published")}, lambda h: (ready(h), h.deliver("pull_request", merged())),
          deliver("release", published())),
     Case("merge pressed", set(), ready, press("🔀")),
+    Case("merge pressed, behind a base that must be up to date", set(),
+         lambda h: (live_pull(h, mergeable_state="behind"), h.hub.up_to_date_required.add(REPO),
+                    h.deliver("pull_request", pull("opened")), h.deliver("check_suite", suite_passed())),
+         press("🔀")),
 ]
 
 
@@ -254,7 +289,8 @@ def dynamo_world(make_world, monkeypatch):
         yield lambda **overrides: make_world(store=store_for, **overrides)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.name in {"issue opened", "run failed", "fix run started", "release suite passed", "merge pressed"}],
+@pytest.mark.parametrize("case", [c for c in CASES if c.name in {"issue opened", "run failed", "fix run started", "release suite passed",
+                                                                 "release suite passed, unstable", "merge pressed"}],
                          ids=lambda c: c.name)
 def test_on_dynamodb_a_signal_applied_twice_leaves_the_same_state_and_side_effects_as_once(dynamo_world, case):
     _twice(dynamo_world(), case)

@@ -13,6 +13,7 @@ import os
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
+from pager.signals.release import MERGES, NOT_MERGEABLE
 from pager_world.cases import BRANCH, published, pull, suite_passed
 from pager_world.world import REPO, REPO_ID, World
 
@@ -58,12 +59,14 @@ def histories(draw):
         events.append(("edited", "pull_request", pull("edited", head=heads[-1], updated_at=at(10 * len(heads) + 1),
                                                      **{"pull_request.title": title})))
     end = draw(st.sampled_from(["open", "open", "merged", "closed"]))
-    blocked = draw(st.sampled_from([False, False, True]))  # GitHub's mergeable_state beyond the checks (a review required, say)
+    # GitHub's mergeable_state once the last head's checks passed: merged by its own button (offered 🔀), or not (a
+    # review required, conflicts); while they have not passed, a check failing or pending
+    gate = draw(st.sampled_from(["clean", "clean", "unstable", "has_hooks", "blocked", "dirty"]))
     end_at = at(10 * len(heads) + 5)
     live = {"number": 2, "state": "open", "title": title, "html_url": f"https://github.com/{REPO}/pull/2",
             "head": {"sha": heads[-1], "ref": BRANCH}, "base": {"ref": "master"}, "updated_at": end_at if end != "open"
             else at(10 * len(heads) + 1 if title == EDITED else 10 * (len(heads) - 1)), "merged": False,
-            "mergeable_state": "blocked" if blocked else ("clean" if suites[heads[-1]] == "success" else "unstable")}
+            "mergeable_state": gate if suites[heads[-1]] == "success" else ("blocked" if gate == "blocked" else "unstable")}
     tagged = False
     if end == "merged":
         events.append(("merged", "pull_request", pull("closed", head=heads[-1], updated_at=end_at, **{
@@ -82,14 +85,14 @@ def histories(draw):
     order = draw(st.permutations(list(range(len(events))) + dups))
     steps = [(i, draw(st.sampled_from(FAULTS)), draw(st.sampled_from(PRESSES))) for i in order]
     redelivery = draw(st.randoms(use_true_random=False))
-    return History(heads=heads, events=events, suites=suites, title=title, end=end, blocked=blocked, live=live,
+    return History(heads=heads, events=events, suites=suites, title=title, end=end, gate=gate, live=live,
                    tagged=tagged, steps=steps, redelivery=redelivery)
 
 
 class History(dict):
     def __repr__(self):
         steps = [(self["events"][i][0], fault, pressing) for i, fault, pressing in self["steps"]]
-        return (f"History(events={[e[0] for e in self['events']]}, end={self['end']}, blocked={self['blocked']}, "
+        return (f"History(events={[e[0] for e in self['events']]}, end={self['end']}, gate={self['gate']}, "
                 f"suites={ {k[:1]: v for k, v in self['suites'].items()} }, steps={steps})")
 
 
@@ -108,7 +111,7 @@ def test_release_history_in_any_order(private_key_pem, h):
     ready_heads: list[str] = []
     buzzes_seen = 0
     pressed_merged = None
-    note(f"history: {[e[0] for e in events]} end={h['end']} blocked={h['blocked']} suites={h['suites']}")
+    note(f"history: {[e[0] for e in events]} end={h['end']} gate={h['gate']} suites={h['suites']}")
 
     def check_now(where, ok=True):
         nonlocal buzzes_seen
@@ -221,11 +224,13 @@ def test_release_history_in_any_order(private_key_pem, h):
         assert title in text, text
     else:
         [(_, (text, buttons))] = shown.items()
-        ready = h["suites"][h["heads"][-1]] == "success" and not h["blocked"]
-        if ready:
+        passed = h["suites"][h["heads"][-1]] == "success"
+        if passed and h["gate"] in MERGES:
             assert "ready to merge" in text and buttons == (("🔀 Merge",),), text
         else:
             assert buttons is None and "ready to merge" not in text, text
+            if passed:  # GitHub's reason, in its words
+                assert NOT_MERGEABLE[h["gate"]].format(base="master") in text, text
         assert title in text, text
 
 

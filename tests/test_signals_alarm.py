@@ -17,7 +17,7 @@ import pytest
 from pager.errors import Transient
 from pager.signals import alarm
 from pager.signals.alarm import decide_entry, render, update_alarm
-from pager_world.cases import FIX_RUN_URL, alert, delivery_entry, fix_run, run, suite
+from pager_world.cases import FIX_RUN_URL, alert, delivery_entry, fix_run, live_alert, run, suite
 from pager_world.matrix import Scenario, delivering, failure_matrix
 from pager_world.payloads import payload
 from pager_world.world import CONTROL, CONTROL_ALARM, REPO, REPO_ID
@@ -216,6 +216,58 @@ def test_a_fix_delivered_again_after_the_alert_reopened_closes_nothing(world):
     assert world.deliver("code_scanning_alert", alert("reopened", **{"alert.number": 10}))[1]["outcome"] == "alarm opened"
     assert world.deliver("code_scanning_alert", fixed)[1]["outcome"] == "stale: GitHub calls code scanning alert #10 open now"
     assert "Code scanning alert #10" in list(world.chat.view().values())[-1][0]  # the alarm sent anew, open
+
+
+MASTER = {"ref": "refs/heads/master"}
+ALERT_ITEM = f"alarm#{REPO_ID} [entry:code-scanning:10]"
+
+
+@pytest.mark.parametrize("first", ["created", "fixed"], ids=["created-first", "fixed-first"])
+@pytest.mark.parametrize("shown", [True, False], ids=["alert-read", "alert-not-shown"])
+def test_a_fixed_alert_stays_fixed_whatever_order_its_created_and_fixed_come_in(world, first, shown):
+    # The payloads carry one time, created_at, for both: the alert as GitHub has it orders them; when GitHub does
+    # not show it (404, a token without Code scanning alerts), a tie changes nothing.
+    created, fixed = alert("created", **MASTER), alert("fixed", **MASTER)
+    if first == "created":
+        if shown:
+            live_alert(world, "open", "2026-12-01T10:00:00Z")
+        assert world.deliver("code_scanning_alert", created)[1]["outcome"] == "alarm opened"
+    if shown:
+        live_alert(world, "fixed", "2026-12-01T10:05:00Z")
+    outcome = world.deliver("code_scanning_alert", fixed)[1]["outcome"]
+    assert outcome == ("all clear" if first == "created" else "alarm unchanged")
+    entry = world.store.dump()[ALERT_ITEM]
+    assert entry["state"] == "closed" and entry["order"] == ("2026-12-01T10:05:00Z" if shown else "2021-02-11T03:10:43Z|closed")
+    before, chat = world.snapshot(), world.chat.view()
+    # The created event delivered (again) late, after the fix: it opens nothing.
+    outcome = world.deliver("code_scanning_alert", created)[1]["outcome"]
+    assert outcome == ("stale: GitHub calls code scanning alert #10 fixed now" if shown else "alarm unchanged")
+    assert world.snapshot() == before and world.chat.view() == chat
+    assert not [text for text, _ in chat.values() if text.startswith("🚨")]  # red nowhere
+
+
+def test_an_alert_read_from_github_is_ordered_by_its_updated_at_not_by_its_payload(world):
+    world.deliver("code_scanning_alert", alert("created", **MASTER))  # GitHub did not show it: ordered by created_at
+    live_alert(world, "fixed", "2026-12-01T10:05:00Z")
+    world.deliver("code_scanning_alert", alert("fixed", **MASTER))
+    live_alert(world, "open", "2026-12-01T11:00:00Z")
+    assert world.deliver("code_scanning_alert", alert("reopened", **{"alert.number": 10}))[1]["outcome"] == "alarm opened"
+    assert world.store.dump()[ALERT_ITEM]["order"] == "2026-12-01T11:00:00Z"
+    # A fix that read the alert before it was reopened (GitHub said fixed, at 10:05) and stored after: it closes
+    # nothing; by its payload's time alone (created_at, as the reopening's) it would have.
+    live_alert(world, "fixed", "2026-12-01T10:05:00Z")
+    assert world.deliver("code_scanning_alert", alert("fixed", **MASTER))[1]["outcome"] == "alarm unchanged"
+    assert world.store.dump()[ALERT_ITEM]["state"] == "open"
+    assert "Code scanning alert #10" in list(world.chat.view().values())[-1][0]
+
+
+def test_a_reopening_github_does_not_show_opens_the_alert_and_its_fix_closes_it_again(world):
+    world.deliver("code_scanning_alert", alert("created", **MASTER))
+    assert world.deliver("code_scanning_alert", alert("fixed", **MASTER))[1]["outcome"] == "all clear"
+    # reopened carries no time of its own: read from its payload alone, it opens whatever the order
+    assert world.deliver("code_scanning_alert", alert("reopened", **{"alert.number": 10}))[1]["outcome"] == "alarm opened"
+    assert world.deliver("code_scanning_alert", alert("fixed", **MASTER))[1]["outcome"] == "all clear"
+    assert world.deliver("code_scanning_alert", alert("created", **MASTER))[1]["outcome"] == "alarm unchanged"
 
 
 @pytest.mark.parametrize("action", ["reopened_by_user", "appeared_in_branch"])
@@ -487,6 +539,13 @@ def _sweeping(opened, closed):
             "code scanning",
             lambda h: None,
             delivering("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"})),
+        ),
+        Scenario(
+            "code scanning fixed, ordered by GitHub's alert",
+            lambda h: (live_alert(h, "open", "2026-12-01T10:00:00Z"),
+                       h.deliver("code_scanning_alert", alert("created", **{"ref": "refs/heads/master"})),
+                       live_alert(h, "fixed", "2026-12-01T10:05:00Z")),
+            delivering("code_scanning_alert", alert("fixed", **{"ref": "refs/heads/master"})),
         ),
         Scenario("a fix's run started", lambda h: (h.deliver("workflow_run", run("failure")), h.press("🛠")),
                  delivering("workflow_run", fix_run())),

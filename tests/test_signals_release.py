@@ -17,6 +17,7 @@ from pager.signals.release import ReleasePull, decide_pull
 from pager_world.cases import (
     HEAD,
     NEWER,
+    check_run,
     live_pull,
     merged,
     pressing,
@@ -26,6 +27,7 @@ from pager_world.cases import (
     pushed_unseen,
     ready,
     suite_passed,
+    unstable,
 )
 from pager_world.matrix import Scenario, delivering, failure_matrix
 from pager_world.payloads import payload
@@ -89,13 +91,134 @@ def test_a_passed_suite_on_the_recorded_head_reads_the_pull_request_and_offers_m
     assert len(data.encode()) <= 64
 
 
-@pytest.mark.parametrize("state", ["blocked", "unstable", "unknown", "behind"])
-def test_merge_is_not_offered_until_github_calls_the_pull_request_clean(world, state):
+@pytest.mark.parametrize(("state", "line"), [
+    ("clean", "🟢 its checks passed and GitHub calls it mergeable"),
+    ("has_hooks", "🟢 its checks passed and GitHub calls it mergeable"),
+    ("unstable", "⚠️ GitHub: unstable — a check that is not required failed or is pending"),
+    ("behind", "⚠️ GitHub: behind master — it merges unless master must be up to date"),
+])
+def test_merge_is_offered_in_every_state_githubs_own_button_merges(world, state, line):
     live_pull(world, mergeable_state=state)
     world.deliver("pull_request", pull("opened"))
-    before = world.store.dump()
+    assert "#2: Merge offered" in world.deliver("check_suite", suite_passed())[1]["outcome"]
+    message_id, (text, buttons) = only_message(world)
+    assert text.splitlines()[0].startswith(f'🔀 <a href="https://github.com/{REPO}/pull/2">{REPO}#2</a> is ready to merge: ')
+    assert text.splitlines()[1] == line and buttons == (("🔀 Merge",),)
+    assert world.chat.messages[message_id].notified is True
+    assert world.press("🔀")[1]["outcome"] == "🔀 merged"  # and GitHub merges it (behind: its base need not be up to date)
+
+
+@pytest.mark.parametrize(("state", "line"), [
+    ("blocked", "⏳ GitHub: blocked — a required review or check is missing"),
+    ("dirty", "⚠️ GitHub: conflicts with master, which must be resolved"),
+    ("draft", "⏳ GitHub: a draft — mark it ready for review to merge it"),
+])
+def test_a_release_github_would_not_merge_is_not_offered_merge_and_says_why_in_githubs_words(world, state, line):
+    live_pull(world, mergeable_state=state)
+    world.deliver("pull_request", pull("opened"))
     assert f"#2: not ready: {state}" in world.deliver("check_suite", suite_passed())[1]["outcome"]
-    assert world.store.dump() == before and only_message(world)[1][1] is None
+    message_id, (text, buttons) = only_message(world)
+    assert text.splitlines() == [
+        f'📦 <a href="https://github.com/{REPO}/pull/2">{REPO}#2</a> release pull request opened: chore(master): release 1.2.0',
+        line]
+    assert buttons is None and len(world.chat.sent) == 1 and world.chat.messages[message_id].notified is False  # an edit
+    assert world.store.dump()[KEY]["mergeable_state"] == state
+    edits, effects = len(world.chat.edits), world.effects()
+    assert f"#2: not ready: {state}" in world.deliver("check_suite", suite_passed())[1]["outcome"]  # again: nothing new
+    assert len(world.chat.edits) == edits and world.effects() == effects
+    assert release.check_waiting(world.services) == [f"{REPO}#2: not ready: {state}"]  # the sweep looks again
+
+
+def test_while_github_still_computes_the_mergeable_state_a_delivery_fails_to_come_back_and_the_sweep_looks_again(world):
+    live_pull(world, mergeable_state="unknown")
+    world.deliver("pull_request", pull("opened"))
+    status, answer = world.deliver("check_suite", suite_passed(), guid="suite")
+    assert status == 500 and "computing whether it is mergeable" in answer["error"] and gets(world) == 2
+    assert release.check_waiting(world.services) == [f"{REPO}#2: not ready: unknown"]  # the sweep: read again next run
+    assert only_message(world)[1][1] is None
+    live_pull(world, mergeable_state="unstable")
+    assert "#2: Merge offered" in world.deliver_again("suite")[1]["outcome"]
+
+
+def test_an_unstable_release_names_the_checks_that_are_not_required_and_did_not_pass(world):
+    unstable(world, check_run("build"), check_run("lint", "failure", number=2), check_run("e2e", status="in_progress", number=3),
+             check_run("docs", "skipped", number=4))
+    world.deliver("pull_request", pull("opened"))
+    assert "#2: Merge offered" in world.deliver("check_suite", suite_passed())[1]["outcome"]
+    _, (text, buttons) = only_message(world)
+    runs = f"https://github.com/{REPO}/runs"
+    assert text.splitlines()[1] == (f'⚠️ <a href="{runs}/2">lint</a> failed and <a href="{runs}/3">e2e</a> pending, '
+                                    "not required")
+    assert buttons == (("🔀 Merge",),)
+    listed = [n for s, n in world.faults.log if s == "github" and n == f"GET /repos/{REPO}/commits/{HEAD}/check-runs"]
+    assert len(listed) == 1
+    assert world.press("🔀")[1]["outcome"] == "🔀 merged"
+
+
+def test_a_clean_release_reads_no_check_runs(world):
+    ready(world)
+    assert not [n for s, n in world.faults.log if s == "github" and n.endswith("/check-runs")]
+
+
+def test_an_unstable_release_with_many_checks_not_passing_names_three_and_counts_the_rest(world):
+    unstable(world, *(check_run(f"job{n}", "failure", number=n) for n in range(1, 6)),
+             check_run("slow", "timed_out", number=6))
+    world.deliver("pull_request", pull("opened"))
+    world.deliver("check_suite", suite_passed())
+    line = only_message(world)[1][0].splitlines()[1]
+    assert line.startswith("⚠️ ") and line.endswith(">job3</a> failed and 3 more, not required")
+    assert [c["name"] for c in world.store.dump()[KEY]["checks"]] == ["job1", "job2", "job3", "job4", "job5", "slow"]
+
+
+def test_an_unstable_release_whose_check_runs_github_will_not_list_says_only_that_it_is_unstable(world):
+    from pager.permissions import needed_permissions
+
+    unstable(world, check_run("lint", "failure"))
+    world.hub.installation_permissions[1] = {k: v for k, v in needed_permissions().items() if k != "checks"}
+    world.deliver("pull_request", pull("opened"))
+    assert "#2: Merge offered" in world.deliver("check_suite", suite_passed())[1]["outcome"]
+    assert only_message(world)[1][0].splitlines()[1] == (
+        "⚠️ GitHub: unstable — a check that is not required failed or is pending")
+
+
+def test_a_release_offered_merge_shows_what_github_says_of_it_when_a_check_finishes(world):
+    unstable(world, check_run("lint", "failure"), check_run("e2e", status="in_progress", number=2))
+    world.deliver("pull_request", pull("opened"))
+    world.deliver("check_suite", suite_passed())
+    sent = len(world.chat.sent)
+    world.hub.check_runs[(REPO, HEAD)][1] = check_run("e2e", "success", number=2)  # e2e passed: its suite completes
+    assert "#2: release updated" in world.deliver("check_suite", suite_passed())[1]["outcome"]
+    _, (text, buttons) = only_message(world)
+    assert text.splitlines()[1].endswith(">lint</a> failed, not required") and buttons == (("🔀 Merge",),)
+    assert len(world.chat.sent) == sent  # an edit, without a sound
+    live_pull(world)  # lint was run again and passed: GitHub calls it clean
+    world.deliver("check_suite", suite_passed())
+    assert only_message(world)[1][0].splitlines()[1] == "🟢 its checks passed and GitHub calls it mergeable"
+    assert "checks" not in world.store.dump()[KEY]
+
+
+def test_a_behind_release_is_offered_merge_and_githubs_refusal_says_its_base_must_be_up_to_date(world):
+    live_pull(world, mergeable_state="behind")
+    world.hub.up_to_date_required.add(REPO)  # branch protection: pager cannot read it; GitHub's answer tells
+    world.deliver("pull_request", pull("opened"))
+    assert "#2: Merge offered" in world.deliver("check_suite", suite_passed())[1]["outcome"]
+    code, answer = world.press("🔀")
+    assert (code, answer["outcome"]) == (200, "GitHub refused the merge: Head branch is out of date. "
+                                              "(behind master, which must be up to date)")
+    _, (text, buttons) = only_message(world)
+    assert text.splitlines()[1:] == ["⏳ GitHub: behind master, which must be up to date",
+                                     "⚠️ GitHub refused the merge: Head branch is out of date."]
+    assert buttons is None and world.hub.merges == []
+    assert release.check_waiting(world.services) == []  # not read again: GitHub said it, for this head
+    chat = world.chat.view()
+    assert "not offered again" in world.deliver("check_suite", suite_passed())[1]["outcome"]
+    assert world.chat.view() == chat
+    # The branch updated on GitHub: a new head, its checks, and 🔀 Merge again
+    live_pull(world, sha=NEWER)
+    world.deliver("pull_request", pull("synchronize", head=NEWER, updated_at="2026-12-01T11:00:00Z"))
+    assert "#2: Merge offered" in world.deliver("check_suite", suite_passed(sha=NEWER))[1]["outcome"]
+    assert "refusal_cause" not in world.store.dump()[KEY]
+    assert world.press("🔀")[1]["outcome"] == "🔀 merged"
 
 
 def test_a_suite_of_a_head_the_pull_request_no_longer_has_changes_nothing_and_a_failed_suite_reads_nothing(world):
@@ -473,9 +596,30 @@ def test_two_deliveries_of_the_same_release_pull_request_racing_send_one_message
             ready,
             delivering("pull_request", pull("synchronize", head=NEWER, updated_at="2026-12-01T11:00:00Z")),
         ),
+        Scenario(
+            "suite passed, a check that is not required failed",
+            lambda h: (unstable(h, check_run("lint", "failure")), h.deliver("pull_request", pull("opened"))),
+            delivering("check_suite", suite_passed()),
+        ),
+        Scenario(
+            "suite passed, a required review missing",
+            lambda h: (live_pull(h, mergeable_state="blocked"), h.deliver("pull_request", pull("opened"))),
+            delivering("check_suite", suite_passed()),
+        ),
+        Scenario(
+            "suite passed on a release offered merge, a check finished since",
+            lambda h: (unstable(h, check_run("lint", "failure"), check_run("e2e", status="queued", number=2)),
+                       h.deliver("pull_request", pull("opened")), h.deliver("check_suite", suite_passed()),
+                       h.hub.check_runs[(REPO, HEAD)].pop()),
+            delivering("check_suite", suite_passed()),
+        ),
         Scenario("merged", ready, delivering("pull_request", merged())),
         Scenario("published", lambda h: (ready(h), h.deliver("pull_request", merged())), delivering("release", published())),
         Scenario("merge pressed", ready, *pressing("🔀"), presses=False),
+        Scenario("merge pressed, behind a base that must be up to date", lambda h: (
+            live_pull(h, mergeable_state="behind"), h.hub.up_to_date_required.add(REPO),
+            h.deliver("pull_request", pull("opened")), h.deliver("check_suite", suite_passed())),
+            *pressing("🔀"), presses=False),
     ],
     ids=lambda s: s.name,
 )

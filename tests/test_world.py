@@ -140,7 +140,7 @@ def test_a_dispatch_is_refused_as_github_refuses_it(world, body, status):
 
 
 @pytest.mark.parametrize(("state", "status"), [
-    ("clean", 200), ("unstable", 200), ("has_hooks", 200), ("behind", 200), ("blocked", 405), ("dirty", 405)])
+    ("clean", 200), ("unstable", 200), ("has_hooks", 200), ("behind", 200), ("blocked", 405), ("dirty", 405), ("draft", 405)])
 def test_a_merge_is_answered_by_the_pull_requests_mergeable_state(world, state, status):
     world.hub.pulls[("Codertocat/Hello-World", 2)] = {"number": 2, "state": "open", "head": {"sha": "a" * 40}, "mergeable_state": state}
     token = world.services.github.installation_token(1)

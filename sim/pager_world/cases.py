@@ -111,6 +111,13 @@ def alert(action: str, fixture: str | None = None, **changes: Any) -> dict[str, 
     return payload("code_scanning_alert", fixture or action, **{"action": action, **changes})
 
 
+def live_alert(w: World, state: str, updated_at: str, number: int = 10) -> None:
+    """Code scanning alert #10 as GitHub's REST API has it: its state, and `updated_at`, which moves with each
+    change of state (the webhook payloads carry no such time)."""
+    w.hub.alerts[(REPO, number)] = {"number": number, "state": state, "created_at": "2021-02-11T03:10:43Z",
+                                    "updated_at": updated_at}
+
+
 def delivery_entry(guid: str, order: str = "2026-12-02T08:00:00Z") -> dict[str, Any]:
     """A `delivery:` entry as the sweep opens it for an issue's event whose attempts all failed, its line in
     the sweep's own words (`delivery_title`, `delivery_detail`), linked to the issue it read."""
@@ -192,6 +199,26 @@ def live_pull(w: World, *, sha: str = HEAD, mergeable_state: str = "clean", stat
     """The release pull request as GitHub has it."""
     w.hub.pulls[(REPO, 2)] = {"number": 2, "state": state, "head": {"sha": sha, "ref": BRANCH},
                               "base": {"ref": "master"}, "mergeable_state": mergeable_state, "merged": False}
+
+
+def check_run(name: str, conclusion: str | None = "success", *, status: str = "completed", sha: str = HEAD,
+              number: int = 1) -> dict[str, Any]:
+    """A check run of a commit as "List check runs for a Git reference" lists it (a run still going has no
+    conclusion)."""
+    url = f"https://github.com/{REPO}/runs/{number}"
+    return {"id": number, "node_id": f"CR_{number}", "head_sha": sha, "external_id": "", "url": f"https://api.github.com/repos/{REPO}/check-runs/{number}",
+            "html_url": url, "details_url": url, "status": status, "conclusion": conclusion if status == "completed" else None,
+            "started_at": "2026-12-01T10:01:00Z", "completed_at": "2026-12-01T10:04:00Z" if status == "completed" else None,
+            "output": {"title": None, "summary": None, "text": None, "annotations_count": 0,
+                       "annotations_url": f"https://api.github.com/repos/{REPO}/check-runs/{number}/annotations"},
+            "name": name, "check_suite": {"id": 5}, "app": None, "pull_requests": []}
+
+
+def unstable(w: World, *runs: dict[str, Any], sha: str = HEAD) -> None:
+    """The release pull request as GitHub has it when a check that is not required failed or is pending
+    (`mergeable_state` unstable), and its head's check runs."""
+    live_pull(w, sha=sha, mergeable_state="unstable")
+    w.hub.check_runs[(REPO, sha)] = list(runs)
 
 
 def pushed_unseen(w: World) -> None:

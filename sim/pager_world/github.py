@@ -11,7 +11,7 @@ Two sides, one object:
 - the REST API: the deliveries list (newest first, `per_page` at most 100, `status=success|failure`
   filtering 200-399 and 400-599, pages chained by `Link: rel="next"` with an opaque cursor), the
   redelivery, installation tokens, a repository's installation, `repository_dispatch`, a pull
-  request and its merge.
+  request and its merge, a commit's check runs, a code scanning alert.
 
 Every request goes through the world's `Faults` first. As strict as GitHub, each rule from its docs
 (docs.github.com, REST API):
@@ -23,9 +23,12 @@ Every request goes through the world's `Faults` first. As strict as GitHub, each
 - "Apps: Get a repository installation": 404 where the app is not installed;
 - "Repositories: Create a repository dispatch event": `event_type` 1 to 100 characters,
   `client_payload` at most 10 top-level properties, a body over 64 KB: 422;
-- "Pulls: Merge a pull request", with `mergeable_state`: clean, unstable and has_hooks merge; behind
-  merges unless the base branch requires up-to-date heads; blocked and dirty 405; a `sha` that is not
-  the head 409; a merge method the repository does not allow 405; a pull request closed without being
+- "Pulls: Merge a pull request", with `mergeable_state` (GitHub's docs and octokit's types; GitHub's own
+  Merge button merges clean, unstable and has_hooks): clean, unstable and has_hooks merge; behind merges
+  unless the base branch requires up-to-date heads (`up_to_date_required`); blocked and dirty 405; draft
+  405 ("About pull requests": a draft cannot be merged); unknown 405 (GitHub computes mergeability on the
+  merge itself and its answer then is not documented: the fake refuses, the stricter reading); a `sha`
+  that is not the head 409; a merge method the repository does not allow 405; a pull request closed without being
   merged 405 "Pull Request is not mergeable"; a `merge_method` other than merge, squash or rebase (the
   request body's enum in the OpenAPI description) 422 "Validation Failed" with `errors` as the
   description's validation-error has them; a pull request that changes a file under `.github/workflows/`
@@ -45,6 +48,10 @@ Every request goes through the world's `Faults` first. As strict as GitHub, each
   repositories accessible to the app installation needs none ("The fine-grained token does not
   require any permissions"). Write includes read. The installation's permissions are what its owner
   accepted (`installation_permissions[installation]`), else the app's;
+- "Checks: List check runs for a Git reference" (installation token, Checks read): `total_count` and the
+  commit's latest check runs as `check_runs` (`check_runs[(repository, sha)]`, as a test puts them),
+  `per_page` at most 100 with `page`, `Link: rel="next"` when more follow. The fake keeps no history of
+  commits: a commit it holds no runs for answers none (pager asks only for a head GitHub has just shown);
 - "Collaborators: Check if a user is a repository collaborator" (installation token): 204 without a
   body when the login is a collaborator of the repository, 404 without one otherwise. For an
   organization's repository GitHub counts outside collaborators, members with direct access, through
@@ -109,6 +116,7 @@ PERMISSIONS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
     ("PUT", r"/repos/[^/]+/[^/]+/pulls/\d+/merge", (("contents", "write"),)),
     ("GET", r"/repos/[^/]+/[^/]+/pulls/\d+", (("pull_requests", "read"), ("contents", "read"))),
     ("GET", r"/repos/[^/]+/[^/]+/code-scanning/alerts/\d+", (("security_events", "read"),)),
+    ("GET", r"/repos/[^/]+/[^/]+/commits/[^/]+/check-runs", (("checks", "read"),)),
     ("GET", r"/repos/[^/]+/[^/]+/collaborators/[^/]+", (("metadata", "read"),)),
     ("GET", r"/repos/[^/]+/[^/]+", (("metadata", "read"),)),
 )
@@ -147,6 +155,7 @@ class FakeGitHub:
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
         self.pull_files: dict[tuple[str, int], list[str]] = {}  # the files a pull request changes ("List pull requests files")
         self.alerts: dict[tuple[str, int], dict[str, Any]] = {}  # code scanning alerts as GitHub has them
+        self.check_runs: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (repository, commit) -> its latest check runs
         self.dispatches: list[dict[str, Any]] = []
         self.merges: list[dict[str, Any]] = []
         self.merge_refusal: tuple[int, str] | None = None  # the next merges answer this (status, message)
@@ -201,6 +210,8 @@ class FakeGitHub:
                 self.pull_files[(new, key[1])] = self.pull_files.pop(key)
             for key in [k for k in self.alerts if k[0] == old]:
                 self.alerts[(new, key[1])] = self.alerts.pop(key)
+            for commit in [k for k in self.check_runs if k[0] == old]:
+                self.check_runs[(new, commit[1])] = self.check_runs.pop(commit)
 
     def fail(self, pattern: str | None, status: int, count: int = 1, body: Any = None,
              headers: dict[str, str] | None = None) -> Any:
@@ -400,6 +411,8 @@ class FakeGitHub:
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/code-scanning/alerts/(\d+)", path)) and method == "GET":
             alert = self.alerts.get((m.group(1), int(m.group(2))))
             return HttpResponse(200, dict(alert)) if alert else _error(404, "No alert found for alert number")
+        if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/commits/([^/]+)/check-runs", path)) and method == "GET":
+            return self._check_runs(m.group(1), m.group(2), request)
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)", path)) and method == "GET":
             pull = self.pulls.get((m.group(1), int(m.group(2))))
             return HttpResponse(200, dict(pull)) if pull else _error(404)
@@ -423,6 +436,22 @@ class FakeGitHub:
                     has_discussions=False, network_count=0, subscribers_count=0)
         base["owner"] = {**base["owner"], "login": owner}
         return HttpResponse(200, base)
+
+    def _check_runs(self, repository: str, ref: str, request: HttpRequest) -> HttpResponse:
+        """A commit's latest check runs, a page of them (see the module docstring)."""
+        query = request.query
+        try:
+            per_page, page = min(int(query.get("per_page", 30)), 100), max(int(query.get("page", 1)), 1)
+        except ValueError:
+            return _error(422, "Invalid per_page or page")
+        with self._lock:
+            runs = [dict(run) for run in self.check_runs.get((repository, ref), [])]
+        headers = {}
+        if page * per_page < len(runs):
+            params = urlencode({"per_page": per_page, "page": page + 1})
+            headers["Link"] = f'<{self.api_url}/repos/{repository}/commits/{ref}/check-runs?{params}>; rel="next"'
+        return HttpResponse(200, {"total_count": len(runs), "check_runs": runs[(page - 1) * per_page: page * per_page]},
+                            headers)
 
     def _collaborator(self, repository: str, login: str) -> HttpResponse:
         """204 for a login with access to the repository, 404 for any other; neither has a body."""

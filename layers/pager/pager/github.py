@@ -58,6 +58,7 @@ USER_AGENT = "pager"
 REASON_LIMIT = 300  # characters of GitHub's message kept in an exception
 COLLABORATOR_SECONDS = 3600.0  # how long an answer of "Check if a user is a repository collaborator" is kept
 COLLABORATORS_KEPT = 1000  # answers kept at most (the oldest goes first)
+CHECK_RUNS = 100  # check runs of a commit read in one call ("List check runs for a Git reference": per_page at most 100)
 
 
 class InstallationGone(GitHubRefused):
@@ -312,6 +313,16 @@ class GitHub:
         return _an_object(self._on_repository(repo, installation_id, "GET", f"/repos/{repo}/code-scanning/alerts/{int(number)}",
                                               step=step), step)
 
+    def list_check_runs(self, repo: str, ref: str, *, installation_id: int | None = None) -> list[dict[str, Any]]:
+        """The latest check runs of a commit, as GitHub lists them ("List check runs for a Git reference", Checks:
+        read): the first CHECK_RUNS (a release head has a few; the rest are not named)."""
+        step = "github list check runs"
+        ref = quote(ref, safe="")
+        body = _an_object(self._on_repository(repo, installation_id, "GET", f"/repos/{repo}/commits/{ref}/check-runs",
+                                              step=step, params={"per_page": CHECK_RUNS}), step)
+        runs = body.get("check_runs")
+        return [run for run in runs if isinstance(run, dict)] if isinstance(runs, list) else []
+
     def merge_pull(
         self, repo: str, number: int, *, sha: str, method: str, installation_id: int | None = None
     ) -> dict:
@@ -330,18 +341,20 @@ class GitHub:
     # -- transport ------------------------------------------------------------------------------------
 
     def _on_repository(self, repo: str, installation_id: int | None, method: str, path: str, *, step: str,
-                       json: Any = None, expect_body: bool = True) -> Any:
+                       json: Any = None, expect_body: bool = True, params: dict[str, Any] | None = None) -> Any:
         """A call on a repository with a token of the app's installation on it: `installation_id` (from
         a payload or a record), else the one cached for the repository. An installation GitHub no longer
         knows (the app was uninstalled and installed again) is looked up anew, and the call made once more."""
         installation = int(installation_id) if installation_id is not None else self.installation_for(repo)
         try:
-            return self._request(method, path, step=step, auth=installation, json=json, expect_body=expect_body)
+            return self._request(method, path, step=step, auth=installation, json=json, expect_body=expect_body,
+                                 params=params)
         except InstallationGone:
             self._installations.pop(repo.lower(), None)
             if self.installation_for(repo) == installation:
                 raise
-        return self._request(method, path, step=step, auth=self.installation_for(repo), json=json, expect_body=expect_body)
+        return self._request(method, path, step=step, auth=self.installation_for(repo), json=json, expect_body=expect_body,
+                             params=params)
 
     def _request(
         self,
@@ -352,8 +365,9 @@ class GitHub:
         auth: str | int,
         json: Any = None,
         expect_body: bool = True,
+        params: dict[str, Any] | None = None,
     ) -> Any:
-        response = self._send(method, self._api_url + path, step=step, auth=auth, json=json)
+        response = self._send(method, self._api_url + path, step=step, auth=auth, json=json, params=params)
         return self._json(response, step) if expect_body else None
 
     def _object(self, method: str, path: str, step: str, *, auth: str | int) -> dict[str, Any]:

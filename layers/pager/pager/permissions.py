@@ -80,6 +80,7 @@ CALL_PERMISSIONS: dict[tuple[str, str], tuple[str, str]] = {
     ("PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/merge"): ("contents", "write"),
     ("GET", "/repos/{owner}/{repo}/pulls/{pull_number}"): ("pull_requests", "read"),
     ("GET", "/repos/{owner}/{repo}/code-scanning/alerts/{alert_number}"): ("security_events", "read"),
+    ("GET", "/repos/{owner}/{repo}/commits/{ref}/check-runs"): ("checks", "read"),
     ("GET", "/repos/{owner}/{repo}/collaborators/{username}"): ("metadata", "read"),
     ("GET", "/repos/{owner}/{repo}"): ("metadata", "read"),
     ("GET", "/installation/repositories"): ("metadata", "read"),

@@ -53,10 +53,12 @@ Late: an entry's order key only grows, and a closed entry keeps the order that c
 days (as long as GitHub lists a delivery): a failure older than the newest payload applied to its
 entry changes nothing, and a success older than the failure shown closes nothing. A success writes
 its order even when nothing was open, so that its failure, delivered late, cannot open the entry
-afterwards. A code scanning alert's payload cannot order its events (a reopened one carries no time,
-a fixed one none beyond `created_at`) nor rank them (no security severity): each delivery reads the
-alert from GitHub (the gather step); an opening applies only while GitHub calls the alert open, a
-closing only while it does not, and the entry is ranked by the severity GitHub gives it now.
+afterwards. A code scanning alert's payload cannot order its events (none of its actions carries an
+`updated_at` or a `fixed_at`: `created`, `fixed` and `reopened` share `created_at`) nor rank them (no
+security severity): each delivery reads the alert from GitHub (the gather step); an opening applies only
+while GitHub calls the alert open, a closing only while it does not, the entry's order key is the alert's
+`updated_at` as GitHub has it then, and the entry is ranked by the severity GitHub gives it now. When GitHub
+refuses to show the alert, the payload's time orders it and a tie changes nothing (`alert_order`).
 """
 
 from __future__ import annotations
@@ -118,6 +120,7 @@ FAILING_SUITE = frozenset({"failure", "timed_out", "startup_failure"})
 OPENING_ALERT = frozenset({"created", "appeared_in_branch", "reopened", "reopened_by_user"})
 CLOSING_ALERT = frozenset({"fixed", "closed_by_user"})
 UNORDERED_ALERT = frozenset({"appeared_in_branch", "reopened", "reopened_by_user"})  # no time of their own
+CLOSED_AT_TIE = "|closed"  # a code scanning closing's order key, read from its payload, ends so (`alert_order`)
 ACTIONS_APP = "github-actions"
 # What a failing conclusion is called on GitHub's pages of a run or a check.
 FAILED = {"failure": "failed", "timed_out": "timed out", "startup_failure": "failed to start"}
@@ -228,7 +231,8 @@ def suite_order(suite: Any) -> str:
 
 def read_code_scanning_alert(payload: Mapping[str, Any], live: Mapping[str, Any] | None = None) -> Change | str:
     """The change an alert's event makes; `live` is the alert as GitHub has it now (its payload carries no
-    security severity, and no time of its own for some actions): its rule ranks the entry."""
+    security severity, and no time that orders its events): its rule ranks the entry, its `updated_at` orders
+    it (`alert_order`)."""
     action = text(payload.get("action"))
     alert = payload.get("alert")
     number = integer(field(alert, "number"))
@@ -237,27 +241,43 @@ def read_code_scanning_alert(payload: Mapping[str, Any], live: Mapping[str, Any]
     key = f"code-scanning:{number}"
     ref = text(payload.get("ref"))
     on_default = ref == f"refs/heads/{default_branch(payload)}"
+    # A change by a person (reopened_by_user, closed_by_user) has no ref: it applies to the alert.
+    if ref and not on_default:
+        return "ignored: not the default branch"
+    live_order = order_of_time(field(live, "updated_at"))
+    if action in OPENING_ALERT:
+        rule = field(live, "rule") if isinstance(field(live, "rule"), Mapping) else field(alert, "rule")
+        what = text(field(rule, "description")) or text(field(rule, "id")) or "alert"
+        severity = (text(field(rule, "security_severity_level")) or text(field(rule, "severity"))).lower()
+        title = f"Code scanning alert #{number}: {what}" + (f" ({severity})" if severity else "")
+        entry = {"title": title, "url": text(field(alert, "html_url")), "order": alert_order(alert, live, closing=False),
+                 "rank": SEVERITY_RANK.get(severity, RANK_OTHER)}
+        unordered = frozenset({key}) if action in UNORDERED_ALERT and not live_order else frozenset()
+        return Change(opened={key: entry}, unordered=unordered)
+    if action in CLOSING_ALERT:
+        return Change(closed={key: alert_order(alert, live, closing=True)})
+    return f"ignored: action {action or 'none'}"
+
+
+def alert_order(alert: Any, live: Mapping[str, Any] | None, *, closing: bool) -> str:
+    """A code scanning alert's order key. The alert as GitHub has it now orders its events: its `updated_at`
+    moves with each change of its state (the REST API's alert has it; no webhook payload of the alert does,
+    nor a `fixed_at`). When GitHub refuses to show it, only the payload's own times are left, and `created`,
+    `fixed` and `reopened` carry one and the same, `created_at` (a dismissal its `dismissed_at`): there a tie
+    changes nothing, so a closing's key sorts after an opening's of the same time (it ends in CLOSED_AT_TIE):
+    a `created` delivered late, after its `fixed`, opens nothing, and a `fixed` still closes what it fixes.
+    (`reopened`, `reopened_by_user` and `appeared_in_branch` come after a closing by what they are: read
+    from their payload alone, they open whatever the order, `Change.unordered`.)"""
+    live_order = order_of_time(field(live, "updated_at"))
+    if live_order:
+        return live_order
     order = newest(
         order_of_time(field(alert, "created_at")),
         order_of_time(field(alert, "fixed_at")),
         order_of_time(field(alert, "dismissed_at")),
         order_of_time(field(alert, "updated_at")),
     )
-    # A change by a person (reopened_by_user, closed_by_user) has no ref: it applies to the alert.
-    if ref and not on_default:
-        return "ignored: not the default branch"
-    if action in OPENING_ALERT:
-        rule = field(live, "rule") if isinstance(field(live, "rule"), Mapping) else field(alert, "rule")
-        what = text(field(rule, "description")) or text(field(rule, "id")) or "alert"
-        severity = (text(field(rule, "security_severity_level")) or text(field(rule, "severity"))).lower()
-        title = f"Code scanning alert #{number}: {what}" + (f" ({severity})" if severity else "")
-        entry = {"title": title, "url": text(field(alert, "html_url")), "order": order,
-                 "rank": SEVERITY_RANK.get(severity, RANK_OTHER)}
-        unordered = frozenset({key}) if action in UNORDERED_ALERT else frozenset()
-        return Change(opened={key: entry}, unordered=unordered)
-    if action in CLOSING_ALERT:
-        return Change(closed={key: order})
-    return f"ignored: action {action or 'none'}"
+    return order + CLOSED_AT_TIE if closing and order else order
 
 
 # -- an entry ---------------------------------------------------------------------------------------------
@@ -1157,8 +1177,9 @@ def check_suite(delivery: Delivery, services: Services) -> str:
 def code_scanning(delivery: Delivery, services: Services) -> str:
     """code_scanning_alert: an alert on the default branch opens or closes its entry, as GitHub has the
     alert now (gather): an opening while GitHub calls it closed, or a closing while GitHub calls it
-    open, is stale. The payloads' times cannot order them: a `fixed` alert carries no time of its own
-    beyond `created_at` (GitHub's webhook schema), and a reopened one none at all."""
+    open, is stale, and the entry is ordered by the alert's `updated_at`. The payloads' times cannot order
+    them: no action carries a time of its own beyond `created_at` (a dismissal its `dismissed_at`); with
+    the alert unreadable, a tie of those changes nothing (`alert_order`)."""
     change = read_code_scanning_alert(delivery.payload)
     if not isinstance(change, Change):
         return _apply(delivery, services, change)

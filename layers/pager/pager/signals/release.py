@@ -6,11 +6,15 @@ default branch as its base.
     pull_request opened, reopened, synchronize, edited   one message "📦 owner/repo: title (#n)"; a new
                                                          head takes Merge away
     check_suite.completed, success, on a release branch  gather: read the pull request as GitHub has it
-                                                         (mergeable null: read again, then 500); decide:
-                                                         open, the suite's head, mergeable_state clean ->
-                                                         offer 🔀 Merge (a head not recorded yet, whose
-                                                         pull_request event has not come, is adopted
-                                                         from GitHub's pull request)
+                                                         (mergeable null or mergeable_state unknown: read
+                                                         again, then 500), and, when GitHub calls it
+                                                         unstable, its head's check runs; decide: open,
+                                                         the suite's head, a state GitHub's own button
+                                                         merges (`MERGES`) -> offer 🔀 Merge, naming a
+                                                         check that is not required and did not pass; any
+                                                         other state -> say why, in GitHub's words (a head
+                                                         not recorded yet, whose pull_request event has
+                                                         not come, is adopted from GitHub's pull request)
     🔀 Merge pressed (`merge_press`)                      merge with the recorded head sha; a refusal
                                                          answers with GitHub's reason, takes Merge away;
                                                          a release that changes .github/workflows/,
@@ -24,6 +28,16 @@ default branch as its base.
                                                          request of the tag's version (its own, even while
                                                          its merge has not reached pager yet)
 
+Which states merge (GitHub's `mergeable_state`, API-NOTES): 🔀 Merge is offered where GitHub's own Merge
+button merges, `clean`, `has_hooks` and `unstable` (a check that is not required failed or is pending: the
+message names each such check run, as the head's check runs say; `unstable` means every required one
+passed), and for `behind`: GitHub merges a head behind its base unless the base must be up to date, which
+pager cannot read (branch protection needs the Administration permission, which pager does not ask for), so
+GitHub's answer decides: its 405 is said ("behind main, which must be up to date") and takes Merge away for
+that head, as any refusal does; updating the branch is a new head. `blocked`, `dirty` and `draft` are never
+offered, and the message says why in GitHub's words; `unknown` (GitHub still computing) is read again, as
+`mergeable` null is.
+
 One record per pull request, `release#<repository id>#<number>` (the id survives a rename or a transfer):
 
     order            updated_at of the newest pull_request payload applied (with its head: "head sha
@@ -32,7 +46,11 @@ One record per pull request, `release#<repository id>#<number>` (the id survives
     head, title, url, number, installation_id
     state            open, closed or merged; ready: Merge is offered; refusal: GitHub's last reason
                      (refused_head: its head; refusal_cause "workflows" and refusal_page: the app lacks
-                     the Workflows permission, and where to add it)
+                     the Workflows permission, and where to add it; "behind": GitHub called the head
+                     behind and refused it, so its base must be up to date)
+    mergeable_state  GitHub's word for the recorded head, as last read (taken away with the head); checks:
+                     the check runs of an unstable head that did not pass [{name, state, url}], state
+                     GitHub's conclusion or, while it runs, its status; base: the branch it merges into
     merged           {commit, at}, once; tags: [{tag, url}] added by release.published (shown once merged)
     versions         the versions its title and body name ("release 1.2.0", "## pkg@1.2.3")
     message_id, chat, text, buttons   what the chat shows (the message and its chat)
@@ -61,8 +79,9 @@ from .. import attention_store
 from ..attention import LOUD, Moment, Volume, period_of
 from ..engine.effects import WORKFLOWS, MergePull, MergeResult, Note, Posted, Step
 from ..engine.settle import settle
-from ..errors import GitHubUnavailable, PagerError, Partial
+from ..errors import GitHubRefused, GitHubUnavailable, PagerError, Partial
 from ..html import escape, link
+from ..observe import logger
 from ..routing import Delivery, Repository
 from ..services import Services
 from ..values import field, integer, iso, newest, order_of_time, text
@@ -73,6 +92,22 @@ from .messages import RETIRED, Shown, buttons_json, retired_after, show, tidy
 MERGE_PREFIX = "merge:"
 TTL_SECONDS = 180 * 24 * 3600
 PASSING = frozenset({"success", "neutral", "skipped"})
+# The mergeable_state values 🔀 Merge is offered for (see the module's docstring): what GitHub's own button merges,
+# and behind, which GitHub merges unless the base must be up to date (its refusal says so).
+MERGES = frozenset({"clean", "has_hooks", "unstable", "behind"})
+BEHIND = "behind"  # a refusal's cause: GitHub called the head behind and refused its merge
+# Why a release is not offered 🔀 Merge, in GitHub's words for its mergeable_state ({base}: the branch it merges into).
+NOT_MERGEABLE = {
+    "blocked": "⏳ GitHub: blocked — a required review or check is missing",
+    "dirty": "⚠️ GitHub: conflicts with {base}, which must be resolved",
+    "draft": "⏳ GitHub: a draft — mark it ready for review to merge it",
+}
+BEHIND_WORDS = "behind {base}, which must be up to date"  # a behind head whose merge GitHub refused
+BEHIND_REFUSED = f"⏳ GitHub: {BEHIND_WORDS}"
+# What a check run that did not pass came to, as GitHub's checks page says it (else: still running, "pending").
+CHECK_WORDS = {"failure": "failed", "timed_out": "timed out", "cancelled": "was cancelled", "action_required": "needs action",
+               "startup_failure": "failed to start", "stale": "went stale"}
+CHECKS_NAMED = 3  # check runs that did not pass named in the message (then counted)
 MERGED = "🔀 merged"  # the 🔀 press's answer when GitHub merged
 ALREADY_MERGED = "✅ already merged"  # when it was merged before the press (GitHub says so, or the record)
 
@@ -185,15 +220,51 @@ def render(repository: str, data: Mapping[str, Any], repository_id: int) -> tupl
     elif state == "closed":
         lines = head(f"✖️ {ref} closed without merging: ")
     elif data.get("ready"):
-        lines = head(f"🔀 {ref} is ready to merge: ", calls=True) + ["🟢 its checks passed and GitHub calls it mergeable"]
+        lines = head(f"🔀 {ref} is ready to merge: ", calls=True) + [_mergeable(data)]
     elif data.get("refusal"):
-        lines = head(f"📦 {ref} release pull request: ") + [_refused(data)]
+        behind = [BEHIND_REFUSED.format(base=_base(data))] if data.get("refusal_cause") == BEHIND else []
+        lines = head(f"📦 {ref} release pull request: ") + behind + [_refused(data)]
     else:
         happened, waits = NEWS.get(str(data.get("news") or ""), NEWS[""])
+        why = NOT_MERGEABLE.get(str(data.get("mergeable_state") or ""), "").format(base=_base(data))
         lines = head(f"📦 {ref} release pull request {happened}: ") + [
-            f"⏳ {waits}for its checks and for GitHub to call it mergeable"]
+            why or f"⏳ {waits}for its checks and for GitHub to call it mergeable"]
     buttons = [[("🔀 Merge", f"{MERGE_PREFIX}{int(repository_id)}:{number}")]] if offers_merge(data) else None
     return "\n".join(lines), buttons
+
+
+def _mergeable(data: Mapping[str, Any]) -> str:
+    """The line of a release offered 🔀 Merge: what GitHub says of it, and for an unstable head the checks that are
+    not required and did not pass, each linked to its run ("⚠️ lint failed, not required")."""
+    state = data.get("mergeable_state")
+    if state == "unstable":
+        checks = [c for c in data.get("checks") or [] if isinstance(c, Mapping) and c.get("name")]
+        if not checks:
+            return "⚠️ GitHub: unstable — a check that is not required failed or is pending"
+        said = [_check(c) for c in checks[:CHECKS_NAMED]]
+        more = len(checks) - len(said)
+        if more:
+            named = f"{', '.join(said)} and {more} more"
+        else:
+            named = said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"
+        return f"⚠️ {named}, not required"
+    if state == BEHIND:
+        base = _base(data)
+        return f"⚠️ GitHub: behind {base} — it merges unless {base} must be up to date"
+    return "🟢 its checks passed and GitHub calls it mergeable"
+
+
+def _base(data: Mapping[str, Any]) -> str:
+    """The branch the release merges into, as the message names it (HTML)."""
+    return escape(str(data.get("base") or "its base"))
+
+
+def _check(check: Mapping[str, Any]) -> str:
+    """A check run that did not pass, linked to its page when GitHub gave one: "lint failed", "e2e pending"."""
+    name = str(check["name"])
+    url = str(check.get("url") or "")
+    shown = link(url, name) if url else escape(name)
+    return f"{shown} {CHECK_WORDS.get(str(check.get('state') or ''), 'pending')}"
 
 
 def _refused(data: Mapping[str, Any]) -> str:
@@ -209,6 +280,7 @@ def _refused(data: Mapping[str, Any]) -> str:
 
 
 REFUSAL = ("refusal", "refused_head", "refusal_cause", "refusal_page")  # a merge GitHub refused, for its head
+GATE = ("mergeable_state", "checks")  # what GitHub said of the recorded head's mergeability
 
 
 def without_refusal(data: dict[str, Any]) -> dict[str, Any]:
@@ -335,22 +407,27 @@ def applied(data: dict[str, Any], p: ReleasePull) -> dict[str, Any]:
         if data.get("head"):
             new["news"] = "pushed"  # a new head: what the message says happened, until it is ready again
         new.update(head=p.head, ready=False)
-        new = without_refusal(new)
+        new = {k: v for k, v in without_refusal(new).items() if k not in GATE}  # what GitHub said of the old head
     return new
 
 
 def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], live_is_release: bool,
-                 installation_id: int | None, volume: Volume = LOUD, *, review: bool = False):
+                 installation_id: int | None, volume: Volume = LOUD, *, review: bool = False,
+                 checks: Iterable[Mapping[str, str]] = ()):
     """`live` is the pull request as GitHub has it now, read after a check suite passed on `sha` (or,
-    with `sha` None, after a review or the sweep's look): offer Merge if it is open, still at that head
-    and GitHub calls it clean. A head whose merge GitHub refused is not offered again (GitHub may still
-    call it clean: a merge method the repository forbids, a workflow file the app may not change) but
-    after a review (`review`), which may be what it lacked, or a new head.
+    with `sha` None, after a review or the sweep's look), and `checks` its head's check runs that did not
+    pass (read when GitHub calls it unstable): offer Merge if it is open, still at that head and in a state
+    GitHub merges (`MERGES`); in any other state, say why. A head whose merge GitHub refused is not offered
+    again (GitHub may still call it clean: a merge method the repository forbids, a workflow file the app
+    may not change, a base that must be up to date) but after a review (`review`), which may be what it
+    lacked, or a new head. A release offered Merge keeps it, and shows what GitHub says of it now.
 
     A head the record does not have yet is adopted from `live` when it is the suite's: its
     pull_request event failed or comes late (and may never come, if a newer one passed meanwhile)."""
     p = pull_of(live, installation_id)
     sha = sha or p.head
+    state = text(field(live, "mergeable_state")) or "unknown"
+    said = said_of(live, state, checks)
 
     def decide(data: dict[str, Any], now: float) -> Step:
         if data.get("state") not in (None, "open"):
@@ -360,24 +437,43 @@ def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], liv
             if p.head != sha or p.state != "open" or (not data and not live_is_release):
                 return Step("not the recorded head")
             new = applied(data, p)
+        current = p.state == "open" and p.head == sha
         if new.get("ready"):
-            return converge(repo, data, new, "release updated", "Merge already offered", volume, now)
+            shown = with_said(new, said) if current and state in MERGES else new
+            return converge(repo, data, shown, "release updated", "Merge already offered", volume, now)
         if new.get("refused_head") == sha and not review:
             return Step("not offered again: GitHub refused this head's merge")
         if p.state != "open" and p.order and p.order >= data.get("order", ""):
             # Closed or merged as GitHub has it (its closed event failed, or comes late): so recorded,
             # and no longer waiting for Merge; the closed event, if it comes, records the merge.
             return converge(repo, data, applied(data, p), "closed as GitHub has it", "already closed", volume, now)
-        if p.state != "open" or p.head != sha:
+        if not current:
             return Step("not ready: the pull request moved on")
-        mergeable = text(field(live, "mergeable_state")) or "unknown"
-        if mergeable != "clean":
-            return converge(repo, data, new, f"not ready: {mergeable}", f"not ready: {mergeable}", volume, now)
-        ready = {**new, "ready": True}
-        ready = without_refusal(ready)
+        if state == "unknown":  # GitHub is still computing it: the sweep reads it again
+            return converge(repo, data, new, "not ready: unknown", "not ready: unknown", volume, now)
+        if state not in MERGES:
+            return converge(repo, data, with_said(new, said), f"not ready: {state}", f"not ready: {state}", volume, now)
+        ready = without_refusal({**with_said(new, said), "ready": True})
         return converge(repo, data, ready, "Merge offered", "Merge already offered", volume, now)
 
     return decide
+
+
+def said_of(live: Mapping[str, Any], state: str, checks: Iterable[Mapping[str, str]]) -> dict[str, Any]:
+    """What GitHub says of a head's mergeability, as the record keeps it: its state, the branch it merges
+    into, and for an unstable head the checks that did not pass."""
+    said: dict[str, Any] = {"mergeable_state": state}
+    base = text(field(live, "base", "ref"))
+    if base:
+        said["base"] = base
+    if state == "unstable":
+        said["checks"] = [dict(c) for c in checks]
+    return said
+
+
+def with_said(data: dict[str, Any], said: Mapping[str, Any]) -> dict[str, Any]:
+    """The record with what GitHub says of its head now, instead of what it said before."""
+    return {**{k: v for k, v in data.items() if k not in GATE}, **said}
 
 
 def decide_closed(repo: Repository, p: ReleasePull, tags: Iterable[Mapping[str, str]] = (), volume: Volume = LOUD):
@@ -475,17 +571,25 @@ def decide_merge(repo: Repository, number: int, method: str, volume: Volume = LO
         if not data.get("ready"):
             return converge(repo, data, data, "release updated", "🔀 Merge is not offered now", volume, now)
 
+        def behind(result: MergeResult) -> bool:
+            """GitHub refused a head it called behind: its base must be up to date (GitHub merges it otherwise)."""
+            return result.cause != WORKFLOWS and result.status == 405 and data.get("mergeable_state") == BEHIND
+
         def then(result: MergeResult) -> dict[str, Any]:
             if result.merged:
                 merged = {**data, "state": "merged", "ready": False, "merged": {"commit": result.sha, "at": iso(now)}}
                 return without_refusal(merged)
             workflows = {"refusal_cause": WORKFLOWS, "refusal_page": permissions_page} if result.cause == WORKFLOWS else {}
-            return {**without_refusal(data), "ready": False, "refusal": result.reason, "refused_head": data["head"], **workflows}
+            cause = {"refusal_cause": BEHIND} if behind(result) else workflows
+            return {**without_refusal(data), "ready": False, "refusal": result.reason, "refused_head": data["head"], **cause}
 
         def describe(result: MergeResult) -> str:
             if result.merged:
                 return ALREADY_MERGED if result.before else MERGED
-            return merge_answer(result.reason, workflows=result.cause == WORKFLOWS)
+            said = merge_answer(result.reason, workflows=result.cause == WORKFLOWS)
+            if behind(result):
+                said = f"{said} ({BEHIND_WORDS.format(base=data.get('base') or 'its base')})"
+            return said[:200]  # (answerCallbackQuery's text)
 
         effect = MergePull(repo.name, number, sha=data["head"], method=method, installation_id=data.get("installation_id"))
         return Step(describe, effect=effect, then=then)
@@ -566,8 +670,9 @@ def check_waiting(services: Services, *, limit: int = RELEASES_CHECKED) -> list[
         installation = record.data.get("installation_id")
         installation = installation if isinstance(installation, int) else None
         try:
-            live = gather_pull(services, repo.name, number, installation)
-            decide = partial(decide_ready, repo, None, live, True, installation)
+            live = gather_pull(services, repo.name, number, installation, again_later=False)  # (its next look)
+            checks = gather_checks(services, repo.name, live, installation)
+            decide = partial(decide_ready, repo, None, live, True, installation, checks=checks)
             outcomes.append(f"{repo.name}#{number}: " + settle_release(services, repo, number, decide).outcome)
         finally:
             checked = decide_checked(now)
@@ -669,8 +774,9 @@ def reviewed(delivery: Delivery, services: Services) -> str:
     if not number:
         return "ignored: no pull request number"
     live = gather_pull(services, repo.name, number, delivery.installation_id)
+    checks = gather_checks(services, repo.name, live, delivery.installation_id)
     decide = partial(decide_ready, repo, None, live, is_release_pull(live, payload, services.settings), delivery.installation_id,
-                     review=True)
+                     review=True, checks=checks)
     return f"#{number}: " + settle_release(services, repo, number, decide).outcome
 @dataclass(frozen=True)
 class SuitePassed:
@@ -709,8 +815,9 @@ def check_suite(delivery: Delivery, services: Services) -> str:
     outcomes = []
     for number in suite.numbers:
         live = gather_pull(services, repo.name, number, suite.installation_id)
+        checks = gather_checks(services, repo.name, live, suite.installation_id)
         is_release = is_release_pull(live, delivery.payload, services.settings)
-        decide = partial(decide_ready, repo, suite.sha, live, is_release, suite.installation_id)
+        decide = partial(decide_ready, repo, suite.sha, live, is_release, suite.installation_id, checks=checks)
         outcomes.append(f"#{number}: " + settle_release(services, repo, number, decide).outcome)
     return "; ".join(outcomes) or "ignored: no release pull request"
 
@@ -718,17 +825,66 @@ def check_suite(delivery: Delivery, services: Services) -> str:
 MERGEABLE_WAIT_SECONDS = 2.0
 
 
-def gather_pull(services: Services, repository: str, number: int, installation_id: int | None) -> Mapping[str, Any]:
-    """The pull request as GitHub has it now. `mergeable` is null while GitHub computes it, which it
-    starts on this very read: wait a moment and read once more; still unknown, the step fails (500)
-    so that the redelivery asks again, rather than leave a ready release without 🔀 Merge."""
+def gather_pull(services: Services, repository: str, number: int, installation_id: int | None, *,
+                again_later: bool = True) -> Mapping[str, Any]:
+    """The pull request as GitHub has it now. While GitHub computes whether it can be merged (`mergeable`
+    null, `mergeable_state` unknown), which it starts on this very read: wait a moment and read once more;
+    still computing, the step fails (500) so that the redelivery asks again, rather than leave a ready
+    release without 🔀 Merge. `again_later` False (the sweep, which reads it again at its next run): the
+    pull request is answered as GitHub has it, still computing."""
     pull = services.github.get_pull(repository, number, installation_id=installation_id)
-    if "mergeable" in pull and pull["mergeable"] is None and text(field(pull, "state")) == "open":
+    if computing(pull):
         services.sleep(MERGEABLE_WAIT_SECONDS)
         pull = services.github.get_pull(repository, number, installation_id=installation_id)
-        if pull.get("mergeable") is None and text(field(pull, "state")) == "open":
+        if computing(pull) and again_later:
             raise GitHubUnavailable(f"get pull request #{number}: GitHub is still computing whether it is mergeable")
     return pull
+
+
+def computing(pull: Mapping[str, Any]) -> bool:
+    """Whether GitHub is still computing whether an open pull request can be merged."""
+    if text(field(pull, "state")) != "open":
+        return False
+    return ("mergeable" in pull and pull["mergeable"] is None) or text(field(pull, "mergeable_state")) == "unknown"
+
+
+def gather_checks(services: Services, repository: str, pull: Mapping[str, Any],
+                  installation_id: int | None) -> list[dict[str, str]]:
+    """When GitHub calls an open pull request unstable (mergeable; a check that is not required failed or is
+    pending), its head's check runs that did not pass, as GitHub lists them ("List check runs for a Git
+    reference", Checks: read): every required one passed, or GitHub would call it blocked, so each is one
+    that is not required. No call in any other state. GitHub refusing to list them (an installation whose
+    owner took Checks away) names none: the message then says only that GitHub calls it unstable."""
+    if text(field(pull, "state")) != "open" or text(field(pull, "mergeable_state")) != "unstable":
+        return []
+    sha = text(field(pull, "head", "sha"))
+    if not sha:
+        return []
+    try:
+        runs = services.github.list_check_runs(repository, sha, installation_id=installation_id)
+    except GitHubRefused as exc:
+        logger.warning("check runs not shown", extra={"repository": repository, "status": exc.status, "reason": exc.reason})
+        return []
+    return not_passing(runs)
+
+
+def not_passing(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """The check runs that did not pass, each once by name: those that ended otherwise than passing first, then
+    those still running, in GitHub's order; each with its state (GitHub's conclusion, or its status while it
+    runs) and its page."""
+    ended: dict[str, dict[str, str]] = {}
+    running: dict[str, dict[str, str]] = {}
+    for run in runs:
+        name = text(field(run, "name"))
+        if not name or name in ended or name in running:
+            continue
+        status, conclusion = text(field(run, "status")), text(field(run, "conclusion"))
+        if status == "completed" and conclusion in PASSING:
+            continue
+        check = {"name": name, "state": conclusion if status == "completed" else status or "pending",
+                 "url": text(field(run, "html_url"))}
+        (ended if status == "completed" else running)[name] = check
+    return [*ended.values(), *running.values()]
 
 
 def published(delivery: Delivery, services: Services) -> str:

@@ -61,7 +61,7 @@ from .presses import ALL_ITEM
 RUN_SECONDS = 150.0
 ATTEND_SECONDS = 20.0  # what comes due in one minute: renders and a summary, well inside the check's minute
 NAMED_ENTRIES = 5  # entries a run names the thing of (a read of its delivery each)
-RELEASE_CALLS = 3  # a release read again: an installation token, the pull request, once more if GitHub computes it
+RELEASE_CALLS = 4  # a release read again: a token, the pull request, once more if GitHub computes it, its check runs if unstable
 PROBE_CALLS = 4  # whether the refusers answer: getChatMember and getChat, and two installations read
 
 
