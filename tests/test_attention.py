@@ -194,6 +194,19 @@ def test_a_follow_up_whose_first_message_is_gone_is_sent_all_the_same(world):
     assert comment.reply_to is None and "alice commented on issue" in comment.text
 
 
+def test_a_follow_up_in_a_forum_topic_whose_first_message_is_gone_is_shown_without_the_reply(make_world):
+    # In a forum topic Telegram refuses a reply whose message is gone, allow_sending_without_reply or not
+    # (ReplyParameters: "Always False for replies in another chat or forum topic"): sent again without it.
+    world = make_world(telegram_chat_id="-1009", telegram_thread_id=7)
+    world.chat.add_chat("-1009", "supergroup", forum=True, topics=[7])
+    world.deliver("issues", issue_opened())
+    world.chat.delete(shown(world)[0].message_id)  # the maintainer deleted it
+    assert world.deliver("issue_comment", issue_comment_by("alice", comment_id=1, number=1))[0] == 200
+    [comment] = shown(world)
+    assert comment.reply_to is None and comment.thread_id == 7 and "alice commented on issue" in comment.text
+    assert world.chat.refused == [("sendMessage", "Bad Request: message to be replied not found")]
+
+
 @pytest.mark.parametrize("status, answered", [(502, 500), (404, 424)])  # GitHub failing; refusing for good
 def test_a_thread_whose_draft_failed_after_its_message_still_gathers_its_follow_ups_and_its_mute(
         make_world, status, answered):

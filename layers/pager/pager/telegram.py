@@ -9,6 +9,9 @@ Answers (`{"ok": false, "error_code", "description", "parameters"}` on failure) 
   wait, a second 429, 5xx, a timeout, a connection error -> TelegramUnavailable;
 - a group upgraded to a supergroup (400 with `parameters.migrate_to_chat_id`) -> ChatMigrated with the
   new chat's id, whatever the method; any other 4xx -> TelegramRefused, except:
+- sendMessage with a reply: "message to be replied not found" (the message replied to is gone) sends it
+  again without the reply, which `allow_sending_without_reply` does not do in a forum topic (ReplyParameters:
+  "Always False for replies in another chat or forum topic");
 - editMessageText: "message is not modified" has succeeded; any other 400 means the message cannot be
   edited ("message to edit not found": gone; "message can't be edited": not the bot's; a text it cannot
   parse) -> MessageNotEditable, which the caller answers by sending the text anew;
@@ -42,6 +45,7 @@ MAX_CALLBACK_DATA = 64  # bytes of a button's callback_data
 SHORT_WAIT = 3.0  # seconds of retry_after that are worth waiting for once
 
 NOT_MODIFIED = "message is not modified"
+REPLY_GONE = "message to be replied not found"
 # deleteMessage's refusals that leave nothing to do (Bot API server, Client.cpp: check_message's
 # "message to delete not found"; TDLib's "Message can't be deleted" and "... for everyone")
 NOT_DELETABLE = ("message to delete not found", "message can't be deleted")
@@ -86,8 +90,9 @@ class Telegram:
         reply_to: int | None = None,
     ) -> int:
         """Send an HTML message (link previews off); returns its message_id. `reply_to` threads it under
-        that message of the chat, and when that one is gone Telegram sends it all the same, as a plain
-        message (`allow_sending_without_reply`)."""
+        that message of the chat; when that one is gone it is sent all the same, as a plain message: by
+        Telegram (`allow_sending_without_reply`), or, in a forum topic, where Telegram refuses it ("message
+        to be replied not found"), sent again without the reply."""
         payload: dict[str, Any] = {
             "chat_id": chat_id,
             "text": cut(text),
@@ -102,7 +107,15 @@ class Telegram:
             payload["disable_notification"] = True
         if reply_to is not None:
             payload["reply_parameters"] = {"message_id": reply_to, "allow_sending_without_reply": True}
-        result = self._call("sendMessage", payload)
+        try:
+            result = self._call("sendMessage", payload)
+        except ChatMigrated:
+            raise
+        except TelegramRefused as exc:
+            if reply_to is None or exc.status != 400 or REPLY_GONE not in exc.description.lower():
+                raise
+            del payload["reply_parameters"]  # the message replied to is gone: the text is still worth showing
+            result = self._call("sendMessage", payload)
         message_id = result.get("message_id") if isinstance(result, dict) else None
         if not isinstance(message_id, int) or isinstance(message_id, bool):
             raise TelegramUnavailable("telegram sendMessage: answer without a message_id")
