@@ -11,6 +11,7 @@ runs the same examples every time; the examples below it name the cases one by o
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from typing import Any
@@ -183,6 +184,13 @@ def test_an_event_that_is_no_request_at_all_is_a_400(world, log_lines, event):
 def test_a_lone_surrogate_escaped_in_a_signed_body_is_refused_as_json_no_client_can_send(world, log_lines, route):
     body = b'{"zen": "\\ud800", "hook_id": 1, "update_id": 1}'  # json.loads takes it, and makes a lone surrogate
     event = github(body) if route == "/github" else telegram(body)
+    assert answered(world, log_lines, event) == (
+        400, {"error": "body is not JSON a client can send: a string holds a lone surrogate"})
+
+
+def test_a_surrogate_encoded_in_a_telegram_update_s_bytes_is_refused_as_json_no_client_can_send(world, log_lines):
+    event = telegram()
+    event["body"], event["isBase64Encoded"] = base64.b64encode(b'{"update_id": 1, "x": "\xed\xa0\x80"}').decode(), True
     assert answered(world, log_lines, event) == (
         400, {"error": "body is not JSON a client can send: a string holds a lone surrogate"})
 

@@ -17,6 +17,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -125,13 +126,19 @@ class Delivery:
         return integer(field(self.payload, "installation", "id")) or None
 
 
+# An escape of a surrogate in JSON text: only a body with one may hold a lone surrogate once read (most have none).
+ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def json_object(text: str | bytes) -> dict[str, Any]:
     """A request body parsed as a JSON object, or BadRequest (400) saying why not. A string holding a lone
     surrogate (an escape such as `"\\ud800"` without its pair, which `json.loads` takes) is refused like text
     that is not JSON: I-JSON (RFC 7493, 2.1) forbids it, and nothing could log or send it on."""
     try:
+        if isinstance(text, bytes):  # read as json.loads reads bytes: a surrogate's three UTF-8 bytes make one
+            text = text.decode(json.detect_encoding(text), "surrogatepass")
         value = json.loads(text)
-        whole = isinstance(value, dict) and sendable(json.dumps(value, ensure_ascii=False))
+        whole = sendable(text) and (not ESCAPED_SURROGATE.search(text) or sendable(json.dumps(value, ensure_ascii=False)))
     except RecursionError:
         raise BadRequest("body nests too deeply") from None
     except ValueError:
