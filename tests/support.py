@@ -87,6 +87,30 @@ def load_sweep_function():
     return module
 
 
+def load_webhook_function():
+    spec = importlib.util.spec_from_file_location("webhook_function", ROOT / "functions" / "webhook" / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_webhook_function = None
+
+
+def invoke_webhook(world: World, event: Any) -> tuple[int, dict[str, Any]]:
+    """The webhook function (functions/webhook/app.py:lambda_handler) given `event`, with the world's services:
+    its status and its body (JSON) as API Gateway would send them."""
+    global _webhook_function
+    if _webhook_function is None:
+        _webhook_function = load_webhook_function()
+    bootstrap.use(world.services)
+    try:
+        answer = _webhook_function.lambda_handler(event, LambdaContext("WebhookFunction"))
+    finally:
+        bootstrap.use(None)
+    return answer["statusCode"], json.loads(answer["body"])
+
+
 class Sweeps:
     """A fake world seen from the sweep: events GitHub sends, the runs, what the alarm names."""
 

@@ -287,6 +287,31 @@ def test_a_reply_names_the_message_and_is_sent_even_when_that_one_is_gone(mock, 
     assert "reply_parameters" not in sent(mock, 1)
 
 
+def test_a_reply_telegram_refuses_because_its_message_is_gone_is_sent_again_without_the_reply(mock, telegram):
+    # in a forum topic allow_sending_without_reply is "Always False" (ReplyParameters): Telegram refuses it
+    mock.post(f"{BOT}/sendMessage", json=error(400, "Bad Request: message to be replied not found"), status=400)
+    mock.post(f"{BOT}/sendMessage", json=ok({"message_id": 81}))
+
+    assert telegram.send_message(CHAT, "💬 alice commented", thread_id=7, reply_to=77, notify=False) == 81
+
+    assert sent(mock, 0)["reply_parameters"] == {"message_id": 77, "allow_sending_without_reply": True}
+    again = sent(mock, 1)
+    assert "reply_parameters" not in again and again["message_thread_id"] == 7 and again["text"] == "💬 alice commented"
+    assert again["disable_notification"] is True and telegram.calls == 2
+
+
+@pytest.mark.parametrize("reply_to, description", [
+    (None, "Bad Request: message to be replied not found"),  # no reply of pager's: not one to drop
+    (77, "Bad Request: message thread not found"),
+])
+def test_another_refusal_of_a_message_is_not_sent_again(mock, telegram, reply_to, description):
+    mock.post(f"{BOT}/sendMessage", json=error(400, description), status=400)
+
+    with pytest.raises(TelegramRefused):
+        telegram.send_message(CHAT, "x", thread_id=7, reply_to=reply_to)
+    assert telegram.calls == 1
+
+
 def test_a_delete_sends_the_chat_and_the_message_and_is_true_once_done(mock, telegram):
     mock.post(f"{BOT}/deleteMessage", json=ok(True))
 

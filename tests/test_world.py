@@ -429,6 +429,21 @@ def test_a_reply_names_a_message_of_its_chat_or_is_sent_plain_when_allowed_to():
         'Bad Request: can\'t find field "message_id"')
 
 
+def test_a_reply_in_a_forum_topic_whose_message_is_gone_is_refused_even_when_allowed_without_it():
+    # ReplyParameters: allow_sending_without_reply is "Always False for replies in another chat or forum topic"
+    chat = FakeTelegram(clock=Now())
+    chat.add_chat("-1005", "supergroup", forum=True, topics=[7])
+    first = send(chat, "-1005", "a", message_thread_id=7)[1]["result"]["message_id"]
+    chat.delete(first)
+    gone = {"message_id": first, "allow_sending_without_reply": True}
+    assert send(chat, "-1005", "b", message_thread_id=7, reply_parameters=gone) == (
+        400, telegram_error(400, "Bad Request: message to be replied not found"))
+    status, answer = send(chat, "-1005", "c", reply_parameters=gone)  # the General topic: no thread id
+    assert status == 200 and "reply_to_message" not in answer["result"]
+    status, answer = send(chat, "-1005", "d", message_thread_id=7)  # the same without the reply
+    assert status == 200 and answer["result"]["message_thread_id"] == 7
+
+
 def test_the_bot_deletes_its_own_messages_for_48_hours_and_each_once():
     # deleteMessage's limitations; Client.cpp process_delete_message_query and check_message;
     # MessagesManager.cpp delete_messages (the words per kind of chat)

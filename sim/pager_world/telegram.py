@@ -33,10 +33,13 @@ As strict as the real Bot API (core.telegram.org/bots/api), rule by rule:
   reply parameters", holding `message_id` (else "Bad Request: can't find field \"message_id\""; 0 or
   less: no reply at all). The message replied to must be in the chat the message goes to (or in the
   chat its `chat_id` names); one that is not there is 400 "Bad Request: message to be replied not found",
-  unless `allow_sending_without_reply` is true and the reply is in the same chat: then the message is
-  sent as a plain one ("allow_sending_without_reply ... Always False for replies in another chat";
-  Client.cpp, `check_reply_parameters` and `TdOnCheckMessageCallback`, whose `allow_empty` sends it
-  without the reply). Replies across forum topics are not modelled;
+  unless `allow_sending_without_reply` is true, the reply is in the same chat and the message goes to no
+  forum topic: then the message is sent as a plain one (Client.cpp, `check_reply_parameters` and
+  `TdOnCheckMessageCallback`, whose `allow_empty` sends it without the reply). ReplyParameters says of
+  `allow_sending_without_reply`: "Pass True if the message should be sent even if the specified message
+  to be replied to is not found. Always False for replies in another chat or forum topic." So a message
+  sent into a topic (`message_thread_id`, a topic of a forum) whose reply is gone is refused, whatever
+  the flag says. Replies across forum topics are not modelled;
 - editMessageText of a message someone else wrote is 400 "Bad Request: message can't be edited" (TDLib,
   MessagesManager.cpp `can_edit_message`: in a chat other than a channel only outgoing messages; a
   bot's own message has no time limit there, `has_edit_time_limit = !(is_bot && m->is_outgoing)`);
@@ -753,8 +756,9 @@ class FakeTelegram:
 
     # -- the methods
 
-    def _reply(self, chat: Chat, given: Any) -> int | None:
-        """The message a new one replies to, or None (the module docstring: reply_parameters)."""
+    def _reply(self, chat: Chat, given: Any, topic: int | None = None) -> int | None:
+        """The message a new one replies to, or None (the module docstring: reply_parameters); `topic`: the
+        forum topic the new message goes to, where a reply that is gone is never dropped."""
         if given is None:
             return None
         if isinstance(given, str):
@@ -780,7 +784,8 @@ class FakeTelegram:
         replied = self.messages.get(message_id)
         if replied is not None and replied.chat_id == where.chat_id:
             return message_id
-        if given.get("allow_sending_without_reply") is True and where is chat:
+        # ReplyParameters: "Always False for replies in another chat or forum topic."
+        if given.get("allow_sending_without_reply") is True and where is chat and topic is None:
             return None
         raise _Refused(400, "Bad Request: message to be replied not found")
 
@@ -813,7 +818,7 @@ class FakeTelegram:
         chat = self._chat(params.get("chat_id"))
         self._may_send(chat)
         thread = self._thread(chat, params.get("message_thread_id"))
-        reply_to = self._reply(chat, params.get("reply_parameters"))
+        reply_to = self._reply(chat, params.get("reply_parameters"), thread)
         self._flood(chat)
         message = Message(next(self._ids), chat.chat_id, params["text"], _keyboard(params), thread,
                           notified=not params.get("disable_notification", False), reply_to=reply_to,

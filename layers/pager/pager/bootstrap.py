@@ -17,8 +17,9 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from .errors import ConfigError, PagerError, Transient
+from .errors import BadRequest, ConfigError, PagerError, Transient
 from .observe import logger, metrics
+from .routing import Request
 from .services import Lazy, Services
 from .settings import Settings
 
@@ -163,6 +164,17 @@ def _seconds_left(context: Any, ceiling: float = 8.0) -> float:
     return max(0.5, min(ceiling, remaining() / 1000 - 1.5))
 
 
+@app.not_found
+def _not_found(exc: Exception) -> Response:
+    """A path or method pager does not serve: 404, with one log line (the path is text a client can send: the
+    request was read before)."""
+    event = app.current_event
+    logger.warning("request refused", extra={"status": 404, "outcome": "refused", "reason": "no such endpoint",
+                                             "method": event.http_method, "path": event.raw_path[:200]})
+    return Response(status_code=404, content_type="application/json",
+                    body=json.dumps({"error": "no such endpoint: POST /github or POST /telegram"}))
+
+
 @app.exception_handler(ConfigError)
 def _not_configured(exc: ConfigError) -> Response:
     """Settings missing or malformed: one log line naming every problem, a 500 (GitHub's list shows it,
@@ -185,8 +197,16 @@ def _unavailable(exc: Transient) -> Response:
 def webhook_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Each log line carries the request id and whether it was a cold start; the metrics are flushed
     when the invocation ends. No line carries the correlation id of an invocation before (Powertools
-    keeps it in a warm container): the GitHub endpoint sets it once a delivery's signature holds."""
+    keeps it in a warm container): the GitHub endpoint sets it once a delivery's signature holds. An event
+    that is no request of API Gateway's, or holds text no client can send (`Request.from_apigw`), is
+    answered here, 400 with its reason and one log line: the resolver would raise on it."""
     logger.set_correlation_id(None)
+    try:
+        Request.from_apigw(event)
+    except BadRequest as exc:
+        logger.warning("request refused", extra={"status": exc.status, "outcome": "refused", "reason": str(exc)})
+        return {"statusCode": exc.status, "body": json.dumps({"error": str(exc)}), "isBase64Encoded": False,
+                "headers": {"Content-Type": "application/json"}, "cookies": []}
     return app.resolve(event, context)
 
 

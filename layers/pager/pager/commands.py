@@ -21,6 +21,12 @@ to), are answered with anything but "not allowed", which changes nothing. Every 
 command, without a sound (Moment.ANSWER). A repository is known when GitHub says pager's app is installed
 on it ("Get a repository" with the app's installation): an unknown one is named as unknown.
 
+A command never takes Telegram's room from a page (pager.room): its answer, or "not allowed", is sent only when
+the chat's room for commands allows (a few a minute, one at a time, "not allowed" once a minute whoever asks),
+and gives way to the pages when Telegram's flood limit says no (`gives_way`: never waited out and sent again).
+A command without room, or whose answer met the flood limit, is dropped without a word: the endpoint answers
+200 and the log line says why.
+
 A command acts once, like a press: it is settled on `command#<chat>#<message id>`, whose record keeps the
 answer its act gave (and its buttons) and, once sent, that it was sent, so an update Telegram delivers again
 (after a 500) acts on nothing again: it sends the answer still to send, or nothing.
@@ -37,12 +43,12 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from typing import Any
 
-from . import attention_store
+from . import attention_store, room
 from .attention_store import MUTE_DEFAULT_SECONDS, MUTE_MAX_SECONDS, Mute, Thread
-from .engine.effects import Buttons, Command, SendMessage, Step
+from .engine.effects import Buttons, Command, Posted, SendMessage, Step
 from .engine.perform import perform as perform_effect
 from .engine.settle import settle
-from .errors import GitHubRefused, PagerError, Permanent
+from .errors import GitHubRefused, PagerError, Permanent, TelegramUnavailable, Transient
 from .html import escape, link
 from .services import Services
 from .settings import REPOSITORY
@@ -66,7 +72,6 @@ USAGE = {
 }
 NOT_ALLOWED = "not allowed"
 COMMAND_TTL_SECONDS = 24 * 3600
-REFUSED_AGAIN_SECONDS = 3600  # "not allowed" is said to a person in a chat at most this often
 COMMAND = re.compile(r"/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{1,64}))?(?![A-Za-z0-9_@])")
 GITHUB_URL = re.compile(r"(?:https?://)?(?:www\.)?github\.com/([A-Za-z0-9_-]{1,39})/([A-Za-z0-9._-]{1,100})(?:/.*)?",
                         re.IGNORECASE)
@@ -124,8 +129,9 @@ def parse(text_: str, bot: str | None) -> tuple[str, list[str]] | None:
 
 def handle_message(message: Mapping[str, Any], services: Services, *, in_chat: bool, allowed: bool) -> str:
     """A message sent to the bot: a command of an allowed user in pager's chat is carried out and answered
-    once; anyone else's is answered "not allowed", in the chat it came from, at most once an hour per person
-    and chat (a stranger's commands never fill pager's chat or its flood limit). The outcome for the log."""
+    once; anyone else's is answered "not allowed", in the chat it came from, at most once a minute in that chat
+    whoever asks (a crowd of strangers never fills pager's chat or its flood limit). Either only when the chat's
+    room for commands allows (pager.room); without it, dropped without a word. The outcome for the log."""
     written = Written.of(message)
     if written is None or not written.text.startswith("/") or COMMAND.match(written.text) is None:
         return "ignored: not a command"
@@ -137,33 +143,39 @@ def handle_message(message: Mapping[str, Any], services: Services, *, in_chat: b
         return "ignored: a command for another bot"
     command = Command(written.text, written.chat, written.message_id, written.by)
     if not (in_chat and allowed):
-        key = f"command#refused#{written.chat}#{written.user}"
-        try:
-            return settle(services, key, decide_refusal(command), ttl_seconds=REFUSED_AGAIN_SECONDS).outcome
-        except Permanent as exc:  # a chat where the bot may not write, a person who blocked it: nothing to do
-            return f"not allowed (the answer was refused: {exc})"
+        return refuse(services, command)
+    no_room = room.take(services, written.chat, written.message_id)
+    if no_room:
+        return f"dropped: {no_room}"
     key = f"command#{written.chat}#{written.message_id}"
     try:
         return settle(services, key, decide_command(command), ttl_seconds=COMMAND_TTL_SECONDS, wait=False,
                       perform=_perform).outcome
+    except TelegramUnavailable as exc:
+        if exc.status != 429:
+            raise  # Telegram failing: 500, and Telegram sends the command again, which sends the answer
+        return f"dropped: the answer met Telegram's flood limit ({exc})"
     except Permanent as exc:  # refused for good (a transient failure answers 500: Telegram sends it again)
         try:
             _reply(services, command, f"⚠️ {escape(failure(exc))}")
-        except Permanent:
-            pass  # Telegram refuses the answer too: the log line says why
+        except (Permanent, TelegramUnavailable):
+            pass  # Telegram refuses the answer too, or has no room for it: the log line says why
         return f"refused: {exc}"
 
 
-def decide_refusal(command: Command):
-    """"not allowed", once an hour for a person in a chat: the record keeps when it was said."""
-
-    def decide(record: dict[str, Any], now: float) -> Step:
-        if float(record.get("at") or 0) > now - REFUSED_AGAIN_SECONDS:
-            return Step("not allowed (said already)")
-        effect = SendMessage(NOT_ALLOWED, notify=False, reply_to=command.message_id, to=command.chat)
-        return Step(NOT_ALLOWED, effect=effect, then=lambda _: {"at": now})
-
-    return decide
+def refuse(services: Services, command: Command) -> str:
+    """"not allowed", in the chat the command came from, when the chat's room allows it (once a minute there,
+    whoever asks); nothing else happens, and nothing fails: a stranger's command is never worth a retry."""
+    try:
+        no_room = room.take(services, command.chat, command.message_id, not_allowed=True)
+        if no_room:
+            return f"not allowed (not said: {no_room})"
+        _reply(services, command, NOT_ALLOWED)
+    except Permanent as exc:  # a chat where the bot may not write, a person who blocked it: nothing to do
+        return f"not allowed (the answer was refused: {exc})"
+    except Transient as exc:  # the table or Telegram cannot now (its flood limit among it): not said
+        return f"not allowed (not said: {exc})"
+    return NOT_ALLOWED
 
 
 def decide_command(command: Command):
@@ -200,12 +212,25 @@ def buttons_of(kept: Any) -> Buttons | None:
 
 def _perform(services: Services, effect: Any) -> Any:
     """Carry out a command (its answer, to send next) or send the answer."""
-    return act(effect, services) if isinstance(effect, Command) else perform_effect(services, effect)
+    if isinstance(effect, Command):
+        return act(effect, services)
+    if isinstance(effect, SendMessage) and effect.to is not None:
+        return _answer(services, effect)
+    return perform_effect(services, effect)
 
 
 def _reply(services: Services, command: Command, answer: str) -> None:
     """The answer, a reply to the command in its chat, without a sound (Moment.ANSWER)."""
-    perform_effect(services, SendMessage(answer, notify=False, reply_to=command.message_id, to=command.chat))
+    _answer(services, SendMessage(answer, notify=False, reply_to=command.message_id, to=command.chat))
+
+
+def _answer(services: Services, effect: SendMessage) -> Posted:
+    """An answer, in the chat the command came from, that gives way to the pages: Telegram's flood limit is
+    raised at once (TelegramUnavailable, 429), never waited out and the answer sent again."""
+    assert effect.to is not None, "an answer goes to the chat its command came from"
+    return Posted(effect.to, services.telegram.send_message(effect.to, effect.text, buttons=effect.buttons,
+                                                            notify=effect.notify, reply_to=effect.reply_to,
+                                                            gives_way=True))
 
 
 def act(command: Command, services: Services) -> Reply:

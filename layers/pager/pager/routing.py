@@ -1,8 +1,13 @@
-"""A webhook delivery from GitHub: verified against its signature and parsed, at the edge.
+"""A request at the edge: an API Gateway event read once, and a webhook delivery from GitHub verified against
+its signature and parsed.
 
-`Delivery.from_apigw` turns an API Gateway HTTP API event (payload 2.0) into a verified delivery or
-raises a typed error (`BadSignature` 401, `BadRequest` 400); nothing past it sees raw headers. What
-acts on a delivery is the table of `pager.signals`.
+`Request.from_apigw` turns whatever the function is given into a request of the API Gateway HTTP API (payload
+2.0: its method, path, headers and the body's bytes) or raises `BadRequest` (400) saying what is wrong with
+it; `Delivery.from_apigw` turns one of POST /github into a verified delivery or raises a typed error
+(`BadSignature` 401, `BadRequest` 400). Nothing past them sees the raw event, its headers or its body, and
+no text past them holds what no client can send (a lone surrogate: Python's strings can hold one, a JSON
+`"\\ud800"` escape makes one, but no encoding sends one, and every write of it, to a log line or a socket,
+fails). What acts on a delivery is the table of `pager.signals`.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,6 +37,34 @@ class Repository:
 
 
 @dataclass(frozen=True)
+class Request:
+    """A request of the API Gateway HTTP API (payload 2.0), read at the edge: its method and path, its headers
+    (names in lower case) and its body as the bytes that were sent; all of it text a client can send."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: bytes
+
+    @classmethod
+    def from_apigw(cls, event: Any) -> Request:
+        """Read an event as API Gateway sends it (docs.aws.amazon.com, "Working with AWS Lambda proxy
+        integrations for HTTP APIs", payload format 2.0), or raise BadRequest (400) naming what it lacks: an
+        object with `requestContext.http.method`, `requestContext.stage` and `rawPath` as text, headers as
+        names and values of text (none: no headers), a body of text (none: empty), `isBase64Encoded` true or
+        false (none: false) and, when true, a body in base64; none of it text no client can send."""
+        if not isinstance(event, Mapping):
+            raise BadRequest("not an API Gateway request")
+        method, stage = field(event, "requestContext", "http", "method"), field(event, "requestContext", "stage")
+        path = event.get("rawPath")
+        if not (isinstance(method, str) and isinstance(stage, str) and isinstance(path, str)):
+            raise BadRequest("not an API Gateway request: no method, stage or path")
+        if not (sendable(method) and sendable(stage) and sendable(path)):
+            raise BadRequest("the method or path holds text no client can send")
+        return cls(method, path, _headers(event.get("headers")), raw_body(event))
+
+
+@dataclass(frozen=True)
 class Delivery:
     """A verified webhook delivery: the event's guid, kind, action and parsed payload."""
 
@@ -39,14 +73,19 @@ class Delivery:
     payload: dict[str, Any]
 
     @classmethod
-    def from_apigw(cls, event: Mapping[str, Any], *, secret: str) -> Delivery:
-        """Verify and parse an API Gateway HTTP API (payload 2.0) event of POST /github.
+    def from_apigw(cls, event: Any, *, secret: str) -> Delivery:
+        """Verify and parse an API Gateway HTTP API (payload 2.0) event of POST /github (`Request.from_apigw`,
+        then `from_request`)."""
+        return cls.from_request(Request.from_apigw(event), secret=secret)
+
+    @classmethod
+    def from_request(cls, request: Request, *, secret: str) -> Delivery:
+        """Verify and parse a request of POST /github.
 
         Raises BadSignature (401) for a missing or wrong `X-Hub-Signature-256`, BadRequest (400) for
         missing GitHub headers or a body that is not JSON. The signature is checked over the raw body
         bytes, before anything reads them."""
-        headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
-        raw = raw_body(event)
+        headers, raw = request.headers, request.body
         signature = headers.get("x-hub-signature-256", "")
         if not signature:
             raise BadSignature("missing X-Hub-Signature-256")
@@ -87,28 +126,78 @@ class Delivery:
         return integer(field(self.payload, "installation", "id")) or None
 
 
+# An escape of a surrogate in JSON text: only a body with one may hold a lone surrogate once read (most have none).
+ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def json_object(text: str | bytes) -> dict[str, Any]:
-    """A request body parsed as a JSON object, or BadRequest (400) saying why not."""
+    """A request body parsed as a JSON object, or BadRequest (400) saying why not. A string holding a lone
+    surrogate (an escape such as `"\\ud800"` without its pair, which `json.loads` takes) is refused like text
+    that is not JSON: I-JSON (RFC 7493, 2.1) forbids it, and nothing could log or send it on."""
     try:
+        if isinstance(text, bytes):  # read as json.loads reads bytes: a surrogate's three UTF-8 bytes make one
+            text = text.decode(json.detect_encoding(text), "surrogatepass")
         value = json.loads(text)
+        whole = sendable(text) and (not ESCAPED_SURROGATE.search(text) or sendable(json.dumps(value, ensure_ascii=False)))
     except RecursionError:
         raise BadRequest("body nests too deeply") from None
     except ValueError:
         raise BadRequest("body is not JSON") from None
     if not isinstance(value, dict):
         raise BadRequest("body is not a JSON object")
+    if not whole:
+        raise BadRequest("body is not JSON a client can send: a string holds a lone surrogate")
     return value
 
 
 def raw_body(event: Mapping[str, Any]) -> bytes:
-    """The request body as the bytes that were sent (API Gateway base64-encodes non-JSON bodies)."""
-    body = event.get("body") or ""
-    if event.get("isBase64Encoded"):
+    """The request body as the bytes that were sent (API Gateway base64-encodes non-JSON bodies); BadRequest
+    (400) for a body that is not text, not base64 where `isBase64Encoded` says it is, or holds text no client
+    can send, and for an `isBase64Encoded` that is neither true nor false."""
+    body, encoded = event.get("body"), event.get("isBase64Encoded")
+    if body is None:
+        body = ""
+    if not isinstance(body, str):
+        raise BadRequest("body is not text")
+    if encoded is not None and not isinstance(encoded, bool):
+        raise BadRequest("isBase64Encoded is neither true nor false")
+    if encoded:
         try:
             return base64.b64decode(body, validate=True)
         except (binascii.Error, ValueError):
             raise BadRequest("body is not valid base64") from None
+    if not sendable(body):
+        raise BadRequest("body holds text no client can send")
     return body.encode("utf-8")
+
+
+def sendable(text: str) -> bool:
+    """Whether a client could have sent this text: it encodes (as UTF-8), so it holds no lone surrogate."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _headers(given: Any) -> dict[str, str]:
+    """A request's headers, names in lower case (API Gateway's payload 2.0 sends them so, a repeated one joined
+    with commas); BadRequest (400) for headers that are not names and values of text, or hold text no client
+    can send (the reason names the header when its name can be written)."""
+    if given is None:
+        return {}
+    if not isinstance(given, Mapping):
+        raise BadRequest("headers are not names and values")
+    headers = {}
+    for name, value in given.items():
+        if not isinstance(name, str) or not sendable(name):
+            raise BadRequest("a header's name is not text a client can send")
+        if not isinstance(value, str):
+            raise BadRequest(f"header {name[:64]} is not text")
+        if not sendable(value):
+            raise BadRequest(f"header {name[:64]} holds text no client can send")
+        headers[name.lower()] = value
+    return headers
 
 
 def verify_signature(raw: bytes, signature: str, secret: str) -> bool:

@@ -6,9 +6,14 @@ Every method is a POST of JSON to `{api_url}/bot{token}/{method}` through the in
 
 Answers (`{"ok": false, "error_code", "description", "parameters"}` on failure) map onto `pager.errors`:
 - 429 with `retry_after` of at most 3 s: wait (the injected `sleep`) and try once more; a longer
-  wait, a second 429, 5xx, a timeout, a connection error -> TelegramUnavailable;
+  wait, a second 429, 5xx, a timeout, a connection error -> TelegramUnavailable. A message that gives way
+  to pages (`send_message(gives_way=True)`: an answer to a command) is not tried again: its 429 is raised
+  at once;
 - a group upgraded to a supergroup (400 with `parameters.migrate_to_chat_id`) -> ChatMigrated with the
   new chat's id, whatever the method; any other 4xx -> TelegramRefused, except:
+- sendMessage with a reply: "message to be replied not found" (the message replied to is gone) sends it
+  again without the reply, which `allow_sending_without_reply` does not do in a forum topic (ReplyParameters:
+  "Always False for replies in another chat or forum topic");
 - editMessageText: "message is not modified" has succeeded; any other 400 means the message cannot be
   edited ("message to edit not found": gone; "message can't be edited": not the bot's; a text it cannot
   parse) -> MessageNotEditable, which the caller answers by sending the text anew;
@@ -42,6 +47,7 @@ MAX_CALLBACK_DATA = 64  # bytes of a button's callback_data
 SHORT_WAIT = 3.0  # seconds of retry_after that are worth waiting for once
 
 NOT_MODIFIED = "message is not modified"
+REPLY_GONE = "message to be replied not found"
 # deleteMessage's refusals that leave nothing to do (Bot API server, Client.cpp: check_message's
 # "message to delete not found"; TDLib's "Message can't be deleted" and "... for everyone")
 NOT_DELETABLE = ("message to delete not found", "message can't be deleted")
@@ -84,10 +90,13 @@ class Telegram:
         buttons: Buttons | None = None,
         notify: bool = True,
         reply_to: int | None = None,
+        gives_way: bool = False,
     ) -> int:
         """Send an HTML message (link previews off); returns its message_id. `reply_to` threads it under
-        that message of the chat, and when that one is gone Telegram sends it all the same, as a plain
-        message (`allow_sending_without_reply`)."""
+        that message of the chat; when that one is gone it is sent all the same, as a plain message: by
+        Telegram (`allow_sending_without_reply`), or, in a forum topic, where Telegram refuses it ("message
+        to be replied not found"), sent again without the reply. `gives_way`: a flood limit (429) is raised
+        at once, never waited out and tried again, which would take the chat's room from the pages."""
         payload: dict[str, Any] = {
             "chat_id": chat_id,
             "text": cut(text),
@@ -102,7 +111,15 @@ class Telegram:
             payload["disable_notification"] = True
         if reply_to is not None:
             payload["reply_parameters"] = {"message_id": reply_to, "allow_sending_without_reply": True}
-        result = self._call("sendMessage", payload)
+        try:
+            result = self._call("sendMessage", payload, patient=not gives_way)
+        except ChatMigrated:
+            raise
+        except TelegramRefused as exc:
+            if reply_to is None or exc.status != 400 or REPLY_GONE not in exc.description.lower():
+                raise
+            del payload["reply_parameters"]  # the message replied to is gone: the text is still worth showing
+            result = self._call("sendMessage", payload, patient=not gives_way)
         message_id = result.get("message_id") if isinstance(result, dict) else None
         if not isinstance(message_id, int) or isinstance(message_id, bool):
             raise TelegramUnavailable("telegram sendMessage: answer without a message_id")
@@ -217,13 +234,13 @@ class Telegram:
 
     # -- transport ------------------------------------------------------------------------------------
 
-    def _call(self, method: str, payload: dict[str, Any]) -> Any:
-        """One Bot API method, with the one short wait after a brief flood limit."""
+    def _call(self, method: str, payload: dict[str, Any], *, patient: bool = True) -> Any:
+        """One Bot API method, with the one short wait after a brief flood limit (none when not `patient`)."""
         try:
             return self._post(method, payload)
         except TelegramUnavailable as exc:
             wait = exc.retry_after
-            if exc.status != 429 or wait is None or wait > SHORT_WAIT:
+            if not patient or exc.status != 429 or wait is None or wait > SHORT_WAIT:
                 raise
             if deadline.timeout(wait) < wait:
                 raise TelegramUnavailable(

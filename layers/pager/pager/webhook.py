@@ -20,7 +20,7 @@ from . import deadline
 from . import refusals as refused
 from .errors import BadRequest, Permanent, Transient
 from .observe import count, logger
-from .routing import Delivery, json_object, raw_body
+from .routing import Delivery, Request, json_object
 from .services import Services
 from .signals import handlers
 from .waiting import note_failure
@@ -40,13 +40,11 @@ def handle_github(
     monotonic: Callable[[], float] = time.monotonic,
 ) -> Answer:
     started = monotonic()
-    headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
-    line: dict[str, Any] = {
-        "guid": str(headers.get("x-github-delivery", "")),
-        "event": str(headers.get("x-github-event", "")),
-    }
+    line: dict[str, Any] = {"guid": "", "event": ""}
     try:
-        delivery = Delivery.from_apigw(event, secret=services.settings.github_webhook_secret)
+        request = Request.from_apigw(event)
+        line.update(guid=request.headers.get("x-github-delivery", ""), event=request.headers.get("x-github-event", ""))
+        delivery = Delivery.from_request(request, secret=services.settings.github_webhook_secret)
     except BadRequest as exc:
         return _answer(exc.status, {"error": str(exc)}, line, "refused", started, monotonic, reason=str(exc))
     logger.set_correlation_id(delivery.guid or None)
@@ -93,14 +91,18 @@ def handle_github(
 
 def handle_telegram(event: Mapping[str, Any], services: Services, *, monotonic: Callable[[], float] = time.monotonic) -> Answer:
     """Telegram's webhook: check the secret token, then hand the update to the buttons."""
-    headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
-    token = headers.get("x-telegram-bot-api-secret-token", "")
+    try:
+        request = Request.from_apigw(event)
+    except BadRequest as exc:
+        logger.warning("telegram update refused", extra={"outcome": "refused", "reason": str(exc)})
+        return exc.status, {"error": str(exc)}
+    token = request.headers.get("x-telegram-bot-api-secret-token", "")
     expected = services.settings.telegram_webhook_secret
     if not token or not hmac.compare_digest(token.encode(), expected.encode()):
         logger.warning("telegram update refused", extra={"outcome": "refused", "reason": "secret token missing or wrong"})
         return 401, {"error": "secret token missing or wrong"}
     try:
-        update = json_object(raw_body(event))
+        update = json_object(request.body)
     except BadRequest as exc:
         logger.warning("telegram update refused", extra={"outcome": "refused", "reason": str(exc)})
         return exc.status, {"error": str(exc)}
