@@ -1131,6 +1131,35 @@ def test_doctor_local_names_an_empty_pager_table_missing_as_make_serve_does(heal
     assert code == 1 and "✗ settings: missing PAGER_TABLE" in output, output
 
 
+def pasted_dotenv(folder: Path, values: dict[str, str], pem: str, quote: str) -> None:
+    """`.env` as a person writes it: KEY=value lines, and the .pem file pasted as it is after GITHUB_PRIVATE_KEY=,
+    inside `quote` (or none)."""
+    lines = [f"{key}={value}" for key, value in values.items() if key != "GITHUB_PRIVATE_KEY"]
+    (folder / ".env").write_text("\n".join([*lines, f"GITHUB_PRIVATE_KEY={quote}{pem}{quote}", ""]), encoding="utf-8")
+
+
+def test_doctor_local_takes_a_key_pasted_across_lines_in_double_quotes_and_says_how_when_it_is_not(healthy, aws, tmp_path):
+    world, secret_id = healthy
+    values = {**stored_secret(secret_id), "GITHUB_APP_ID": "12345", "GITHUB_APP_SLUG": "pager-test",
+              "TELEGRAM_CHAT_ID": str(CHAT["id"]), "CONTROL_REPOSITORY": CONTROL,
+              "GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API, "QUIET_HOURS": "none"}
+    pem = values["GITHUB_PRIVATE_KEY"]
+    pasted_dotenv(tmp_path, values, pem, '"')  # python-dotenv's multi-line form
+    code, output = doctor(world, tmp_path, aws, "--local")
+    assert code == 0 and "✓ GitHub accepts the app's JWT: pager-test" in output, output
+
+    pasted_dotenv(tmp_path, values, pem, "")  # unquoted: the value ends with the line, as python-dotenv reads it
+    code, output = doctor(world, tmp_path, aws, "--local")
+    lines = output.splitlines()
+    [line] = [line for line in lines if line.startswith("✗ GitHub App")]
+    assert code == 1 and "GITHUB_PRIVATE_KEY does not load as the app's key (it is the first line of a .pem file alone)" in line
+    fix = lines[lines.index(line) + 1]
+    assert fix.startswith('    fix: put the app\'s private key into .env as GITHUB_PRIVATE_KEY="…", the whole .pem file '
+                          "inside the double quotes"), fix
+    assert "the whole .pem file, into .env" not in output  # never what the person just did
+    assert_no_secret(output, secrets_of(world, secret_id))
+
+
 def test_the_summary_counts_in_words():
     from pager.admin.doctor import Check, report
 

@@ -365,9 +365,10 @@ def check_app(facts: Facts) -> Check:
     if app is None and "app" not in facts.errors:
         return _skip("GitHub App", _no_key(facts))
     if app is None and "app" in facts.local:  # GitHub was never asked: the key itself does not load
-        return Check(False, f"GitHub App: GITHUB_PRIVATE_KEY does not load as the app's key ({facts.errors['app']})",
-                     f"put the app's private key, the whole .pem file, into {facts.target.where_secrets()}; or "
-                     f"generate one on {facts.pages.settings} (Private keys)")
+        why = ("it is the first line of a .pem file alone" if _first_line_alone(facts.secrets.get("GITHUB_PRIVATE_KEY", ""))
+               else facts.errors["app"])
+        return Check(False, f"GitHub App: GITHUB_PRIVATE_KEY does not load as the app's key ({why})",
+                     f"{facts.target.put_key()}; or generate one on {facts.pages.settings} (Private keys)")
     if app is None and _clock_off(facts.errors.get("app", "")):
         return Check(False, f"GitHub refuses the app's JWT for its times: {facts.errors['app']}",
                      "this machine's clock is off (the JWT says when it was made and when it expires): set it right "
@@ -375,7 +376,7 @@ def check_app(facts: Facts) -> Check:
     if app is None:
         return _unreachable(facts, "app", "github") or Check(False, f"GitHub refuses the app's JWT: {facts.errors['app']}",
                      f"GITHUB_PRIVATE_KEY must be a key of the app {facts.setting('GITHUB_APP_ID')}: generate one on "
-                     f"{facts.pages.settings} (Private keys) and put it into {facts.target.where_secrets()}")
+                     f"{facts.pages.settings} (Private keys), then {facts.target.put_key()}")
     slug, owner = str(app.get("slug", "")), app.get("owner") or {}
     org = owner.get("login", "") if owner.get("type") == "Organization" else ""
     if slug != facts.setting("GITHUB_APP_SLUG") or org != facts.setting("GITHUB_APP_OWNER"):
@@ -385,6 +386,12 @@ def check_app(facts: Facts) -> Check:
                      f"set GITHUB_APP_SLUG={slug} and GITHUB_APP_OWNER={org} in {facts.target.where_settings()}"
                      " (the Advanced page links are built from them)")
     return Check(True, f"GitHub accepts the app's JWT: {slug} (id {app.get('id')})")
+
+
+def _first_line_alone(pem: str) -> bool:
+    """A key that is a .pem file's first line and nothing else: what a reader that ends a value at its line's
+    end (`.env` unquoted) makes of a .pem file pasted across lines."""
+    return pem.strip().startswith("-----BEGIN") and "\n" not in pem.strip() and "-----END" not in pem
 
 
 def _clock_off(error: str) -> bool:

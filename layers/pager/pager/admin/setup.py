@@ -316,9 +316,9 @@ def step_app(state: State, tools: Tools, options: Options) -> bool:
     if not is_placeholder(app_id):
         console.failed(
             f"the GitHub App {app_id} is set, but GitHub cannot be asked for it: {state.app_problem}",
-            "setup never registers a second app. Generate a private key on the app's General page and put it "
-            f"into {state.target.where_secrets()} as GITHUB_PRIVATE_KEY (or, to register a new app, remove "
-            f"GITHUB_APP_ID from {state.target.where_settings()}), then run `{state.target.setup_command()}` again",
+            "setup never registers a second app. Generate a private key on the app's General page and "
+            f"{state.target.put_key()} (or, to register a new app, remove GITHUB_APP_ID from "
+            f"{state.target.where_settings()}); then run `{state.target.setup_command()}` again",
         )
         return False
     if state.secrets.get("GITHUB_PRIVATE_KEY"):  # a key without an app id: an app was registered already
