@@ -1160,6 +1160,55 @@ def test_doctor_local_takes_a_key_pasted_across_lines_in_double_quotes_and_says_
     assert_no_secret(output, secrets_of(world, secret_id))
 
 
+def test_doctor_builds_no_link_and_makes_no_call_from_a_value_the_settings_line_calls_malformed(healthy, aws, tmp_path):
+    world, secret_id = healthy
+    values = {**stored_secret(secret_id), "GITHUB_APP_ID": "12345", "GITHUB_APP_SLUG": "My App!",
+              "TELEGRAM_BOT_TOKEN": "nonsense", "CONTROL_REPOSITORY": "x", "TELEGRAM_CHAT_ID": str(CHAT["id"]),
+              "GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API}
+    pem = values["GITHUB_PRIVATE_KEY"]
+    pasted_dotenv(tmp_path, values, pem.splitlines()[0], "")  # a key that does not load: GitHub is not asked
+    world.hub.requests.clear()
+    world.chat.requests.clear()
+    code, output = doctor(world, tmp_path, aws, "--local")
+    settings = next(line for line in output.splitlines() if line.startswith("✗ settings"))
+    assert code == 1 and "GITHUB_APP_SLUG is not an app's slug" in settings and "TELEGRAM_BOT_TOKEN is not a bot token" in settings
+    assert "My App!" not in output and "/settings/apps/" not in output, output  # no link from the slug it called invalid
+    assert "generate one on GitHub (Settings → Developer settings → GitHub Apps → the app → Private keys)" in output
+    assert world.chat.requests == [] and world.hub.requests == []  # no getMe with what is no bot token
+    assert "– Telegram bot: skipped (the settings line names what is wrong with TELEGRAM_BOT_TOKEN)" in output
+    fixes = [line for line in output.splitlines() if line.startswith(("    fix:", "    how:"))]
+    assert fixes and all(line.count(".env") <= 1 for line in fixes), fixes  # each place said once
+    assert "    fix: correct them in .env" in fixes
+
+    # an app id that is none: no JWT is made with it; the key loads, and the control repository is no owner/name
+    pasted_dotenv(tmp_path, {**values, "GITHUB_APP_ID": "app-12345", "GITHUB_APP_SLUG": "pager-test"}, pem, '"')
+    code, output = doctor(world, tmp_path, aws, "--local")
+    assert code == 1 and world.hub.requests == [], output
+    assert "– GitHub App: skipped (the settings line names what is wrong with GITHUB_APP_ID)" in output
+
+    # the app read with its key: its pages are GitHub's own, whatever the slug set; the control repository unasked
+    pasted_dotenv(tmp_path, values, pem, '"')
+    code, output = doctor(world, tmp_path, aws, "--local")
+    assert "✗ GitHub App: the key is app 12345's, whose slug is pager-test" in output, output
+    assert "My App!/" not in output and "https://github.test/settings/apps/pager-test/permissions" in output
+    assert "– installation: skipped (the settings line names what is wrong with CONTROL_REPOSITORY)" in output
+    assert {request.path for request in world.hub.requests} >= {"/app", "/app/hook/config"}
+    assert not any("/repos/x" in request.path or "/installation" == request.path for request in world.hub.requests)
+    assert world.chat.requests == []
+
+
+def test_doctor_notes_a_form_encoded_webhook_which_the_endpoint_reads_and_lets_it_pass(healthy, aws, tmp_path):
+    world, secret_id = healthy
+    world.hub.hook["content_type"] = "form"  # GitHub's other content type: the payload in a form's `payload` field
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 0 and "✗" not in output, output
+    lines = output.splitlines()
+    line = next(line for line in lines if "webhook: active" in line)
+    assert line == f"ℹ webhook: active, form-encoded, signed, at {GITHUB_HOOK}: pager reads the JSON in its payload field"
+    assert lines[lines.index(line) + 1].startswith("    how: nothing to change; for JSON itself, choose Content type "
+                                                  "application/json on https://github.test/settings/apps/pager-test")
+
+
 def test_the_summary_counts_in_words():
     from pager.admin.doctor import Check, report
 

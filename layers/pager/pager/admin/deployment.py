@@ -529,6 +529,12 @@ class Target:
     def where_settings(self) -> str:
         return DEPLOY_FILE if self.stack is not None else self.dotenv.name
 
+    def where_all(self) -> str:
+        """Where the settings go, the secrets and the others, each place named once (`.env` holds them all)."""
+        if self.stack is None:
+            return self.dotenv.name
+        return f"{self.where_secrets()} (the secrets) and {DEPLOY_FILE} (the others; then `make deploy`)"
+
     def put_key(self) -> str:
         """How to put the app's private key (the whole .pem file) where the secrets go, in the form that place
         reads: in `.env` inside double quotes, the one form python-dotenv reads across lines."""

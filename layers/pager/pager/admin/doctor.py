@@ -10,7 +10,8 @@ holds nor fails. The exit status is 0 only when no check fails.
     app            the private key signs a JWT GitHub accepts (GET /app); id, slug and owner as set
     events         the app subscribes to every event the signals table needs
     permissions    the app holds every permission its calls need (and which it holds beyond them)
-    webhook        active, JSON, with a secret, at the stack's /github
+    webhook        active, with a secret, at the stack's /github; form-encoded is information (pager reads
+                   its payload field), JSON holds
     installation   on the control repository, its permissions accepted, on how many repositories
     workflows      information: whether the app may merge release pull requests that change .github/workflows/
                    (the optional Workflows permission, the app's and the installation's); never a failure
@@ -59,6 +60,11 @@ from .manifest import (
 
 DAY = 86_400.0
 DELIVERY_PAGES = 10  # pages of 100 read for the last day; a busier day is counted as far as they reach
+# The settings each call is built from: none is made while the settings line calls one of them malformed
+# (GitHub asked with a JWT whose issuer is not an app id, Telegram's getMe with what is no bot token).
+GITHUB_CALL = ("GITHUB_APP_ID", "GITHUB_API_URL")
+TELEGRAM_CALL = ("TELEGRAM_BOT_TOKEN", "TELEGRAM_API_URL")
+APP_PAGE = ("GITHUB_APP_SLUG", "GITHUB_APP_OWNER", "GITHUB_API_URL")  # the app's page on GitHub
 
 
 @dataclass(frozen=True)
@@ -113,10 +119,29 @@ class Facts:
     def setting(self, name: str) -> str:
         return self.values.get(name) or self.secrets.get(name) or ""
 
+    def malformed(self, *names: str) -> list[str]:
+        """Those of `names` the settings line calls malformed or out of range (pager.settings' problems name
+        the setting first): no link or call is built from them."""
+        return [name for name in names if any(problem.startswith((f"{name} ", f"{name}:"))
+                                              for problem in self.settings_problems)]
+
     @property
     def pages(self) -> AppPages:
-        return AppPages(self.setting("GITHUB_APP_SLUG"), self.setting("GITHUB_APP_OWNER"),
-                        web_root(self.setting("GITHUB_API_URL") or "https://api.github.com"))
+        """The app's pages on GitHub, for the checks that run once GitHub answered with the app: its own slug
+        and owner (before that, the settings': `app_page` says where they may not be used)."""
+        app = self.get("app") or {}
+        owner = app.get("owner") or {}
+        slug, org = ((str(app.get("slug", "")), str(owner.get("login", "")) if owner.get("type") == "Organization" else "")
+                     if app else (self.setting("GITHUB_APP_SLUG"), self.setting("GITHUB_APP_OWNER")))
+        return AppPages(slug, org, web_root(self.setting("GITHUB_API_URL") or "https://api.github.com"))
+
+    def app_page(self, section: str) -> str:
+        """Where a section of the app's settings is on GitHub, for a fix given before GitHub answered with the
+        app: "on <its page> (<section>)" from GITHUB_APP_SLUG and GITHUB_APP_OWNER, or, when the slug is not set
+        or the settings line calls one of them malformed, the way there (a link built from them leads nowhere)."""
+        if is_placeholder(self.setting("GITHUB_APP_SLUG")) or self.malformed(*APP_PAGE):
+            return f"on GitHub (Settings → Developer settings → GitHub Apps → the app → {section})"
+        return f"on {self.pages.settings} ({section})"
 
 
 # -- gathering (I/O) ---------------------------------------------------------------------------------------
@@ -128,9 +153,10 @@ def gather(target: Target, *, environ: dict[str, str], github: Callable[..., Any
     clients; `dynamodb()` the table's boto3 client (None: no stack)."""
     facts = _read_settings(target, environ, now)
     values, secrets = facts.values, facts.secrets
-    if not is_placeholder(values.get("GITHUB_APP_ID")) and secrets.get("GITHUB_PRIVATE_KEY"):
+    if (not is_placeholder(values.get("GITHUB_APP_ID")) and secrets.get("GITHUB_PRIVATE_KEY")
+            and not facts.malformed(*GITHUB_CALL)):
         gather_github(facts, github(values, secrets))
-    if secrets.get("TELEGRAM_BOT_TOKEN"):
+    if secrets.get("TELEGRAM_BOT_TOKEN") and not facts.malformed(*TELEGRAM_CALL):
         gather_telegram(facts, telegram(values, secrets))
     if dynamodb is not None and target.stack is not None:
         gather_table(facts, dynamodb(), target.stack.outputs["TableName"])
@@ -169,7 +195,8 @@ def gather_github(facts: Facts, client: Any) -> None:
         return
     facts.read("hook", client.hook_config)
     control = facts.values.get("CONTROL_REPOSITORY", "")
-    if control and facts.read("installation", lambda: client.installation(control)) is not None:
+    if (control and not facts.malformed("CONTROL_REPOSITORY")
+            and facts.read("installation", lambda: client.installation(control)) is not None):
         facts.read("repositories", lambda: client.installation_repositories(facts.found["installation"]["id"]))
     facts.read("deliveries", lambda: recent_deliveries(client, facts.now - DAY))
 
@@ -198,7 +225,7 @@ def gather_telegram(facts: Facts, client: Any) -> None:
     facts.read("webhook_info", client.webhook_info)
     facts.read("commands", client.get_my_commands)
     chat = facts.values.get("TELEGRAM_CHAT_ID", "")
-    if not chat or is_placeholder(chat):
+    if not chat or is_placeholder(chat) or facts.malformed("TELEGRAM_CHAT_ID"):
         return
     try:
         facts.found["member"] = client.chat_member(chat, int(bot["id"]))
@@ -264,19 +291,29 @@ def _unread(facts: Facts, name: str) -> str:
     return f"needs {name}: {facts.unread}" if facts.unread and not facts.secrets.get(name) else ""
 
 
+def _malformed(facts: Facts, *names: str) -> str:
+    """Why a call was not made: the settings line calls a setting it is built from malformed ("" when none is)."""
+    bad = facts.malformed(*names)
+    return f"the settings line names what is wrong with {', '.join(bad)}" if bad else ""
+
+
 def _no_key(facts: Facts) -> str:
-    """Why GitHub was not asked for the app: its key could not be read, or the app's id or key is not set."""
-    return _unread(facts, "GITHUB_PRIVATE_KEY") or "needs GITHUB_APP_ID and GITHUB_PRIVATE_KEY"
+    """Why GitHub was not asked for the app: its key could not be read, the app's id or key is not set, or a
+    setting the call is built from is malformed."""
+    return (_unread(facts, "GITHUB_PRIVATE_KEY") or _malformed(facts, *GITHUB_CALL)
+            or "needs GITHUB_APP_ID and GITHUB_PRIVATE_KEY")
 
 
 def _no_app(facts: Facts) -> str:
-    """Why a check of the app was not made: its key could not be read, or GitHub could not be asked for it."""
-    return _unread(facts, "GITHUB_PRIVATE_KEY") or "the app could not be read"
+    """Why a check of the app was not made: its key could not be read, GitHub was not asked (a malformed
+    setting), or it could not be asked for it."""
+    return _unread(facts, "GITHUB_PRIVATE_KEY") or _malformed(facts, *GITHUB_CALL) or "the app could not be read"
 
 
 def _no_bot(facts: Facts) -> str:
-    """Why a check of the bot was not made: its token could not be read, or Telegram could not be asked."""
-    return _unread(facts, "TELEGRAM_BOT_TOKEN") or "the bot could not be read"
+    """Why a check of the bot was not made: its token could not be read, Telegram was not asked (a malformed
+    token or API URL), or it could not be asked."""
+    return _unread(facts, "TELEGRAM_BOT_TOKEN") or _malformed(facts, *TELEGRAM_CALL) or "the bot could not be read"
 
 
 def _unreachable(facts: Facts, name: str, what: str) -> Check | None:
@@ -308,8 +345,7 @@ def check_settings(facts: Facts) -> Check:
     """Every problem of the settings in one pass: what is missing, malformed or out of range (pager.settings,
     as the functions read them), and a private key that does not load as RSA."""
     target = facts.target
-    where = (f"the secrets in {target.where_secrets()}, the other settings in {target.where_settings()}"
-             + (" (then `make deploy`)" if target.stack is not None else ""))
+    where = target.where_all()
     problems = list(facts.settings_problems)
     pem_named = any("GITHUB_PRIVATE_KEY" in p for p in problems) or _unread(facts, "GITHUB_PRIVATE_KEY")
     if not facts.key_ok and not pem_named:
@@ -319,7 +355,7 @@ def check_settings(facts: Facts) -> Check:
         return Check(False, f"settings: {facts.unread}{others}", _secret_fix(facts))
     if problems:
         missing = any(p.startswith("missing") for p in problems)
-        fix = (f"run `{target.setup_command()}`, or set {where}" if missing else f"correct them: {where}")
+        fix = (f"run `{target.setup_command()}`, or set them in {where}" if missing else f"correct them in {where}")
         return Check(False, f"settings: {'; '.join(problems)}", fix)
     return Check(True, f"settings: complete and well-formed, read from {target.describe()}")
 
@@ -368,15 +404,15 @@ def check_app(facts: Facts) -> Check:
         why = ("it is the first line of a .pem file alone" if _first_line_alone(facts.secrets.get("GITHUB_PRIVATE_KEY", ""))
                else facts.errors["app"])
         return Check(False, f"GitHub App: GITHUB_PRIVATE_KEY does not load as the app's key ({why})",
-                     f"{facts.target.put_key()}; or generate one on {facts.pages.settings} (Private keys)")
+                     f"{facts.target.put_key()}; or generate one {facts.app_page('Private keys')}")
     if app is None and _clock_off(facts.errors.get("app", "")):
         return Check(False, f"GitHub refuses the app's JWT for its times: {facts.errors['app']}",
                      "this machine's clock is off (the JWT says when it was made and when it expires): set it right "
                      f"(NTP), then run `{facts.target.doctor_command()}` again; the key is fine")
     if app is None:
         return _unreachable(facts, "app", "github") or Check(False, f"GitHub refuses the app's JWT: {facts.errors['app']}",
-                     f"GITHUB_PRIVATE_KEY must be a key of the app {facts.setting('GITHUB_APP_ID')}: generate one on "
-                     f"{facts.pages.settings} (Private keys), then {facts.target.put_key()}")
+                     f"GITHUB_PRIVATE_KEY must be a key of the app {facts.setting('GITHUB_APP_ID')}: generate one "
+                     f"{facts.app_page('Private keys')}, then {facts.target.put_key()}")
     slug, owner = str(app.get("slug", "")), app.get("owner") or {}
     org = owner.get("login", "") if owner.get("type") == "Organization" else ""
     if slug != facts.setting("GITHUB_APP_SLUG") or org != facts.setting("GITHUB_APP_OWNER"):
@@ -444,15 +480,20 @@ def check_webhook(facts: Facts) -> Check:
         return Check(False, f"webhook: {'; '.join(problems)}",
                      f"on {facts.pages.settings}: tick Active, Webhook URL {expected or '<your URL>/github'}, a Webhook "
                      "secret equal to GITHUB_WEBHOOK_SECRET; Save changes")
+    if hook.get("content_type") == "form":  # SPEC §4: the endpoint takes a form's `payload=` field as well
+        return Check(None, f"webhook: active, form-encoded, signed, at {url}: pager reads the JSON in its payload field",
+                     f"nothing to change; for JSON itself, choose Content type application/json on {facts.pages.settings} "
+                     "and Save changes", info=True)
     return Check(True, f"webhook: active, JSON, signed, at {url}")
 
 
 def _webhook_problems(hook: dict[str, Any], app: dict[str, Any]) -> list[str]:
-    """What is wrong with the app's webhook but its URL: inactive, not JSON, unverified, unsigned."""
+    """What is wrong with the app's webhook but its URL: inactive, neither JSON nor form-encoded (GitHub's two
+    content types, both of which pager reads), unverified, unsigned."""
     problems = []
     if not app.get("events"):
         problems.append("not active (the app subscribes to no event)")
-    if hook.get("content_type") != "json":
+    if hook.get("content_type") not in ("json", "form"):
         problems.append(f"content type {hook.get('content_type')}, not json")
     if str(hook.get("insecure_ssl", "0")) != "0":
         problems.append("SSL verification is off")
@@ -473,8 +514,10 @@ def _webhook_url_problems(url: str, expected: str) -> list[str]:
 def check_installation(facts: Facts) -> Check:
     control = facts.values.get("CONTROL_REPOSITORY", "")
     installation = facts.get("installation")
-    if facts.get("app") is None or not control:
-        return _skip("installation", _unread(facts, "GITHUB_PRIVATE_KEY") or "the app or the control repository is unknown")
+    if facts.get("app") is None:
+        return _skip("installation", _no_app(facts))
+    if not control or facts.malformed("CONTROL_REPOSITORY"):
+        return _skip("installation", _malformed(facts, "CONTROL_REPOSITORY") or "the control repository is unknown")
     if installation is None:
         if facts.statuses.get("installation") == 404:
             return Check(False, f"installation: the app is not installed on the control repository {control}",
@@ -572,7 +615,8 @@ def check_deliveries(facts: Facts) -> Check:
 def check_bot(facts: Facts) -> Check:
     bot = facts.get("bot")
     if bot is None and "bot" not in facts.errors:
-        return _skip("Telegram bot", _unread(facts, "TELEGRAM_BOT_TOKEN") or "needs TELEGRAM_BOT_TOKEN")
+        return _skip("Telegram bot", _unread(facts, "TELEGRAM_BOT_TOKEN") or _malformed(facts, *TELEGRAM_CALL)
+                     or "needs TELEGRAM_BOT_TOKEN")
     if bot is None:
         return _unreachable(facts, "bot", "telegram") or Check(False, f"Telegram refuses the bot token: {facts.errors['bot']}",
                      f"get the token from @BotFather (/token) and put it into {facts.target.where_secrets()}, or run "
@@ -661,7 +705,8 @@ def check_chat(facts: Facts) -> Check:
         return Check(False, f"chat: Telegram made the group {chat} the supergroup {moved}; pager follows it{where}",
                      f"set TELEGRAM_CHAT_ID (the TelegramChatId parameter) to {moved} and deploy again")
     if member is None and "member" not in facts.errors:
-        return _skip("chat", _unread(facts, "TELEGRAM_BOT_TOKEN") or "needs the bot and TELEGRAM_CHAT_ID")
+        return _skip("chat", _unread(facts, "TELEGRAM_BOT_TOKEN") or _malformed(facts, *TELEGRAM_CALL, "TELEGRAM_CHAT_ID")
+                     or "needs the bot and TELEGRAM_CHAT_ID")
     if member is None:
         return (_unreachable(facts, "member", "telegram")
                 or Check(False, f"chat: the bot cannot see the chat {chat}: {facts.errors['member']}", fix))

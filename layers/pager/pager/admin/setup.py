@@ -388,9 +388,11 @@ def keep_credentials(state: State, tools: Tools, credentials: dict[str, Any], or
     store_settings(state, settings)
     state.app = {k: v for k, v in credentials.items() if k not in ("pem", "webhook_secret", "client_secret")}
     state.changed.add("github-app")
+    where = (f"its private key, webhook secret, id, slug and owner are in {state.target.where_all()}"
+             if state.target.stack is None else f"its private key and webhook secret are in {state.target.where_secrets()}, "
+                                                f"its id, slug and owner in {state.target.where_settings()}")
     console.done(f"registered the GitHub App {settings['GITHUB_APP_SLUG']} (id {settings['GITHUB_APP_ID']}) for "
-                 f"{owner.get('login', org or 'your account')}: its private key and webhook secret are in "
-                 f"{state.target.where_secrets()}, its id, slug and owner in {state.target.where_settings()}")
+                 f"{owner.get('login', org or 'your account')}: {where}")
     if not hook_secret:
         pages = AppPages(settings["GITHUB_APP_SLUG"], org, web_root(state.github_api))
         console.failed("GitHub gave the app no webhook secret",
