@@ -23,7 +23,7 @@ Telegram (`FakeTelegram`, and pager's client `pager.telegram`)
   within the documented limits (a reply's ReplyParameters, the command menu's BotCommands and their
   number); the limits the fake enforces (text, callback_data, BotCommand's command and description,
   setMyCommands' number of commands) are the documented ones; its answers (deleteMessage's,
-  setMyCommands' and getMyCommands' too, a reply's Message with its reply_to_message) have the
+  setMyCommands', getMyCommands' and deleteMyCommands' too, a reply's Message with its reply_to_message) have the
   documented envelope and result types; the Update it makes for a command typed in the chat is an
   Update of the documented types, with its bot_command MessageEntity.
 
@@ -684,7 +684,7 @@ def telegram_requests(world: World) -> list[tuple[str, dict[str, Any]]]:
 def test_every_method_the_fake_telegram_answers_and_pager_calls_is_in_the_bot_api_description():
     answered = fake_telegram_methods()
     assert {"sendMessage", "editMessageText", "answerCallbackQuery", "setWebhook", "deleteMessage", "setMyCommands",
-            "getMyCommands"} <= answered
+            "getMyCommands", "deleteMyCommands"} <= answered
     assert answered <= set(METHODS), f"not in the slice: {sorted(answered - set(METHODS))}"
     called = pager_telegram_methods()
     assert called and called <= set(METHODS) and called <= answered, (called, answered)
@@ -796,9 +796,16 @@ def test_the_fake_telegram_answers_with_the_documented_envelope_and_result_types
                                                                      for c, d in BOT_COMMANDS]})),
         ("getMyCommands", chat.handle("getMyCommands", {})),
         ("getMyCommands", chat.handle("getMyCommands", {"scope": {"type": "all_group_chats"}})),  # none set: []
+        ("setMyCommands", chat.handle("setMyCommands", {"commands": [{"command": "help", "description": "Help"}],
+                                                        "scope": {"type": "chat", "chat_id": CHAT_ID}})),
+        ("getMyCommands", chat.handle("getMyCommands", {"scope": {"type": "chat", "chat_id": CHAT_ID}})),
+        ("deleteMyCommands", chat.handle("deleteMyCommands", {})),
+        ("deleteMyCommands", chat.handle("deleteMyCommands", {"scope": {"type": "chat", "chat_id": "@nobody"}})),  # refused
     ]
     assert answers[10][1][1]["result"]["reply_to_message"]["message_id"] == message_id
-    assert answers[-2][1][1]["result"] == [{"command": c, "description": d} for c, d in BOT_COMMANDS]
+    assert answers[17][1][1]["result"] == [{"command": c, "description": d} for c, d in BOT_COMMANDS]
+    assert answers[20][1][1]["result"] == [{"command": "help", "description": "Help"}]
+    assert answers[21][1] == (200, {"ok": True, "result": True}) and answers[22][1][0] == 400
     chat.receive("/start", chat={"id": int(CHAT_ID), "type": "supergroup", "title": "Pager"}, thread_id=7,
                  user={"id": 42, "is_bot": False, "first_name": "Maintainer"})
     chat.receive("post", chat={"id": -1002, "type": "channel", "title": "News", "username": "news"})
