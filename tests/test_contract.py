@@ -21,7 +21,7 @@ Telegram (`FakeTelegram`, and pager's client `pager.telegram`)
 - every method the fake answers and every method pager calls is in the slice;
 - the parameters pager sends are documented parameters of the method, of the documented types and
   within the documented limits (a reply's ReplyParameters, the command menu's BotCommands and their
-  number); the limits the fake enforces (text, callback_data, BotCommand's command and description,
+  number, its BotCommandScopeChat); the limits the fake enforces (text, callback_data, BotCommand's command and description,
   setMyCommands' number of commands) are the documented ones; its answers (deleteMessage's,
   setMyCommands', getMyCommands' and deleteMyCommands' too, a reply's Message with its reply_to_message) have the
   documented envelope and result types; the Update it makes for a command typed in the chat is an
@@ -452,8 +452,9 @@ def traffic(private_key_pem) -> World:
                                   notify=False)
     telegram.send_message(CHAT_ID, "a reply", reply_to=quiet, notify=False)  # what the attention model sends
     telegram.delete_message(CHAT_ID, quiet)
-    telegram.set_my_commands(BOT_COMMANDS)  # what setup sets and doctor reads back
-    telegram.get_my_commands()
+    telegram.set_my_commands(BOT_COMMANDS, chat=CHAT_ID)  # what setup sets in the chat's scope, and doctor reads back
+    telegram.get_my_commands(chat=CHAT_ID)
+    telegram.get_my_commands()  # the default scope, which doctor reads to be empty
     world.telegram.register_query("cb-long")  # a press Telegram knows, answered at once
     telegram.answer_callback("cb-long", "x" * 300)
     telegram.get_me()  # the recovery check's probe

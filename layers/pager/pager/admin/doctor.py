@@ -18,7 +18,9 @@ holds nor fails. The exit status is 0 only when no check fails.
     deliveries     the last day: how many failed, how many were refused with 401, which kept failing
     bot            Telegram accepts the token (getMe)
     telegram       its webhook at the stack's /telegram, button presses and commands allowed, no recent error
-    commands       the bot's command menu is pager's (getMyCommands, pager.commands.BOT_COMMANDS)
+    commands       the chat's command menu is pager's (getMyCommands in the chat's scope, BotCommandScopeChat;
+                   pager.commands.BOT_COMMANDS), and no other chat's: the default scope lists none of pager's
+                   (an earlier setup's list showed in every private chat, each command answered "not allowed")
     chat           the bot may post in the chat (getChatMember, and unless it is an administrator getChat: a
                    group's default permissions); a group Telegram made a supergroup is named
     quiet hours    set, or none as chosen; information when none are set at all (what needs the maintainer then
@@ -37,7 +39,7 @@ from typing import Any
 from pager.chat import KEY as CHAT_KEY
 from pager.chat import move_of
 from pager.commands import BOT_COMMANDS
-from pager.errors import ChatMigrated, ConfigError, PagerError, Transient
+from pager.errors import ChatMigrated, ConfigError, PagerError, TelegramRefused, Transient
 from pager.github import signing_key
 from pager.settings import QUIET_NONE, SECRET_NAMES, Settings, in_parameter_store
 from pager.store import ROOT_ITEM, TABLE_ITEM, TABLE_KEY, TABLE_TTL
@@ -46,7 +48,7 @@ from pager.telegram import may_post as bot_may_post
 from pager.values import parse_iso
 from pager.words import plural
 
-from .clients import ALLOWED_UPDATES, menu, menu_pairs
+from .clients import ALLOWED_UPDATES, menu, menu_pairs, no_menu_there, pagers_menu
 from .deployment import Target, is_placeholder, known
 from .manifest import (
     AppPages,
@@ -223,7 +225,7 @@ def gather_telegram(facts: Facts, client: Any) -> None:
     if bot is None:
         return
     facts.read("webhook_info", client.webhook_info)
-    facts.read("commands", client.get_my_commands)
+    facts.read("default_commands", client.get_my_commands)  # the default scope: every chat without a menu of its own
     chat = facts.values.get("TELEGRAM_CHAT_ID", "")
     if not chat or is_placeholder(chat) or facts.malformed("TELEGRAM_CHAT_ID"):
         return
@@ -236,6 +238,25 @@ def gather_telegram(facts: Facts, client: Any) -> None:
         facts.failed("member", exc)
     if (facts.get("member") or {}).get("status") in BOUND:  # no administrator: the group's permissions bind it
         facts.read("chat", lambda: client.chat(chat))
+    gather_menu(facts, client, chat)
+
+
+def gather_menu(facts: Facts, client: Any, chat: str) -> None:
+    """The chat's own command menu (getMyCommands in its scope), in the supergroup Telegram made of the group
+    when it says so; a channel has none (`channel`)."""
+    try:
+        facts.found["commands"] = client.get_my_commands(chat=chat)
+    except ChatMigrated as moved:
+        chat = facts.found.setdefault("moved", moved.to_chat)
+        facts.read("commands", lambda: client.get_my_commands(chat=chat))
+    except TelegramRefused as exc:
+        if no_menu_there(exc):
+            facts.found["channel"] = True
+        else:
+            facts.failed("commands", exc)
+    except PagerError as exc:
+        facts.failed("commands", exc)
+    facts.found["menu_chat"] = chat
 
 
 def gather_table(facts: Facts, client: Any, table: str) -> None:
@@ -673,16 +694,40 @@ UPDATE_WORDS = {"callback_query": "button presses", "message": "the chat's comma
 
 
 def check_telegram_commands(facts: Facts) -> Check:
-    commands = facts.get("commands")
-    if commands is None:
-        return _skip("Telegram commands", facts.errors.get("commands") or _no_bot(facts))
-    listed, wanted = menu_pairs(commands), menu(BOT_COMMANDS)
-    if listed == list(BOT_COMMANDS):
-        return Check(True, f"Telegram commands: the menu lists {wanted}")
-    differs = "with other descriptions" if menu(listed) == wanted else f"not {wanted}"
-    shown = menu(listed) or "nothing"
-    return Check(False, f"Telegram commands: the menu lists {shown}, {differs}",
-                 f"run `{facts.target.setup_command()}`: it sets the bot's commands (setMyCommands)")
+    """The chat's menu is pager's (in the chat's own scope; a channel takes none), and no other chat shows pager's:
+    the default scope, every chat's without a menu of its own, holds none of pager's commands (an earlier setup
+    set them there, and every private chat with the bot listed them, each answered "not allowed"). Another
+    list there is information: not pager's to remove."""
+    chat = facts.get("menu_chat")
+    if facts.get("bot") is None or chat is None:
+        return _skip("Telegram commands", _no_bot(facts) if facts.get("bot") is None else
+                     _malformed(facts, "TELEGRAM_CHAT_ID") or "needs TELEGRAM_CHAT_ID")
+    fix = (f"run `{facts.target.setup_command()}`: it sets the commands in the chat (setMyCommands in its scope) and "
+           "removes pager's from every other chat (deleteMyCommands)")
+    for name in ("commands", "default_commands"):
+        if name in facts.errors:
+            return (_unreachable(facts, name, "telegram")
+                    or Check(False, f"Telegram commands: the menu could not be read: {facts.errors[name]}",
+                             f"once the chat line holds, {fix}"))
+    wanted = menu(BOT_COMMANDS)
+    if facts.get("channel"):
+        here = f"none in the channel {chat}, which takes none"
+    else:
+        listed = menu_pairs(facts.get("commands") or [])
+        if listed != list(BOT_COMMANDS):
+            differs = "with other descriptions" if menu(listed) == wanted else f"not {wanted}"
+            return Check(False, f"Telegram commands: the menu in the chat {chat} lists {menu(listed) or 'nothing'}, {differs}", fix)
+        here = f"the menu in the chat {chat} lists {wanted}"
+    default = facts.get("default_commands") or []
+    elsewhere = menu(menu_pairs(default))
+    if pagers_menu(default):
+        return Check(False, f"Telegram commands: {here}, but every other chat with the bot lists {elsewhere} too (the "
+                            "default scope), where each is answered “not allowed”", fix)
+    if default:
+        return Check(None, f"Telegram commands: {here}; every other chat with the bot lists {elsewhere} (the default "
+                           "scope), which are not pager's", "deleteMyCommands (no scope) removes them, if the bot is "
+                           "pager's alone", info=True)
+    return Check(True, f"Telegram commands: {here}; no other chat lists them")
 
 
 def ago(seconds: float) -> str:
