@@ -382,6 +382,16 @@ def test_setup_moves_the_menu_an_earlier_setup_set_for_every_chat_into_the_chat_
     assert not {"setMyCommands", "deleteMyCommands"} & {r.path.rsplit("/", 1)[-1] for r in world.chat.requests}
 
 
+def test_setup_removes_pagers_menu_for_every_chat_and_leaves_the_chats_own_as_it_is(healthy, aws, tmp_path):
+    world, secret_id = healthy
+    world.chat.handle("setMyCommands", {"commands": MENU})  # beside the chat's own, which is right
+    world.chat.requests.clear()
+    code, output = run(["setup"], world, tmp_path, aws, Person(world))
+    assert code == 0 and world.chat.menu() == [] and world.chat.menu(CHAT["id"]) == list(BOT_COMMANDS), output
+    called = [r.path.rsplit("/", 1)[-1] for r in world.chat.requests]
+    assert "deleteMyCommands" in called and "setMyCommands" not in called, called
+
+
 def test_setup_leaves_a_menu_for_every_chat_that_is_not_pagers_and_doctor_notes_it(healthy, aws, tmp_path):
     world, secret_id = healthy
     world.chat.handle("setMyCommands", {"commands": [{"command": "start", "description": "Say hello"}]})

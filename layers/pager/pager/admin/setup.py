@@ -484,8 +484,10 @@ def step_commands(state: State, tools: Tools, options: Options) -> bool:
     none), then the default scope's list of pager's removed: every other chat showed it."""
     client, chat = telegram(state, tools), state.values["TELEGRAM_CHAT_ID"]
     try:
-        client.set_my_commands(BOT_COMMANDS, chat=chat)
-        tools.console.done(f"set the bot's command menu in the chat (what Telegram lists after / there): {menu(BOT_COMMANDS)}")
+        if "chat" in state.changed or state.commands is None or menu_pairs(state.commands) != list(BOT_COMMANDS):
+            client.set_my_commands(BOT_COMMANDS, chat=chat)
+            tools.console.done(f"set the bot's command menu in the chat (what Telegram lists after / there): "
+                               f"{menu(BOT_COMMANDS)}")
     except ChatMigrated as moved:
         client.set_my_commands(BOT_COMMANDS, chat=moved.to_chat)
         tools.console.done(f"set the bot's command menu in the supergroup {moved.to_chat}, which Telegram made of the group "
