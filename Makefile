@@ -126,6 +126,7 @@ check-layer:  ## the built layer imports pager as Lambda's python3.13 would
 	test -n "$$(find $(LAYER)/cryptography -name '*.cpython-313.pyc' -print -quit)"
 	cd $(LAYER) && $(PYTHON313) -I -S -c 'import sys; sys.path.insert(0, ""); import pager.settings, pager.routing, pager.errors, pager.deadline, requests, jwt, aws_lambda_powertools; from cryptography.hazmat.primitives.asymmetric import rsa; print("layer imports pager from", pager.settings.__cached__)'
 	test ! -e $(LAYER)/pager/admin && test ! -e $(LAYER)/pager/cli.py  # the operator's commands stay out of the layer
+	test ! -e $(LAYER)/dotenv  # and what only they need (python-dotenv, for .env)
 
 # Build output only; the venvs stay (`rm -rf .venv .venv-sam` for a fresh start).
 clean:  ## remove the build output (.aws-sam)

@@ -316,8 +316,8 @@ def test_setup_registers_the_app_from_a_manifest_stores_the_secrets_and_sets_tel
     assert world.chat.webhook == {"url": TELEGRAM_HOOK, "secret_token": STACK_SECRET,
                                   "allowed_updates": ["callback_query", "message"]}
     assert world.chat.handle("getWebhookInfo", {})[1]["result"]["allowed_updates"] == ["message", "callback_query"]
-    assert world.chat.handle("getMyCommands", {})[1]["result"] == MENU
-    assert "set the bot's command menu (what Telegram lists after /): /status, /mute, /unmute, /help" in output
+    assert world.chat.menu(CHAT["id"]) == list(BOT_COMMANDS) and world.chat.menu() == []  # the chat's alone
+    assert "set the bot's command menu in the chat (what Telegram lists after / there): /status, /mute, /unmute, /help" in output
     [message] = world.chat.chat()
     assert message.chat_id == str(CHAT["id"]) and message.thread_id == 7 and "set up" in message.text
 
@@ -349,7 +349,7 @@ def test_setup_run_again_finds_everything_done_and_changes_nothing(fresh, aws, t
 def test_setup_after_a_pager_without_commands_lets_messages_through_the_webhook_and_sets_the_menu(healthy, aws, tmp_path):
     world, secret_id = healthy
     world.chat.handle("setWebhook", {"url": TELEGRAM_HOOK, "secret_token": STACK_SECRET, "allowed_updates": ["callback_query"]})
-    world.chat.handle("setMyCommands", {"commands": []})
+    world.chat.handle("deleteMyCommands", {"scope": {"type": "chat", "chat_id": CHAT["id"]}})
     world.chat.requests.clear()
 
     code, output = run(["setup"], world, tmp_path, aws, Person(world))  # asks nothing
@@ -359,9 +359,47 @@ def test_setup_after_a_pager_without_commands_lets_messages_through_the_webhook_
     assert sorted(set(called) - {"getMe", "getWebhookInfo", "getMyCommands"}) == ["sendMessage", "setMyCommands",
                                                                                  "setWebhook"]
     assert world.chat.handle("getWebhookInfo", {})[1]["result"]["allowed_updates"] == ["message", "callback_query"]
-    assert world.chat.handle("getMyCommands", {})[1]["result"] == MENU
+    assert world.chat.menu(CHAT["id"]) == list(BOT_COMMANDS)
     code, output = run(["setup"], world, tmp_path, aws, Person(world))
     assert code == 0 and "(button presses and commands)" in output and "command menu lists /status" in output, output
+
+
+def test_setup_moves_the_menu_an_earlier_setup_set_for_every_chat_into_the_chat_alone(healthy, aws, tmp_path):
+    world, secret_id = healthy
+    world.chat.handle("deleteMyCommands", {"scope": {"type": "chat", "chat_id": CHAT["id"]}})
+    world.chat.handle("setMyCommands", {"commands": MENU})  # the default scope: every private chat listed them
+    world.chat.add_chat(MAINTAINER["id"], "private")
+    assert world.chat.handle("getMyCommands", {"scope": {"type": "chat", "chat_id": MAINTAINER["id"]}})[1]["result"] == []
+
+    code, output = run(["setup"], world, tmp_path, aws, Person(world))  # asks nothing
+    assert code == 0, output
+    assert world.chat.menu(CHAT["id"]) == list(BOT_COMMANDS) and world.chat.menu() == []
+    assert "removed the command menu from every other chat (the default scope an earlier setup set" in output
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 0 and "no other chat lists them" in output, output
+    world.chat.requests.clear()
+    assert run(["setup"], world, tmp_path, aws, Person(world))[0] == 0  # done: nothing set again
+    assert not {"setMyCommands", "deleteMyCommands"} & {r.path.rsplit("/", 1)[-1] for r in world.chat.requests}
+
+
+def test_setup_removes_pagers_menu_for_every_chat_and_leaves_the_chats_own_as_it_is(healthy, aws, tmp_path):
+    world, secret_id = healthy
+    world.chat.handle("setMyCommands", {"commands": MENU})  # beside the chat's own, which is right
+    world.chat.requests.clear()
+    code, output = run(["setup"], world, tmp_path, aws, Person(world))
+    assert code == 0 and world.chat.menu() == [] and world.chat.menu(CHAT["id"]) == list(BOT_COMMANDS), output
+    called = [r.path.rsplit("/", 1)[-1] for r in world.chat.requests]
+    assert "deleteMyCommands" in called and "setMyCommands" not in called, called
+
+
+def test_setup_leaves_a_menu_for_every_chat_that_is_not_pagers_and_doctor_notes_it(healthy, aws, tmp_path):
+    world, secret_id = healthy
+    world.chat.handle("setMyCommands", {"commands": [{"command": "start", "description": "Say hello"}]})
+    code, output = run(["setup"], world, tmp_path, aws, Person(world))
+    assert code == 0 and world.chat.menu() == [("start", "Say hello")], output
+    code, output = doctor(world, tmp_path, aws)
+    line = next(line for line in output.splitlines() if "Telegram commands" in line)
+    assert code == 0 and line.startswith("ℹ Telegram commands: the menu in the chat") and "lists /start" in line, output
 
 
 def test_setup_never_registers_a_second_app_when_the_key_of_the_one_set_is_missing(healthy, aws, tmp_path):
@@ -430,6 +468,7 @@ def test_setup_for_make_serve_writes_dotenv_for_an_organizations_app(make_world,
     assert '  - check it all with `make doctor DOCTOR_ARGS="--local https://tunnel.example"`' in output, output
     assert world.chat.webhook["url"] == "https://tunnel.example/telegram"
     assert world.chat.webhook["secret_token"] == env["TELEGRAM_WEBHOOK_SECRET"]
+    assert "no command menu in the chat: a channel takes none" in output and world.chat.commands == {}
     assert_no_secret(output, secrets_of(world, None, env["TELEGRAM_WEBHOOK_SECRET"]))
     # and a second run changes nothing here either
     before = (tmp_path / ".env").read_text()
@@ -508,7 +547,7 @@ def set_up(world: Any, pem: str, folder: Path, quiet: dict[str, str]) -> tuple[A
     world.chat.add_chat(CHAT["id"], "supergroup", forum=True, topics=(7,), title=CHAT["title"])  # the bot is in the chat
     world.chat.handle("setWebhook", {"url": TELEGRAM_HOOK, "secret_token": STACK_SECRET,
                                      "allowed_updates": ["callback_query", "message"]})
-    world.chat.handle("setMyCommands", {"commands": MENU})
+    world.chat.handle("setMyCommands", {"commands": MENU, "scope": {"type": "chat", "chat_id": CHAT["id"]}})
     for status in (200, 200, 502, 200):
         world.hub.record(world.hub.new_guid(), "issues", "opened", 1, status)
     world.advance(10)
@@ -529,7 +568,8 @@ def test_doctor_against_a_healthy_deployment_exits_0_with_every_check_holding(he
                      f"webhook: active, JSON, signed, at {GITHUB_HOOK}", f"on the control repository {CONTROL}",
                      "on 2 repositories", "deliveries in the last day: 4, 1 failed, 0 refused with 401",
                      "Telegram accepts the bot token: @pager_test_bot", f"Telegram webhook: {TELEGRAM_HOOK}",
-                     "Telegram commands: the menu lists /status, /mute, /unmute, /help",
+                     f"Telegram commands: the menu in the chat {CHAT['id']} lists /status, /mute, /unmute, /help; no other "
+                     "chat lists them",
                      f"chat: the bot may post in the chat {CHAT['id']}", f"table: {TABLE} is active, with its TTL"):
         assert expected in output, (expected, output)
     assert_no_secret(output, secrets_of(world, secret_id))
@@ -573,6 +613,7 @@ def test_doctor_names_the_supergroup_telegram_made_of_the_chat(healthy, aws, tmp
     line = next(line for line in output.splitlines() if line.startswith("✗ chat"))
     assert f"Telegram made the group {CHAT['id']} the supergroup {new}" in line and "the bot may post there" in line
     assert f"fix: set TELEGRAM_CHAT_ID (the TelegramChatId parameter) to {new}" in output
+    assert f"✗ Telegram commands: the menu in the chat {new} lists nothing" in output  # the supergroup's, a new chat's
     assert_no_secret(output, secrets_of(world, secret_id))
 
 
@@ -673,11 +714,16 @@ def _presses_only(world, secret_id, folder):  # set up before the chat's command
 
 
 def _no_commands(world, secret_id, folder):
-    world.chat.handle("setMyCommands", {"commands": []})
+    world.chat.handle("deleteMyCommands", {"scope": {"type": "chat", "chat_id": CHAT["id"]}})
 
 
 def _other_descriptions(world, secret_id, folder):
-    world.chat.handle("setMyCommands", {"commands": [{**c, "description": "old"} for c in MENU]})
+    world.chat.handle("setMyCommands", {"commands": [{**c, "description": "old"} for c in MENU],
+                                        "scope": {"type": "chat", "chat_id": CHAT["id"]}})
+
+
+def _in_every_chat(world, secret_id, folder):  # as setup set them before: every private chat with the bot lists them
+    world.chat.handle("setMyCommands", {"commands": MENU})
 
 
 def _ttl_off(world, secret_id, folder):
@@ -714,8 +760,11 @@ def _missing_setting(world, secret_id, folder):
     (_group_permissions_unread, "Telegram could not be asked (it answered 502)"),
     (_no_telegram_webhook, "Telegram webhook: none is set"),
     (_presses_only, "Telegram webhook: message is not among its allowed updates, so the chat's commands never reach"),
-    (_no_commands, "Telegram commands: the menu lists nothing, not /status, /mute, /unmute, /help"),
-    (_other_descriptions, "Telegram commands: the menu lists /status, /mute, /unmute, /help, with other descriptions"),
+    (_no_commands, f"Telegram commands: the menu in the chat {CHAT['id']} lists nothing, not /status, /mute, /unmute, /help"),
+    (_other_descriptions, f"Telegram commands: the menu in the chat {CHAT['id']} lists /status, /mute, /unmute, /help, "
+                          "with other descriptions"),
+    (_in_every_chat, "but every other chat with the bot lists /status, /mute, /unmute, /help too (the default scope), "
+                     "where each is answered “not allowed”"),
     (_ttl_off, f"table: {TABLE} has no TTL"),
     (_not_deployed, "samconfig.local.toml has GitHubAppSlug the stack does not have yet"),
     (_missing_setting, "settings: missing TELEGRAM_BOT_TOKEN"),
@@ -1131,6 +1180,84 @@ def test_doctor_local_names_an_empty_pager_table_missing_as_make_serve_does(heal
     assert code == 1 and "✗ settings: missing PAGER_TABLE" in output, output
 
 
+def pasted_dotenv(folder: Path, values: dict[str, str], pem: str, quote: str) -> None:
+    """`.env` as a person writes it: KEY=value lines, and the .pem file pasted as it is after GITHUB_PRIVATE_KEY=,
+    inside `quote` (or none)."""
+    lines = [f"{key}={value}" for key, value in values.items() if key != "GITHUB_PRIVATE_KEY"]
+    (folder / ".env").write_text("\n".join([*lines, f"GITHUB_PRIVATE_KEY={quote}{pem}{quote}", ""]), encoding="utf-8")
+
+
+def test_doctor_local_takes_a_key_pasted_across_lines_in_double_quotes_and_says_how_when_it_is_not(healthy, aws, tmp_path):
+    world, secret_id = healthy
+    values = {**stored_secret(secret_id), "GITHUB_APP_ID": "12345", "GITHUB_APP_SLUG": "pager-test",
+              "TELEGRAM_CHAT_ID": str(CHAT["id"]), "CONTROL_REPOSITORY": CONTROL,
+              "GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API, "QUIET_HOURS": "none"}
+    pem = values["GITHUB_PRIVATE_KEY"]
+    pasted_dotenv(tmp_path, values, pem, '"')  # python-dotenv's multi-line form
+    code, output = doctor(world, tmp_path, aws, "--local")
+    assert code == 0 and "✓ GitHub accepts the app's JWT: pager-test" in output, output
+
+    pasted_dotenv(tmp_path, values, pem, "")  # unquoted: the value ends with the line, as python-dotenv reads it
+    code, output = doctor(world, tmp_path, aws, "--local")
+    lines = output.splitlines()
+    [line] = [line for line in lines if line.startswith("✗ GitHub App")]
+    assert code == 1 and "GITHUB_PRIVATE_KEY does not load as the app's key (it is the first line of a .pem file alone)" in line
+    fix = lines[lines.index(line) + 1]
+    assert fix.startswith('    fix: put the app\'s private key into .env as GITHUB_PRIVATE_KEY="…", the whole .pem file '
+                          "inside the double quotes"), fix
+    assert "the whole .pem file, into .env" not in output  # never what the person just did
+    assert_no_secret(output, secrets_of(world, secret_id))
+
+
+def test_doctor_builds_no_link_and_makes_no_call_from_a_value_the_settings_line_calls_malformed(healthy, aws, tmp_path):
+    world, secret_id = healthy
+    values = {**stored_secret(secret_id), "GITHUB_APP_ID": "12345", "GITHUB_APP_SLUG": "My App!",
+              "TELEGRAM_BOT_TOKEN": "nonsense", "CONTROL_REPOSITORY": "x", "TELEGRAM_CHAT_ID": str(CHAT["id"]),
+              "GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API}
+    pem = values["GITHUB_PRIVATE_KEY"]
+    pasted_dotenv(tmp_path, values, pem.splitlines()[0], "")  # a key that does not load: GitHub is not asked
+    world.hub.requests.clear()
+    world.chat.requests.clear()
+    code, output = doctor(world, tmp_path, aws, "--local")
+    settings = next(line for line in output.splitlines() if line.startswith("✗ settings"))
+    assert code == 1 and "GITHUB_APP_SLUG is not an app's slug" in settings and "TELEGRAM_BOT_TOKEN is not a bot token" in settings
+    assert "My App!" not in output and "/settings/apps/" not in output, output  # no link from the slug it called invalid
+    assert "generate one on GitHub (Settings → Developer settings → GitHub Apps → the app → Private keys)" in output
+    assert world.chat.requests == [] and world.hub.requests == []  # no getMe with what is no bot token
+    assert "– Telegram bot: skipped (the settings line names what is wrong with TELEGRAM_BOT_TOKEN)" in output
+    fixes = [line for line in output.splitlines() if line.startswith(("    fix:", "    how:"))]
+    assert fixes and all(line.count(".env") <= 1 for line in fixes), fixes  # each place said once
+    assert "    fix: correct them in .env" in fixes
+
+    # an app id that is none: no JWT is made with it; the key loads, and the control repository is no owner/name
+    pasted_dotenv(tmp_path, {**values, "GITHUB_APP_ID": "app-12345", "GITHUB_APP_SLUG": "pager-test"}, pem, '"')
+    code, output = doctor(world, tmp_path, aws, "--local")
+    assert code == 1 and world.hub.requests == [], output
+    assert "– GitHub App: skipped (the settings line names what is wrong with GITHUB_APP_ID)" in output
+
+    # the app read with its key: its pages are GitHub's own, whatever the slug set; the control repository unasked
+    pasted_dotenv(tmp_path, values, pem, '"')
+    code, output = doctor(world, tmp_path, aws, "--local")
+    assert "✗ GitHub App: the key is app 12345's, whose slug is pager-test" in output, output
+    assert "My App!/" not in output and "https://github.test/settings/apps/pager-test/permissions" in output
+    assert "– installation: skipped (the settings line names what is wrong with CONTROL_REPOSITORY)" in output
+    assert {request.path for request in world.hub.requests} >= {"/app", "/app/hook/config"}
+    assert not any("/repos/x" in request.path or "/installation" == request.path for request in world.hub.requests)
+    assert world.chat.requests == []
+
+
+def test_doctor_notes_a_form_encoded_webhook_which_the_endpoint_reads_and_lets_it_pass(healthy, aws, tmp_path):
+    world, secret_id = healthy
+    world.hub.hook["content_type"] = "form"  # GitHub's other content type: the payload in a form's `payload` field
+    code, output = doctor(world, tmp_path, aws)
+    assert code == 0 and "✗" not in output, output
+    lines = output.splitlines()
+    line = next(line for line in lines if "webhook: active" in line)
+    assert line == f"ℹ webhook: active, form-encoded, signed, at {GITHUB_HOOK}: pager reads the JSON in its payload field"
+    assert lines[lines.index(line) + 1].startswith("    how: nothing to change; for JSON itself, choose Content type "
+                                                  "application/json on https://github.test/settings/apps/pager-test")
+
+
 def test_the_summary_counts_in_words():
     from pager.admin.doctor import Check, report
 
@@ -1398,6 +1525,26 @@ def test_the_deploy_pages_permission_table_is_the_codes():
     assert rows == expected
 
 
+def test_the_command_menu_by_hand_is_set_in_the_chats_scope_and_removed_from_every_other_chat():
+    from pager_world.telegram import FakeTelegram
+
+    page = (ROOT / "docs" / "deploy.md").read_text()
+    block = page.split("## Telegram's webhook by hand")[1].split("```sh")[1].split("```")[0]
+    assert "TELEGRAM_CHAT_ID=$(aws cloudformation describe-stacks" in block and "ParameterKey=='TelegramChatId'" in block
+    command = block[block.index("/setMyCommands"):block.index("/deleteMyCommands")]
+    scope = re.search(r'--data-urlencode "scope=(\{.*?\})"', command)
+    commands = re.search(r"--data-urlencode 'commands=(\[.*?\])'", command, re.S)
+    assert scope is not None and commands is not None, command
+    chat = FakeTelegram()  # the Bot API as the fake world keeps it: the menu in the chat's scope alone
+    chat.add_chat(CHAT["id"], "supergroup")
+    chat.handle("setMyCommands", {"commands": MENU})  # what an earlier setup set for every chat
+    given = scope.group(1).replace('\\"', '"').replace("${TELEGRAM_CHAT_ID}", str(CHAT["id"]))
+    assert chat.handle("setMyCommands", {"scope": given, "commands": commands.group(1)})[0] == 200
+    assert re.search(r'^curl -sS "https://api\.telegram\.org/bot\$\{TELEGRAM_BOT_TOKEN\}/deleteMyCommands"$', block, re.M)
+    assert chat.handle("deleteMyCommands", {})[0] == 200
+    assert chat.menu(CHAT["id"]) == list(BOT_COMMANDS) and chat.menu() == []
+
+
 def test_the_parameters_setup_writes_are_the_settings_template_yaml_gives_the_functions():
     class Loader(yaml.SafeLoader):
         pass
@@ -1449,6 +1596,9 @@ def test_setup_plans_every_step_for_nothing_and_none_for_a_finished_deployment(t
         assert todo(State(**{**vars(done), "webhook_info": {**done.webhook_info, "allowed_updates": allowed}}),
                     Options()) == ["webhook"]
     assert todo(State(**{**vars(done), "commands": MENU[:1]}), Options()) == ["commands"]
+    assert todo(State(**{**vars(done), "default_commands": MENU[1:]}), Options()) == ["commands"]  # pager's, everywhere
+    assert todo(State(**{**vars(done), "default_commands": [{"command": "start", "description": "d"}]}), Options()) == []
+    assert todo(State(**{**vars(done), "commands": None, "channel": True}), Options()) == []  # a channel takes none
     done.webhook_info["last_error_message"], done.webhook_info["last_error_date"] = "Wrong response: 401 Unauthorized", 1
     assert todo(done, Options()) == ["webhook"]  # a secret token Telegram has wrong: set it again
 

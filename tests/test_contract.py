@@ -21,9 +21,9 @@ Telegram (`FakeTelegram`, and pager's client `pager.telegram`)
 - every method the fake answers and every method pager calls is in the slice;
 - the parameters pager sends are documented parameters of the method, of the documented types and
   within the documented limits (a reply's ReplyParameters, the command menu's BotCommands and their
-  number); the limits the fake enforces (text, callback_data, BotCommand's command and description,
+  number, its BotCommandScopeChat); the limits the fake enforces (text, callback_data, BotCommand's command and description,
   setMyCommands' number of commands) are the documented ones; its answers (deleteMessage's,
-  setMyCommands' and getMyCommands' too, a reply's Message with its reply_to_message) have the
+  setMyCommands', getMyCommands' and deleteMyCommands' too, a reply's Message with its reply_to_message) have the
   documented envelope and result types; the Update it makes for a command typed in the chat is an
   Update of the documented types, with its bot_command MessageEntity.
 
@@ -479,8 +479,9 @@ def traffic(private_key_pem) -> World:
                                   notify=False)
     telegram.send_message(CHAT_ID, "a reply", reply_to=quiet, notify=False)  # what the attention model sends
     telegram.delete_message(CHAT_ID, quiet)
-    telegram.set_my_commands(BOT_COMMANDS)  # what setup sets and doctor reads back
-    telegram.get_my_commands()
+    telegram.set_my_commands(BOT_COMMANDS, chat=CHAT_ID)  # what setup sets in the chat's scope, and doctor reads back
+    telegram.get_my_commands(chat=CHAT_ID)
+    telegram.get_my_commands()  # the default scope, which doctor reads to be empty
     world.telegram.register_query("cb-long")  # a press Telegram knows, answered at once
     telegram.answer_callback("cb-long", "x" * 300)
     telegram.get_me()  # the recovery check's probe
@@ -743,7 +744,7 @@ def telegram_requests(world: World) -> list[tuple[str, dict[str, Any]]]:
 def test_every_method_the_fake_telegram_answers_and_pager_calls_is_in_the_bot_api_description():
     answered = fake_telegram_methods()
     assert {"sendMessage", "editMessageText", "answerCallbackQuery", "setWebhook", "deleteMessage", "setMyCommands",
-            "getMyCommands"} <= answered
+            "getMyCommands", "deleteMyCommands"} <= answered
     assert answered <= set(METHODS), f"not in the slice: {sorted(answered - set(METHODS))}"
     called = pager_telegram_methods()
     assert called and called <= set(METHODS) and called <= answered, (called, answered)
@@ -855,9 +856,16 @@ def test_the_fake_telegram_answers_with_the_documented_envelope_and_result_types
                                                                      for c, d in BOT_COMMANDS]})),
         ("getMyCommands", chat.handle("getMyCommands", {})),
         ("getMyCommands", chat.handle("getMyCommands", {"scope": {"type": "all_group_chats"}})),  # none set: []
+        ("setMyCommands", chat.handle("setMyCommands", {"commands": [{"command": "help", "description": "Help"}],
+                                                        "scope": {"type": "chat", "chat_id": CHAT_ID}})),
+        ("getMyCommands", chat.handle("getMyCommands", {"scope": {"type": "chat", "chat_id": CHAT_ID}})),
+        ("deleteMyCommands", chat.handle("deleteMyCommands", {})),
+        ("deleteMyCommands", chat.handle("deleteMyCommands", {"scope": {"type": "chat", "chat_id": "@nobody"}})),  # refused
     ]
     assert answers[10][1][1]["result"]["reply_to_message"]["message_id"] == message_id
-    assert answers[-2][1][1]["result"] == [{"command": c, "description": d} for c, d in BOT_COMMANDS]
+    assert answers[17][1][1]["result"] == [{"command": c, "description": d} for c, d in BOT_COMMANDS]
+    assert answers[20][1][1]["result"] == [{"command": "help", "description": "Help"}]
+    assert answers[21][1] == (200, {"ok": True, "result": True}) and answers[22][1][0] == 400
     chat.receive("/start", chat={"id": int(CHAT_ID), "type": "supergroup", "title": "Pager"}, thread_id=7,
                  user={"id": 42, "is_bot": False, "first_name": "Maintainer"})
     chat.receive("post", chat={"id": -1002, "type": "channel", "title": "News", "username": "news"})

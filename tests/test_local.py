@@ -6,8 +6,11 @@ import base64
 import contextlib
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+from dotenv import dotenv_values
 
 from pager.admin.deployment import read_dotenv, write_dotenv
+from pager.github import signing_key
 from pager_world.events import apigw_event
 
 
@@ -49,12 +52,49 @@ def test_setup_updates_a_dotenv_saved_with_a_byte_order_mark_in_place(tmp_path):
     assert read_dotenv(env) == {"GITHUB_APP_ID": "2", "TELEGRAM_CHAT_ID": "-100"}
 
 
-@pytest.mark.parametrize("value", ['pass" #word', 'a"b', "x\\y", "a line\nand another", "", "it's", "tab\tbeside"])
+@pytest.mark.parametrize("value", ['pass" #word', 'a"b', "x\\y", "a line\nand another", "", "it's", "tab\tbeside",
+                                   "ends in \\", "${HOME} and $HOME", "cr\rlf\r\n", "\\n is no line break"])
 def test_what_setup_writes_in_dotenv_reads_back_the_same_and_is_not_written_again(tmp_path, value):
     env = tmp_path / ".env"
     assert write_dotenv(env, {"GITHUB_WEBHOOK_SECRET": value})
     assert read_dotenv(env)["GITHUB_WEBHOOK_SECRET"] == value
+    assert dotenv_values(env, interpolate=False)["GITHUB_WEBHOOK_SECRET"] == value  # python-dotenv reads it so too
     assert not write_dotenv(env, {"GITHUB_WEBHOOK_SECRET": value})
+
+
+def test_a_private_key_pasted_into_dotenv_across_lines_in_double_quotes_is_read_whole(tmp_path, private_key_pem):
+    # python-dotenv's README: "Multiline values" in double quotes, `export`, comments, escapes in double quotes
+    env = tmp_path / ".env"
+    env.write_text(f'# the app\nexport GITHUB_APP_ID=123  # its id\nGITHUB_PRIVATE_KEY="{private_key_pem}"\n'
+                   'TELEGRAM_WEBHOOK_SECRET="a\\"b\\\\c" # escaped\nTELEGRAM_CHAT_ID=\'-100 # inside\'\n', encoding="utf-8")
+    values = read_dotenv(env)
+    assert values == {"GITHUB_APP_ID": "123", "GITHUB_PRIVATE_KEY": private_key_pem,
+                      "TELEGRAM_WEBHOOK_SECRET": 'a"b\\c', "TELEGRAM_CHAT_ID": "-100 # inside"}
+    assert values == dotenv_values(env, interpolate=False)
+    assert isinstance(signing_key(values["GITHUB_PRIVATE_KEY"]), rsa.RSAPrivateKey)
+
+
+def test_a_private_key_pasted_across_lines_without_quotes_is_its_first_line_as_python_dotenv_reads_it(tmp_path,
+                                                                                                  private_key_pem):
+    env = tmp_path / ".env"
+    env.write_text(f"GITHUB_APP_ID=123\nGITHUB_PRIVATE_KEY={private_key_pem}", encoding="utf-8")
+    assert read_dotenv(env)["GITHUB_PRIVATE_KEY"] == private_key_pem.splitlines()[0]
+    assert dotenv_values(env, interpolate=False)["GITHUB_PRIVATE_KEY"] == private_key_pem.splitlines()[0]
+
+
+def test_setup_replaces_a_key_pasted_across_lines_whole_and_keeps_the_rest_as_written(tmp_path, private_key_pem):
+    env = tmp_path / ".env"
+    written = f'# mine\n\nGITHUB_PRIVATE_KEY="{private_key_pem}"  # pasted\nPORT=9000 # local\nGITHUB_APP_ID=1\nGITHUB_APP_ID=2'
+    env.write_text(written, encoding="utf-8")
+    assert write_dotenv(env, {"TELEGRAM_CHAT_ID": "-100"})  # added at the end, the rest as it was
+    assert env.read_text(encoding="utf-8") == written + '\nTELEGRAM_CHAT_ID="-100"\n'
+    assert write_dotenv(env, {"GITHUB_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----\nnew\n-----END PRIVATE KEY-----\n",
+                              "GITHUB_APP_ID": "3"})
+    lines = env.read_text(encoding="utf-8").splitlines()
+    assert lines == ["# mine", "", 'GITHUB_PRIVATE_KEY="-----BEGIN PRIVATE KEY-----\\nnew\\n-----END PRIVATE KEY-----\\n"',
+                     "PORT=9000 # local", 'GITHUB_APP_ID="3"', 'GITHUB_APP_ID="3"', 'TELEGRAM_CHAT_ID="-100"']
+    assert read_dotenv(env) == {"GITHUB_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----\nnew\n-----END PRIVATE KEY-----\n",
+                                "PORT": "9000", "GITHUB_APP_ID": "3", "TELEGRAM_CHAT_ID": "-100"}
 
 
 def test_make_serve_names_a_dotenv_that_is_not_utf8_and_takes_its_port_from_it(monkeypatch, tmp_path):

@@ -21,8 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PINS = ROOT / "layers" / "pager" / "requirements.txt"
 PINS_NAME = "layers/pager/requirements.txt"
 
-# What pager requires but the layer does not ship, and why (requirements.txt's first line says it too).
-NOT_IN_THE_LAYER = {"boto3": "the python3.13 runtime brings its own"}
+# What pager requires but the layer does not ship, and why (requirements.txt's opening comment says it too).
+NOT_IN_THE_LAYER = {"boto3": "the python3.13 runtime brings its own",
+                    "python-dotenv": "only the operator's commands read .env (pager.admin), which the layer leaves out"}
 
 # Where the layer runs (layers/pager/Makefile: CPython 3.13 on x86_64 Linux): a requirement's marker is read
 # for it, not for the Python running the tests.

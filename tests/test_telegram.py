@@ -366,7 +366,7 @@ def test_a_delete_without_telegrams_answer_is_unavailable(mock, telegram, answer
 # -- the command menu and the bot's name ----------------------------------------------------------------------
 
 
-def test_the_command_menu_is_set_for_every_chat_and_read_back(mock, telegram):
+def test_the_command_menu_is_set_for_every_chat_without_a_scope_and_read_back(mock, telegram):
     commands = [{"command": "status", "description": "What is red now"}, {"command": "help", "description": "Help"}]
     mock.post(f"{BOT}/setMyCommands", json=ok(True))
     mock.post(f"{BOT}/getMyCommands", json=ok(commands))
@@ -376,6 +376,28 @@ def test_the_command_menu_is_set_for_every_chat_and_read_back(mock, telegram):
     assert sent(mock) == {"commands": commands}  # no scope: BotCommandScopeDefault
     assert telegram.get_my_commands() == commands
     assert sent(mock) == {} and telegram.calls == 2
+
+
+def test_the_command_menu_is_set_and_read_in_one_chats_scope(mock, telegram):
+    commands = [{"command": "status", "description": "What is red now"}]
+    mock.post(f"{BOT}/setMyCommands", json=ok(True))
+    mock.post(f"{BOT}/getMyCommands", json=ok(commands))
+
+    telegram.set_my_commands([("status", "What is red now")], chat=CHAT)
+
+    assert sent(mock) == {"commands": commands, "scope": {"type": "chat", "chat_id": CHAT}}  # BotCommandScopeChat
+    assert telegram.get_my_commands(chat=CHAT) == commands
+    assert sent(mock) == {"scope": {"type": "chat", "chat_id": CHAT}}
+
+
+def test_the_menu_of_a_group_made_a_supergroup_is_chat_migrated_as_every_call_naming_it(mock, telegram):
+    mock.post(f"{BOT}/setMyCommands", status=400, json=error(400, "Bad Request: group chat was upgraded to a supergroup chat",
+                                                             migrate_to_chat_id=-1001234567890))
+
+    with pytest.raises(ChatMigrated) as caught:
+        telegram.set_my_commands([("help", "Help")], chat=CHAT)
+
+    assert caught.value.to_chat == "-1001234567890"
 
 
 @pytest.mark.parametrize("commands", [

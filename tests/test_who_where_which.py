@@ -10,7 +10,7 @@ import pytest
 from support import OWN_MESSAGE
 
 from pager import refusals
-from pager.chat import Chat
+from pager.chat import BOT_COMMANDS, Chat
 from pager.errors import GitHubRefused, TelegramRefused
 from pager.permissions import needed_permissions
 from pager.signals import release
@@ -23,7 +23,8 @@ from pager_world.events import github_event
 from pager_world.payloads import INSTALLATION, payload
 from pager_world.world import CHAT_ID, CONTROL, REPO, WEBHOOK_SECRET
 
-ORGANIZATION = {"repository.owner.type": "Organization"}  # the examples' repository, owned by an organization
+ORGANIZATION = {"repository.owner.type": "Organization"}
+MENU = [{"command": command, "description": description} for command, description in BOT_COMMANDS]  # the examples' repository, owned by an organization
 NEW_NAME = "octo-org/Hello-Universe"  # the examples' repository after a rename and a transfer
 
 
@@ -31,6 +32,11 @@ def comment(login: str, n: int, association: str = "CONTRIBUTOR", **changes) -> 
     """A comment on an issue of the examples' repository, owned by an organization."""
     return issue_comment_by(login, comment_id=500 + n, number=40 + n,
                             **{"comment.author_association": association, **ORGANIZATION, **changes})
+
+
+def another_container(world) -> Chat:
+    """The chat as a container that has not met the move itself knows it (the configured chat, and the table)."""
+    return Chat(CHAT_ID, lambda: world.services.telegram)
 
 
 def checks(world) -> list[str]:
@@ -111,7 +117,7 @@ def test_a_group_made_a_supergroup_gets_the_page_in_the_same_delivery_and_every_
     world.deliver("issue_comment", issue_comment_by("bob", comment_id=3, number=9))
     assert newest(world).chat_id == new and len(world.chat.refused) == refused  # straight there: remembered
 
-    world.services.chat = Chat(CHAT_ID)  # another container: it reads the move from the table
+    world.services.chat = another_container(world)  # another container: it reads the move from the table
     world.deliver("issues", issue_opened(action="closed", **{"issue.state": "closed", "issue.updated_at": "2019-05-16T10:00:00Z"}))
     shown = [m for m in world.chat.chat() if "alice opened issue" in m.text]
     assert len(shown) == 1 and shown[0].text.endswith("✅ closed") and shown[0].edits == 1  # edited where it is
@@ -129,12 +135,33 @@ def test_a_group_made_a_supergroup_gets_the_page_in_the_same_delivery_and_every_
     assert len(said) == 1 and said[0].chat_id == new and f"to {new}" in said[0].text and said[0].edits == 0
 
 
+def test_the_supergroup_telegram_made_of_the_group_gets_the_chats_command_menu_once(world):
+    world.chat.handle("setMyCommands", {"commands": MENU, "scope": {"type": "chat", "chat_id": CHAT_ID}})  # as setup
+    new = world.chat.migrate(CHAT_ID)
+    assert world.chat.menu(new) == []  # a new chat: the group's menu stayed with the group's scope
+    assert world.deliver("issues", issue_opened())[1]["outcome"] == "sent, draft asked"
+    assert world.chat.menu(new) == list(BOT_COMMANDS) and world.chat.menu() == []  # there only, not every chat
+    world.services.chat = another_container(world)  # it learns the move from the table: the menu is set already
+    world.deliver("issue_comment", issue_comment_by("bob", comment_id=3, number=9))
+    world.services.chat = another_container(world)
+    world.deliver("workflow_run", run("failure"))
+    assert [r.path.rsplit("/", 1)[-1] for r in world.chat.requests].count("setMyCommands") == 1
+
+
+def test_a_menu_telegram_does_not_take_after_the_move_never_costs_the_page(world, caplog):
+    new = world.chat.migrate(CHAT_ID)
+    world.chat.fail("^setMyCommands$", 502)
+    status, answer = world.deliver("issues", issue_opened())
+    assert (status, answer["outcome"]) == (200, "sent, draft asked") and newest(world).chat_id == new
+    assert world.chat.menu(new) == [] and "chat menu not set" in caplog.text
+
+
 def test_a_warm_container_that_read_the_chat_before_the_move_learns_it_from_a_record_naming_the_new_chat(world):
     warm = world.services.chat
     assert not warm.is_current("-1009999", world.store)  # it looked once, before any move: none recorded
     world.deliver("workflow_run", run("failure"))
     new = world.chat.migrate(CHAT_ID)
-    world.services.chat = Chat(CHAT_ID)  # another container meets the move and records it
+    world.services.chat = another_container(world)  # another container meets the move and records it
     world.deliver("issues", issue_opened())
     world.services.chat = warm  # the warm one edits the issue's message, which is in the new chat
     world.deliver("issues", issue_opened(action="closed", **{"issue.state": "closed", "issue.updated_at": "2019-05-16T10:00:00Z"}))
@@ -353,12 +380,12 @@ def test_the_probe_asks_the_chat_pager_writes_to_and_the_control_repositorys_ins
     assert world.deliver("issues", issue_opened(), guid="draft-refused")[0] == 424
     for _ in range(2):
         sweeps.advance(15)
-        world.services.chat = Chat(CHAT_ID)  # the sweep's own container, which sent nothing since the move
+        world.services.chat = another_container(world)  # the sweep's own container, which sent nothing since the move
         sweeps.sweep()
         assert refusals_work(sweeps) is False  # the control repository's would refuse
     world.hub.installation_permissions[7] = needed_permissions()
     sweeps.advance(15)
-    world.services.chat = Chat(CHAT_ID)
+    world.services.chat = another_container(world)
     sweeps.sweep()
     assert refusals_work(sweeps) is True  # Telegram asked in the supergroup
 

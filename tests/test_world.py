@@ -523,6 +523,54 @@ def test_the_command_menu_is_kept_per_scope_and_language_as_telegram_cleans_it()
     assert chat.handle("setMyCommands", {})[0] == 200 and chat.handle("getMyCommands", {})[1]["result"] == []
 
 
+def test_a_chats_command_menu_is_its_own_scope_and_deleting_the_default_one_leaves_it():
+    # BotCommandScopeChat, deleteMyCommands; Client.cpp get_bot_command_scope, check_bot_command_scope
+    chat = FakeTelegram()
+    chat.add_chat(CHAT_ID, "supergroup")
+    menu, other = [{"command": "status", "description": "Status"}], [{"command": "help", "description": "Help"}]
+    assert chat.handle("setMyCommands", {"commands": other})[0] == 200  # the default scope: every chat
+    scope = {"type": "chat", "chat_id": int(CHAT_ID)}
+    assert chat.handle("setMyCommands", {"commands": menu, "scope": scope}) == (200, {"ok": True, "result": True})
+    assert chat.handle("getMyCommands", {"scope": json.dumps({"type": "chat", "chat_id": str(CHAT_ID)})})[1]["result"] == menu
+    assert chat.handle("getMyCommands", {})[1]["result"] == other  # each scope answers its own list
+    assert chat.handle("deleteMyCommands", {}) == (200, {"ok": True, "result": True})
+    assert chat.handle("getMyCommands", {})[1]["result"] == [] and chat.menu() == []
+    assert chat.menu(CHAT_ID) == [("status", "Status")]  # the chat's is left
+    assert chat.handle("deleteMyCommands", {"scope": scope})[0] == 200 and chat.menu(CHAT_ID) == []
+    assert chat.handle("deleteMyCommands", {"scope": scope})[0] == 200  # nothing to delete: still True
+
+
+def test_a_scope_telegram_cannot_take_is_refused_with_its_words():
+    chat = FakeTelegram()
+    chat.add_chat(CHAT_ID, "group")
+    chat.add_chat(-1002, "channel", username="news")
+    chat.add_chat(42, "private")
+    parse = "Bad Request: can't parse BotCommandScope: "
+    for scope, description in [
+        ("{", "Bad Request: can't parse BotCommandScope JSON object"),
+        (["chat"], parse + "BotCommandScope must be an Object"),
+        ({"chat_id": CHAT_ID}, parse + 'Can\'t find field "type"'),
+        ({"type": "everyone"}, parse + "Unsupported type specified"),
+        ({"type": "chat"}, parse + 'Can\'t find field "chat_id"'),
+        ({"type": "chat", "chat_id": ""}, parse + "Empty chat_id specified"),
+        ({"type": "chat_member", "chat_id": CHAT_ID, "user_id": 0}, parse + "Invalid user_id specified"),
+        ({"type": "chat", "chat_id": -1009}, "Bad Request: chat not found"),
+        ({"type": "chat", "chat_id": "@news"}, "Bad Request: can't change commands in channel chats"),
+        ({"type": "chat_administrators", "chat_id": 42}, "Bad Request: can't use specified scope in private chats"),
+    ]:
+        for method in ("setMyCommands", "getMyCommands", "deleteMyCommands"):
+            params = {"scope": scope, "commands": [{"command": "help", "description": "Help"}]}
+            assert chat.handle(method, params) == (400, telegram_error(400, description)), (method, scope)
+    assert chat.handle("getMyCommands", {"scope": {"type": "chat", "chat_id": 42}}) == (200, {"ok": True, "result": []})
+    new = chat.migrate(CHAT_ID)  # an upgraded group: its members are read no more, as for every call that needs them
+    assert chat.handle("setMyCommands", {"commands": [{"command": "help", "description": "Help"}],
+                                         "scope": {"type": "chat", "chat_id": CHAT_ID}}) == (400, telegram_error(
+        400, "Bad Request: group chat was upgraded to a supergroup chat", migrate_to_chat_id=int(new)))
+    chat.kicked = True
+    assert chat.handle("getMyCommands", {"scope": {"type": "chat", "chat_id": new}}) == (
+        403, telegram_error(403, "Forbidden: bot was kicked from the supergroup chat"))
+
+
 @pytest.mark.parametrize(("commands", "description"), [
     ("[{", "Bad Request: can't parse commands JSON object"),
     ({"command": "help"}, "Bad Request: expected an Array of BotCommand"),

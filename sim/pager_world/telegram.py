@@ -73,8 +73,26 @@ As strict as the real Bot API (core.telegram.org/bots/api), rule by rule:
   English letters, digits and underscores, 400 "Bad Request: BOT_COMMAND_INVALID", and more than 100
   commands, 400 "Bad Request: BOT_COMMANDS_TOO_MUCH" (the words as client libraries report them:
   tdlib/telegram-bot-api#98, openclaw/openclaw#11567); which of the two comes first is not documented.
-  The commands are kept per scope and language (`commands`, keyed by `scope_key`, default scope and "");
-  getMyCommands answers those of its scope and language, an empty list when none are set;
+  The commands are kept per scope and language (`commands`, keyed by the scope and the language code, ""
+  when none is given); getMyCommands answers exactly those of its scope and language, an empty list when
+  none are set (no other scope's list stands in: "Determining list of commands" is what a user's app shows,
+  not what getMyCommands answers); deleteMyCommands removes them ("After deletion, higher level commands
+  will be shown to affected users"), and so does setMyCommands with an empty list;
+- the scope (setMyCommands, getMyCommands and deleteMyCommands: `scope`, a BotCommandScope, "Defaults to
+  BotCommandScopeDefault"), as the Bot API server reads it (Client.cpp, `get_bot_command_scope`, after the
+  commands for setMyCommands): not JSON is 400 "Bad Request: can't parse BotCommandScope JSON object"; not an
+  object, without a `type`, or of a type the docs do not list is 400 "Bad Request: can't parse
+  BotCommandScope: ..." (`BotCommandScope must be an Object`, `Can't find field "type"`, `Unsupported type
+  specified`). default, all_private_chats, all_group_chats and all_chat_administrators name no chat; chat,
+  chat_administrators and chat_member name one by `chat_id` (an Integer or a String, "@username" of a
+  supergroup; missing: `Can't find field "chat_id"`, empty: `Empty chat_id specified`), chat_member also a
+  user (`user_id` above 0, else `Invalid user_id specified`). The chat is checked as for every call that
+  reads its members (`check_bot_command_scope`, `check_chat` with ReadMembers): unknown is "chat not
+  found", a group upgraded to a supergroup answers "upgraded" with `migrate_to_chat_id` (ReadMembers needs
+  a group that is still active), a bot removed from it the 403. TDLib then (BotCommandScope.cpp,
+  `get_bot_command_scope`) refuses a channel, 400 "Bad Request: can't change commands in channel chats",
+  and in a private chat any scope but chat, 400 "Bad Request: can't use specified scope in private chats".
+  A chat's menu is kept under the chat it names, however its id was written;
 
 The chats, as the Bot API server (tdlib/telegram-bot-api, telegram-bot-api/Client.cpp) checks them:
 
@@ -193,7 +211,9 @@ MAX_COMMAND = 32
 COMMAND_CHARACTERS = re.compile(r"[a-z0-9_]+")
 MAX_COMMAND_DESCRIPTION = 256
 MAX_COMMANDS = 100
-DEFAULT_SCOPE = {"type": "default"}  # BotCommandScopeDefault
+# BotCommandScope's types (the Bot API): those that name no chat, and those that name one (`chat_id`)
+SCOPES = ("default", "all_private_chats", "all_group_chats", "all_chat_administrators")
+CHAT_SCOPES = ("chat", "chat_administrators", "chat_member")
 # The update types in the Bot API server's order (Client.h, `UpdateType`); the two custom ones are its own.
 UPDATE_TYPES = ("message", "edited_message", "channel_post", "edited_channel_post", "inline_query",
                 "chosen_inline_result", "callback_query", "custom_event", "custom_query", "shipping_query",
@@ -420,7 +440,7 @@ class FakeTelegram:
         # (send, edit or delete; message id; when; the message's first line then) of each change the bot made to
         # a chat, in order: what a phone lived through, a deleted message's included
         self.history: list[tuple[str, int, float, str]] = []
-        self.commands: dict[tuple[str, str], list[dict[str, str]]] = {}  # (scope_key, language) -> BotCommands
+        self.commands: dict[tuple[str, str], list[dict[str, str]]] = {}  # (scope, language) -> BotCommands (`_scope`)
         self.allowed_updates: frozenset[str] = DEFAULT_UPDATES  # the bot's, set by setWebhook and getUpdates
         self.answers: list[tuple[str, str | None]] = []  # (callback query id, text) per answerCallbackQuery
         self.queries: dict[str, float] = {}  # callback query id -> when the button was pressed
@@ -528,7 +548,7 @@ class FakeTelegram:
                     self.webhook_error = None  # a webhook set anew has no failed delivery yet
                     self._allow(params.get("allowed_updates"))
                     return _ok(True)
-                if method in ("setMyCommands", "getMyCommands"):
+                if method in ("setMyCommands", "getMyCommands", "deleteMyCommands"):
                     return self._commands(method, params)
                 if method == "getChat":
                     return _ok(self._chat_info(self._chat(params.get("chat_id"))))
@@ -886,11 +906,60 @@ class FakeTelegram:
         return rights.get("status") == "administrator" and rights.get("can_delete_messages") is True
 
     def _commands(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        key = (scope_key(params.get("scope")), str(params.get("language_code") or ""))
+        """setMyCommands, getMyCommands, deleteMyCommands: the menu of one scope and language (the module
+        docstring); setMyCommands' commands are read before its scope, as the Bot API server reads them."""
+        commands = _bot_commands(params.get("commands")) if method == "setMyCommands" else []
+        key = (self._scope(params.get("scope")), str(params.get("language_code") or ""))
         if method == "getMyCommands":
             return _ok([dict(command) for command in self.commands.get(key, [])])
-        self.commands[key] = _bot_commands(params.get("commands"))
+        if method == "deleteMyCommands" or not commands:
+            self.commands.pop(key, None)
+        else:
+            self.commands[key] = commands
         return _ok(True)
+
+    def _scope(self, given: Any) -> str:
+        """A BotCommandScope as the key of the menu kept for it ("default", ..., "chat -1001", "chat_member -1001
+        42"), or Telegram's refusal (the module docstring)."""
+        if given is None or given == "":
+            return "default"
+        if isinstance(given, str):
+            try:
+                given = json.loads(given)
+            except ValueError:
+                raise _Refused(400, "Bad Request: can't parse BotCommandScope JSON object") from None
+        refuse = "Bad Request: can't parse BotCommandScope: "
+        if not isinstance(given, dict):
+            raise _Refused(400, refuse + "BotCommandScope must be an Object")
+        kind = _json_string(given, "type", refuse)
+        if kind in SCOPES:
+            return kind
+        if kind not in CHAT_SCOPES:
+            raise _Refused(400, refuse + "Unsupported type specified")
+        named = _json_string(given, "chat_id", refuse)
+        if not named:
+            raise _Refused(400, refuse + "Empty chat_id specified")
+        user = ""
+        if kind == "chat_member":
+            user_id = given.get("user_id")
+            if user_id is None:
+                raise _Refused(400, refuse + 'Can\'t find field "user_id"')
+            if isinstance(user_id, bool) or not isinstance(user_id, int) or user_id <= 0:
+                raise _Refused(400, refuse + "Invalid user_id specified")
+            user = f" {user_id}"
+        chat = self._chat(named)  # as every call that reads the chat's members
+        if chat.kind == "channel":
+            raise _Refused(400, "Bad Request: can't change commands in channel chats")
+        if chat.kind == "private" and kind != "chat":
+            raise _Refused(400, "Bad Request: can't use specified scope in private chats")
+        return f"{kind} {chat.chat_id}{user}"
+
+    def menu(self, chat: int | str | None = None) -> list[tuple[str, str]]:
+        """The command menu kept for a chat's scope (BotCommandScopeChat), or the default scope's without
+        `chat`, as (command, description) pairs."""
+        with self._lock:
+            key = f"chat {_chat_number(chat)}" if chat is not None else "default"
+            return [(c["command"], c["description"]) for c in self.commands.get((key, ""), [])]
 
     def _answer(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if len(str(params.get("text") or "")) > MAX_CALLBACK_TEXT:
@@ -956,14 +1025,15 @@ class FakeTelegram:
         return next(b["callback_data"] for row in message.buttons for b in row if b["text"].startswith(label_start))
 
 
-def scope_key(scope: Any = None) -> str:
-    """A BotCommandScope as the key of the commands kept for it (none given: the default scope)."""
-    if isinstance(scope, str):
-        try:
-            scope = json.loads(scope) if scope else None
-        except ValueError:
-            raise _Refused(400, "Bad Request: can't parse BotCommandScope JSON object") from None
-    return json.dumps(scope or DEFAULT_SCOPE, sort_keys=True)
+def _json_string(given: dict[str, Any], name: str, refuse: str) -> str:
+    """A field the Bot API server reads as a string (tdutils' JSON: a number is taken as its digits), or its
+    refusal."""
+    value = given.get(name)
+    if value is None:
+        raise _Refused(400, refuse + f'Can\'t find field "{name}"')
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise _Refused(400, refuse + f'Field "{name}" must be of type String')
+    return str(value)
 
 
 def _bot_commands(given: Any) -> list[dict[str, str]]:

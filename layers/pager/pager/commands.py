@@ -31,7 +31,8 @@ A command acts once, like a press: it is settled on `command#<chat>#<message id>
 answer its act gave (and its buttons) and, once sent, that it was sent, so an update Telegram delivers again
 (after a 500) acts on nothing again: it sends the answer still to send, or nothing.
 
-`BOT_COMMANDS` is what `pager setup` gives Telegram's setMyCommands (the menu a phone shows after "/").
+`BOT_COMMANDS` (pager.chat's: the chat's menu) is what `pager setup` gives Telegram's setMyCommands in the
+chat's scope (the menu a phone shows after "/" there, and in no other chat).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from typing import Any
 
 from . import attention_store, room
 from .attention_store import MUTE_DEFAULT_SECONDS, MUTE_MAX_SECONDS, Mute, Thread
+from .chat import BOT_COMMANDS
 from .engine.effects import Buttons, Command, Posted, SendMessage, Step
 from .engine.perform import perform as perform_effect
 from .engine.settle import settle
@@ -58,14 +60,6 @@ from .values import field, integer, text
 from .waiting import SWEEP_KEY
 from .words import duration, failure, local_time, plural
 
-# (command, description): setMyCommands takes 1-32 characters of a-z, 0-9 and _ and a description of
-# 1-256 characters (the Bot API's BotCommand).
-BOT_COMMANDS: tuple[tuple[str, str], ...] = (
-    ("status", "What is red now, releases waiting for Merge, mutes and the health of pager"),
-    ("mute", "Silence a repository for a while: /mute owner/name 8h"),
-    ("unmute", "Let a muted repository buzz again: /unmute owner/name"),
-    ("help", "What pager can do here"),
-)
 USAGE = {
     "mute": "usage: /mute owner/name [30m|8h|2d|1w|1h30m] (at most 30 days)",
     "unmute": "usage: /unmute owner/name",

@@ -70,7 +70,8 @@ class Services:
         self.store = cast("Store", store)
         self.github = cast("GitHub", github)
         self.telegram = cast("Telegram", telegram)
-        self.chat = Chat(settings.telegram_chat_id)  # where messages go (a group Telegram moved: its supergroup)
+        # where messages go (a group Telegram moved: its supergroup, given the chat's menu with this client)
+        self.chat = Chat(settings.telegram_chat_id, lambda: self.telegram)
         self.clock = clock  # epoch seconds; the simulator passes a virtual one
         self.sleep = sleep  # a short wait inside a step; tests pass a fake
 

@@ -188,9 +188,11 @@ class Telegram:
             raise TelegramUnavailable("telegram getMe: answer without the bot's username")
         return self._username
 
-    def set_my_commands(self, commands: Sequence[tuple[str, str]]) -> None:
-        """The bot's command menu for every chat (setMyCommands, default scope): (command, description)
-        pairs, checked as the Bot API's BotCommand before any call (ValueError)."""
+    def set_my_commands(self, commands: Sequence[tuple[str, str]], *, chat: int | str | None = None) -> None:
+        """The bot's command menu (setMyCommands): in one chat only (`chat`: its BotCommandScopeChat; the menu
+        a phone shows after "/" there, and nowhere else), or, without `chat`, in every chat (the default
+        scope). (command, description) pairs, checked as the Bot API's BotCommand before any call
+        (ValueError). A group upgraded to a supergroup is ChatMigrated, as for every call naming it."""
         if len(commands) > MAX_COMMANDS:
             raise ValueError(f"setMyCommands takes at most {MAX_COMMANDS} commands, got {len(commands)}")
         for command, description in commands:
@@ -198,11 +200,12 @@ class Telegram:
                 raise ValueError(f"a command is 1-32 of a-z, 0-9 and _, not {command!r}")
             if not 1 <= len(description) <= MAX_COMMAND_DESCRIPTION:
                 raise ValueError(f"a command's description is 1-{MAX_COMMAND_DESCRIPTION} characters, got {len(description)}")
-        self._call("setMyCommands", {"commands": [{"command": c, "description": d} for c, d in commands]})
+        self._call("setMyCommands", {"commands": [{"command": c, "description": d} for c, d in commands], **scope(chat)})
 
-    def get_my_commands(self) -> list[dict[str, Any]]:
-        """The bot's command menu for every chat (getMyCommands, default scope): BotCommand objects."""
-        result = self._call("getMyCommands", {})
+    def get_my_commands(self, *, chat: int | str | None = None) -> list[dict[str, Any]]:
+        """The bot's command menu in one chat (getMyCommands in its BotCommandScopeChat), or, without `chat`, the
+        default scope's: BotCommand objects, as set for exactly that scope (an empty list when none is)."""
+        result = self._call("getMyCommands", scope(chat))
         if not isinstance(result, list):
             raise TelegramUnavailable("telegram getMyCommands: answer is not a list")
         return [command for command in result if isinstance(command, dict)]
@@ -289,6 +292,13 @@ class Telegram:
     def _scrub(self, text: str) -> str:
         """Telegram's words, with the token taken out should they ever quote it."""
         return text.replace(self._token, "<token>") if self._token else text
+
+
+def scope(chat: int | str | None) -> dict[str, Any]:
+    """The `scope` parameter of the command menu's methods: one chat's (BotCommandScopeChat, `chat_id` an
+    Integer or a String as the Bot API takes it), or none for the default scope (BotCommandScopeDefault, what
+    Telegram takes when no scope is given)."""
+    return {} if chat is None else {"scope": {"type": "chat", "chat_id": chat}}
 
 
 # The ChatMember kinds a group's default permissions bind (an administrator and the creator they do not).

@@ -10,7 +10,8 @@ GitHub (docs.github.com, REST API)
   credential at all (the code is one: single use, within an hour).
 
 Telegram (core.telegram.org/bots/api): getMe, getWebhookInfo, setWebhook, deleteWebhook, getUpdates,
-and the product's getChatMember, getChat, setMyCommands and getMyCommands.
+deleteMyCommands, and the product's getChatMember, getChat, setMyCommands and getMyCommands (the command
+menu in the chat's scope, BotCommandScopeChat, and in the default scope).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from typing import Any
 import requests
 
 from pager import deadline, redact
-from pager.errors import GitHubUnavailable, TelegramUnavailable
+from pager.chat import BOT_COMMANDS
+from pager.errors import GitHubUnavailable, TelegramRefused, TelegramUnavailable
 from pager.github import API_VERSION, CONNECT_TIMEOUT, READ_TIMEOUT, USER_AGENT, GitHub
-from pager.telegram import Telegram
+from pager.telegram import Telegram, scope
 
 # The updates pager's webhook takes: button presses, and messages, for the chat's commands. A bot in privacy
 # mode (the default) is sent only the group messages that start with "/" or mention it (@BotFather's
@@ -41,6 +43,25 @@ def menu_pairs(commands: list[dict[str, Any]]) -> list[tuple[str, str]]:
 def menu(pairs: Any) -> str:
     """A command menu's commands as the chat writes them: "/status, /mute"."""
     return ", ".join(f"/{command}" for command, _ in pairs)
+
+
+def pagers_menu(commands: list[dict[str, Any]] | None) -> bool:
+    """Whether a menu (getMyCommands' answer) is pager's own, whatever its descriptions: one an earlier setup
+    set in the default scope, which every private chat with the bot then showed (each command answered "not
+    allowed" there). Another bot's menu of the same token is not pager's to remove."""
+    names = {command for command, _ in menu_pairs(commands or [])}
+    return bool(names) and names <= {command for command, _ in BOT_COMMANDS}
+
+
+# What Telegram answers the command menu's methods in a channel's scope (TDLib, BotCommandScope.cpp,
+# `get_bot_command_scope`: "Can't change commands in channel chats", worded by the Bot API server's
+# `fail_query_with_error`): nobody writes commands in a channel, so it has no menu.
+CHANNEL_REFUSAL = "can't change commands in channel chats"
+
+
+def no_menu_there(exc: TelegramRefused) -> bool:
+    """Whether Telegram refused a chat's menu because the chat is a channel."""
+    return exc.status == 400 and CHANNEL_REFUSAL in exc.description.lower()
 
 
 class AppGitHub(GitHub):
@@ -92,6 +113,11 @@ class BotTelegram(Telegram):
 
     def delete_webhook(self) -> None:
         self._call("deleteWebhook", {})
+
+    def delete_my_commands(self, *, chat: int | str | None = None) -> None:
+        """The bot's command menu removed (deleteMyCommands) from one chat's scope, or, without `chat`, from the
+        default scope: the menu of every chat that has none of its own."""
+        self._call("deleteMyCommands", scope(chat))
 
     def get_updates(self) -> list[dict[str, Any]]:
         """The updates waiting, of the kinds that say where the pager should write (CHAT_UPDATES). Naming the

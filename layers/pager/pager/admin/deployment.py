@@ -8,7 +8,8 @@ Two targets:
   JSON object is read and merged, never replaced; a stack of before, whose output is `SecretArn`, keeps
   them in Secrets Manager); non-secret values go into `samconfig.local.toml`, where `make deploy`
   reads its parameters: setup never updates the stack itself, it says to run `make deploy`.
-- **local** (`make serve`): everything in a `.env` file (KEY=value lines, written with mode 0600).
+- **local** (`make serve`): everything in a `.env` file (KEY=value lines, read as python-dotenv reads them,
+  written with mode 0600).
 
 The settings are read as the functions read them: the environment first, then what the target holds
 (for the stack: the parameters `make deploy` is about to apply, then the deployed ones), then the
@@ -18,6 +19,7 @@ existed (GitHubAppId `pending`) is set up like one without values.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -27,6 +29,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from dotenv.parser import Binding, parse_stream
 
 from pager import redact
 from pager.errors import ConfigError
@@ -414,74 +418,63 @@ def _replace_in_table(text: str, table: str, key: str, line: str) -> str:
 
 
 def read_dotenv(path: Path) -> dict[str, str]:
-    """KEY=value lines (as `make serve` reads them, and python-dotenv): blank lines, # comments and lines
-    naming nothing skipped, `export ` and quotes around a value removed, a comment after a value (` # …`)
-    left out, `\\n` in a value a line break; an editor's byte order mark ignored. A file that is not UTF-8
-    text is a ConfigError."""
-    values: dict[str, str] = {}
+    """`.env` as python-dotenv reads it (`dotenv_values`, which `make serve` and the docs promise): its own
+    parser, so that what a person pastes and what setup writes read alike. KEY=value lines, `export ` before
+    a name; a value in double quotes may span lines (a .pem file pasted whole) and takes `\\n`, `\\"` and
+    `\\\\` escapes; in single quotes it stands as written; unquoted it ends at the line's end, before a
+    ` #` comment. A name without `=` sets nothing, and a line the parser cannot read is skipped.
+
+    One difference, on purpose: `${NAME}` is not replaced from the environment (`interpolate=False`), so a
+    secret holding `${` reads back as written. An editor's byte order mark is ignored; a file that is not
+    UTF-8 text is a ConfigError."""
+    return {binding.key: binding.value for binding in _bindings(path)
+            if binding.key is not None and binding.value is not None}
+
+
+def _bindings(path: Path) -> list[Binding]:
+    """The file as python-dotenv's parser reads it (what `dotenv_values` runs on), each binding with its
+    original text; none for a file that does not exist."""
     if not path.exists():
-        return values
+        return []
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path.name} is not UTF-8 text (byte {exc.start}): save it as UTF-8") from None
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, value = line.split("=", 1)
-        key = key.strip().removeprefix("export ").strip()
-        if key:
-            values[key] = _dotenv_value(value.strip())
-    return values
-
-
-_ESCAPED = {"n": "\n", "\\": "\\", '"': '"'}
-
-
-def _dotenv_value(value: str) -> str:
-    """A value as written after `=`, as python-dotenv reads it: inside double quotes with `\\"`, `\\\\` and
-    `\\n` escaped (as `write_dotenv` writes it); inside single quotes as it stands; else up to a comment (`#`
-    after a space; one inside a value, `a#b`, is the value's). `\\n` is a line break in each (a private key on
-    one line, as pager always read it)."""
-    double = re.fullmatch(r'"((?:\\.|[^"\\])*)"(\s*|\s+#.*)', value)
-    if double:
-        return re.sub(r"\\(.)", lambda m: _ESCAPED.get(m.group(1), m.group(0)), double.group(1))
-    single = re.fullmatch(r"'([^']*)'(\s*|\s+#.*)", value)
-    if single:
-        return single.group(1).replace("\\n", "\n")
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":  # a quote inside, as written before
-        return value[1:-1].replace("\\n", "\n")
-    return re.split(r"\s+#", value, maxsplit=1)[0].replace("\\n", "\n")
+    return list(parse_stream(io.StringIO(text)))
 
 
 def write_dotenv(path: Path, updates: Mapping[str, str]) -> bool:
-    """Set keys in a .env file (others kept), readable by its owner only. Whether it changed."""
+    """Set keys in a .env file, readable by its owner only; whether it changed. Each binding of a key is
+    replaced whole (a value across lines too, as python-dotenv's `set_key` does), the rest is kept as it was
+    written, and keys not there yet are added at the end."""
     current = read_dotenv(path)
     if all(current.get(k) == v for k, v in updates.items()):
         return False
-    lines = path.read_text(encoding="utf-8-sig").splitlines() if path.exists() else ["# pager's settings for `make serve` (never commit this file)"]
-    pending = dict(updates)
-    for index, raw in enumerate(lines):
-        stripped = raw.strip()
-        if stripped.startswith("#") or "=" not in stripped:
-            continue
-        key = stripped.split("=", 1)[0].strip().removeprefix("export ").strip()
-        if key in pending:
-            lines[index] = _dotenv_line(key, pending.pop(key))
-    lines += [_dotenv_line(key, value) for key, value in pending.items()]
+    bindings = _bindings(path)
+    parts = [] if bindings else ["# pager's settings for `make serve` (never commit this file)\n"]
+    for binding in bindings:
+        written = binding.original.string
+        if binding.key is not None and binding.key in updates:
+            before = written[:len(written) - len(written.lstrip())]  # the blank lines above it stay
+            written = before + _dotenv_line(binding.key, updates[binding.key]) + "\n"
+        parts.append(written)
+    text = "".join(parts)
+    if text and not text.endswith("\n"):
+        text += "\n"
+    present = {binding.key for binding in bindings}
+    text += "".join(_dotenv_line(key, value) + "\n" for key, value in updates.items() if key not in present)
     temporary = path.with_name(path.name + ".tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
+        handle.write(text)
     os.chmod(temporary, 0o600)
     os.replace(temporary, path)
     return True
 
 
 def _dotenv_line(key: str, value: str) -> str:
-    """`KEY="value"`, its `\\`, `"` and line breaks escaped as `_dotenv_value` reads them."""
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """`KEY="value"`, its `\\`, `"` and line breaks escaped as python-dotenv reads a double-quoted value."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
     return f'{key}="{escaped}"'
 
 
@@ -535,6 +528,20 @@ class Target:
 
     def where_settings(self) -> str:
         return DEPLOY_FILE if self.stack is not None else self.dotenv.name
+
+    def where_all(self) -> str:
+        """Where the settings go, the secrets and the others, each place named once (`.env` holds them all)."""
+        if self.stack is None:
+            return self.dotenv.name
+        return f"{self.where_secrets()} (the secrets) and {DEPLOY_FILE} (the others; then `make deploy`)"
+
+    def put_key(self) -> str:
+        """How to put the app's private key (the whole .pem file) where the secrets go, in the form that place
+        reads: in `.env` inside double quotes, the one form python-dotenv reads across lines."""
+        if self.stack is not None:
+            return f"put the app's private key, the whole .pem file, into {self.where_secrets()}"
+        return (f'put the app\'s private key into {self.dotenv.name} as GITHUB_PRIVATE_KEY="…", the whole .pem file '
+                "inside the double quotes, its lines as they are (unquoted, a value ends with its first line)")
 
     @property
     def github_webhook_url(self) -> str:

@@ -10,14 +10,17 @@ holds nor fails. The exit status is 0 only when no check fails.
     app            the private key signs a JWT GitHub accepts (GET /app); id, slug and owner as set
     events         the app subscribes to every event the signals table needs
     permissions    the app holds every permission its calls need (and which it holds beyond them)
-    webhook        active, JSON, with a secret, at the stack's /github
+    webhook        active, with a secret, at the stack's /github; form-encoded is information (pager reads
+                   its payload field), JSON holds
     installation   on the control repository, its permissions accepted, on how many repositories
     workflows      information: whether the app may merge release pull requests that change .github/workflows/
                    (the optional Workflows permission, the app's and the installation's); never a failure
     deliveries     the last day: how many failed, how many were refused with 401, which kept failing
     bot            Telegram accepts the token (getMe)
     telegram       its webhook at the stack's /telegram, button presses and commands allowed, no recent error
-    commands       the bot's command menu is pager's (getMyCommands, pager.commands.BOT_COMMANDS)
+    commands       the chat's command menu is pager's (getMyCommands in the chat's scope, BotCommandScopeChat;
+                   pager.commands.BOT_COMMANDS), and no other chat's: the default scope lists none of pager's
+                   (an earlier setup's list showed in every private chat, each command answered "not allowed")
     chat           the bot may post in the chat (getChatMember, and unless it is an administrator getChat: a
                    group's default permissions); a group Telegram made a supergroup is named
     quiet hours    set, or none as chosen; information when none are set at all (what needs the maintainer then
@@ -36,7 +39,7 @@ from typing import Any
 from pager.chat import KEY as CHAT_KEY
 from pager.chat import move_of
 from pager.commands import BOT_COMMANDS
-from pager.errors import ChatMigrated, ConfigError, PagerError, Transient
+from pager.errors import ChatMigrated, ConfigError, PagerError, TelegramRefused, Transient
 from pager.github import signing_key
 from pager.settings import QUIET_NONE, SECRET_NAMES, Settings, in_parameter_store
 from pager.store import ROOT_ITEM, TABLE_ITEM, TABLE_KEY, TABLE_TTL
@@ -45,7 +48,7 @@ from pager.telegram import may_post as bot_may_post
 from pager.values import parse_iso
 from pager.words import plural
 
-from .clients import ALLOWED_UPDATES, menu, menu_pairs
+from .clients import ALLOWED_UPDATES, menu, menu_pairs, no_menu_there, pagers_menu
 from .deployment import Target, is_placeholder, known
 from .manifest import (
     AppPages,
@@ -59,6 +62,11 @@ from .manifest import (
 
 DAY = 86_400.0
 DELIVERY_PAGES = 10  # pages of 100 read for the last day; a busier day is counted as far as they reach
+# The settings each call is built from: none is made while the settings line calls one of them malformed
+# (GitHub asked with a JWT whose issuer is not an app id, Telegram's getMe with what is no bot token).
+GITHUB_CALL = ("GITHUB_APP_ID", "GITHUB_API_URL")
+TELEGRAM_CALL = ("TELEGRAM_BOT_TOKEN", "TELEGRAM_API_URL")
+APP_PAGE = ("GITHUB_APP_SLUG", "GITHUB_APP_OWNER", "GITHUB_API_URL")  # the app's page on GitHub
 
 
 @dataclass(frozen=True)
@@ -113,10 +121,29 @@ class Facts:
     def setting(self, name: str) -> str:
         return self.values.get(name) or self.secrets.get(name) or ""
 
+    def malformed(self, *names: str) -> list[str]:
+        """Those of `names` the settings line calls malformed or out of range (pager.settings' problems name
+        the setting first): no link or call is built from them."""
+        return [name for name in names if any(problem.startswith((f"{name} ", f"{name}:"))
+                                              for problem in self.settings_problems)]
+
     @property
     def pages(self) -> AppPages:
-        return AppPages(self.setting("GITHUB_APP_SLUG"), self.setting("GITHUB_APP_OWNER"),
-                        web_root(self.setting("GITHUB_API_URL") or "https://api.github.com"))
+        """The app's pages on GitHub, for the checks that run once GitHub answered with the app: its own slug
+        and owner (before that, the settings': `app_page` says where they may not be used)."""
+        app = self.get("app") or {}
+        owner = app.get("owner") or {}
+        slug, org = ((str(app.get("slug", "")), str(owner.get("login", "")) if owner.get("type") == "Organization" else "")
+                     if app else (self.setting("GITHUB_APP_SLUG"), self.setting("GITHUB_APP_OWNER")))
+        return AppPages(slug, org, web_root(self.setting("GITHUB_API_URL") or "https://api.github.com"))
+
+    def app_page(self, section: str) -> str:
+        """Where a section of the app's settings is on GitHub, for a fix given before GitHub answered with the
+        app: "on <its page> (<section>)" from GITHUB_APP_SLUG and GITHUB_APP_OWNER, or, when the slug is not set
+        or the settings line calls one of them malformed, the way there (a link built from them leads nowhere)."""
+        if is_placeholder(self.setting("GITHUB_APP_SLUG")) or self.malformed(*APP_PAGE):
+            return f"on GitHub (Settings → Developer settings → GitHub Apps → the app → {section})"
+        return f"on {self.pages.settings} ({section})"
 
 
 # -- gathering (I/O) ---------------------------------------------------------------------------------------
@@ -128,9 +155,10 @@ def gather(target: Target, *, environ: dict[str, str], github: Callable[..., Any
     clients; `dynamodb()` the table's boto3 client (None: no stack)."""
     facts = _read_settings(target, environ, now)
     values, secrets = facts.values, facts.secrets
-    if not is_placeholder(values.get("GITHUB_APP_ID")) and secrets.get("GITHUB_PRIVATE_KEY"):
+    if (not is_placeholder(values.get("GITHUB_APP_ID")) and secrets.get("GITHUB_PRIVATE_KEY")
+            and not facts.malformed(*GITHUB_CALL)):
         gather_github(facts, github(values, secrets))
-    if secrets.get("TELEGRAM_BOT_TOKEN"):
+    if secrets.get("TELEGRAM_BOT_TOKEN") and not facts.malformed(*TELEGRAM_CALL):
         gather_telegram(facts, telegram(values, secrets))
     if dynamodb is not None and target.stack is not None:
         gather_table(facts, dynamodb(), target.stack.outputs["TableName"])
@@ -169,7 +197,8 @@ def gather_github(facts: Facts, client: Any) -> None:
         return
     facts.read("hook", client.hook_config)
     control = facts.values.get("CONTROL_REPOSITORY", "")
-    if control and facts.read("installation", lambda: client.installation(control)) is not None:
+    if (control and not facts.malformed("CONTROL_REPOSITORY")
+            and facts.read("installation", lambda: client.installation(control)) is not None):
         facts.read("repositories", lambda: client.installation_repositories(facts.found["installation"]["id"]))
     facts.read("deliveries", lambda: recent_deliveries(client, facts.now - DAY))
 
@@ -196,9 +225,9 @@ def gather_telegram(facts: Facts, client: Any) -> None:
     if bot is None:
         return
     facts.read("webhook_info", client.webhook_info)
-    facts.read("commands", client.get_my_commands)
+    facts.read("default_commands", client.get_my_commands)  # the default scope: every chat without a menu of its own
     chat = facts.values.get("TELEGRAM_CHAT_ID", "")
-    if not chat or is_placeholder(chat):
+    if not chat or is_placeholder(chat) or facts.malformed("TELEGRAM_CHAT_ID"):
         return
     try:
         facts.found["member"] = client.chat_member(chat, int(bot["id"]))
@@ -209,6 +238,25 @@ def gather_telegram(facts: Facts, client: Any) -> None:
         facts.failed("member", exc)
     if (facts.get("member") or {}).get("status") in BOUND:  # no administrator: the group's permissions bind it
         facts.read("chat", lambda: client.chat(chat))
+    gather_menu(facts, client, chat)
+
+
+def gather_menu(facts: Facts, client: Any, chat: str) -> None:
+    """The chat's own command menu (getMyCommands in its scope), in the supergroup Telegram made of the group
+    when it says so; a channel has none (`channel`)."""
+    try:
+        facts.found["commands"] = client.get_my_commands(chat=chat)
+    except ChatMigrated as moved:
+        chat = facts.found.setdefault("moved", moved.to_chat)
+        facts.read("commands", lambda: client.get_my_commands(chat=chat))
+    except TelegramRefused as exc:
+        if no_menu_there(exc):
+            facts.found["channel"] = True
+        else:
+            facts.failed("commands", exc)
+    except PagerError as exc:
+        facts.failed("commands", exc)
+    facts.found["menu_chat"] = chat
 
 
 def gather_table(facts: Facts, client: Any, table: str) -> None:
@@ -264,19 +312,29 @@ def _unread(facts: Facts, name: str) -> str:
     return f"needs {name}: {facts.unread}" if facts.unread and not facts.secrets.get(name) else ""
 
 
+def _malformed(facts: Facts, *names: str) -> str:
+    """Why a call was not made: the settings line calls a setting it is built from malformed ("" when none is)."""
+    bad = facts.malformed(*names)
+    return f"the settings line names what is wrong with {', '.join(bad)}" if bad else ""
+
+
 def _no_key(facts: Facts) -> str:
-    """Why GitHub was not asked for the app: its key could not be read, or the app's id or key is not set."""
-    return _unread(facts, "GITHUB_PRIVATE_KEY") or "needs GITHUB_APP_ID and GITHUB_PRIVATE_KEY"
+    """Why GitHub was not asked for the app: its key could not be read, the app's id or key is not set, or a
+    setting the call is built from is malformed."""
+    return (_unread(facts, "GITHUB_PRIVATE_KEY") or _malformed(facts, *GITHUB_CALL)
+            or "needs GITHUB_APP_ID and GITHUB_PRIVATE_KEY")
 
 
 def _no_app(facts: Facts) -> str:
-    """Why a check of the app was not made: its key could not be read, or GitHub could not be asked for it."""
-    return _unread(facts, "GITHUB_PRIVATE_KEY") or "the app could not be read"
+    """Why a check of the app was not made: its key could not be read, GitHub was not asked (a malformed
+    setting), or it could not be asked for it."""
+    return _unread(facts, "GITHUB_PRIVATE_KEY") or _malformed(facts, *GITHUB_CALL) or "the app could not be read"
 
 
 def _no_bot(facts: Facts) -> str:
-    """Why a check of the bot was not made: its token could not be read, or Telegram could not be asked."""
-    return _unread(facts, "TELEGRAM_BOT_TOKEN") or "the bot could not be read"
+    """Why a check of the bot was not made: its token could not be read, Telegram was not asked (a malformed
+    token or API URL), or it could not be asked."""
+    return _unread(facts, "TELEGRAM_BOT_TOKEN") or _malformed(facts, *TELEGRAM_CALL) or "the bot could not be read"
 
 
 def _unreachable(facts: Facts, name: str, what: str) -> Check | None:
@@ -308,8 +366,7 @@ def check_settings(facts: Facts) -> Check:
     """Every problem of the settings in one pass: what is missing, malformed or out of range (pager.settings,
     as the functions read them), and a private key that does not load as RSA."""
     target = facts.target
-    where = (f"the secrets in {target.where_secrets()}, the other settings in {target.where_settings()}"
-             + (" (then `make deploy`)" if target.stack is not None else ""))
+    where = target.where_all()
     problems = list(facts.settings_problems)
     pem_named = any("GITHUB_PRIVATE_KEY" in p for p in problems) or _unread(facts, "GITHUB_PRIVATE_KEY")
     if not facts.key_ok and not pem_named:
@@ -319,7 +376,7 @@ def check_settings(facts: Facts) -> Check:
         return Check(False, f"settings: {facts.unread}{others}", _secret_fix(facts))
     if problems:
         missing = any(p.startswith("missing") for p in problems)
-        fix = (f"run `{target.setup_command()}`, or set {where}" if missing else f"correct them: {where}")
+        fix = (f"run `{target.setup_command()}`, or set them in {where}" if missing else f"correct them in {where}")
         return Check(False, f"settings: {'; '.join(problems)}", fix)
     return Check(True, f"settings: complete and well-formed, read from {target.describe()}")
 
@@ -365,17 +422,18 @@ def check_app(facts: Facts) -> Check:
     if app is None and "app" not in facts.errors:
         return _skip("GitHub App", _no_key(facts))
     if app is None and "app" in facts.local:  # GitHub was never asked: the key itself does not load
-        return Check(False, f"GitHub App: GITHUB_PRIVATE_KEY does not load as the app's key ({facts.errors['app']})",
-                     f"put the app's private key, the whole .pem file, into {facts.target.where_secrets()}; or "
-                     f"generate one on {facts.pages.settings} (Private keys)")
+        why = ("it is the first line of a .pem file alone" if _first_line_alone(facts.secrets.get("GITHUB_PRIVATE_KEY", ""))
+               else facts.errors["app"])
+        return Check(False, f"GitHub App: GITHUB_PRIVATE_KEY does not load as the app's key ({why})",
+                     f"{facts.target.put_key()}; or generate one {facts.app_page('Private keys')}")
     if app is None and _clock_off(facts.errors.get("app", "")):
         return Check(False, f"GitHub refuses the app's JWT for its times: {facts.errors['app']}",
                      "this machine's clock is off (the JWT says when it was made and when it expires): set it right "
                      f"(NTP), then run `{facts.target.doctor_command()}` again; the key is fine")
     if app is None:
         return _unreachable(facts, "app", "github") or Check(False, f"GitHub refuses the app's JWT: {facts.errors['app']}",
-                     f"GITHUB_PRIVATE_KEY must be a key of the app {facts.setting('GITHUB_APP_ID')}: generate one on "
-                     f"{facts.pages.settings} (Private keys) and put it into {facts.target.where_secrets()}")
+                     f"GITHUB_PRIVATE_KEY must be a key of the app {facts.setting('GITHUB_APP_ID')}: generate one "
+                     f"{facts.app_page('Private keys')}, then {facts.target.put_key()}")
     slug, owner = str(app.get("slug", "")), app.get("owner") or {}
     org = owner.get("login", "") if owner.get("type") == "Organization" else ""
     if slug != facts.setting("GITHUB_APP_SLUG") or org != facts.setting("GITHUB_APP_OWNER"):
@@ -385,6 +443,12 @@ def check_app(facts: Facts) -> Check:
                      f"set GITHUB_APP_SLUG={slug} and GITHUB_APP_OWNER={org} in {facts.target.where_settings()}"
                      " (the Advanced page links are built from them)")
     return Check(True, f"GitHub accepts the app's JWT: {slug} (id {app.get('id')})")
+
+
+def _first_line_alone(pem: str) -> bool:
+    """A key that is a .pem file's first line and nothing else: what a reader that ends a value at its line's
+    end (`.env` unquoted) makes of a .pem file pasted across lines."""
+    return pem.strip().startswith("-----BEGIN") and "\n" not in pem.strip() and "-----END" not in pem
 
 
 def _clock_off(error: str) -> bool:
@@ -437,15 +501,20 @@ def check_webhook(facts: Facts) -> Check:
         return Check(False, f"webhook: {'; '.join(problems)}",
                      f"on {facts.pages.settings}: tick Active, Webhook URL {expected or '<your URL>/github'}, a Webhook "
                      "secret equal to GITHUB_WEBHOOK_SECRET; Save changes")
+    if hook.get("content_type") == "form":  # SPEC §4: the endpoint takes a form's `payload=` field as well
+        return Check(None, f"webhook: active, form-encoded, signed, at {url}: pager reads the JSON in its payload field",
+                     f"nothing to change; for JSON itself, choose Content type application/json on {facts.pages.settings} "
+                     "and Save changes", info=True)
     return Check(True, f"webhook: active, JSON, signed, at {url}")
 
 
 def _webhook_problems(hook: dict[str, Any], app: dict[str, Any]) -> list[str]:
-    """What is wrong with the app's webhook but its URL: inactive, not JSON, unverified, unsigned."""
+    """What is wrong with the app's webhook but its URL: inactive, neither JSON nor form-encoded (GitHub's two
+    content types, both of which pager reads), unverified, unsigned."""
     problems = []
     if not app.get("events"):
         problems.append("not active (the app subscribes to no event)")
-    if hook.get("content_type") != "json":
+    if hook.get("content_type") not in ("json", "form"):
         problems.append(f"content type {hook.get('content_type')}, not json")
     if str(hook.get("insecure_ssl", "0")) != "0":
         problems.append("SSL verification is off")
@@ -466,8 +535,10 @@ def _webhook_url_problems(url: str, expected: str) -> list[str]:
 def check_installation(facts: Facts) -> Check:
     control = facts.values.get("CONTROL_REPOSITORY", "")
     installation = facts.get("installation")
-    if facts.get("app") is None or not control:
-        return _skip("installation", _unread(facts, "GITHUB_PRIVATE_KEY") or "the app or the control repository is unknown")
+    if facts.get("app") is None:
+        return _skip("installation", _no_app(facts))
+    if not control or facts.malformed("CONTROL_REPOSITORY"):
+        return _skip("installation", _malformed(facts, "CONTROL_REPOSITORY") or "the control repository is unknown")
     if installation is None:
         if facts.statuses.get("installation") == 404:
             return Check(False, f"installation: the app is not installed on the control repository {control}",
@@ -565,7 +636,8 @@ def check_deliveries(facts: Facts) -> Check:
 def check_bot(facts: Facts) -> Check:
     bot = facts.get("bot")
     if bot is None and "bot" not in facts.errors:
-        return _skip("Telegram bot", _unread(facts, "TELEGRAM_BOT_TOKEN") or "needs TELEGRAM_BOT_TOKEN")
+        return _skip("Telegram bot", _unread(facts, "TELEGRAM_BOT_TOKEN") or _malformed(facts, *TELEGRAM_CALL)
+                     or "needs TELEGRAM_BOT_TOKEN")
     if bot is None:
         return _unreachable(facts, "bot", "telegram") or Check(False, f"Telegram refuses the bot token: {facts.errors['bot']}",
                      f"get the token from @BotFather (/token) and put it into {facts.target.where_secrets()}, or run "
@@ -622,16 +694,40 @@ UPDATE_WORDS = {"callback_query": "button presses", "message": "the chat's comma
 
 
 def check_telegram_commands(facts: Facts) -> Check:
-    commands = facts.get("commands")
-    if commands is None:
-        return _skip("Telegram commands", facts.errors.get("commands") or _no_bot(facts))
-    listed, wanted = menu_pairs(commands), menu(BOT_COMMANDS)
-    if listed == list(BOT_COMMANDS):
-        return Check(True, f"Telegram commands: the menu lists {wanted}")
-    differs = "with other descriptions" if menu(listed) == wanted else f"not {wanted}"
-    shown = menu(listed) or "nothing"
-    return Check(False, f"Telegram commands: the menu lists {shown}, {differs}",
-                 f"run `{facts.target.setup_command()}`: it sets the bot's commands (setMyCommands)")
+    """The chat's menu is pager's (in the chat's own scope; a channel takes none), and no other chat shows pager's:
+    the default scope, every chat's without a menu of its own, holds none of pager's commands (an earlier setup
+    set them there, and every private chat with the bot listed them, each answered "not allowed"). Another
+    list there is information: not pager's to remove."""
+    chat = facts.get("menu_chat")
+    if facts.get("bot") is None or chat is None:
+        return _skip("Telegram commands", _no_bot(facts) if facts.get("bot") is None else
+                     _malformed(facts, "TELEGRAM_CHAT_ID") or "needs TELEGRAM_CHAT_ID")
+    fix = (f"run `{facts.target.setup_command()}`: it sets the commands in the chat (setMyCommands in its scope) and "
+           "removes pager's from every other chat (deleteMyCommands)")
+    for name in ("commands", "default_commands"):
+        if name in facts.errors:
+            return (_unreachable(facts, name, "telegram")
+                    or Check(False, f"Telegram commands: the menu could not be read: {facts.errors[name]}",
+                             f"once the chat line holds, {fix}"))
+    wanted = menu(BOT_COMMANDS)
+    if facts.get("channel"):
+        here = f"none in the channel {chat}, which takes none"
+    else:
+        listed = menu_pairs(facts.get("commands") or [])
+        if listed != list(BOT_COMMANDS):
+            differs = "with other descriptions" if menu(listed) == wanted else f"not {wanted}"
+            return Check(False, f"Telegram commands: the menu in the chat {chat} lists {menu(listed) or 'nothing'}, {differs}", fix)
+        here = f"the menu in the chat {chat} lists {wanted}"
+    default = facts.get("default_commands") or []
+    elsewhere = menu(menu_pairs(default))
+    if pagers_menu(default):
+        return Check(False, f"Telegram commands: {here}, but every other chat with the bot lists {elsewhere} too (the "
+                            "default scope), where each is answered “not allowed”", fix)
+    if default:
+        return Check(None, f"Telegram commands: {here}; every other chat with the bot lists {elsewhere} (the default "
+                           "scope), which are not pager's", "deleteMyCommands (no scope) removes them, if the bot is "
+                           "pager's alone", info=True)
+    return Check(True, f"Telegram commands: {here}; no other chat lists them")
 
 
 def ago(seconds: float) -> str:
@@ -654,7 +750,8 @@ def check_chat(facts: Facts) -> Check:
         return Check(False, f"chat: Telegram made the group {chat} the supergroup {moved}; pager follows it{where}",
                      f"set TELEGRAM_CHAT_ID (the TelegramChatId parameter) to {moved} and deploy again")
     if member is None and "member" not in facts.errors:
-        return _skip("chat", _unread(facts, "TELEGRAM_BOT_TOKEN") or "needs the bot and TELEGRAM_CHAT_ID")
+        return _skip("chat", _unread(facts, "TELEGRAM_BOT_TOKEN") or _malformed(facts, *TELEGRAM_CALL, "TELEGRAM_CHAT_ID")
+                     or "needs the bot and TELEGRAM_CHAT_ID")
     if member is None:
         return (_unreachable(facts, "member", "telegram")
                 or Check(False, f"chat: the bot cannot see the chat {chat}: {facts.errors['member']}", fix))

@@ -11,7 +11,9 @@
     chat         the chat, its forum topic and who may press buttons, found with getUpdates
     webhook      Telegram's webhook at the stack's /telegram with the secret token, for button presses and
                  the chat's commands (allowed_updates callback_query and message)
-    commands     the bot's command menu (setMyCommands), as pager.commands lists the commands
+    commands     the bot's command menu in the chat's scope (setMyCommands with BotCommandScopeChat), as
+                 pager.commands lists the commands, and none in every other chat: the default scope's list an
+                 earlier setup set is removed (deleteMyCommands), as there each command is answered "not allowed"
     quiet        the maintainer's time zone and quiet hours, 22:00-07:00 on this machine's clock offered
                  (`--time-zone`, `--quiet-hours`: without asking); `none` is kept as chosen, so that it is
                  never asked again, where empty (a guided deploy's Enter) is not chosen yet
@@ -39,10 +41,10 @@ import requests
 
 from pager.attention import QuietHours
 from pager.commands import BOT_COMMANDS
-from pager.errors import PagerError, TelegramRefused, Transient
+from pager.errors import ChatMigrated, PagerError, TelegramRefused, Transient
 from pager.settings import QUIET_NONE, REPOSITORY, SECRET_NAMES
 
-from .clients import ALLOWED_UPDATES, AppGitHub, BotTelegram, menu, menu_pairs
+from .clients import ALLOWED_UPDATES, AppGitHub, BotTelegram, menu, menu_pairs, no_menu_there, pagers_menu
 from .console import Console
 from .deployment import Target, is_placeholder
 from .form import ManifestForm
@@ -110,7 +112,9 @@ class State:
     bot_problem: str = ""
     unreachable: str = ""  # GitHub or Telegram did not answer setup (no answer, a 5xx, a rate limit): a try later
     webhook_info: dict[str, Any] | None = None
-    commands: list[dict[str, Any]] | None = None  # the bot's command menu as Telegram has it
+    commands: list[dict[str, Any]] | None = None  # the chat's command menu as Telegram has it (None: not read)
+    channel: bool = False  # the chat is a channel, where Telegram keeps no command menu
+    default_commands: list[dict[str, Any]] | None = None  # the menu of the default scope: every other chat's
     now: float = 0.0
     changed: set[str] = field(default_factory=set)
 
@@ -175,7 +179,7 @@ def check_bot(state: State, tools: Tools) -> None:
     try:
         state.bot = client.get_me()
         state.webhook_info = client.webhook_info()
-        state.commands = client.get_my_commands()
+        read_menus(state, client)
     except Transient as exc:
         state.unreachable = state.unreachable or f"Telegram could not be asked: {exc}"
     except PagerError as exc:
@@ -234,10 +238,29 @@ def webhook_done(state: State) -> str:
     return "" if refused else f"Telegram's webhook points at {expected} (button presses and commands)"
 
 
+def read_menus(state: State, client: BotTelegram) -> None:
+    """The menus as Telegram has them: the default scope's, and the chat's own scope's when a chat is set (a
+    channel has none; a chat Telegram refuses is read as none, and the step says Telegram's words)."""
+    state.default_commands = client.get_my_commands()
+    chat = state.values.get("TELEGRAM_CHAT_ID", "")
+    if is_placeholder(chat) or chat == "0":
+        return
+    try:
+        state.commands = client.get_my_commands(chat=chat)
+    except TelegramRefused as exc:  # a channel, a group made a supergroup, a chat the bot is not in
+        state.commands, state.channel = None, no_menu_there(exc)
+
+
 def commands_done(state: State) -> str:
+    """The chat lists pager's commands (a channel none, as it takes none), and no other chat does: the default
+    scope holds no list of pager's."""
+    if "chat" in state.changed or pagers_menu(state.default_commands):
+        return ""
+    if state.channel:
+        return "no command menu: a channel takes none (nobody writes commands there)"
     if state.commands is None or menu_pairs(state.commands) != list(BOT_COMMANDS):
         return ""
-    return f"Telegram's command menu lists {menu(BOT_COMMANDS)}"
+    return f"Telegram's command menu lists {menu(BOT_COMMANDS)} in the chat alone"
 
 
 def quiet_done(state: State, options: Options) -> str:
@@ -316,9 +339,9 @@ def step_app(state: State, tools: Tools, options: Options) -> bool:
     if not is_placeholder(app_id):
         console.failed(
             f"the GitHub App {app_id} is set, but GitHub cannot be asked for it: {state.app_problem}",
-            "setup never registers a second app. Generate a private key on the app's General page and put it "
-            f"into {state.target.where_secrets()} as GITHUB_PRIVATE_KEY (or, to register a new app, remove "
-            f"GITHUB_APP_ID from {state.target.where_settings()}), then run `{state.target.setup_command()}` again",
+            "setup never registers a second app. Generate a private key on the app's General page and "
+            f"{state.target.put_key()} (or, to register a new app, remove GITHUB_APP_ID from "
+            f"{state.target.where_settings()}); then run `{state.target.setup_command()}` again",
         )
         return False
     if state.secrets.get("GITHUB_PRIVATE_KEY"):  # a key without an app id: an app was registered already
@@ -388,9 +411,11 @@ def keep_credentials(state: State, tools: Tools, credentials: dict[str, Any], or
     store_settings(state, settings)
     state.app = {k: v for k, v in credentials.items() if k not in ("pem", "webhook_secret", "client_secret")}
     state.changed.add("github-app")
+    where = (f"its private key, webhook secret, id, slug and owner are in {state.target.where_all()}"
+             if state.target.stack is None else f"its private key and webhook secret are in {state.target.where_secrets()}, "
+                                                f"its id, slug and owner in {state.target.where_settings()}")
     console.done(f"registered the GitHub App {settings['GITHUB_APP_SLUG']} (id {settings['GITHUB_APP_ID']}) for "
-                 f"{owner.get('login', org or 'your account')}: its private key and webhook secret are in "
-                 f"{state.target.where_secrets()}, its id, slug and owner in {state.target.where_settings()}")
+                 f"{owner.get('login', org or 'your account')}: {where}")
     if not hook_secret:
         pages = AppPages(settings["GITHUB_APP_SLUG"], org, web_root(state.github_api))
         console.failed("GitHub gave the app no webhook secret",
@@ -421,7 +446,7 @@ def step_bot(state: State, tools: Tools, options: Options) -> bool:
             check = telegram(state, tools)
             state.bot = check.get_me()
             state.webhook_info = check.webhook_info()
-            state.commands = check.get_my_commands()
+            read_menus(state, check)
         except TelegramRefused:
             console.line("  Telegram refuses that token; try again.")
             continue
@@ -455,10 +480,31 @@ def step_webhook(state: State, tools: Tools, options: Options) -> bool:
 
 
 def step_commands(state: State, tools: Tools, options: Options) -> bool:
-    telegram(state, tools).set_my_commands(BOT_COMMANDS)
+    """pager's menu in the chat's scope (a group Telegram made a supergroup: in the supergroup; a channel takes
+    none), then the default scope's list of pager's removed: every other chat showed it."""
+    client, chat = telegram(state, tools), state.values["TELEGRAM_CHAT_ID"]
+    try:
+        if "chat" in state.changed or state.commands is None or menu_pairs(state.commands) != list(BOT_COMMANDS):
+            client.set_my_commands(BOT_COMMANDS, chat=chat)
+            tools.console.done(f"set the bot's command menu in the chat (what Telegram lists after / there): "
+                               f"{menu(BOT_COMMANDS)}")
+    except ChatMigrated as moved:
+        client.set_my_commands(BOT_COMMANDS, chat=moved.to_chat)
+        tools.console.done(f"set the bot's command menu in the supergroup {moved.to_chat}, which Telegram made of the group "
+                           f"{chat} (set TELEGRAM_CHAT_ID to {moved.to_chat}): {menu(BOT_COMMANDS)}")
+    except TelegramRefused as exc:
+        if not no_menu_there(exc):
+            tools.console.failed(f"Telegram refuses the command menu in the chat {chat}: {exc}",
+                                 f"add the bot to the chat {chat}, then run `{state.target.setup_command()}` again")
+            return False
+        tools.console.done("no command menu in the chat: a channel takes none (nobody writes commands there)")
     state.commands = [{"command": command, "description": description} for command, description in BOT_COMMANDS]
+    if pagers_menu(state.default_commands):
+        client.delete_my_commands()
+        state.default_commands = []
+        tools.console.done("removed the command menu from every other chat (the default scope an earlier setup set, where "
+                           "each command was answered “not allowed”)")
     state.changed.add("commands")
-    tools.console.done(f"set the bot's command menu (what Telegram lists after /): {menu(BOT_COMMANDS)}")
     return True
 
 
