@@ -24,13 +24,18 @@ PYTHON313 := $(firstword $(foreach p,\
 	$(if $(shell $(p) -c 'import sys; print(sys.version_info[:2] == (3, 13))' 2>/dev/null | grep -x True),$(p))))
 endif
 
-.PHONY: test help lint-python demo serve bench lint build deploy check-layer sam clean setup doctor logs outputs remove
+.PHONY: test test-deep help lint-python demo serve bench lint build deploy check-layer sam clean setup doctor logs outputs remove
 
 # `make` alone runs the tests, as it always has; `make help` lists every target.
 .DEFAULT_GOAL := test
 
 test: $(VENV)/.installed  ## the test suite (the default goal)
 	$(PY) -m pytest
+
+# The property tests searched anew (the suite draws the same examples each run), ten times deeper; run it
+# before changing what a property holds. A case it finds is saved in .hypothesis/ and shown with its seed.
+test-deep: $(VENV)/.installed  ## the property tests searched anew, ten times the examples
+	HYPOTHESIS_PROFILE=deep FUZZ_DEPTH=$${FUZZ_DEPTH:-10} $(PY) -m pytest $$(grep -l '@given' tests/test_*.py)
 
 # Each target's line ends in "## what it does": this list is made from them, so it cannot drift.
 help:  ## this list of the targets

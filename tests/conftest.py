@@ -5,12 +5,22 @@ the fake world, the sweep in it. What the tests share besides fixtures is in sup
 from __future__ import annotations
 
 import json
+import os
 import weakref
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 from support import OWN_MESSAGE, START, TEST_ENV, Sweeps, first_line_words, own_words, said
 
 from pager_world.world import World
+
+# The property tests draw the same examples on every run (derandomized: seeded from each test, no database),
+# so a run of the suite, in CI or here, is the run before it: a case found by chance is not a defect of CI.
+# `make test-deep` (HYPOTHESIS_PROFILE=deep) searches anew, many more examples, saving what it finds in
+# .hypothesis/: a case found that way becomes an @example of its test, then is fixed.
+hypothesis_settings.register_profile("pager", derandomize=True, database=None, deadline=None, print_blob=True)
+hypothesis_settings.register_profile("deep", derandomize=False, deadline=None, print_blob=True)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "pager"))
 
 
 @pytest.fixture(scope="session")

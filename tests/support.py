@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -364,3 +365,9 @@ def said(requests: Any) -> list[str]:
         markup = json.loads(markup) if isinstance(markup, str) else markup or {}
         texts += [str(button.get("text") or "") for row in markup.get("inline_keyboard", []) for button in row]
     return texts
+
+
+def examples(n: int) -> int:
+    """A property test's examples: `n` in the suite; FUZZ_DEPTH times as many (`make test-deep`), or
+    FUZZ_EXAMPLES exactly."""
+    return int(os.environ.get("FUZZ_EXAMPLES") or n * int(os.environ.get("FUZZ_DEPTH") or 1))

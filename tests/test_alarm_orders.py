@@ -17,12 +17,11 @@ Invariants (docs/signals.md "The alarm", docs/attention.md "The alarm's grace"):
  4. each entry opening buzzes at most once, and an alarm still red past its grace has buzzed (or, within the
     hour of its last buzz, has when the hour ended).
 
-    FUZZ_EXAMPLES=500 make test     more examples (the suite runs 20 per test, to stay fast)
+    make test-deep     ten times the examples, searched anew (the suite runs the same 20 per test, to stay fast)
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,13 +30,14 @@ import hypothesis
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
+from support import examples
 
 from pager.attention import NOW_AGAIN_SECONDS
 from pager.sweep.run import check as minute_check
 from pager.values import iso
 from pager_world.cases import run as run_payload
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "20"))
+EXAMPLES = examples(20)
 T0 = 1_796_000_000
 GRACE = 15  # ALARM_GRACE_MINUTES, the default
 AGAIN = NOW_AGAIN_SECONDS // 60  # an alarm that buzzed buzzes again no sooner than this

@@ -7,7 +7,7 @@ transient faults (Telegram 502 on a send or an edit, GitHub 502 on the draft's d
 answered 500 is delivered again once the faults are healed. Then the chat must show the thing as GitHub
 last left it (docs/signals.md, docs/attention.md).
 
-    FUZZ_EXAMPLES=2000 make test     more examples per test (the suite runs 20, to stay fast)
+    make test-deep     ten times the examples, searched anew (the suite runs the same 20 per test, to stay fast)
     FUZZ_MIN_GAP=0                   allow GitHub events in the same second (order keys tie: a closing and
                                      a reopening, the one delivered last wins; two edits in one second are
                                      one edit to pager, keyed by its time: the second is not shown)
@@ -32,6 +32,7 @@ import hypothesis
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
+from support import examples
 
 from pager.values import iso
 from pager_world.cases import issue_comment_by, outside
@@ -39,7 +40,7 @@ from pager_world.payloads import payload
 from pager_world.world import REPO
 
 T0 = 1_796_000_000  # 2026-11-30, GitHub's time of the opening (the world's clock is its own)
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "20"))
+EXAMPLES = examples(20)
 MIN_GAP = int(os.environ.get("FUZZ_MIN_GAP", "1"))  # minutes between GitHub's events (0: some in the same second)
 STEP_SECONDS = 4.0  # world time between deliveries: under Telegram's flood windows, far within the hour
 

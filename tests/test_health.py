@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
-from support import OWN_MESSAGE, json_lines, make_settings, paced
+from support import OWN_MESSAGE, examples, json_lines, make_settings, paced
 
 from pager.observe import metrics
 from pager.sweep import health, lease, run
@@ -518,7 +518,7 @@ def gathered(failed: int, paging: int, refused: int, entries: int, *, again_all:
         waiting=Waiting(("telegram",), NOW - 600) if held else None, health=own)
 
 
-@hypothesis_settings(max_examples=150, deadline=None)
+@hypothesis_settings(max_examples=examples(150))
 @given(failed=st.integers(0, 60), paging=st.integers(0, 60), refused=st.integers(0, 30), entries=st.integers(0, 30),
        per_minute=st.integers(1, 45), again_all=st.booleans(), works=st.booleans(), held=st.booleans(), served=st.booleans())
 def test_the_decisions_asks_the_jobs_picks_and_all_again_share_one_minutes_pace_and_the_runs_reserve(

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from pager_world.cases import alert, issue_opened, outside, pull, run, suite
 from pager_world.payloads import fixture_files
@@ -65,7 +66,7 @@ def test_hostile_text_in_a_repositorys_own_name_reaches_the_chat_escaped(world):
 text = st.lists(st.sampled_from(list('<>&"\'ab /;#=') + ["&amp;", "&lt;", "<b>", "</b>", "é", "𝕏", "\n"]), max_size=30).map("".join)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(title=text, body=text, name=text, login=text)
 def test_random_text_through_every_signal_is_accepted_by_telegram(private_key_pem, title, body, name, login):
     world = World(private_key_pem)

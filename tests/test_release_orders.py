@@ -1,7 +1,7 @@
 """Property: a release pull request's history, delivered in any order, twice, with transient faults and their
 redelivery, ends with the chat showing what GitHub last said (docs/signals.md "Releases", docs/attention.md).
 
-    FUZZ_EXAMPLES=1000 make test     more examples (the suite runs 20, to stay fast)
+    make test-deep     ten times the examples, searched anew (the suite runs the same 20, to stay fast)
     FUZZ_HARSH=1                     also answers lost after acting, the table throttled, the merge failing
 """
 
@@ -12,6 +12,7 @@ import os
 
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
+from support import examples
 
 from pager.signals.release import MERGES, NOT_MERGEABLE
 from pager_world.cases import BRANCH, published, pull, suite_passed
@@ -22,7 +23,7 @@ TITLE = "chore(master): release 1.2.0"
 EDITED = "chore(master): release 1.2.0 (edited)"
 MERGE = "e" * 40
 BASE = dt.datetime(2026, 12, 1, 10, 0, tzinfo=dt.UTC)
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "20"))  # (the suite's 20 stay fast; FUZZ_EXAMPLES=1000 make test)
+EXAMPLES = examples(20)
 
 
 def at(minutes: int) -> str:
@@ -100,7 +101,7 @@ def release_messages(world):
     return {m: s for m, s in world.chat.view().items() if f"{REPO}#2<" in s[0] or f"{REPO}#2</a>" in s[0]}
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=False)
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(h=histories())
 def test_release_history_in_any_order(private_key_pem, h):
     world = World(private_key_pem)

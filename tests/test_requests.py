@@ -5,8 +5,8 @@ An event API Gateway would never send (no `requestContext`, headers that are not
 type, an odd `isBase64Encoded`) and text no client can send (a lone surrogate: a JSON `"\\ud800"` escape
 makes one, which `json.loads` takes, in the body, a header's name or value, the path) are answered with a
 4xx and its reason, in one log line: never an exception, never a 500 (which GitHub and Telegram would send
-again), never a line lost because it could not be written. The property test is derandomized, so that CI
-runs the same examples every time; the examples below it name the cases one by one.
+again), never a line lost because it could not be written. The property test draws the same examples every
+run (conftest's profile, as every property test of the suite); the examples below it name the cases one by one.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import invoke_webhook
+from support import examples, invoke_webhook
 
 from pager_world.events import github_event, telegram_event
 from pager_world.world import TELEGRAM_SECRET, WEBHOOK_SECRET
@@ -112,7 +112,7 @@ def changed(event: dict[str, Any], steps: list[tuple[Any, ...]]) -> Any:
     return event
 
 
-@settings(derandomize=True, max_examples=300, deadline=None,
+@settings(max_examples=examples(300),
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(route=st.sampled_from(["/github", "/telegram"]), steps=changes())
 def test_whatever_the_function_is_given_it_answers_a_2xx_or_a_4xx_with_its_reason_in_one_log_line(

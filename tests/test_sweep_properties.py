@@ -8,19 +8,18 @@ repositories, each with what pager's endpoint answers it attempt after attempt (
 GitHub's pages small. After the generated hour pager answers every delivery again, and the world goes on
 for the drain. Everything is checked against GitHub's own list, not the sweep's view of it.
 
-    FUZZ_EXAMPLES=400 .venv/bin/python -m pytest -n 2 tests/test_sweep_properties.py    deeper (the suite runs 40)
+    make test-deep     ten times the examples, searched anew (the suite runs the same 40); before changing the sweep
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import hypothesis
-from hypothesis import HealthCheck, given
+from hypothesis import HealthCheck, example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
-from support import Sweeps
+from support import Sweeps, examples
 
 from pager.signals import acts_on
 from pager.sweep import recovery
@@ -30,7 +29,7 @@ from pager.values import parse_iso
 from pager.waiting import SWEEP_KEY, Waiting
 from pager_world.world import World
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))  # (FUZZ_EXAMPLES=400 before changing the sweep)
+EXAMPLES = examples(40)
 
 KINDS = (("workflow_run", "completed"), ("issues", "opened"), ("issue_comment", "created"), ("workflow_run", "requested"))
 CODES = {"pass": st.sampled_from([200, 202]), "4xx": st.sampled_from([400, 401, 404]),
@@ -86,6 +85,12 @@ redelivery_outages = st.none() | st.tuples(st.integers(0, HOUR - 1), st.integers
 @hypothesis_settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                                              HealthCheck.function_scoped_fixture])
 @given(st.lists(events(), max_size=24), settings(), redelivery_outages)
+@example(  # refused, then delivered again by hand into GitHub's redeliveries answering 429: named in the end
+    history=[Event(("workflow_run", "completed"), 1, 0, [200], None), Event(("workflow_run", "completed"), 1, 0, [200, 200], None),
+             Event(("workflow_run", "completed"), 1, 0, [400, 429], 15), Event(("workflow_run", "completed"), 1, 9, [503, 0, 0], None)],
+    limits={"sweep_max_redeliveries": 3, "sweep_max_attempts": 2, "sweep_all_pages": 1, "sweep_failure_pages": 1,
+            "sweep_call_budget": 14},
+    redelivery_outage=(14, 45, 429))
 def test_the_sweep_keeps_its_promises_over_generated_histories(private_key_pem, history, limits, redelivery_outage):
     world = Sweeps(World(private_key_pem, start=1_800_000_000 // 60 * 60, **limits))
     answers: dict[str, list[int]] = {}

@@ -18,6 +18,7 @@ import requests
 import responses
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import examples
 
 from pager import deadline
 from pager.errors import ChatMigrated, DeadlineExceeded, MessageNotEditable, TelegramRefused, TelegramUnavailable
@@ -636,7 +637,7 @@ def test_characters_beyond_the_basic_plane_count_twice():
     assert result == "🚨" * 2047 + "…"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200))
 @given(
     st.lists(
         st.one_of(
@@ -664,7 +665,7 @@ def test_any_cut_fits_the_limit_keeps_a_prefix_of_the_text_and_closes_every_tag(
         assert visible(text).startswith(shown[:-1])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(st.lists(st.one_of(st.text(max_size=12).map(escape),
                           st.sampled_from(["<b>", "</b>", '<a href="x">', "</a>", "&amp;", "&lt;", "&#128680;", "&#x41;"])),
                 max_size=15).map("".join))

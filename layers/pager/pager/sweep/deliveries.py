@@ -57,6 +57,7 @@ from .acts import ChangeAlarm
 from .lists import END, FAILED, GITHUB_RETENTION, NO_ANSWER, OVERLAP_SECONDS, PASSED, REFUSED, WINDOW, Attempt, Read, Scan
 
 ITEM = "deliveries"
+PASSED_PROBE = "probe"  # a Redeliver's `why`: the newest passed delivery asked for again to probe GitHub's redeliveries
 VERSION = 3
 RETENTION_MARGIN = 2 * 3600  # an event this close to GitHub's three days is named, and still asked for (last chance)
 LAST_CHANCE_MARGIN = 300  # ... until this close to them (GitHub's clock and ours may differ)
@@ -169,6 +170,7 @@ class State:
     backfilled: bool = False  # the failure list was read below `floor`
     followed: tuple[Followed, ...] = ()
     probe: tuple[int, str, float] | None = None  # the newest passed delivery read: (id, guid, time)
+    probed: tuple[tuple[str, float], ...] = ()  # passed deliveries GitHub took again as a hold's probe: (guid, when)
     holds: tuple[tuple[float, float], ...] = ()  # (since, until): nothing was asked for then but probes
     alarm_due: bool = False
     closing: tuple[str, ...] = ()  # events passed whose `delivery:` entries are to close, until the alarm's change happens
@@ -179,7 +181,7 @@ class State:
     def to_data(self) -> dict[str, Any]:
         return {"v": VERSION, "every": self.every.to_data(), "failures": self.failures.to_data(), "floor": self.floor,
                 "backfilled": self.backfilled, "followed": pack(self.followed), "count": len(self.followed),
-                "probe": list(self.probe) if self.probe else None, "holds": [list(h) for h in self.holds],
+                "probe": list(self.probe) if self.probe else None, "probed": [list(p) for p in self.probed], "holds": [list(h) for h in self.holds],
                 "alarm_due": self.alarm_due, "closing": list(self.closing), "settled": list(self.settled), "ran_at": self.ran_at,
                 "last_event": self.last_event}
 
@@ -193,6 +195,7 @@ class State:
                    floor=int(data.get("floor") or 0), backfilled=bool(data.get("backfilled")),
                    followed=unpack(str(data.get("followed") or "")),
                    probe=(int(probe[0]), str(probe[1]), float(probe[2])) if probe else None,
+                   probed=tuple((str(g), float(at)) for g, at in data.get("probed") or ()),
                    holds=tuple((float(a), float(b)) for a, b in data.get("holds") or ()),
                    alarm_due=bool(data.get("alarm_due")), closing=tuple(str(g) for g in data.get("closing") or ()),
                    settled=tuple(str(g) for g in data.get("settled") or ()),
@@ -295,7 +298,7 @@ def fresh_attempts(state: State, known: Known) -> list[Attempt]:
 
 
 def follow(rows: Iterable[Followed], fresh: Iterable[Attempt], acts_on: ActsOn, counts: Callable[[Attempt], bool],
-           settled: Iterable[str] = (), probe: str = "") -> tuple[dict[str, Followed], frozenset[str]]:
+           settled: Iterable[str] = (), probes: frozenset[str] = frozenset()) -> tuple[dict[str, Followed], frozenset[str]]:
     """The followed events with this run's attempts (of events a handler acts on): a followed one gains
     them; another is followed from its first delivery when the run read it (and judged on all it read:
     one that passed or was refused is done); and an event done before, or older than the view, that someone
@@ -309,7 +312,7 @@ def follow(rows: Iterable[Followed], fresh: Iterable[Attempt], acts_on: ActsOn, 
     for attempt in sorted(fresh, key=lambda a: a.id):
         by_guid.setdefault(attempt.guid, []).append(attempt)
     for guid, attempts in by_guid.items():
-        row = followed.get(guid) or (None if guid in done else _begun(attempts, acts_on, probe, counts))
+        row = followed.get(guid) or (None if guid in done else _begun(attempts, acts_on, probes))
         if row is None:
             done |= {guid} if attempts[-1].redelivery and attempts[-1].outcome in (PASSED, REFUSED) else set()
             continue
@@ -319,15 +322,16 @@ def follow(rows: Iterable[Followed], fresh: Iterable[Attempt], acts_on: ActsOn, 
     return followed, frozenset(done)
 
 
-def _begun(attempts: list[Attempt], acts_on: ActsOn, probe: str, counts: Callable[[Attempt], bool]) -> Followed | None:
+def _begun(attempts: list[Attempt], acts_on: ActsOn, probes: frozenset[str]) -> Followed | None:
     """A new followed event from this run's attempts: from its first delivery; else, delivered again by hand
-    (or ↻) and failed, as one whose earlier attempts are not known (not a hold's probe: a passed delivery
-    asked for again only to learn whether pager answers, the one probed now or, read later, one before it)."""
+    (or ↻) and failed, during a hold too, as one whose earlier attempts are not known (not a hold's probe: a
+    passed delivery asked for again only to learn whether GitHub takes redeliveries, the one probed now or,
+    read later, one GitHub took before)."""
     first = next((a for a in attempts if not a.redelivery), None)
     if first is not None:
         return Followed.begun(first) if acts_on(first.event, first.action) else None
     newest = attempts[-1]
-    failed = newest.outcome in (FAILED, NO_ANSWER) and newest.guid != probe and counts(newest)
+    failed = newest.outcome in (FAILED, NO_ANSWER) and newest.guid not in probes
     return Followed.begun(newest, known_first=False) if failed and acts_on(newest.event, newest.action) else None
 
 
@@ -342,13 +346,19 @@ def with_picks(state: State, picks: Iterable[Attempt], now: float) -> State:
 
 
 def with_probes(state: State, probes: Iterable[Done], now: float) -> State:
-    """The state once the check (or the run) asked for followed events to probe GitHub's redeliveries: one
-    GitHub took is asked for in this minute, as the decision's own (awaited, never asked again by the run that
-    follows); one it refused is named; one it failed to take stays as it was."""
-    took = {d.effect.guid for d in probes if isinstance(d.effect, Redeliver) and d.fate == TOOK}
+    """The state once the check (or the run) asked for deliveries to probe GitHub's redeliveries: a followed
+    event GitHub took is asked for in this minute, as the decision's own (awaited, never asked again by the
+    run that follows); one it refused is named; one it failed to take stays as it was. A passed delivery it
+    took is remembered while GitHub keeps it: its attempt, read by a later run, is a probe's, not an event
+    delivered again by hand."""
+    probes = list(probes)
+    took = {d.effect.guid: d.effect.why for d in probes if isinstance(d.effect, Redeliver) and d.fate == TOOK}
     state = fold(state, [d for d in probes if d.fate == REFUSED_BY_GITHUB])
-    return replace(state, followed=tuple(r.queued(now // 60 * 60, state.newest_read) if r.guid in took else r
-                                         for r in state.followed))
+    probed = {g: at for g, at in state.probed if at > now - GITHUB_RETENTION}
+    probed.update({g: now for g, why in took.items() if why == PASSED_PROBE})
+    return replace(state, probed=tuple(sorted(probed.items())),
+                   followed=tuple(r.queued(now // 60 * 60, state.newest_read) if took.get(r.guid) not in (None, PASSED_PROBE)
+                                  else r for r in state.followed))
 
 
 # -- (b) the pace ----------------------------------------------------------------------------------------
@@ -578,7 +588,7 @@ def plan(state: State, known: Known, settings: Settings, *, now: float, acts_on:
     fresh = fresh_attempts(state, known)
     every = known.every.scan if known.every else state.every
     rows, settled = follow(state.followed, fresh, acts_on, lambda a: not (a.redelivery and _within(holds, a.at)),
-                           state.settled, state.probe[1] if state.probe else "")
+                           state.settled, _probes(state))
     context = Context(now, settings.sweep_max_attempts, acts_on, scanning=every.under_way, holds=holds)
     verdicts = [(row, judge(row, context)) for row in rows.values()]
     kept, dropped = _capped(verdicts, known.entries)
@@ -666,6 +676,11 @@ def _capped(verdicts: list[tuple[Followed, Reason]], entries: Mapping[str, float
         active = active[-FOLLOWED_CAP:]
     pending.sort(key=lambda rv: (rv[0].at, rv[0].guid))
     return active + pending[-NAMED_CAP:], [r for r, _ in pending[:-NAMED_CAP]]
+
+
+def _probes(state: State) -> frozenset[str]:
+    """The passed deliveries a hold may have asked for again: the one it asks for now, those GitHub took."""
+    return frozenset({g for g, _ in state.probed} | ({state.probe[1]} if state.probe else set()))
 
 
 def _probe(known: tuple[int, str, float] | None, fresh: Iterable[Attempt], now: float) -> tuple[int, str, float] | None:

@@ -100,7 +100,7 @@ def keep_sweeping(waiting: Waiting | None, *, pending: bool, complete: bool, now
     return noted(waiting, ANY, now) or waiting
 
 
-PROBE_ORDER = {"telegram": 0, "github": 1, REDELIVERY: 2, OWN: 3}  # the probes that cost a redelivery last
+PROBE_ORDER = {"telegram": 0, "github": 1, OWN: 2, REDELIVERY: 3}  # the probe that costs a redelivery last
 FOLLOWED_PROBE = "probe of a held event"  # an Redeliver's `why`: a followed event asked for as the probe, its own ask
 
 
@@ -109,12 +109,12 @@ def probe(services: Services, waiting: Waiting, state: deliveries.State, run_id:
     """The first service still failing (one or two calls each), None when all answer. A refusal is no
     outage: it is left to the alarm (pager's own health), and holds nothing. `check`: the every-minute check
     (a scheduled run passes False: the list it reads says whether pager's own endpoint answers). `asked`
-    gets what became of the followed events asked for as GitHub's redeliveries' probe (the run it releases
-    folds them in: `deliveries.with_probes`)."""
+    gets what became of the deliveries asked for as GitHub's redeliveries' probe (the run it releases folds
+    them in: `deliveries.with_probes`)."""
     made: list[Done] = []  # the redeliveries asked for as probes in this call: one a minute serves both holds
     failing = _first_failing(services, waiting, state, run_id, check, made)
     if asked is not None:
-        asked += [d for d in made if isinstance(d.effect, Redeliver) and d.effect.why == FOLLOWED_PROBE]
+        asked += [d for d in made if isinstance(d.effect, Redeliver)]
     return failing
 
 
@@ -178,5 +178,5 @@ def passed_probe(state: deliveries.State, now: float) -> Redeliver | None:
     """The newest passed delivery the sweep read, asked for once more, while GitHub keeps it."""
     known = state.probe
     if known is not None and known[2] > now - GITHUB_RETENTION + deliveries.RETENTION_MARGIN:
-        return Redeliver(known[0], known[1], "probe")
+        return Redeliver(known[0], known[1], deliveries.PASSED_PROBE)
     return None
