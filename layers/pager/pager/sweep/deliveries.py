@@ -705,14 +705,20 @@ def _backfill(state: State, known: Known) -> dict[str, Any]:
 
 def _gaps(state: State, known: Known, now: float) -> tuple[Gap, ...]:
     """A pass that found the list ending, or reached GitHub's three days, before it met the pass before: GitHub
-    forgot what lay between (or lists it a little longer than three days, too late to be asked for)."""
+    forgot what lay between (or lists it a little longer than three days, too late to be asked for). And a
+    hold that ends now, begun (a delivery failed: the note of what waits) before what GitHub still keeps, with
+    no pass having read the list past its start (GitHub itself was down): what failed first in it is gone."""
     read = known.every
-    if read is None or read.ended not in (END, WINDOW) or not state.every.top or not read.scan.low:
+    if read is None:
         return ()
-    if read.scan.low_at <= state.every.top_at + OVERLAP_SECONDS:
-        return ()
-    until = read.scan.low_at if read.ended == END else max(read.scan.low_at, now - GITHUB_RETENTION)
-    return (Gap("all", state.every.top_at, until),)
+    gap = None
+    if read.ended in (END, WINDOW) and state.every.top and read.scan.low and read.scan.low_at > state.every.top_at + OVERLAP_SECONDS:
+        gap = Gap("all", state.every.top_at, read.scan.low_at if read.ended == END else max(read.scan.low_at, now - GITHUB_RETENTION))
+    kept_from = now - GITHUB_RETENTION
+    if known.released is not None and known.released[0] < kept_from and state.every.top_at < known.released[0]:
+        since = known.released[0] if gap is None else min(gap.since, known.released[0])
+        gap = Gap("all", since, max(kept_from, gap.until if gap else kept_from))
+    return (gap,) if gap else ()
 
 
 def _tally(verdicts: list[tuple[Followed, Reason]], held: bool) -> dict[str, int]:

@@ -50,7 +50,7 @@ from ..signals import acts_on, alarm, due, pages, release
 from ..signals.alarm import delivery_times, entries_now, to_deliver_again
 from ..store import RECORD_WAITS, Record
 from ..values import field as payload_field
-from ..values import text
+from ..values import iso, text
 from ..waiting import ITEM as WAITING_ITEM
 from ..waiting import REDELIVERY, SWEEP_KEY, Waiting, merged, note, noted
 from . import deliveries, followed, health, lease, recovery
@@ -477,9 +477,19 @@ def _seen(g: Gathered, fresh: list[Any], dplan: deliveries.Plan, waiting: Waitin
     held = recovery.held_since(waiting)
     return health.Seen(served=served, cause=g.not_served or "", attempts=tuple(fresh), refusals=g.refusals,
                        refusers_answer=g.refusers_answer,
-                       forgotten=tuple(g.shown[k] for k in dplan.change.forgotten if k in g.shown),
+                       forgotten=tuple(g.shown[k] for k in dplan.change.forgotten if k in g.shown) + _lost_first(g, dplan),
                        unread=next(((gap.since, gap.until) for gap in dplan.gaps), None),
                        held=None if held is None or waiting is None else (waiting.services, held))
+
+
+def _lost_first(g: Gathered, dplan: deliveries.Plan) -> tuple[Mapping[str, Any], ...]:
+    """The delivery whose failure began a hold that ends now, when GitHub forgot it unread meanwhile (a gap
+    covers the hold's start): named, as a forgotten entry is (the others of the gap are said as its span)."""
+    first = g.waiting.first if g.waiting else None
+    if not first or g.waiting is None or not any(gap.since <= g.waiting.since <= gap.until for gap in dplan.gaps):
+        return ()
+    return ({"thing": first.get("thing") or "", "url": first.get("url") or "", "event": first.get("event") or "",
+             "order": iso(g.waiting.since)},)
 
 
 def _waiting_after(g: Gathered, waiting: Waiting | None, *, pending: bool, released: bool, now: float) -> Waiting | None:
