@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from support import OWN_MESSAGE, examples, json_lines, make_settings, paced
 
 from pager.observe import metrics
-from pager.sweep import health, lease, run
+from pager.sweep import health, lease, units
 from pager.sweep.deliveries import PAGES_PER_MINUTE, State
 from pager.sweep.lists import Attempt, Read, Scan
 from pager.values import iso
@@ -498,7 +498,7 @@ NOW = 1_800_000_000.0
 
 
 def gathered(failed: int, paging: int, refused: int, entries: int, *, again_all: bool, works: bool,
-             held: bool = False, served: bool = True) -> run.Gathered:
+             held: bool = False, served: bool = True) -> units.Gathered:
     """What a run gathered: `failed` events to ask for again (the first `paging` of them pages), a ↻ job of
     `refused` deliveries refused with 401 with its next page, `entries` failed deliveries in the alarm for ↻ all."""
     kinds = [("issue_comment", "created") if n < paging else ("workflow_run", "completed") for n in range(failed)]
@@ -511,7 +511,7 @@ def gathered(failed: int, paging: int, refused: int, entries: int, *, again_all:
     # the secret works again: a delivery passed after the newest 401 (the one this run read, or an earlier one)
     newest_401 = 600 if works else 3000
     own = health.Health(secret=health.Refused(count=refused, first=NOW - 4000, last=NOW - 3000, last_id=newest_401, works=works))
-    return run.Gathered(
+    return units.Gathered(
         state=State(), every=every if served else None, failures=None, not_served=None if served else "", shown=shown,
         refusals=(), refusers_answer=False, job=health.Job(since=NOW - 5000, asked_at=NOW - 100),
         job_page=health.JobPage(page, None), again_all=again_all, moved=None,
@@ -525,7 +525,7 @@ def test_the_decisions_asks_the_jobs_picks_and_all_again_share_one_minutes_pace_
         failed, paging, refused, entries, per_minute, again_all, works, held, served):
     settings = make_settings(sweep_max_redeliveries=per_minute)
     g = gathered(failed, min(paging, failed), refused, entries, again_all=again_all, works=works, held=held, served=served)
-    out = run.plan(g, settings, now=NOW, released=False, event_id=None)
+    out = units.plan(g, units.Planning(settings, NOW))
     asks, picks, again = out.deliveries.ask, out.health.picks, out.again_all
     assert len(asks) + len(picks) + len(again) <= per_minute
     pages_asked = sum(1 for a in asks if a.guid in {f"f{n}" for n in range(min(paging, failed))})
@@ -541,8 +541,8 @@ def test_the_decisions_asks_the_jobs_picks_and_all_again_share_one_minutes_pace_
 
 
 def test_the_decision_asks_first_then_the_job_picks_then_all_again_takes_what_the_minute_leaves():
-    out = run.plan(gathered(failed=4, paging=0, refused=5, entries=6, again_all=True, works=True),
-                   make_settings(sweep_max_redeliveries=10), now=NOW, released=False, event_id=None)
+    out = units.plan(gathered(failed=4, paging=0, refused=5, entries=6, again_all=True, works=True),
+                     units.Planning(make_settings(sweep_max_redeliveries=10), NOW))
     assert (len(out.deliveries.ask), len(out.health.picks), len(out.again_all)) == (4, 5, 1)
     assert out.again_all_pending and out.health.job.done == 5 and out.health.job_pending is False  # the job's page is done
     assert out.waiting is not None and out.waiting.services == ("any",)  # the check sweeps each minute until ↻ all is

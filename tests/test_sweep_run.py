@@ -190,7 +190,7 @@ def test_a_telegram_failure_of_the_alarm_stops_no_redelivery_and_the_change_wait
 
 
 def test_entries_a_run_had_no_reads_left_for_say_where_by_name_and_a_later_run_names_them(make_sweeps):
-    from pager.sweep.run import NAMED_ENTRIES
+    from pager.sweep.units import NAMED_ENTRIES
 
     world = make_sweeps(sweep_max_attempts=1)  # each first failure spent at once: all open in one run
     world.answer = lambda guid, redelivery: 500
@@ -217,7 +217,7 @@ def test_entries_a_run_had_no_reads_left_for_say_where_by_name_and_a_later_run_n
 
 
 def test_an_entry_github_will_never_name_takes_no_read_from_the_ones_it_can(make_sweeps):
-    from pager.sweep.run import NAMED_ENTRIES
+    from pager.sweep.units import NAMED_ENTRIES
 
     world = make_sweeps(sweep_max_attempts=1)  # each first failure spent at once: all open in one run
     world.answer = lambda guid, redelivery: 500
@@ -506,7 +506,7 @@ def test_a_release_opened_with_github_token_gets_no_check_suite_and_the_sweep_of
 
 
 def test_a_run_keeps_what_it_read_when_its_deadline_or_github_stops_the_reading_and_the_next_reads_on(world, monkeypatch):
-    from pager.sweep import run as shell
+    from pager.sweep import units as shell
 
     for i in range(600):  # six pages
         world.deliver("workflow_run", "completed", 100 + i % 5)

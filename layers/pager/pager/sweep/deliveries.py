@@ -633,14 +633,21 @@ class Queue:
         """Every row kept, each with when it is asked for, and the rows asked for now."""
         paced = [(r, v) for r, v in kept if v in PACED] if not self.held else []
         near = self.near(r for r, _ in paced)
-        this_minute = [r for r, _ in kept if r.asked and self.now - 60 < r.due <= self.now]  # a check's, maybe
+        this_minute = self.this_minute(r for r, _ in kept)  # a check's, maybe
         rows = [(r, self.earliest(r, v)) for r, v in paced if r.guid not in near]
         queued = {r.guid: r for r in pace(rows, self.pace, start=self.now, above=self.above,
                                           taken=slots_of([*near.values(), *this_minute], self.now, self.pace))}
         queued.update(near)
         every = tuple(queued.get(r.guid) or _unqueued(r, self.now, self.held) for r, _ in kept)
-        mine = [r for r in this_minute if askable(r)] if self.minute and not self.held else []
-        return every, (*mine, *(r for r in queued.values() if r.due == self.now))
+        return every, (*self.mine(this_minute), *(r for r in queued.values() if r.due == self.now))
+
+    def this_minute(self, rows: Iterable[Followed]) -> list[Followed]:
+        """The rows an earlier plan queued for the minute this plan is in."""
+        return [r for r in rows if r.asked and self.now - 60 < r.due <= self.now]
+
+    def mine(self, this_minute: list[Followed]) -> list[Followed]:
+        """Of those, what this plan asks for: all still to ask, when the minute's asks are its own (the lease)."""
+        return [r for r in this_minute if askable(r)] if self.minute and not self.held else []
 
     def earliest(self, row: Followed, reason: Reason) -> float:
         """A candidate is due from now; one resting, once its rest ends."""

@@ -83,16 +83,7 @@ def chunked(rows: Iterable[Followed], before: Loaded) -> tuple[Chunk, ...]:
     """The rows in chunks: each row in the chunk it was in; a new one in the chunk of its time (the last whose
     first row is not newer), or a new chunk; a chunk past CHUNK_ROWS split, neighbours under a quarter of it
     joined. A chunk whose rows are those it had keeps its name; the others are named anew (`c<n>`)."""
-    rows = sorted(rows, key=_order)
-    home = {r.guid: i for i, c in enumerate(before.chunks) for r in c.rows}
-    starts = [_order(c.rows[0]) for c in before.chunks if c.rows]
-    groups: list[list[Followed]] = [[] for _ in before.chunks] or [[]]
-    for row in rows:
-        i = home.get(row.guid)
-        if i is None:
-            i = max((k for k, s in enumerate(starts) if s <= _order(row)), default=0)
-        groups[min(i, len(groups) - 1)].append(row)
-    pieces = _joined([p for g in groups for p in _split(sorted(g, key=_order))])
+    pieces = _joined([p for g in _grouped(rows, before.chunks) for p in _split(sorted(g, key=_order))])
     old = {c.rows: c.name for c in before.chunks}
     number = before.next
     out = []
@@ -102,6 +93,19 @@ def chunked(rows: Iterable[Followed], before: Loaded) -> tuple[Chunk, ...]:
             name, number = f"c{number}", number + 1
         out.append(Chunk(name, piece))
     return tuple(out)
+
+
+def _grouped(rows: Iterable[Followed], chunks: Sequence[Chunk]) -> list[list[Followed]]:
+    """The rows by the chunk they go to: the one they were in, else the one of their time."""
+    home = {r.guid: i for i, c in enumerate(chunks) for r in c.rows}
+    starts = [_order(c.rows[0]) for c in chunks if c.rows]
+    groups: list[list[Followed]] = [[] for _ in chunks] or [[]]
+    for row in sorted(rows, key=_order):
+        i = home.get(row.guid)
+        if i is None:
+            i = max((k for k, s in enumerate(starts) if s <= _order(row)), default=0)
+        groups[min(i, len(groups) - 1)].append(row)
+    return groups
 
 
 def _order(row: Followed) -> tuple[float, str]:
