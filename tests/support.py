@@ -371,3 +371,11 @@ def examples(n: int) -> int:
     """A property test's examples: `n` in the suite; FUZZ_DEPTH times as many (`make test-deep`), or
     FUZZ_EXAMPLES exactly."""
     return int(os.environ.get("FUZZ_EXAMPLES") or n * int(os.environ.get("FUZZ_DEPTH") or 1))
+
+
+def looked_again(services, *, limit: int = 3) -> list[str]:
+    """The sweep's look at the releases waiting for Merge: read again, then acted on (as a run does on either
+    side of its commit); their outcomes."""
+    from pager.signals import release
+
+    return release.settle_looked(services, release.look_again(services, limit=limit), services.now())

@@ -19,6 +19,7 @@ import re
 import tomllib
 import urllib.error
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -51,7 +52,7 @@ from pager.dynamo import create_table
 from pager.permissions import WORKFLOWS
 from pager.signals import subscribed_events
 from pager_world.faults import Fault
-from pager_world.http import HttpRequest, session_for
+from pager_world.http import HttpRequest, HttpResponse, session_for
 from pager_world.world import (
     BOT_TOKEN,
     CONTROL,
@@ -65,8 +66,10 @@ ROOT = Path(__file__).resolve().parents[1]
 REGION = "us-east-1"
 STACK = "pager"
 API_ID = "abc123"
-GITHUB_HOOK = f"https://{API_ID}.execute-api.{REGION}.amazonaws.com/github"
-TELEGRAM_HOOK = f"https://{API_ID}.execute-api.{REGION}.amazonaws.com/telegram"
+API_ROOT = f"https://{API_ID}.execute-api.{REGION}.amazonaws.com"  # the stack's HTTP API: pager's endpoint
+GITHUB_HOOK = f"{API_ROOT}/github"
+TELEGRAM_HOOK = f"{API_ROOT}/telegram"
+OLD_HOST = "https://old.example"  # a web server that once stood in front of a pager, and serves no /github now
 TABLE = "pager-Table-1"
 STACK_SECRET = "s" * 20 + "SetupGeneratedToken" + "x" * 25  # the secret token setup generates (Context.token here)
 SECRET_NAME = f"/pager/{STACK}/secrets"  # the stack's SecureString parameter (its output SecretName)
@@ -244,9 +247,14 @@ def run(argv: list[str], world: Any, folder: Path, aws: Any, person: Person | No
     person = person or Person(world)
     context = Context(environ=dict(environ or {}), cwd=folder, stdout=out, input=person.input,
                       secret_input=person.secret, open_browser=person.browse, now=world.clock,
-                      sleep=world.clock.sleep, session=session_for({GITHUB_API: world.hub, TELEGRAM_API: world.chat}),
+                      sleep=world.clock.sleep, session=session_for({GITHUB_API: world.hub, TELEGRAM_API: world.chat,
+                                                                    API_ROOT: world.pager_endpoint, OLD_HOST: not_found}),
                       aws=aws, token=lambda n: STACK_SECRET, etc=folder / "etc")  # no etc/localtime: TZ, else UTC
     return main(argv, context), out.getvalue()
+
+
+def not_found(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(404, b"<!doctype html><title>404 Not Found</title>", {"content-type": "text/html"})
 
 
 def secrets_of(world: Any, secret_id: str | None = None, *extra: str) -> list[str]:
@@ -565,7 +573,8 @@ def test_doctor_against_a_healthy_deployment_exits_0_with_every_check_holding(he
     assert "✗" not in output and "skipped" not in output
     for expected in ("settings: complete and well-formed", "GitHub accepts the app's JWT: pager-test (id 12345)",
                      "events: the app subscribes to all 11", "permissions: the app holds all 8",
-                     f"webhook: active, JSON, signed, at {GITHUB_HOOK}", f"on the control repository {CONTROL}",
+                     f"webhook: active, JSON, signed, at {GITHUB_HOOK}",
+                     "✓ pager's endpoint answered GitHub's signed ping: 200", f"on the control repository {CONTROL}",
                      "on 2 repositories", "deliveries in the last day: 4, 1 failed, 0 refused with 401",
                      "Telegram accepts the bot token: @pager_test_bot", f"Telegram webhook: {TELEGRAM_HOOK}",
                      f"Telegram commands: the menu in the chat {CHAT['id']} lists /status, /mute, /unmute, /help; no other "
@@ -781,6 +790,88 @@ def test_doctor_names_each_misconfiguration_with_its_fix_and_exits_non_zero(heal
     assert_no_secret(output, secrets_of(world, secret_id))
 
 
+def _secret_changed_where_pager_reads_it(world, secret_id, folder):  # pager's endpoint still checks with the one before
+    store_secret(secret_id, {**stored_secret(secret_id), "GITHUB_WEBHOOK_SECRET": ANOTHER_SECRET})
+
+
+def _function_fails(world, secret_id, folder):
+    world.down = 502
+
+
+def _no_answer_in_time(world, secret_id, folder):
+    world.down = 0
+
+
+def _at_an_old_host(world, secret_id, folder):
+    world.hub.hook["url"] = f"{OLD_HOST}/github"
+
+
+ANOTHER_SECRET = "a-webhook-secret-set-a-minute-ago"
+
+
+@pytest.mark.parametrize("break_it, line, fix", [
+    (_secret_changed_where_pager_reads_it,
+     "✗ pager's endpoint answered GitHub's signed ping: 401: the secret it checks signatures with is not GITHUB_WEBHOOK_SECRET",
+     "    fix: make the app's Webhook secret (on https://github.test/settings/apps/pager-test: GitHub signs with it) and "
+     "GITHUB_WEBHOOK_SECRET in the secret of the stack pager (pager checks with it) the same; the functions read a changed "
+     "secret within ten minutes (at once: docs/operations.md, Changing a secret)"),
+    (_function_fails, "✗ pager's endpoint answered GitHub's signed ping: 502: the webhook function fails",
+     "    fix: see why in the webhook function's log (`make logs FUNCTION=WebhookFunction`); what GitHub delivers meanwhile "
+     "fails alike, and the sweep brings it back once the endpoint answers"),
+    (_no_answer_in_time, "✗ pager's endpoint gave no answer to GitHub's signed ping within 10 s",
+     "    fix: see why in the webhook function's log (`make logs FUNCTION=WebhookFunction`); what GitHub delivers meanwhile "
+     f"fails alike, and the sweep brings it back once the endpoint answers (no line of the ping there: {GITHUB_HOOK} is "
+     "not reached)"),
+    (_at_an_old_host, f"✗ pager's endpoint answered GitHub's signed ping: 404: nothing of pager's answers at {OLD_HOST}/github",
+     f"    fix: GitHub delivers to {OLD_HOST}/github, the stack's URL is {GITHUB_HOOK} (its output GitHubWebhookUrl): set "
+     "the Webhook URL on https://github.test/settings/apps/pager-test to it, Save changes"),
+], ids=lambda value: value.__name__.strip("_") if callable(value) else "")
+def test_doctor_pings_pagers_endpoint_where_github_delivers_and_says_what_its_answer_means(healthy, aws, tmp_path,
+                                                                                           break_it, line, fix):
+    world, secret_id = healthy
+    break_it(world, secret_id, tmp_path)
+    code, output = doctor(world, tmp_path, aws)
+    lines = output.splitlines()
+    assert code == 1 and line in lines, output
+    assert lines[lines.index(line) + 1] == fix
+    assert_no_secret(output, secrets_of(world, secret_id, ANOTHER_SECRET))
+
+
+@pytest.mark.parametrize("change, line", [
+    ({"url": ""}, "ℹ pager's endpoint: not pinged: the app has no webhook URL, so GitHub delivers nothing"),
+    ({"active": False}, f"ℹ pager's endpoint: not pinged: the app's webhook is not active, so GitHub delivers nothing to {GITHUB_HOOK}"),
+])
+def test_doctor_pings_nothing_where_github_delivers_nothing_and_says_so(healthy, aws, tmp_path, change, line):
+    world, secret_id = healthy
+    world.hub.hook.update(change)
+    code, output = doctor(world, tmp_path, aws)
+    lines = output.splitlines()
+    assert line in lines, output
+    assert lines[lines.index(line) + 1] == "    how: once the webhook line holds, `make doctor` pings it"
+    assert code == 1 and any(line.startswith("✗ webhook: ") for line in lines)  # which says what to set
+
+
+def test_doctor_for_make_serve_pings_with_the_env_files_secret_and_skips_the_ping_without_the_apps_key(
+        healthy, aws, tmp_path):
+    world, secret_id = healthy
+    values = stored_secret(secret_id)
+    settings = {"GITHUB_APP_ID": "12345", "GITHUB_APP_SLUG": "pager-test", "TELEGRAM_CHAT_ID": str(CHAT["id"]),
+                "CONTROL_REPOSITORY": CONTROL, "GITHUB_API_URL": GITHUB_API, "TELEGRAM_API_URL": TELEGRAM_API}
+    write_dotenv(tmp_path / ".env", {**values, **settings})
+    world.down = 503
+    code, output = doctor(world, tmp_path, aws, "--local")
+    lines = output.splitlines()
+    line = "✗ pager's endpoint answered GitHub's signed ping: 503: the webhook function fails"
+    assert code == 1 and line in lines, output
+    assert lines[lines.index(line) + 1].startswith("    fix: see why in `make serve`'s output (is it running, and the "
+                                                   "tunnel in front of it?)")
+    (tmp_path / ".env").unlink()
+    write_dotenv(tmp_path / ".env", {**{k: v for k, v in values.items() if k != "GITHUB_PRIVATE_KEY"}, **settings})
+    code, output = doctor(world, tmp_path, aws, "--local")
+    assert "– pager's endpoint: skipped (needs GITHUB_APP_ID and GITHUB_PRIVATE_KEY)" in output.splitlines(), output
+    assert_no_secret(output, secrets_of(world, secret_id))
+
+
 @pytest.mark.parametrize("kind, service, said", [
     ("github-unreachable", "GitHub", "GitHub could not be asked (no answer)"),
     ("github-5xx", "GitHub", "GitHub could not be asked (it answered 502)"),
@@ -878,9 +969,20 @@ def test_doctor_after_setup_and_make_deploy_exits_0_and_every_call_made_is_docum
     assert code == 1 and "run `make deploy`" in output  # the app's id is not deployed yet
     redeploy(SamConfig(tmp_path / "samconfig.local.toml").parameters())
     code, output = doctor(world, tmp_path, aws)
+    assert code == 1 and "✗ pager's endpoint answered GitHub's signed ping: 401" in output  # still the secret before
+    functions_read_the_stored_secret(world, secret_id)
+    code, output = doctor(world, tmp_path, aws)
     assert code == 0, output
     assert_no_secret(output, secrets_of(world, secret_id))
     assert_documented(world)
+
+
+def functions_read_the_stored_secret(world: Any, secret_id: str) -> None:
+    """The deployed functions once they read the webhook secret setup stored (within ten minutes of it): the world's
+    pager checks signatures with it, as GitHub signs with the one the manifest's conversion handed out."""
+    secret = stored_secret(secret_id)["GITHUB_WEBHOOK_SECRET"]
+    world.services.settings = replace(world.services.settings, github_webhook_secret=secret)
+    world.signing_secret = secret
 
 
 def assert_documented(world: Any) -> None:
@@ -921,6 +1023,7 @@ def test_doctor_without_a_stack_skips_what_needs_it_with_a_note(healthy, aws, tm
     assert "– table: skipped" in output and "– deployed parameters: skipped" in output
     # the URLs cannot be compared with the stack's: the GitHub webhook must merely end in /github
     assert "✓ webhook: active, JSON, signed" in output and code == 0, output
+    assert "✓ pager's endpoint answered GitHub's signed ping: 200" in output  # .env's webhook secret signed it
     assert_no_secret(output, secrets_of(world, secret_id))
 
 
@@ -1007,12 +1110,13 @@ def test_doctor_runs_every_check_it_can_when_the_secret_cannot_be_read_and_says_
     assert "✓ deployed parameters: the stack pager has what samconfig.local.toml holds" in output
     assert f"✓ table: {TABLE} is active, with its TTL" in output
     # what needs it was skipped, each saying why, and no failure of AWS stopped the run
-    for what in ("GitHub App", "events", "permissions", "webhook", "installation", "workflows", "deliveries"):
+    for what in ("GitHub App", "events", "permissions", "webhook", "pager's endpoint", "installation", "workflows",
+                 "deliveries"):
         assert f"– {what}: skipped (needs GITHUB_PRIVATE_KEY: {unread})" in output, (what, output)
     for what in ("Telegram bot", "Telegram webhook", "Telegram commands", "chat"):
         assert f"– {what}: skipped (needs TELEGRAM_BOT_TOKEN: {unread})" in output, (what, output)
     assert "✗ AWS" not in output and "arn:aws" not in output and "not authorized" not in output
-    assert output.rstrip().endswith("3 checks hold, 1 fails, 11 skipped.")
+    assert output.rstrip().endswith("3 checks hold, 1 fails, 12 skipped.")
 
 
 class Failing:
@@ -1280,7 +1384,7 @@ def test_doctor_says_whether_the_app_may_merge_releases_that_change_workflows_as
     how = lines[lines.index(line) + 1]
     assert how == ("    how: on https://github.test/settings/apps/pager-test/permissions: Repository permissions → "
                    "Workflows: Read and write, Save changes; then the installation's owner accepts it (GitHub asks them)")
-    assert output.rstrip().endswith("14 checks hold, 0 fail.")  # information neither holds nor fails
+    assert output.rstrip().endswith("15 checks hold, 0 fail.")  # information neither holds nor fails
 
     world.hub.app["permissions"]["workflows"] = "write"  # chosen, and not accepted by the installation's owner yet
     world.hub.installation_permissions[1] = app_manifest.needed_permissions()
@@ -1292,7 +1396,7 @@ def test_doctor_says_whether_the_app_may_merge_releases_that_change_workflows_as
     world.hub.installation_permissions[1]["workflows"] = "write"
     code, output = doctor(world, tmp_path, aws)
     assert code == 0 and "✓ workflows: the app holds Workflows (read and write): pager merges release pull requests" in output
-    assert "ℹ" not in output and output.rstrip().endswith("15 checks hold, 0 fail.")
+    assert "ℹ" not in output and output.rstrip().endswith("16 checks hold, 0 fail.")
 
 
 def test_setup_stops_without_a_traceback_when_the_input_closes_at_a_question_and_goes_on_the_next_time(fresh, aws,
@@ -1452,7 +1556,7 @@ def test_doctor_notes_a_deployment_without_quiet_hours_and_says_how_to_set_them(
     assert lines[lines.index(line) + 1] == (
         "    how: run `make setup`: it asks for them, offering 22:00-07:00 on this machine's clock; or set QuietHours "
         "(such as 22:00-07:00, or none) and TimeZone (such as Europe/Berlin) in samconfig.local.toml (then `make deploy`)")
-    assert output.rstrip().endswith("13 checks hold, 0 fail.")
+    assert output.rstrip().endswith("14 checks hold, 0 fail.")
     # for `make serve`: the names .env has
     write_dotenv(tmp_path / ".env", {**stored_secret(secret_id), "GITHUB_APP_ID": "12345", "GITHUB_APP_SLUG": "pager-test",
                                      "TELEGRAM_CHAT_ID": str(CHAT["id"]), "CONTROL_REPOSITORY": CONTROL,

@@ -89,3 +89,17 @@ def test_give_back_after_another_took_the_lapsed_lease_leaves_it_with_them(sweep
     lease.give_back(sweeps.services, mine, later)
     assert lease.holder(sweeps.services, later) == "next"
 
+
+
+def test_two_checks_and_a_run_of_one_minute_ask_for_each_event_once_whichever_comes_first(make_sweeps):
+    for order in (("check", "check", "run"), ("run", "check", "check"), ("check", "run", "check")):
+        world, guids = queued(make_sweeps)
+        minute = (world.now // 60 + 1) * 60  # the next minute: four events are queued for it, two for the one after
+        world.now = minute + 1
+        for who in order:  # a few seconds apart (a run waits out a check's asks), each done before the next begins
+            world.sweep(f"run-{who}") if who == "run" else world.check(later=5)
+        for later in (61, 121):  # the checks of the minutes after
+            world.now = max(world.now, minute + later)
+            world.check()
+        world.github.deliver_pending()
+        assert [len(world.attempts(g)) for g in guids] == [2] * 10, order  # its failure, and one ask: each once

@@ -206,3 +206,34 @@ def test_a_delivery_that_cannot_finish_rendering_what_others_left_to_it_answers_
     assert [a["status_code"] for a in world.attempts("renderer")] == [500, 200]
     [alarm_message] = world.chat.chat()
     assert alarm_message.text.startswith("🚨")
+
+
+def test_after_three_days_of_githubs_outage_a_comment_whose_draft_was_never_asked_for_is_named_not_dropped(sweeps):
+    # GitHub fails every call for three days (its API, its deliveries list, its redeliveries; webhooks still
+    # arrive): each comment is shown, its draft's dispatch fails, and pager answers 500. GitHub returns as the
+    # first comment's three days end.
+    world = sweeps.world
+    down = world.faults.fail("github", None, kind="github-5xx", count=10**9)
+    guids, end = [], sweeps.now + GITHUB_RETENTION
+    n = 0
+    while sweeps.now < end:
+        if n < 12 and sweeps.now >= end - GITHUB_RETENTION + n * 6 * 3600:
+            guids.append(f"comment-{n}")
+            assert world.deliver("issue_comment", issue_comment_by("alice", comment_id=9000 + n, number=200 + n),
+                                 guid=guids[-1])[0] == 500
+            n += 1
+        sweeps.advance(15)
+        sweeps.sweep()
+    world.faults.rules.remove(down)  # GitHub is back
+    for minute in range(60):
+        start = sweeps.now
+        sweeps.sweep() if minute % 15 == 14 else sweeps.check()
+        sweeps.now = start + 60
+    drafted = {d["client_payload"].get("comment_id") for d in world.github.dispatches if d.get("event_type") == "pager-draft"}
+    control = [m.text for m in world.chat.chat() if m.text.startswith(OWN_MESSAGE)]
+    # the first comment, whose three days ended as GitHub came back, is named where pager says what GitHub no
+    # longer keeps (never "well again" with nothing said); every other comment's draft was asked for
+    assert drafted == {9000 + k for k in range(1, len(guids))}
+    (said,) = control
+    assert said.startswith("⚙️ 1 event never reached pager and is gone from GitHub") and \
+        "they never reached you: alice's comment on Codertocat/Hello-World#200" in said, said

@@ -10,6 +10,7 @@ synchronize, racing deliveries, and a failure at every external call.
 from __future__ import annotations
 
 import pytest
+from support import looked_again
 
 from pager.engine.effects import Posted
 from pager.signals import release
@@ -126,7 +127,7 @@ def test_a_release_github_would_not_merge_is_not_offered_merge_and_says_why_in_g
     edits, effects = len(world.chat.edits), world.effects()
     assert f"#2: not ready: {state}" in world.deliver("check_suite", suite_passed())[1]["outcome"]  # again: nothing new
     assert len(world.chat.edits) == edits and world.effects() == effects
-    assert release.check_waiting(world.services) == [f"{REPO}#2: not ready: {state}"]  # the sweep looks again
+    assert looked_again(world.services) == [f"{REPO}#2: not ready: {state}"]  # the sweep looks again
 
 
 def test_while_github_still_computes_the_mergeable_state_a_delivery_fails_to_come_back_and_the_sweep_looks_again(world):
@@ -134,7 +135,7 @@ def test_while_github_still_computes_the_mergeable_state_a_delivery_fails_to_com
     world.deliver("pull_request", pull("opened"))
     status, answer = world.deliver("check_suite", suite_passed(), guid="suite")
     assert status == 500 and "computing whether it is mergeable" in answer["error"] and gets(world) == 2
-    assert release.check_waiting(world.services) == [f"{REPO}#2: not ready: unknown"]  # the sweep: read again next run
+    assert looked_again(world.services) == [f"{REPO}#2: not ready: unknown"]  # the sweep: read again next run
     assert only_message(world)[1][1] is None
     live_pull(world, mergeable_state="unstable")
     assert "#2: Merge offered" in world.deliver_again("suite")[1]["outcome"]
@@ -209,7 +210,7 @@ def test_a_behind_release_is_offered_merge_and_githubs_refusal_says_its_base_mus
     assert text.splitlines()[1:] == ["⏳ GitHub: behind master, which must be up to date",
                                      "⚠️ GitHub refused the merge: Head branch is out of date."]
     assert buttons is None and world.hub.merges == []
-    assert release.check_waiting(world.services) == []  # not read again: GitHub said it, for this head
+    assert looked_again(world.services) == []  # not read again: GitHub said it, for this head
     chat = world.chat.view()
     assert "not offered again" in world.deliver("check_suite", suite_passed())[1]["outcome"]
     assert world.chat.view() == chat
@@ -384,7 +385,7 @@ def test_a_release_whose_head_github_refused_to_merge_is_not_read_again_by_the_s
     ready(world)
     world.hub.merge_refusal = (405, "Pull Request is not mergeable")
     world.press("🔀")
-    assert release.check_waiting(world.services) == []  # GitHub may still call it clean: a new head or a review offers it again
+    assert looked_again(world.services) == []  # GitHub may still call it clean: a new head or a review offers it again
 
 
 WORKFLOW_FILE = ".github/workflows/release.yml"
@@ -672,11 +673,11 @@ def test_a_release_that_gets_no_check_suite_is_offered_merge_once_github_calls_i
     # Opened with GITHUB_TOKEN (release-please's default), it runs no workflow: no check_suite comes.
     live_pull(world, mergeable_state="unknown")
     world.deliver("pull_request", pull("opened"))
-    assert release.check_waiting(world.services) == [f"{REPO}#2: not ready: unknown"]
+    assert looked_again(world.services) == [f"{REPO}#2: not ready: unknown"]
     live_pull(world)  # GitHub has computed it: mergeable and clean
-    assert release.check_waiting(world.services) == [f"{REPO}#2: Merge offered"]
+    assert looked_again(world.services) == [f"{REPO}#2: Merge offered"]
     assert only_message(world)[1][1] == (("🔀 Merge",),)
-    assert release.check_waiting(world.services) == []  # ready: no longer waiting, no call made
+    assert looked_again(world.services) == []  # ready: no longer waiting, no call made
 
 
 def test_releases_waiting_for_merge_are_read_again_the_longest_unchecked_first(world):
@@ -685,8 +686,8 @@ def test_releases_waiting_for_merge_are_read_again_the_longest_unchecked_first(w
                                            "base": {"ref": "master"}, "mergeable_state": "blocked"}
         world.deliver("pull_request", pull("opened", **{"pull_request.number": number, "number": number}))
         world.now += 1
-    first = release.check_waiting(world.services, limit=2)
-    second = release.check_waiting(world.services, limit=2)
+    first = looked_again(world.services, limit=2)
+    second = looked_again(world.services, limit=2)
     assert [o.split(":")[0] for o in first + second] == [f"{REPO}#{n}" for n in (2, 3, 4, 5)]
 
 
@@ -709,16 +710,16 @@ def test_a_release_closed_before_its_late_opened_shows_nothing(world):
     assert world.deliver("pull_request", pull("closed", updated_at="2026-12-01T10:10:00Z"))[1]["outcome"].endswith("closed recorded")
     outcome = world.deliver("pull_request", pull("opened", updated_at="2026-12-01T10:00:00Z"))[1]["outcome"]
     assert outcome.endswith("stale: older than the recorded head") and world.chat.view() == {}
-    assert release.check_waiting(world.services) == []  # nothing waits for Merge
+    assert looked_again(world.services) == []  # nothing waits for Merge
 
 
 def test_a_release_whose_closed_event_never_came_stops_waiting_once_the_sweep_reads_it_closed(world):
     live_pull(world, mergeable_state="unknown")
     world.deliver("pull_request", pull("opened"))
     world.hub.pulls[(REPO, 2)].update(state="closed", updated_at="2026-12-01T12:00:00Z")
-    assert release.check_waiting(world.services) == [f"{REPO}#2: closed as GitHub has it"]
+    assert looked_again(world.services) == [f"{REPO}#2: closed as GitHub has it"]
     assert "closed without merging" in only_message(world)[1][0]
-    assert release.check_waiting(world.services) == []
+    assert looked_again(world.services) == []
 
 
 @pytest.mark.parametrize("closing_comes", [True, False], ids=["its-closing-brings-it", "its-edit-delivered-again-does"])

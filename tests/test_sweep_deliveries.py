@@ -164,7 +164,7 @@ def test_a_redelivery_that_failed_moments_ago_rests_before_it_is_asked_for_again
     assert asked(resting) == [] and resting.counts["resting"] == 1
     rest_ends = failed_again.at + d.REDELIVERY_SPACING_SECONDS
     assert followed(resting)[g].due == rest_ends  # the check of that minute asks for it
-    assert [a.guid for a in d.due_now(resting.state, rest_ends - MINUTE, rest_ends)] == [g]
+    assert [a.guid for a in d.due_now(resting.state.followed, rest_ends - MINUTE, rest_ends)] == [g]
 
 
 # -- the pace ------------------------------------------------------------------------------------------
@@ -184,10 +184,11 @@ def test_candidates_are_paced_oldest_first_a_minute_at_a_time_and_pages_slower_f
     assert max(sum(1 for v in dues.values() if v == m) for m in range(4)) <= 3
     # each later minute's are the check's, once
     state = p.state
-    minute_1 = d.due_now(state, NOW, NOW + MINUTE)
+    queue = d.queue_of(state.to_data())  # what the check reads: the head alone
+    minute_1 = d.due_now(queue, NOW, NOW + MINUTE)
     assert [a.guid for a in minute_1] == [g for g in (*runs, *comments) if dues[g] == 1]
-    assert d.due_now(state, NOW + MINUTE, NOW + 2 * MINUTE)
-    assert not d.due_now(state, max(NOW - MINUTE, state.ran_at), NOW)  # the run asked for its own minute
+    assert d.due_now(queue, NOW + MINUTE, NOW + 2 * MINUTE)
+    assert not d.due_now(queue, max(NOW - MINUTE, state.ran_at), NOW)  # the run asked for its own minute
 
 
 def test_a_page_pace_of_its_own_keeps_a_backlog_of_comments_under_telegrams_limit():
@@ -257,30 +258,27 @@ def test_an_event_github_forgets_within_hours_is_named_and_still_asked_for_withi
     assert p.change.opened[ENTRY + soon]["reason"] == "GitHub forgets it soon, still failing"
 
 
-def test_events_beyond_the_room_to_follow_them_are_named_at_once_and_kept_until_the_alarm_shows_them(monkeypatch):
-    monkeypatch.setattr(d, "FOLLOWED_CAP", 3)
+def test_however_many_events_fail_each_is_followed_and_the_plan_gives_a_minute_only_to_the_next_half_hour():
     h = History()
-    gs = [h.guid() for _ in range(5)]
-    p = plan(*(h.attempt(g, 500, ago=50 - i) for i, g in enumerate(gs)))
+    gs = [h.guid() for _ in range(5000)]
+    p = plan(*(h.attempt(g, 500, ago=3000 - i * 0.5) for i, g in enumerate(gs)), settings=make_settings(sweep_max_redeliveries=40))
     rows = followed(p)
-    assert {g for g, r in rows.items() if not r.over} == set(gs[2:]) and {g for g, r in rows.items() if r.over} == set(gs[:2])
-    assert set(p.change.opened) == {ENTRY + g for g in gs[:2]} and set(asked(p)) == set(gs[2:])
-    assert p.change.opened[ENTRY + gs[0]]["reason"] == "too many failed events to follow at once"
-    assert p.counts["unfollowed"] == 2
-    # the alarm's change did not happen: the next run names them again; once it shows them, they are let go
-    again = plan(state=p.state, every=read())
-    assert set(again.change.opened) == {ENTRY + g for g in gs[:2]}
-    shown = plan(state=p.state, every=read(), entries={g: NOW for g in gs[:2]})
-    assert set(followed(shown)) == set(gs[2:]) and shown.change.opened == {}
+    assert set(rows) == set(gs) and p.change.opened == {}  # none named for want of room
+    queued = [g for g in gs if rows[g].due]
+    assert queued == gs[:40 * d.QUEUE_MINUTES] and asked(p) == gs[:40]  # oldest first, the rest for later plans
+    assert {rows[g].due for g in queued} == {NOW + MINUTE * m for m in range(d.QUEUE_MINUTES)}
 
 
-def test_past_the_room_to_name_them_the_oldest_events_are_given_up_and_said_as_lost(monkeypatch):
-    monkeypatch.setattr(d, "FOLLOWED_CAP", 2)
-    monkeypatch.setattr(d, "NAMED_CAP", 2)
+def test_an_event_to_name_is_kept_until_the_alarm_shows_it():
     h = History()
-    gs = [h.guid() for _ in range(6)]
-    p = plan(*(h.attempt(g, 500, ago=60 - i) for i, g in enumerate(gs)))
-    assert [r.guid for r in p.dropped] == gs[:2] and len(p.state.followed) == 4
+    g = h.guid()
+    p = plan(h.attempt(g, 500, ago=50), h.attempt(g, 502, ago=30, redelivery=True), h.attempt(g, 502, ago=20, redelivery=True))
+    assert set(p.change.opened) == {ENTRY + g} and p.change.opened[ENTRY + g]["reason"] == "all attempts failed"
+    # the alarm's change did not happen: the next run names it again; once the alarm shows it, it is let go
+    again = plan(state=p.state, every=read())
+    assert set(again.change.opened) == {ENTRY + g}
+    shown = plan(state=p.state, every=read(), entries={g: NOW})
+    assert followed(shown) == {} and shown.change.opened == {}
 
 
 def test_an_entry_whose_event_passed_closes_also_when_the_alarms_change_did_not_happen_that_run():
@@ -428,23 +426,38 @@ def test_the_state_round_trips_through_its_stored_form():
     h = History()
     p = plan(h.attempt(h.guid(), 500, ago=9), h.attempt(h.guid(), 0, ago=8, event="issues", action="opened", repo=None),
              h.attempt(h.guid(), 200, ago=1))
-    state = replace(p.state, holds=((NOW - 900, NOW - 800),), last_event="evt-1")
-    assert State.from_data(json.loads(json.dumps(state.to_data()))) == state
+    state = replace(p.state, holds=((NOW - 900, NOW - 800),), last_event="evt-1", probed=(("guid-9", NOW - 60),))
+    stored = json.loads(json.dumps(state.to_data()))
+    assert State.from_data(stored, state.followed) == state  # the followed rows are the chunks' (pager.sweep.followed)
+    assert State.from_data(stored) == replace(state, followed=())
     assert State.from_data({"v": 2, "cursor": [1, 2]}) == State()
+    # a head of version 3 held its rows itself: read as they were
+    old = {**stored, "v": 3, "followed": d.pack(state.followed)}
+    assert State.from_data(old) == state and d.queue_of(old) == tuple(r for r in state.followed if d.askable(r))
 
 
-def test_the_largest_state_stays_well_under_dynamodbs_item_limit():
-    rng = random.Random(7)
-    rows = tuple(Followed(f"{rng.getrandbits(128):032x}"[:8] + "-1234-4abc-8def-" + f"{rng.getrandbits(48):012x}",
-                          10**11 + 3 * i, NOW - rng.uniform(0, GITHUB_RETENTION), "pull_request_review_comment",
-                          "created", rng.getrandbits(40), 2, 10**11 + 3 * i + 2, NOW - rng.uniform(0, 3600),
-                          rng.choice((0, 500, 502, 429)), True, NOW + rng.uniform(0, 7200), 10**11 + 9 * d.FOLLOWED_CAP)
-                 for i in range(d.FOLLOWED_CAP + d.NAMED_CAP))
+def test_the_largest_head_stays_well_under_dynamodbs_item_limit():
+    # the head holds its rows queued for the next half hour at the fastest pace the settings take, inline
+    # rows up to pager.sweep.followed.INLINE_ROWS (never both at their largest: the queue is a part of them)
+    from pager.sweep import followed as f
+
+    rows = big_rows(max(f.INLINE_ROWS, d.QUEUE_MINUTES * 100))
     state = State(every=Scan(top=10**12, top_at=NOW, head=10**12 + 5, head_at=NOW, next_url="https://api.github.com/app/hook/"
                              "deliveries?per_page=100&cursor=" + "x" * 300, recent=tuple(range(400)), head_recent=tuple(range(400))),
                   followed=rows, probe=(1, "g", NOW), holds=tuple((NOW - i, NOW) for i in range(d.HOLDS_KEPT)),
+                  probed=tuple((f"{i:08d}-0000-4000-8000-000000000000", NOW) for i in range(300)),
                   closing=tuple(f"{i:08d}-0000-4000-8000-000000000000" for i in range(100)))
-    assert state.encoded_size() < 350_000
+    assert len(json.dumps({**state.to_data(), "followed": d.pack(rows)})) < 350_000
+
+
+def big_rows(n: int) -> tuple[Followed, ...]:
+    """`n` followed rows as incompressible as GitHub's guids and ids make them."""
+    rng = random.Random(7)
+    return tuple(Followed(f"{rng.getrandbits(128):032x}"[:8] + "-1234-4abc-8def-" + f"{rng.getrandbits(48):012x}",
+                          10**11 + 3 * i, NOW - rng.uniform(0, GITHUB_RETENTION), "pull_request_review_comment",
+                          "created", rng.getrandbits(40), 2, 10**11 + 3 * i + 2, NOW - rng.uniform(0, 3600),
+                          rng.choice((0, 500, 502, 429)), True, NOW + rng.uniform(0, 7200), 10**11 + 9 * n)
+                 for i in range(n))
 
 
 def test_a_pass_that_spans_runs_reads_a_redelivery_before_its_first_delivery_and_counts_both_once():

@@ -7,7 +7,7 @@ that list and its redeliveries go through the handler again.
 from __future__ import annotations
 
 import pytest
-from support import OWN_MESSAGE
+from support import OWN_MESSAGE, looked_again
 
 from pager import refusals
 from pager.chat import BOT_COMMANDS, Chat
@@ -425,6 +425,6 @@ def test_a_waiting_release_written_before_records_were_kept_by_id_is_retired_not
     world.store.save(Record(release.WAITING_KEY, item=f"{REPO}#2"),  # as an earlier version wrote it
                      {"repository": REPO, "number": 2, "waiting": True, "installation_id": INSTALLATION})
     for _ in range(2):
-        release.check_waiting(world.services)
+        looked_again(world.services)
     assert world.chat.sent == [] and not world.store.load("release#0#2").exists
     assert world.store.load(release.WAITING_KEY, f"{REPO}#2").data["waiting"] is False

@@ -69,7 +69,7 @@ def _no_answer(how: Any, request: requests.PreparedRequest) -> requests.RequestE
 
 
 class Transport(BaseAdapter):
-    """A `requests` transport that hands each request to the fake of its host."""
+    """A `requests` transport that hands each request to the fake of its host; a host without one is unreachable."""
 
     def __init__(self, routes: dict[str, Fake]) -> None:
         super().__init__()
@@ -77,7 +77,9 @@ class Transport(BaseAdapter):
 
     def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
         parts = urlsplit(request.url)
-        fake = self.routes[f"{parts.scheme}://{parts.netloc}"]
+        fake = self.routes.get(f"{parts.scheme}://{parts.netloc}")
+        if fake is None:  # a host the world does not hold: no connection is made (never the real network)
+            raise _no_answer("unreachable", request)
         answer = fake(request_of(request.method or "GET", request.url or "", request.headers, request.body))
         if answer.status == 0:  # no answer: as requests raises each way of getting none
             raise _no_answer(answer.body, request)
@@ -95,10 +97,11 @@ class Transport(BaseAdapter):
 
 
 def session_for(routes: dict[str, Fake]) -> requests.Session:
-    """A session whose requests to the given API roots go to the fakes."""
+    """A session whose requests to the given API roots go to the fakes; a request to any other host reaches
+    nothing (no connection)."""
     session = requests.Session()
     session.trust_env = False
     transport = Transport(routes)
-    for root in routes:
+    for root in ("http://", "https://", *routes):
         session.mount(root, transport)
     return session

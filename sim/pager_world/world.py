@@ -135,7 +135,7 @@ class World:
         # The maintainer followed the README: the installation holds what pager's manifest asks for.
         self.github.installation_permissions[INSTALLATION] = needed_permissions()
         self.github.hook.update(url=HOOK_URL, secret=WEBHOOK_SECRET)  # the app's webhook: where GitHub delivers
-        self.session = session_for({GITHUB_API: self.github, TELEGRAM_API: self.telegram, PAGER_HOST: self._pager_endpoint})
+        self.session = session_for({GITHUB_API: self.github, TELEGRAM_API: self.telegram, PAGER_HOST: self.pager_endpoint})
         self.sleeps: list[float] = []
         self.services = Services(
             settings=self.settings,
@@ -204,10 +204,10 @@ class World:
         self.answers[guid] = body
         return status, json.dumps(body)
 
-    def _pager_endpoint(self, request: HttpRequest) -> HttpResponse:
+    def pager_endpoint(self, request: HttpRequest) -> HttpResponse:
         """pager's own endpoint as anyone outside reaches it (its domain, API Gateway, the function): what pager's
-        sweep pings. `down` fails it as it fails GitHub's deliveries (`answer` scripts those alone: pager's handler
-        failing on its own, its endpoint up)."""
+        sweep and `pager doctor` ping. `down` fails it as it fails GitHub's deliveries (`answer` scripts those
+        alone: pager's handler failing on its own, its endpoint up)."""
         if self.down is not None:
             return HttpResponse(self.down, b"" if self.down else None)
         headers = {k.lower(): v for k, v in request.headers.items()}

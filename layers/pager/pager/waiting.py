@@ -50,9 +50,11 @@ class Waiting:
     services: tuple[str, ...]
     since: float
     not_before: float = 0.0
+    first: Mapping[str, str] | None = None  # the delivery whose failure began it: {guid, event, thing, url}
 
     def to_data(self) -> dict[str, Any]:
-        return {"services": list(self.services), "since": self.since, "not_before": self.not_before}
+        return {"services": list(self.services), "since": self.since, "not_before": self.not_before,
+                **({"first": dict(self.first)} if self.first else {})}
 
     @classmethod
     def from_data(cls, data: Any) -> Waiting | None:
@@ -61,7 +63,9 @@ class Waiting:
         services = tuple(s for s in data.get("services", ()) if isinstance(s, str))
         if not services:
             return None
-        return cls(services, float(data.get("since", 0)), float(data.get("not_before", 0)))
+        first = data.get("first")
+        first = {str(k): str(v) for k, v in first.items()} if isinstance(first, Mapping) else None
+        return cls(services, float(data.get("since", 0)), float(data.get("not_before", 0)), first)
 
     def without(self, *services: str) -> Waiting | None:
         left = tuple(s for s in self.services if s not in services)
@@ -69,14 +73,14 @@ class Waiting:
 
 
 def noted(waiting: Waiting | None, service: str, now: float, retry_after: float | None = None,
-          since: float | None = None) -> Waiting | None:
+          since: float | None = None, first: Mapping[str, str] | None = None) -> Waiting | None:
     """What waits after a failure of `service` (which asked to wait `retry_after` seconds, a rate
-    limit, taken up to LONGEST_WAIT_SECONDS), failing since `since` (now); None when the note already says so
-    (no write)."""
+    limit, taken up to LONGEST_WAIT_SECONDS), failing since `since` (now), begun by the delivery `first`; None
+    when the note already says so (no write)."""
     not_before = now + min(retry_after, LONGEST_WAIT_SECONDS) if retry_after else 0.0
     began = now if since is None else since
     if waiting is None:
-        return Waiting((service,), began, not_before)
+        return Waiting((service,), began, not_before, first)
     later = not_before > waiting.not_before + 60  # a write only for a wait that changes the check's minute
     if service in waiting.services and not later:
         return None
@@ -89,28 +93,32 @@ def merged(a: Waiting | None, b: Waiting | None) -> Waiting | None:
     """Two notes of what waits as one: every service of both, held from the earlier start."""
     if a is None or b is None:
         return a or b
-    return Waiting(tuple(sorted({*a.services, *b.services})), min(a.since, b.since), max(a.not_before, b.not_before))
+    earlier = a if a.since <= b.since else b
+    return Waiting(tuple(sorted({*a.services, *b.services})), earlier.since, max(a.not_before, b.not_before),
+                   earlier.first or (b if earlier is a else a).first)
 
 
-def note_failure(services: Services, exc: Transient) -> None:
-    """The webhook's 500: note what is waiting, once per outage (a read, and a write only the first time)."""
+def note_failure(services: Services, exc: Transient, first: Mapping[str, str] | None = None) -> None:
+    """The webhook's 500: note what is waiting, once per outage (a read, and a write only the first time), and
+    which delivery began it (`first`: should GitHub forget it before it comes back, pager names it)."""
     service = service_of(exc)
     if service == "store":
         return  # the table is what failed: writing to it would only wait out boto's retries past GitHub's 10 s
     retry_after = getattr(exc, "retry_after", None)
-    note(services, service, retry_after if isinstance(retry_after, (int, float)) else None)
+    note(services, service, retry_after if isinstance(retry_after, (int, float)) else None, first=first)
 
 
 NOTE_TRIES = 3  # a run's write or another delivery's note may land between the read and the write
 
 
-def note(services: Services, service: str, retry_after: float | None = None, since: float | None = None) -> None:
+def note(services: Services, service: str, retry_after: float | None = None, since: float | None = None,
+         first: Mapping[str, str] | None = None) -> None:
     """Note that something waits for `service` ("any": nothing to probe, such as the ↻ of deliveries
     refused with 401, which the check's runs then carry out a page a minute), failing since `since` (now)."""
     for _ in range(NOTE_TRIES):
         try:
             record, waiting = load(services)
-            new = noted(waiting, service, services.now(), retry_after, since)
+            new = noted(waiting, service, services.now(), retry_after, since, first)
             if new is not None:
                 services.store.save(record, new.to_data())
             return

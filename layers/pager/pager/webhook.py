@@ -66,7 +66,11 @@ def handle_github(
                 except Permanent as exc:  # refused for good: the other handlers of the event still act
                     refusals.append(exc)
     except Transient as exc:
-        note_failure(services, exc)  # the recovery check sweeps as soon as the service answers again
+        # the recovery check sweeps as soon as the service answers again; should GitHub forget this delivery
+        # before then (its three days), pager names it
+        thing = thing_of(delivery.event, delivery.payload, delivery.repository)
+        note_failure(services, exc, first={"guid": delivery.guid, "event": delivery.event, "thing": thing.label,
+                                           "url": thing.url or ""})
         return _answer(500, {"error": str(exc)}, line, "failed", started, monotonic, reason=str(exc), error=type(exc).__name__)
     except Exception as exc:  # a bug: answer 500 so the event is not lost, and show the traceback
         logger.exception("handler crashed", extra={"guid": line["guid"]})

@@ -12,6 +12,10 @@ holds nor fails. The exit status is 0 only when no check fails.
     permissions    the app holds every permission its calls need (and which it holds beyond them)
     webhook        active, with a secret, at the stack's /github; form-encoded is information (pager reads
                    its payload field), JSON holds
+    endpoint       pager's endpoint answers a ping signed with GITHUB_WEBHOOK_SECRET, sent as GitHub sends one to the
+                   URL the app's webhook delivers to, with 2xx: a 401 (the secrets differ), a 403 or 404 (no route of
+                   pager's there), a 5xx or no answer (the function fails) each with its fix; information when GitHub
+                   delivers nothing (no URL, inactive)
     installation   on the control repository, its permissions accepted, on how many repositories
     workflows      information: whether the app may merge release pull requests that change .github/workflows/
                    (the optional Workflows permission, the app's and the installation's); never a failure
@@ -40,7 +44,7 @@ from pager.chat import KEY as CHAT_KEY
 from pager.chat import move_of
 from pager.commands import BOT_COMMANDS
 from pager.errors import ChatMigrated, ConfigError, PagerError, TelegramRefused, Transient
-from pager.github import signing_key
+from pager.github import HOOK_WAIT, signing_key
 from pager.settings import QUIET_NONE, SECRET_NAMES, Settings, in_parameter_store
 from pager.store import ROOT_ITEM, TABLE_ITEM, TABLE_KEY, TABLE_TTL
 from pager.telegram import BOUND
@@ -49,7 +53,7 @@ from pager.values import parse_iso
 from pager.words import plural
 
 from .clients import ALLOWED_UPDATES, menu, menu_pairs, no_menu_there, pagers_menu
-from .deployment import Target, is_placeholder, known
+from .deployment import DEPLOY_FILE, Target, is_placeholder, known
 from .manifest import (
     AppPages,
     beyond,
@@ -193,9 +197,14 @@ STAND_INS = {"GITHUB_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----", "GITHUB_WEBHOO
 
 
 def gather_github(facts: Facts, client: Any) -> None:
-    if facts.read("app", client.app) is None:
+    app = facts.read("app", client.app)
+    if app is None:
         return
-    facts.read("hook", client.hook_config)
+    hook = facts.read("hook", client.hook_config)
+    secret = facts.secrets.get("GITHUB_WEBHOOK_SECRET", "")
+    if (hook and hook.get("url") and app.get("events") and secret and not is_placeholder(secret)
+            and not facts.malformed("GITHUB_WEBHOOK_SECRET")):  # GitHub delivers there: ping it as GitHub would
+        facts.found["ping"] = client.ping_hook(str(hook["url"]), secret, f"doctor-{int(facts.now)}")
     control = facts.values.get("CONTROL_REPOSITORY", "")
     if (control and not facts.malformed("CONTROL_REPOSITORY")
             and facts.read("installation", lambda: client.installation(control)) is not None):
@@ -295,7 +304,7 @@ def _key_loads(pem: str) -> bool:
 
 def checks(facts: Facts) -> list[Check]:
     out = [check_settings(facts), check_deployed(facts)]
-    out += [check_app(facts), check_events(facts), check_permissions(facts), check_webhook(facts)]
+    out += [check_app(facts), check_events(facts), check_permissions(facts), check_webhook(facts), check_endpoint(facts)]
     out += [check_installation(facts), check_workflows(facts), check_deliveries(facts)]
     out += [check_bot(facts), check_telegram_webhook(facts), check_telegram_commands(facts), check_chat(facts)]
     out += [check_quiet_hours(facts), check_table(facts)]
@@ -536,6 +545,91 @@ def _webhook_url_problems(url: str, expected: str) -> list[str]:
     if not expected and not url.endswith("/github"):
         return [f"it points at {url or 'nothing'}, not at pager's /github"]
     return []
+
+
+ENDPOINT = "pager's endpoint"
+
+
+def check_endpoint(facts: Facts) -> Check:
+    """pager's own endpoint as GitHub reaches it: its answer to a `ping` signed with GITHUB_WEBHOOK_SECRET and sent
+    as GitHub sends one to the URL the app's webhook delivers to (its hook config; pager.github.ping_hook, the
+    sweep's own observation of it). Information, and no ping, where GitHub delivers nothing."""
+    hook, app = facts.get("hook"), facts.get("app")
+    if hook is None or app is None:
+        return _skip(ENDPOINT, facts.errors.get("hook") or (_no_app(facts) if "app" in facts.errors else _no_key(facts)))
+    url = str(hook.get("url") or "")
+    if not url or not app.get("events"):
+        why = ("the app has no webhook URL, so GitHub delivers nothing" if not url else
+               f"the app's webhook is not active, so GitHub delivers nothing to {url}")
+        return Check(None, f"{ENDPOINT}: not pinged: {why}",
+                     f"once the webhook line holds, `{facts.target.doctor_command()}` pings it", info=True)
+    if "ping" not in facts.found:
+        return _skip(ENDPOINT, _unread(facts, "GITHUB_WEBHOOK_SECRET") or _malformed(facts, "GITHUB_WEBHOOK_SECRET")
+                     or "needs GITHUB_WEBHOOK_SECRET")
+    return _ping_answered(facts, int(facts.found["ping"]), url)
+
+
+def _ping_answered(facts: Facts, status: int, url: str) -> Check:
+    """What the endpoint's answer to the ping means, as GitHub would take it (2xx passes), with the fix."""
+    said = f"{ENDPOINT} answered GitHub's signed ping: {status}"
+    if 200 <= status < 300:
+        return Check(True, said)
+    if status == 401:
+        return Check(False, f"{said}: the secret it checks signatures with is not GITHUB_WEBHOOK_SECRET",
+                     _secrets_differ(facts, url))
+    if status in (403, 404):
+        return Check(False, f"{said}: nothing of pager's answers at {url}", _not_pagers(facts, url))
+    if status == 0 or status >= 500:
+        line = (f"{ENDPOINT} gave no answer to GitHub's signed ping within {HOOK_WAIT:.0f} s" if status == 0
+                else f"{said}: the webhook function fails")
+        return Check(False, line, f"see why in {_endpoint_log(facts)}; what GitHub delivers meanwhile fails alike, and the "
+                                  "sweep brings it back once the endpoint answers"
+                                  + ("" if status else f" (no line of the ping there: {url} is not reached)"))
+    if status == 429 and facts.target.stack is not None:
+        return Check(False, f"{said}: API Gateway throttles what reaches pager",
+                     f"a burst passes by itself: run `{facts.target.doctor_command()}` again; if it stays, raise ApiRateLimit "
+                     f"or ApiBurstLimit in {DEPLOY_FILE} and `make deploy`")
+    return Check(False, f"{said}: GitHub counts an answer other than 2xx as a failed delivery",
+                 f"see why in {_endpoint_log(facts)}{_elsewhere(facts, url)}")
+
+
+def _secrets_differ(facts: Facts, url: str) -> str:
+    """The fix of a ping refused with 401: GitHub signs with the app's Webhook secret, pager checks with
+    GITHUB_WEBHOOK_SECRET where the secrets go, and a running pager reads a changed one later."""
+    target = facts.target
+    reads = ("the functions read a changed secret within ten minutes (at once: docs/operations.md, Changing a secret)"
+             if target.stack is not None else "`make serve` reads it when started again")
+    return (f"make the app's Webhook secret (on {facts.pages.settings}: GitHub signs with it) and GITHUB_WEBHOOK_SECRET "
+            f"in {target.where_secrets()} (pager checks with it) the same; {reads}{_elsewhere(facts, url)}")
+
+
+def _elsewhere(facts: Facts, url: str) -> str:
+    """A note that GitHub delivers elsewhere than the stack's (or the tunnel's) /github ("" when it does not)."""
+    expected = facts.target.github_webhook_url
+    return f"; GitHub delivers to {url}, not to {expected}: the webhook line says how" if expected and url != expected else ""
+
+
+def _not_pagers(facts: Facts, url: str) -> str:
+    """Where pager's endpoint is, for a ping GitHub's URL answers as no route of pager's: the stack's output
+    GitHubWebhookUrl, or for `make serve` the tunnel's /github."""
+    target = facts.target
+    expected = target.github_webhook_url
+    if target.stack is not None and url != expected:
+        return (f"GitHub delivers to {url}, the stack's URL is {expected} (its output GitHubWebhookUrl): set the "
+                f"Webhook URL on {facts.pages.settings} to it, Save changes")
+    if target.stack is not None:
+        return f"{url} is the stack's own output GitHubWebhookUrl, yet its API has no such route: `make deploy` again"
+    if expected and url != expected:
+        return f"GitHub delivers to {url}, not to {expected}: run `{target.setup_command()}`, which sets it"
+    return (f"GitHub delivers to {url}: it must be the URL of the tunnel in front of `make serve` with /github, both "
+            f"running (`{target.setup_command()}` sets it)")
+
+
+def _endpoint_log(facts: Facts) -> str:
+    """Where pager's endpoint says why it failed: the webhook function's log, or `make serve`'s output."""
+    if facts.target.stack is not None:
+        return "the webhook function's log (`make logs FUNCTION=WebhookFunction`)"
+    return "`make serve`'s output (is it running, and the tunnel in front of it?)"
 
 
 def check_installation(facts: Facts) -> Check:

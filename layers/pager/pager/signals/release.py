@@ -57,8 +57,8 @@ One record per pull request, `release#<repository id>#<number>` (the id survives
     repository       its name as GitHub called it last (what a 🔀 press merges, what the message shows)
 
 and the indexes: `release-waiting` with an item `<repository id>#<n>` per release pull request that is open
-and not offered Merge yet ({waiting, checked}), which the sweep reads again every run (`check_waiting`:
-a release opened with GITHUB_TOKEN, or in a repository without CI, gets no check suite at all);
+and not offered Merge yet ({waiting, checked}), which the sweep reads again every run (`look_again`, then
+`settle_looked` once the run has committed: a release opened with GITHUB_TOKEN, or in a repository without CI, gets no check suite at all);
 `release-version#<repository id>#<version>` = {number, order}, the release pull request of a
 version, which release.published looks up by its tag; `release-tag#<repository id>#<version>` = {tag, url},
 a tag published before any release pull request of its version was known, taken up when one is;
@@ -71,7 +71,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -675,30 +675,68 @@ def decide_waiting(repo: Repository, number: int, record: Mapping[str, Any]):
     return decide
 
 
-def check_waiting(services: Services, *, limit: int = RELEASES_CHECKED) -> list[str]:
-    """The sweep's step for releases that no event may ever make ready (opened with GITHUB_TOKEN, or in
-    a repository without CI, they get no check suite): read the longest unchecked of those waiting for
-    Merge as GitHub has them, and offer Merge where GitHub calls them clean. Their outcomes."""
-    now = services.now()
+@dataclass(frozen=True)
+class LookedAgain:
+    """A release waiting for Merge, as the sweep read it again: reads only, before the run commits."""
+
+    item: str  # its index item (<repository id>#<number>)
+    repo: Repository
+    number: int
+    installation_id: int | None = None
+    live: Mapping[str, Any] | None = None  # the pull request as GitHub has it (None: retired, or not read)
+    checks: tuple[dict[str, str], ...] = ()
+    error: str = ""  # what GitHub answered when it did not serve the pull request
+
+    @property
+    def retired(self) -> bool:
+        """Written before records were kept by the repository's id: retired, not read again."""
+        return not self.repo.id
+
+
+def look_again(services: Services, *, limit: int = RELEASES_CHECKED) -> tuple[LookedAgain, ...]:
+    """The sweep's gather for releases that no event may ever make ready (opened with GITHUB_TOKEN, or in a
+    repository without CI, they get no check suite): the longest unchecked of those waiting for Merge, read
+    as GitHub has them. Reads only: `settle_looked` acts on them once the run has committed."""
     waiting = sorted((r for r in services.store.items(WAITING_KEY) if r.data.get("waiting")),
                      key=lambda r: float(r.data.get("checked", 0)))[:limit]
+    return tuple(_look(services, record.item, record.data) for record in waiting)
+
+
+def _look(services: Services, item: str, data: Mapping[str, Any]) -> LookedAgain:
+    installation = data.get("installation_id")
+    looked = LookedAgain(item, Repository(integer(data.get("repository_id")), text(data.get("repository"))),
+                         integer(data.get("number")), installation if isinstance(installation, int) else None)
+    if looked.retired:
+        return looked
+    try:
+        live = gather_pull(services, looked.repo.name, looked.number, looked.installation_id, again_later=False)
+        checks = gather_checks(services, looked.repo.name, live, looked.installation_id)
+    except PagerError as exc:
+        logger.warning("release not read again", extra={"repository": looked.repo.name, "number": looked.number,
+                                                        "error": type(exc).__name__, "reason": str(exc)})
+        return replace(looked, error=type(exc).__name__)
+    return replace(looked, live=live, checks=tuple(checks))
+
+
+def settle_looked(services: Services, looked: Iterable[LookedAgain], now: float) -> list[str]:
+    """What the sweep read again, acted on after its commit: Merge offered where GitHub would merge, the reason
+    said where not; each release marked checked at `now` (the next run reads the longest unchecked). Their
+    outcomes."""
     outcomes = []
-    for record in waiting:
-        repo = Repository(integer(record.data.get("repository_id")), text(record.data.get("repository")))
-        if not repo.id:  # written before records were kept by the repository's id: retired, not read again
-            settle(services, WAITING_KEY, decide_retired(), item=record.item, ttl_seconds=7 * 24 * 3600)
+    for release in looked:
+        if release.retired:
+            settle(services, WAITING_KEY, decide_retired(), item=release.item, ttl_seconds=7 * 24 * 3600)
             continue
-        number = integer(record.data.get("number"))
-        installation = record.data.get("installation_id")
-        installation = installation if isinstance(installation, int) else None
+        where = f"{release.repo.name}#{release.number}: "
         try:
-            live = gather_pull(services, repo.name, number, installation, again_later=False)  # (its next look)
-            checks = gather_checks(services, repo.name, live, installation)
-            decide = partial(decide_ready, repo, None, live, True, installation, checks=checks)
-            outcomes.append(f"{repo.name}#{number}: " + settle_release(services, repo, number, decide).outcome)
+            if release.live is None:
+                outcomes.append(where + f"not read: {release.error}")
+                continue
+            decide = partial(decide_ready, release.repo, None, release.live, True, release.installation_id,
+                             checks=list(release.checks))
+            outcomes.append(where + settle_release(services, release.repo, release.number, decide).outcome)
         finally:
-            checked = decide_checked(now)
-            settle(services, WAITING_KEY, checked, item=record.item)
+            settle(services, WAITING_KEY, decide_checked(now), item=release.item)
     return outcomes
 
 

@@ -1,6 +1,7 @@
 """The redelivery unit of the sweep: the decision (docs: the ADR, amended; SPEC §7), as data in, a plan out.
 
-What it keeps (the `deliveries` item of the sweep's key, written once per run, first: it is the run's lease)
+What it keeps (the `deliveries` item of the sweep's key, the head, committed once per run before it acts;
+the followed rows in chunks of their own: pager.sweep.followed)
 ------------------------------------------------------------------------------------------------------
 - the every-outcome list's `Scan` (pager.sweep.lists): read whole, each delivery once, a pass resumed by
   the next run when one run cannot read it all;
@@ -25,13 +26,14 @@ for (its last chance) · else a candidate.
 
 Paced, not capped: the candidates are asked for oldest first, at most SWEEP_MAX_REDELIVERIES a minute
 (and PAGES_PER_MINUTE of those whose handler sends a message: Telegram takes 20 a minute in a group),
-each given the minute it is due (`pace`). The run asks for the first minute's; the every-minute check
-(pager.sweep.run.check) asks for each later minute's, writing nothing: the next run learns from GitHub's
-list which were taken. A hold (pager.sweep.recovery) asks for nothing but its probe.
+each given the minute it is due within QUEUE_MINUTES (`pace`; the rest wait for a later plan). The run asks
+for the first minute's; the every-minute check (pager.sweep.run.check) asks for each later minute's from the
+head's `queue`, writing nothing: the next run learns from GitHub's list which were taken. A hold
+(pager.sweep.recovery) asks for nothing but its probe.
 
-No cap drops anything silently: an event the state has no room to follow (FOLLOWED_CAP) is named in the
-alarm; one GitHub forgets is named, then counted by pager's own health; deliveries GitHub forgot before
-any pass read them are said as a span (`gap`).
+No cap of pager's own: every event is followed until it passes, is refused or is named, however many (the
+table holds them: pager.sweep.followed); one GitHub forgets is named, then counted by pager's own health;
+deliveries GitHub forgot before any pass read them are said as a span (`gap`).
 """
 
 from __future__ import annotations
@@ -58,15 +60,14 @@ from .lists import END, FAILED, GITHUB_RETENTION, NO_ANSWER, OVERLAP_SECONDS, PA
 
 ITEM = "deliveries"
 PASSED_PROBE = "probe"  # a Redeliver's `why`: the newest passed delivery asked for again to probe GitHub's redeliveries
-VERSION = 3
+VERSION = 4  # 4: the followed rows in chunks (3 kept them in the head, and is read still)
 RETENTION_MARGIN = 2 * 3600  # an event this close to GitHub's three days is named, and still asked for (last chance)
 LAST_CHANCE_MARGIN = 300  # ... until this close to them (GitHub's clock and ours may differ)
 REDELIVERY_SPACING_SECONDS = 840  # a redelivery that failed is asked for again no sooner
 ASK_WAIT_SECONDS = 600  # asked for, and GitHub lists no newer attempt after this long: not taken, asked for again
 KEEP_AHEAD_SECONDS = 180  # a minute queued this close may be under way in a check: a new plan keeps it
 PAGES_PER_MINUTE = 6  # redeliveries a minute of events whose handler sends a message (Telegram: 20 a minute in a group, 3 in 3 s)
-FOLLOWED_CAP = 5000  # events followed at once (the item stays well under DynamoDB's 400 KB: tests/test_sweep_deliveries.py)
-NAMED_CAP = 1000  # events to name kept until the alarm shows them (past it, the oldest are counted as lost)
+QUEUE_MINUTES = 30  # how far ahead a plan gives candidates their minute (two runs'): the rest wait for a later plan
 HOLDS_KEPT = 20
 
 ActsOn = Callable[[str, str | None], bool]  # whether a handler acts on an event and action
@@ -93,7 +94,6 @@ class Followed:
     due: float = 0.0  # when it is (was) asked for again; 0: not queued
     above: int = 0  # the attempt asked for lies above this id (the newest delivery read when it was queued)
     refused: int = 0  # GitHub refused to deliver it again (its status): named, never asked for again
-    over: bool = False  # no room to follow it (FOLLOWED_CAP): named, and kept until its entry is open
     low: int = 0  # while its first delivery is not known: the oldest attempt counted (0: the newest)
 
     @classmethod
@@ -127,7 +127,7 @@ class Followed:
 
 
 _COLUMNS = ("guid", "first", "at", "event", "action", "repository_id", "attempts", "newest", "newest_at", "code",
-            "again", "due", "above", "refused", "over", "low")
+            "again", "due", "above", "refused", "low")
 
 
 def pack(rows: Iterable[Followed]) -> str:
@@ -154,7 +154,7 @@ def _plain(value: Any) -> Any:
 def _typed(name: str, value: Any) -> Any:
     if name in ("at", "newest_at", "due"):
         return float(value)
-    return bool(value) if name in ("again", "over") else value
+    return bool(value) if name == "again" else value
 
 
 # -- the state -------------------------------------------------------------------------------------------
@@ -179,21 +179,25 @@ class State:
     last_event: str | None = None  # the scheduled event whose run saved it (a duplicate steps aside)
 
     def to_data(self) -> dict[str, Any]:
+        """The head's data: all but the followed rows (kept in chunks: pager.sweep.followed), and the rows
+        queued for the minutes to come (`queue`: what the check asks for)."""
         return {"v": VERSION, "every": self.every.to_data(), "failures": self.failures.to_data(), "floor": self.floor,
-                "backfilled": self.backfilled, "followed": pack(self.followed), "count": len(self.followed),
+                "backfilled": self.backfilled, "queue": pack(r for r in self.followed if askable(r)), "count": len(self.followed),
                 "probe": list(self.probe) if self.probe else None, "probed": [list(p) for p in self.probed], "holds": [list(h) for h in self.holds],
                 "alarm_due": self.alarm_due, "closing": list(self.closing), "settled": list(self.settled), "ran_at": self.ran_at,
                 "last_event": self.last_event}
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> State:
-        """The state a run stored; a first run's for nothing or another version."""
-        if data.get("v") != VERSION:
+    def from_data(cls, data: Mapping[str, Any], followed: Iterable[Followed] = ()) -> State:
+        """The state a run stored, with the rows its chunks hold (a state of version 3 kept them in the head);
+        a first run's for nothing or another version."""
+        if data.get("v") not in (3, VERSION):
             return cls()
+        followed = (*followed, *unpack(str(data.get("followed") or "")))
         probe = data.get("probe")
         return cls(every=Scan.from_data(data.get("every")), failures=Scan.from_data(data.get("failures")),
                    floor=int(data.get("floor") or 0), backfilled=bool(data.get("backfilled")),
-                   followed=unpack(str(data.get("followed") or "")),
+                   followed=tuple(followed),
                    probe=(int(probe[0]), str(probe[1]), float(probe[2])) if probe else None,
                    probed=tuple((str(g), float(at)) for g, at in data.get("probed") or ()),
                    holds=tuple((float(a), float(b)) for a, b in data.get("holds") or ()),
@@ -231,7 +235,6 @@ class Reason(StrEnum):
     IGNORED = "ignored"
     AWAITING = "awaiting"
     UNSURE = "unsure"
-    UNFOLLOWED = "unfollowed"
     EXHAUSTED = "exhausted"
     FORGOTTEN = "forgotten"
     RESTING = "resting"
@@ -239,7 +242,7 @@ class Reason(StrEnum):
     CANDIDATE = "candidate"
 
 
-NAMED = frozenset({Reason.UNFOLLOWED, Reason.EXHAUSTED, Reason.FORGOTTEN, Reason.LAST_CHANCE})  # what the alarm names
+NAMED = frozenset({Reason.EXHAUSTED, Reason.FORGOTTEN, Reason.LAST_CHANCE})  # what the alarm names
 ASKED = frozenset({Reason.CANDIDATE, Reason.LAST_CHANCE})  # asked for again, as the pace allows
 KEPT = ASKED | {Reason.AWAITING, Reason.RESTING, Reason.UNSURE}  # still failing: followed on
 PACED = ASKED | {Reason.RESTING}  # given a minute by the pace (a resting one, no sooner than its rest ends)
@@ -270,7 +273,6 @@ RULES: tuple[tuple[Reason, Callable[[Followed, Context], bool]], ...] = (
     (Reason.PASSED, lambda r, c: r.outcome == PASSED),
     (Reason.REFUSED, lambda r, c: r.outcome == REFUSED),
     (Reason.IGNORED, lambda r, c: not c.acts_on(r.event, r.action)),
-    (Reason.UNFOLLOWED, lambda r, c: r.over),
     # delivered again and failed, its first delivery not read yet: the pass under way may read it (and its
     # other attempts) further down
     (Reason.UNSURE, lambda r, c: not r.first and not r.refused and c.scanning),
@@ -380,7 +382,8 @@ Slots = dict[int, list[int]]  # minute (from a plan's start) -> [asks, of them p
 def pace(rows: Iterable[tuple[Followed, float]], p: Pace, *, start: float, above: int, taken: Slots | None = None) -> list[Followed]:
     """Each row with the minute it is asked for, oldest first (by first delivery), none before its own earliest
     time: minute 0 is `start`, each minute holds at most `per_minute`, and `pages_per_minute` of the ones that
-    page; `taken`: what the minutes hold already (rows queued earlier, kept)."""
+    page; `taken`: what the minutes hold already (rows queued earlier, kept). A row whose minute lies past
+    QUEUE_MINUTES is left unqueued: a later plan gives it its minute."""
     if p.per_minute <= 0:
         return [replace(row, due=0.0) for row, _ in rows]
     used: Slots = {m: list(v) for m, v in (taken or {}).items()}
@@ -391,10 +394,13 @@ def pace(rows: Iterable[tuple[Followed, float]], p: Pace, *, start: float, above
         minute = max(first_free[pages], math.ceil((earliest - start) / 60))
         while _full(used.get(minute), pages, p):
             minute += 1
-        slot = used.setdefault(minute, [0, 0])
-        slot[0], slot[1] = slot[0] + 1, slot[1] + pages
         if earliest <= start:
             first_free[pages] = minute
+        if minute >= QUEUE_MINUTES:  # a later plan gives it its minute
+            queued.append(replace(row, due=0.0))
+            continue
+        slot = used.setdefault(minute, [0, 0])
+        slot[0], slot[1] = slot[0] + 1, slot[1] + pages
         queued.append(row.queued(start + 60 * minute, above))
     return queued
 
@@ -501,9 +507,8 @@ def entry_of(row: Followed, reason: str, url: str, attempts: bool = True) -> dic
     return {"title": delivery_title(entry), "detail": delivery_detail(entry), **entry}
 
 
-TOO_MANY = "too many failed events to follow at once"
 WHY = {Reason.EXHAUSTED: "all attempts failed", Reason.FORGOTTEN: "GitHub forgets it soon, still failing",
-       Reason.LAST_CHANCE: "GitHub forgets it soon, still failing", Reason.UNFOLLOWED: TOO_MANY}
+       Reason.LAST_CHANCE: "GitHub forgets it soon, still failing"}
 
 
 def why_named(row: Followed, reason: Reason) -> str:
@@ -571,7 +576,6 @@ class Plan:
     change: EntriesChange
     counts: Mapping[str, int]
     gaps: tuple[Gap, ...] = ()
-    dropped: tuple[Followed, ...] = ()  # events there was room neither to follow nor to name (pager's health counts them)
 
     @property
     def effects(self) -> tuple[Redeliver | ChangeAlarm, ...]:
@@ -581,9 +585,11 @@ class Plan:
 
 
 def plan(state: State, known: Known, settings: Settings, *, now: float, acts_on: ActsOn,
-         pages: Callable[[str, str | None], bool], event_id: str | None = None) -> Plan:
+         pages: Callable[[str, str | None], bool], event_id: str | None = None, minute: bool = False) -> Plan:
     """The run's plan: the state with this run's pages, the minute of redeliveries to ask for now, and the
-    alarm's change. `pages(event, action)`: whether its handler sends a message (paced for Telegram)."""
+    alarm's change. `pages(event, action)`: whether its handler sends a message (paced for Telegram).
+    `minute`: the run took its minute's asks with the sweep's lease (no check asked for them yet): it asks
+    for what an earlier plan queued for this minute too."""
     holds = _holds(state, known, now)
     fresh = fresh_attempts(state, known)
     every = known.every.scan if known.every else state.every
@@ -591,9 +597,9 @@ def plan(state: State, known: Known, settings: Settings, *, now: float, acts_on:
                            state.settled, _probes(state))
     context = Context(now, settings.sweep_max_attempts, acts_on, scanning=every.under_way, holds=holds)
     verdicts = [(row, judge(row, context)) for row in rows.values()]
-    kept, dropped = _capped(verdicts, known.entries)
+    kept = _kept(verdicts, known.entries)
     queue = Queue(Pace(settings.sweep_max_redeliveries, pages=pages), now // 60 * 60, max(every.newest, state.newest_read),
-                  held=known.held is not None)
+                  held=known.held is not None, minute=minute)
     followed, asked = queue.of(kept)
     named = [(r, why_named(r, v)) for r, v in kept if v in NAMED]
     change = change_entries(known.entries, named, fresh, now=now, url=settings.advanced_page, closing=state.closing)
@@ -603,7 +609,7 @@ def plan(state: State, known: Known, settings: Settings, *, now: float, acts_on:
                   settled=tuple(sorted(settled)) if every.under_way else (),
                   probe=_probe(state.probe, fresh, now), **_backfill(state, known))
     ask = tuple(Redeliver(r.newest, r.guid, "redelivery") for r in asked)
-    return Plan(new, ask, change, _tally(kept, verdicts, queue.held), _gaps(state, known, now), tuple(dropped))
+    return Plan(new, ask, change, _tally(verdicts, queue.held), _gaps(state, known, now))
 
 
 def _within(holds: Iterable[tuple[float, float]], at: float) -> bool:
@@ -621,6 +627,7 @@ class Queue:
     now: float
     above: int
     held: bool
+    minute: bool = False  # this minute's asks are the plan's (pager.sweep.lease): those queued before too
 
     def of(self, kept: list[tuple[Followed, Reason]]) -> tuple[tuple[Followed, ...], tuple[Followed, ...]]:
         """Every row kept, each with when it is asked for, and the rows asked for now."""
@@ -632,7 +639,8 @@ class Queue:
                                           taken=slots_of([*near.values(), *this_minute], self.now, self.pace))}
         queued.update(near)
         every = tuple(queued.get(r.guid) or _unqueued(r, self.now, self.held) for r, _ in kept)
-        return every, tuple(r for r in queued.values() if r.due == self.now)
+        mine = [r for r in this_minute if askable(r)] if self.minute and not self.held else []
+        return every, (*mine, *(r for r in queued.values() if r.due == self.now))
 
     def earliest(self, row: Followed, reason: Reason) -> float:
         """A candidate is due from now; one resting, once its rest ends."""
@@ -665,17 +673,11 @@ def _unqueued(row: Followed, now: float, held: bool) -> Followed:
     return replace(row, due=0.0) if held or row.due > now else row
 
 
-def _capped(verdicts: list[tuple[Followed, Reason]], entries: Mapping[str, float]) -> tuple[list[tuple[Followed, Reason]], list[Followed]]:
-    """What the state keeps: the newest FOLLOWED_CAP events still to be asked for or awaited, and the events to
-    name whose entry the alarm does not show yet (its change may not happen in this run), those there was no
-    room to follow among them; past NAMED_CAP of these, the oldest are given up (returned: counted as lost)."""
-    active = sorted(((r, v) for r, v in verdicts if v in KEPT), key=lambda rv: (rv[0].at, rv[0].guid))
-    pending = [(r, v) for r, v in verdicts if v in NAMED and v not in KEPT and r.guid not in entries]
-    if len(active) > FOLLOWED_CAP:
-        pending += [(replace(r, over=True, due=0.0), Reason.UNFOLLOWED) for r, _ in active[:-FOLLOWED_CAP]]
-        active = active[-FOLLOWED_CAP:]
-    pending.sort(key=lambda rv: (rv[0].at, rv[0].guid))
-    return active + pending[-NAMED_CAP:], [r for r, _ in pending[:-NAMED_CAP]]
+def _kept(verdicts: list[tuple[Followed, Reason]], entries: Mapping[str, float]) -> list[tuple[Followed, Reason]]:
+    """What the state keeps, however many: the events still to be asked for or awaited, and the events to name
+    whose entry the alarm does not show yet (its change may not happen in this run), oldest first."""
+    kept = [(r, v) for r, v in verdicts if v in KEPT or (v in NAMED and r.guid not in entries)]
+    return sorted(kept, key=lambda rv: (rv[0].at, rv[0].guid))
 
 
 def _probes(state: State) -> frozenset[str]:
@@ -703,23 +705,28 @@ def _backfill(state: State, known: Known) -> dict[str, Any]:
 
 def _gaps(state: State, known: Known, now: float) -> tuple[Gap, ...]:
     """A pass that found the list ending, or reached GitHub's three days, before it met the pass before: GitHub
-    forgot what lay between (or lists it a little longer than three days, too late to be asked for)."""
+    forgot what lay between (or lists it a little longer than three days, too late to be asked for). And a
+    hold that ends now, begun (a delivery failed: the note of what waits) before what GitHub still keeps, with
+    no pass having read the list past its start (GitHub itself was down): what failed first in it is gone."""
     read = known.every
-    if read is None or read.ended not in (END, WINDOW) or not state.every.top or not read.scan.low:
+    if read is None:
         return ()
-    if read.scan.low_at <= state.every.top_at + OVERLAP_SECONDS:
-        return ()
-    until = read.scan.low_at if read.ended == END else max(read.scan.low_at, now - GITHUB_RETENTION)
-    return (Gap("all", state.every.top_at, until),)
+    gap = None
+    if read.ended in (END, WINDOW) and state.every.top and read.scan.low and read.scan.low_at > state.every.top_at + OVERLAP_SECONDS:
+        gap = Gap("all", state.every.top_at, read.scan.low_at if read.ended == END else max(read.scan.low_at, now - GITHUB_RETENTION))
+    kept_from = now - GITHUB_RETENTION
+    if known.released is not None and known.released[0] < kept_from and state.every.top_at < known.released[0]:
+        since = known.released[0] if gap is None else min(gap.since, known.released[0])
+        gap = Gap("all", since, max(kept_from, gap.until if gap else kept_from))
+    return (gap,) if gap else ()
 
 
-def _tally(kept: list[tuple[Followed, Reason]], verdicts: list[tuple[Followed, Reason]], held: bool) -> dict[str, int]:
-    """How many events got each verdict (the run's summary logs them as its decisions), those there was no
-    room to follow among them, and those a hold keeps from being asked for."""
+def _tally(verdicts: list[tuple[Followed, Reason]], held: bool) -> dict[str, int]:
+    """How many events got each verdict (the run's summary logs them as its decisions), and those a hold keeps
+    from being asked for."""
     counts = {reason.value: 0 for reason in Reason}
     for _, reason in verdicts:
         counts[reason.value] += 1
-    counts[Reason.UNFOLLOWED.value] = sum(1 for _, r in kept if r is Reason.UNFOLLOWED)
     counts["held"] = sum(1 for _, r in verdicts if r in ASKED) if held else 0
     return counts
 
@@ -740,7 +747,19 @@ def _untaken(row: Followed, done: Done) -> Followed:
     return replace(row, due=0.0, refused=done.status if done.fate == REFUSED_BY_GITHUB else 0)
 
 
-def due_now(state: State, since: float, until: float) -> tuple[Redeliver, ...]:
+def askable(row: Followed) -> bool:
+    """Queued for a minute, and still what was queued: GitHub lists no attempt since, and it failed."""
+    return bool(row.due) and row.newest <= row.above and row.outcome in (FAILED, NO_ANSWER)
+
+
+def queue_of(head: Mapping[str, Any]) -> tuple[Followed, ...]:
+    """The rows a head queued for the minutes to come (what the check reads, without the chunks)."""
+    if head.get("v") == VERSION:
+        return unpack(str(head.get("queue") or ""))
+    return tuple(r for r in State.from_data(head).followed if askable(r))
+
+
+def due_now(queue: Iterable[Followed], since: float, until: float) -> tuple[Redeliver, ...]:
     """The every-minute check's redeliveries: the followed events queued for a minute in (since, until]."""
-    return tuple(Redeliver(r.newest, r.guid, "redelivery") for r in sorted(state.followed, key=lambda r: (r.due, r.at))
-                 if r.due and since < r.due <= until and r.newest <= r.above and r.outcome in (FAILED, NO_ANSWER))
+    return tuple(Redeliver(r.newest, r.guid, "redelivery") for r in sorted(queue, key=lambda r: (r.due, r.at))
+                 if askable(r) and since < r.due <= until)

@@ -277,7 +277,6 @@ class Seen:
     forgotten: tuple[Mapping[str, Any], ...] = ()  # `delivery:` entries closing because GitHub no longer keeps them
     unread: tuple[float, float] | None = None  # deliveries GitHub forgot before a pass read them
     held: tuple[tuple[str, ...], float] | None = None  # the hold after the run: what fails, since when
-    dropped: tuple[float, ...] = ()  # when failed events began that there was room neither to follow nor to name
 
 
 def learn(health: Health, seen: Seen, job: Job | None, now: float) -> Health:
@@ -351,10 +350,10 @@ def _forget(record: Forgotten, seen: Seen, now: float) -> Forgotten:
         record = Forgotten()
     if seen.unread:
         record = replace(record, unread=_span(record.unread, seen.unread), noted=now)
-    things = [_thing(entry) for entry in seen.forgotten] + [DROPPED] * len(seen.dropped)
+    things = [_thing(entry) for entry in seen.forgotten]
     if not things:
         return record
-    times = [t for t in (parse_iso(e.get("order")) for e in seen.forgotten) if t is not None] + list(seen.dropped) or [now]
+    times = [t for t in (parse_iso(e.get("order")) for e in seen.forgotten) if t is not None] or [now]
     by = dict(record.by)
     for thing in things:
         by[thing] = by.get(thing, 0) + 1
@@ -367,7 +366,6 @@ def _span(known: tuple[float, float] | None, more: tuple[float, float]) -> tuple
     return more if known is None else (min(known[0], more[0]), max(known[1], more[1]))
 
 
-DROPPED = "failed events there was room neither to follow nor to name"
 BY_KEPT = 40  # things the forgotten record names at most (the most frequent; the others summed as "others")
 
 

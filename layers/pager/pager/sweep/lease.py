@@ -8,7 +8,9 @@ a hold's probe) and a ↻ press. Each asks only under the lease, the `lease` ite
                           sweep for longer), and the last minute whose redeliveries were asked for
 
 `take` is one conditional write: it lands only when the lease is free (lapsed, or the taker's own) and, for a
-minute's asks, only when nobody asked for that minute yet. So two checks in one minute (a slow one
+minute's asks, only when nobody asked for that minute yet. A run takes the minute it runs in with the lease
+when no check asked for it yet (`take_for_run`): it then asks for what an earlier plan queued for that minute
+as well, and the check of that minute, coming after it, asks for nothing. So two checks in one minute (a slow one
 overlapping the next, EventBridge invoking twice), a check and a run, or a press and either, never ask for
 the same event: the second finds the lease taken and asks for nothing. A run holds it from its start to its
 end and gives it back (`give_back`); a check holds it for the seconds its asks take and lets it lapse; a
@@ -52,13 +54,27 @@ class Lease:
 def take(services: Services, by: str, now: float, seconds: float, *, minute: float | None = None) -> Record | None:
     """Take the lease for `seconds` (and, `minute` given, the asks of that minute); the record written, or None
     when another holds it, or asked for that minute already. One conditional write."""
+    taken = _take(services, by, now, seconds, minute, required=minute is not None)
+    return taken[0] if taken else None
+
+
+def take_for_run(services: Services, by: str, now: float, seconds: float, minute: float) -> tuple[Record, bool] | None:
+    """A run's lease: taken for `seconds`, with the asks of its `minute` when no check asked for them yet
+    (then the run asks for what an earlier plan queued for that minute too, and no check of the minute asks
+    for anything). The record and whether the minute is the run's; None when another holds the lease."""
+    return _take(services, by, now, seconds, minute, required=False)
+
+
+def _take(services: Services, by: str, now: float, seconds: float, minute: float | None, *,
+          required: bool) -> tuple[Record, bool] | None:
     record = services.store.load(SWEEP_KEY, ITEM)
     lease = Lease.of(record.data)
-    if lease.held_by_another(by, now) or (minute is not None and lease.minute >= minute and lease.by != by):
+    mine = minute is not None and lease.minute < minute  # (asked for once, whoever asks again)
+    if lease.held_by_another(by, now) or (required and not mine):
         return None
-    data = {"by": by, "until": now + seconds, "minute": max(lease.minute, minute if minute is not None else 0.0)}
+    data = {"by": by, "until": now + seconds, "minute": minute if mine and minute is not None else lease.minute}
     try:
-        return services.store.save(record, data, expires_at=int(now + 3 * 24 * 3600))
+        return services.store.save(record, data, expires_at=int(now + 3 * 24 * 3600)), mine
     except Conflict:  # another took it between the read and the write
         return None
 

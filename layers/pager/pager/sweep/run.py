@@ -50,10 +50,10 @@ from ..signals import acts_on, alarm, due, pages, release
 from ..signals.alarm import delivery_times, entries_now, to_deliver_again
 from ..store import RECORD_WAITS, Record
 from ..values import field as payload_field
-from ..values import text
+from ..values import iso, text
 from ..waiting import ITEM as WAITING_ITEM
 from ..waiting import REDELIVERY, SWEEP_KEY, Waiting, merged, note, noted
-from . import deliveries, health, lease, recovery
+from . import deliveries, followed, health, lease, recovery
 from .acts import Act, ChangeAlarm, RedeliverEntry, act
 from .lists import GITHUB_RETENTION, PAGES, PER_PAGE, Read, Scan, attempts_of
 from .presses import ALL_ITEM
@@ -92,15 +92,25 @@ class Items:
     def __getitem__(self, name: str) -> Record:
         return self.found.get(name) or Record(SWEEP_KEY, item=name)
 
-    def state(self, run_id: str) -> deliveries.State:
+    def state(self, services: Services, run_id: str) -> tuple[deliveries.State, followed.Loaded]:
+        """The deliveries unit's state with the rows its chunks hold (one more query). Raises StoreUnavailable."""
         data = self[deliveries.ITEM].data
-        if data and data.get("v") != deliveries.VERSION:
+        if data and data.get("v") not in (3, deliveries.VERSION):
             logger.warning("sweep state of another version, starting afresh", extra={"run_id": run_id, "version": data.get("v")})
+        loaded = followed.load(services, data)
         try:
-            return deliveries.State.from_data(data)
+            return deliveries.State.from_data(data, loaded.rows), loaded
         except (KeyError, IndexError, TypeError, ValueError) as exc:  # never stuck on an item that cannot be read
             logger.error("sweep state unreadable, starting afresh", extra={"run_id": run_id, "error": type(exc).__name__})
-            return deliveries.State()
+            return deliveries.State(), loaded
+
+    @property
+    def queue(self) -> tuple[deliveries.Followed, ...]:
+        """The rows the last run queued for the minutes to come (the head alone: no chunk read)."""
+        try:
+            return deliveries.queue_of(self[deliveries.ITEM].data)
+        except (KeyError, IndexError, TypeError, ValueError):
+            return ()
 
     @property
     def waiting(self) -> Waiting | None:
@@ -144,7 +154,8 @@ class Gathered:
     moved: Mapping[str, Any] | None
     waiting: Waiting | None
     health: health.Health
-    releases: list[str] = field(default_factory=list)
+    looked: tuple[release.LookedAgain, ...] = ()  # the releases waiting for Merge, read again
+    releases: list[str] = field(default_factory=list)  # what became of them, once acted on after the commit
     names: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # what unnamed entries were about (read)
 
 
@@ -235,7 +246,7 @@ def gather(services: Services, items: Items, calls: Calls, state: deliveries.Sta
     settings = services.settings
     own = health.Health.from_data(items[health.ITEM].data)
     waiting = items.waiting
-    releases = _check_releases(services, calls, run_id)
+    looked = _look_again(services, calls, run_id)
     shown = entries_now(services, alarm.CONTROL)
     refusals = tuple((r.item, r.data) for r in services.store.items(REFUSALS_KEY, after=health.refusals_after(state.ran_at, now)))
     job = health.Job.from_data(items[health.JOB_ITEM].data)
@@ -245,7 +256,7 @@ def gather(services: Services, items: Items, calls: Calls, state: deliveries.Sta
     job_page = None if recovery.held_since(waiting) or not spare else _job_page(services, job, run_id)
     every, failures, cause = read_lists(services, state, calls, now, run_id)
     return Gathered(state, every, failures, cause, shown, refusals, works, job, job_page,
-                    bool(items[ALL_ITEM].data.get("asked_at")), moved, waiting, own, releases)
+                    bool(items[ALL_ITEM].data.get("asked_at")), moved, waiting, own, looked)
 
 
 def _cause(error: PagerError) -> str:
@@ -256,16 +267,26 @@ def _cause(error: PagerError) -> str:
     return str(status) if isinstance(status, int) and 400 <= status < 500 else ""
 
 
-def _check_releases(services: Services, calls: Calls, run_id: str) -> list[str]:
+def _look_again(services: Services, calls: Calls, run_id: str) -> tuple[release.LookedAgain, ...]:
     """Read again the release pull requests waiting for Merge that no event may make ready (opened with
-    GITHUB_TOKEN, or without CI: no check suite comes), a few calls each, within what the budget leaves."""
+    GITHUB_TOKEN, or without CI, no check suite comes), a few calls each, within what the budget leaves; acted
+    on once the run has committed (`_settle_releases`)."""
     settings = services.settings
     room = calls.left(settings.sweep_all_pages + settings.sweep_max_redeliveries + 1 + NAMED_ENTRIES)
     limit = min(release.RELEASES_CHECKED, room // RELEASE_CALLS)
     if not limit:
-        return []
+        return ()
     try:
-        return release.check_waiting(services, limit=limit)
+        return release.look_again(services, limit=limit)
+    except PagerError as exc:
+        logger.warning("releases not checked", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
+        return ()
+
+
+def _settle_releases(services: Services, looked: tuple[release.LookedAgain, ...], now: float, run_id: str) -> list[str]:
+    """What the run read of the releases waiting for Merge, acted on after its commit: their outcomes."""
+    try:
+        return release.settle_looked(services, looked, now)
     except PagerError as exc:
         logger.warning("releases not checked", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
         return [f"not checked: {type(exc).__name__}"]
@@ -409,14 +430,14 @@ class Planned:
 
 
 def plan(g: Gathered, settings: Settings, *, now: float, released: bool, event_id: str | None,
-         own: bool | None = None) -> Planned:
+         own: bool | None = None, minute: bool = False) -> Planned:
     """The run's plan from what it gathered, pure: holds first (what they hold, nobody asks for), then the
     decision, pager's health and its ↻ picks with what this minute leaves, ↻ all's, and what waits after."""
     known = deliveries.Known(g.every, g.failures, delivery_times(g.shown))
     fresh = deliveries.fresh_attempts(g.state, known)
     waiting = recovery.hold(g.waiting, released=released, now=now, own=own)
     held = recovery.held_since(waiting)
-    dplan = _decision(g, known, settings, now=now, held=held, event_id=event_id)
+    dplan = _decision(g, known, settings, now=now, held=held, event_id=event_id, minute=minute)
     # ↻'s picks and ↻ all's are mostly pages: within what Telegram's pace (PAGES_PER_MINUTE) leaves this minute too
     asking = {a.guid for a in dplan.ask}
     paging = sum(1 for r in dplan.state.followed if r.guid in asking and pages(r.event, r.action))
@@ -437,7 +458,7 @@ def plan(g: Gathered, settings: Settings, *, now: float, released: bool, event_i
 
 
 def _decision(g: Gathered, known: deliveries.Known, settings: Settings, *, now: float, held: float | None,
-              event_id: str | None) -> deliveries.Plan:
+              event_id: str | None, minute: bool) -> deliveries.Plan:
     """The decision's plan; a run that read no list changes nothing but the time it ran."""
     if g.every is None:
         return deliveries.unchanged(g.state, now, event_id)
@@ -446,7 +467,7 @@ def _decision(g: Gathered, known: deliveries.Known, settings: Settings, *, now: 
     # count; this run's own asks do, queued for this minute (`pace`), so the hold ends before it.
     span = (before, max(before, now // 60 * 60 - 1)) if before is not None and held is None else None
     return deliveries.plan(g.state, replace(known, held=held, released=span), settings, now=now, acts_on=acts_on,
-                           pages=pages, event_id=event_id)
+                           pages=pages, event_id=event_id, minute=minute)
 
 
 def _seen(g: Gathered, fresh: list[Any], dplan: deliveries.Plan, waiting: Waiting | None) -> health.Seen:
@@ -456,10 +477,19 @@ def _seen(g: Gathered, fresh: list[Any], dplan: deliveries.Plan, waiting: Waitin
     held = recovery.held_since(waiting)
     return health.Seen(served=served, cause=g.not_served or "", attempts=tuple(fresh), refusals=g.refusals,
                        refusers_answer=g.refusers_answer,
-                       forgotten=tuple(g.shown[k] for k in dplan.change.forgotten if k in g.shown),
+                       forgotten=tuple(g.shown[k] for k in dplan.change.forgotten if k in g.shown) + _lost_first(g, dplan),
                        unread=next(((gap.since, gap.until) for gap in dplan.gaps), None),
-                       dropped=tuple(r.at for r in dplan.dropped),
                        held=None if held is None or waiting is None else (waiting.services, held))
+
+
+def _lost_first(g: Gathered, dplan: deliveries.Plan) -> tuple[Mapping[str, Any], ...]:
+    """The delivery whose failure began a hold that ends now, when GitHub forgot it unread meanwhile (a gap
+    covers the hold's start): named, as a forgotten entry is (the others of the gap are said as its span)."""
+    first = g.waiting.first if g.waiting else None
+    if not first or g.waiting is None or not any(gap.since <= g.waiting.since <= gap.until for gap in dplan.gaps):
+        return ()
+    return ({"thing": first.get("thing") or "", "url": first.get("url") or "", "event": first.get("event") or "",
+             "order": iso(g.waiting.since)},)
 
 
 def _waiting_after(g: Gathered, waiting: Waiting | None, *, pending: bool, released: bool, now: float) -> Waiting | None:
@@ -482,53 +512,58 @@ def run_sweep(services: Services, *, now: float, run_id: str, seconds: float = R
     (pager.sweep.lease) from its start to its end: nothing it does outside (a ping, a probe, an ask, an edit)
     happens while another invocation asks GitHub for anything."""
     with deadline.within(seconds):
-        leased = _lease(services, run_id, now)
-        if leased is None:
+        taken = _lease(services, run_id, now)
+        if taken is None:
             summary = {"run_id": run_id, "outcome": "skipped: another invocation holds the sweep's lease", "calls_used": 0}
         else:
             try:
-                summary = _run(services, now=now, run_id=run_id, event_id=event_id, released=released, probes=probes)
+                summary = _run(services, now=now, run_id=run_id, event_id=event_id, released=released, probes=probes,
+                               minute=taken[1])
             finally:
-                lease.give_back(services, leased, services.now())
+                lease.give_back(services, taken[0], services.now())
     outcome = str(summary.get("outcome", ""))
     level = logger.error if outcome.startswith("aborted") else logger.warning if outcome.startswith("skipped") else logger.info
     level("sweep run", extra=summary)
     return summary
 
 
-def _lease(services: Services, run_id: str, now: float) -> Record | None:
-    """The sweep's lease for this run; a check's asks hold it a few seconds: waited for, once."""
+def _lease(services: Services, run_id: str, now: float) -> tuple[Record, bool] | None:
+    """The sweep's lease for this run, and whether this minute's asks are the run's; a check's asks hold it a
+    few seconds: waited for, once."""
+    minute = now // 60 * 60
     try:
-        leased = lease.take(services, run_id, now, lease.RUN_SECONDS)
-        if leased is None and lease.holder(services, now).startswith("check"):
+        taken = lease.take_for_run(services, run_id, now, lease.RUN_SECONDS, minute)
+        if taken is None and lease.holder(services, now).startswith("check"):
             services.sleep(lease.CHECK_SECONDS)
-            leased = lease.take(services, run_id, services.now(), lease.RUN_SECONDS)
+            taken = lease.take_for_run(services, run_id, services.now(), lease.RUN_SECONDS, minute)
     except StoreUnavailable:
         return None
-    return leased
+    return taken
 
 
 def _run(services: Services, *, now: float, run_id: str, event_id: str | None, released: bool,
-         probes: tuple[Done, ...]) -> dict[str, Any]:
+         probes: tuple[Done, ...], minute: bool) -> dict[str, Any]:
     settings = services.settings
     calls = Calls(services)
     summary: dict[str, Any] = {"run_id": run_id, "call_budget": settings.sweep_call_budget}
     try:
         items = Items.load(services)
-        state = items.state(run_id)
-        if event_id is not None and event_id == state.last_event:
+        if event_id is not None and event_id == items[deliveries.ITEM].data.get("last_event"):
             return {**summary, "outcome": "skipped: a duplicate invocation of the run that saved the state", "calls_used": 0}
+        state, loaded = items.state(services, run_id)
         # pager's own endpoint, observed: a scheduled run pings it; a run the check released, it pinged already
         own = True if released else recovery.own_endpoint(services, f"ping-{run_id}")
         asked = list(probes)
         released = released or _answering(services, items.waiting, state, run_id, asked)
         state = deliveries.with_probes(state, asked, now)
+        minute = minute and not asked  # a probe asked in this minute: what was queued for it waits its turn
         gathered = gather(services, items, calls, state, now, run_id)
-        planned = plan(gathered, settings, now=now, released=released, event_id=event_id, own=own)
+        planned = plan(gathered, settings, now=now, released=released, event_id=event_id, own=own, minute=minute)
         # what the entries the plan opens were about, and those shown unnamed, read; then planned with their names
         gathered = replace(gathered, names=read_names(services, {**planned.opened, **gathered.shown}, calls))
-        planned = plan(gathered, settings, now=now, released=released, event_id=event_id, own=own)
-        committed = services.store.save(items[deliveries.ITEM], planned.deliveries.state.to_data())
+        planned = plan(gathered, settings, now=now, released=released, event_id=event_id, own=own, minute=minute)
+        head = planned.deliveries.state
+        committed, loaded = followed.commit(services, items[deliveries.ITEM], head.to_data(), head.followed, loaded, run_id)
     except Conflict:
         return {**summary, "outcome": "skipped: another run committed first", "calls_used": calls.used}
     except StoreUnavailable as exc:
@@ -536,7 +571,8 @@ def _run(services: Services, *, now: float, run_id: str, event_id: str | None, r
     for gap in planned.deliveries.gaps:
         logger.warning("reach gap", extra={"run_id": run_id, **gap.to_log()})
     done = carry_out(services, planned.effects, calls, run_id)
-    saved = _save(services, items, committed, planned, gathered, done, now, run_id)
+    gathered = replace(gathered, releases=_settle_releases(services, gathered.looked, now, run_id))
+    saved = _save(services, items, (committed, loaded), planned, gathered, done, now, run_id)
     summary.update(_summary(gathered, planned, done, calls, saved, waiting_after(planned, done, now)))
     if gathered.every is not None and gathered.not_served is None:
         count("SweepCompleted")  # the dead man's switch: a run that read the list (SweepSilentAlarm)
@@ -572,15 +608,32 @@ def carry_out(services: Services, effects: list[Act], calls: Calls, run_id: str)
     return done
 
 
-def _save(services: Services, items: Items, committed: Record, planned: Planned, g: Gathered, done: list[Done],
-          now: float, run_id: str) -> str:
+def _save(services: Services, items: Items, committed: tuple[Record, followed.Loaded], planned: Planned, g: Gathered,
+          done: list[Done], now: float, run_id: str) -> str:
     """Fold what happened into each item and save it, each on its own; what fails is logged and left to the
     next run (each unit is safe twice)."""
     state = deliveries.fold(planned.deliveries.state, done)
-    said = [_write(services, committed, state.to_data(), run_id) if state != planned.deliveries.state else ""]
+    said = [_save_state(services, committed, state, run_id) if state != planned.deliveries.state else ""]
     said += _save_health(services, items, planned, g, done, now, run_id)
     said.append(_save_waiting(services, items[WAITING_ITEM], waiting_after(planned, done, now), run_id))
     return "; ".join(s for s in said if s) or "saved"
+
+
+def _save_state(services: Services, committed: tuple[Record, followed.Loaded], state: deliveries.State, run_id: str) -> str:
+    """The deliveries unit's state once more, after what its asks became (conditionally on the run's commit),
+    tried again while the table throttles, as `_write` does."""
+    head, loaded = committed
+    for wait in (*RECORD_WAITS, None):
+        try:
+            followed.commit(services, head, state.to_data(), state.followed, loaded, run_id)
+            return ""
+        except StoreUnavailable as exc:
+            if wait is None:
+                return _not_saved(head, exc, run_id)
+            services.sleep(wait)
+        except Conflict as exc:
+            return _not_saved(head, exc, run_id)
+    return ""
 
 
 def _save_health(services: Services, items: Items, planned: Planned, g: Gathered, done: list[Done], now: float,
@@ -761,25 +814,26 @@ def check(services: Services, *, now: float, run_id: str, seconds: float) -> dic
     what is due in it, whatever second the schedule fires at."""
     attended = _attend(services, now, run_id)
     items = Items.load(services)
-    waiting, state = items.waiting, items.state(run_id)
-    asked = {} if recovery.held_since(waiting) is not None else _this_minute(services, state, now, seconds, run_id)
+    waiting, queue = items.waiting, items.queue
+    asked = {} if recovery.held_since(waiting) is not None else _this_minute(services, queue, now, seconds, run_id)
     if waiting is not None:
-        summary = _held(services, items, waiting, state, now, run_id, seconds, attended)
+        summary = _held(services, items, waiting, now, run_id, seconds, attended)
         return {**summary, "redeliveries": summary.get("redeliveries", 0) + asked.get("redeliveries", 0)} if asked else summary
     if not asked:
-        later = any(r.due > now // 60 * 60 for r in state.followed)
+        later = any(r.due > now // 60 * 60 for r in queue)
         return {"run_id": run_id, "outcome": "nothing due this minute" if later else "nothing waits", **attended}
     summary = {"run_id": run_id, "outcome": "redeliveries asked", **asked, **attended}
     logger.info("sweep check", extra=summary)
     return summary
 
 
-def _this_minute(services: Services, state: deliveries.State, now: float, seconds: float, run_id: str) -> dict[str, int]:
+def _this_minute(services: Services, queue: tuple[deliveries.Followed, ...], now: float, seconds: float,
+                 run_id: str) -> dict[str, int]:
     """The redeliveries due in this minute, asked for under the sweep's lease (taken for this minute: another
     check of the same minute, or a run, asks for none of them again): how many GitHub took, how many not ({}:
     none due, or the minute is another's)."""
     minute = now // 60 * 60
-    asks = deliveries.due_now(state, max(minute - 60, state.ran_at or 0), minute)
+    asks = deliveries.due_now(queue, minute - 60, minute)
     if not asks:
         return {}
     if lease.take(services, run_id, now, lease.CHECK_SECONDS, minute=minute) is None:
@@ -789,10 +843,12 @@ def _this_minute(services: Services, state: deliveries.State, now: float, second
     return {"redeliveries": sum(d.fate == TOOK for d in done), "redeliveries_failed": sum(d.fate != TOOK for d in done)}
 
 
-def _held(services: Services, items: Items, waiting: Waiting, state: deliveries.State, now: float, run_id: str,
-          seconds: float, attended: Mapping[str, Any]) -> dict[str, Any]:
+def _held(services: Services, items: Items, waiting: Waiting, now: float, run_id: str, seconds: float,
+          attended: Mapping[str, Any]) -> dict[str, Any]:
     if now < waiting.not_before:
         return {"run_id": run_id, "outcome": "waiting: retry later", **attended}
+    # a probe of GitHub's redeliveries may take a held event in turn: only it reads the followed rows
+    state = items.state(services, run_id)[0] if REDELIVERY in waiting.services else deliveries.State.from_data(items[deliveries.ITEM].data)
     asked: list[Done] = []
     asks = REDELIVERY in waiting.services and recovery.probe_minute(now - waiting.since)  # a probe asks GitHub
     if asks and lease.take(services, run_id, now, lease.CHECK_SECONDS) is None:
