@@ -174,8 +174,8 @@ class Sweeps:
 
     def check(self, *, later: float = 20) -> dict[str, Any]:
         """One run of the every-minute check; GitHub then carries out what it was asked for, `later` seconds on."""
-        from pager.sweep.recovery import CHECK_EVENT
         from pager.sweep.run import check
+        from pager.waiting import CHECK_EVENT
 
         self.runs += 1
         run_id = f"check-{self.runs}"

@@ -13,7 +13,7 @@ from pager.sweep import recovery
 from pager.sweep.deliveries import PAGES_PER_MINUTE, REDELIVERY_SPACING_SECONDS, undone_of
 from pager.sweep.run import check, run_sweep
 from pager.values import parse_iso
-from pager.waiting import SWEEP_KEY, Waiting, merged, note, noted, service_of
+from pager.waiting import CHECK_EVENT, SWEEP_KEY, Waiting, merged, note, noted, service_of
 from pager_world.cases import issue_comment_by
 from pager_world.world import CONTROL
 
@@ -532,7 +532,7 @@ def test_the_every_minute_schedule_sends_what_the_function_takes_for_a_check():
     from pathlib import Path
 
     template = (Path(__file__).resolve().parents[1] / "template.yaml").read_text()
-    assert f"Input: '{json.dumps(recovery.CHECK_EVENT)}'" in template and "Schedule: rate(1 minute)" in template
+    assert f"Input: '{json.dumps(CHECK_EVENT)}'" in template and "Schedule: rate(1 minute)" in template
 
 
 def test_what_the_run_that_ends_a_hold_asks_for_is_awaited_not_asked_again_by_the_next_run(make_sweeps):

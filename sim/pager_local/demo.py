@@ -140,7 +140,7 @@ class Demo:
 
     def minute_check(self) -> None:
         """The every-minute schedule: what comes due without an event (an alarm past its grace, a summary)."""
-        from pager.sweep.recovery import CHECK_EVENT  # (pager is imported once main() has quieted its logs)
+        from pager.waiting import CHECK_EVENT  # (pager is imported once main() has quieted its logs)
 
         summary = self.sweep(dict(CHECK_EVENT), LambdaContext("SweepFunction", 60)) or {}
         done = [*summary.get("alarms_due", ()), *summary.get("summaries", ())]

@@ -25,7 +25,7 @@ from typing import Any
 from pager.admin.deployment import aws_region, local_table, serve_environ, unreadable
 from pager.errors import ConfigError
 from pager.redact import redact
-from pager.sweep.recovery import CHECK_EVENT
+from pager.waiting import CHECK_EVENT
 from pager_world.events import LambdaContext, scheduled_event
 
 from .local import PagerServer, embedded_dynamodb, load_handler

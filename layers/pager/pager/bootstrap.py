@@ -22,6 +22,7 @@ from .observe import logger, metrics
 from .routing import Request
 from .services import Lazy, Services
 from .settings import Settings
+from .waiting import CHECK_EVENT
 
 _services: Services | None = None
 _checked_at = 0.0  # when the settings of built services were last compared with the environment's
@@ -219,7 +220,7 @@ def sweep_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, An
     try:
         built = services()
         seconds = _seconds_left(context, ceiling=150.0)
-        if (event or {}).get("pager") == "recovery-check":  # the every-minute schedule
+        if (event or {}).get("pager") == CHECK_EVENT["pager"]:  # the every-minute schedule
             from .sweep.run import check
 
             return check(built, now=built.now(), run_id=run_id, seconds=seconds)

@@ -91,6 +91,11 @@ def handle_update(update: Mapping[str, Any], services: Services) -> str:
     query = update.get("callback_query")
     if not isinstance(query, Mapping):
         return "ignored: not a button press or a command"
+    return _press(query, services)
+
+
+def _press(query: Mapping[str, Any], services: Services) -> str:
+    """Act on a button press (a callback query) once, and answer it with what happened or why it failed."""
     callback_id = text(query.get("id"))
     if not callback_id:
         return "ignored: a press without an id"
@@ -109,25 +114,38 @@ def handle_update(update: Mapping[str, Any], services: Services) -> str:
         answer = settle(services, key, decide_press(text(query.get("data")), by, pressed), ttl_seconds=PRESS_TTL_SECONDS,
                         wait=False, perform=_perform).outcome
     except Held as exc:
-        if exc.key != key:  # another press acting, or a delivery rendering the message (a new message, an edit)
-            return _answer(services, callback_id, EARLIER_PRESS if exc.effect in PRESSES_DO else BUSY, f"busy: {exc}")
-        return _answer(services, callback_id, STILL_WORKING, "busy: the same press is being acted on")
+        return _held(services, callback_id, key, exc)
     except Uncertain as exc:
         return _answer(services, callback_id, MAYBE_DONE, f"uncertain: {exc}")
     except Partial as exc:
         return _answer(services, callback_id, exc.said, f"failed: {exc}")
     except (Transient, Permanent) as exc:
-        said = _acted(services, key)
-        if said is None:  # refused for good, an error in the log; or failed now: said to the person who pressed
-            return _answer(services, callback_id, f"⚠️ {failure(exc)}",
-                           f"{'refused' if isinstance(exc, Permanent) else 'failed'}: {exc}")
-        _answer(services, callback_id, said, said)  # it acted, and only its message in the chat failed
-        if isinstance(exc, Transient):
-            raise  # 500: Telegram sends the update again, which sends the message still to send
-        return f"refused: {exc}"
+        return _failed(services, callback_id, key, exc)
     except PagerError as exc:
         return _answer(services, callback_id, f"⚠️ {failure(exc)}", f"failed: {exc}")
     return _answer(services, callback_id, answer, answer)
+
+
+def _held(services: Services, callback_id: str, key: str, exc: Held) -> str:
+    """A press that came while its record, or the record it acts on, is held: by this very press (a retry of
+    its update), by another press acting, or by a delivery rendering the message (a new message, an edit)."""
+    if exc.key != key:
+        return _answer(services, callback_id, EARLIER_PRESS if exc.effect in PRESSES_DO else BUSY, f"busy: {exc}")
+    return _answer(services, callback_id, STILL_WORKING, "busy: the same press is being acted on")
+
+
+def _failed(services: Services, callback_id: str, key: str, exc: Transient | Permanent) -> str:
+    """A press whose act failed now or was refused for good: said to the person who pressed (a refusal is an
+    error in the log). When it acted and only its message in the chat failed, its answer is given; a failure
+    now then answers 500, so that Telegram sends the update again, which sends the message still to send."""
+    said = _acted(services, key)
+    if said is None:
+        return _answer(services, callback_id, f"⚠️ {failure(exc)}",
+                       f"{'refused' if isinstance(exc, Permanent) else 'failed'}: {exc}")
+    _answer(services, callback_id, said, said)
+    if isinstance(exc, Transient):
+        raise exc
+    return f"refused: {exc}"
 
 
 def decide_press(data: str, by: str = "", pressed: tuple[str, int] | None = None):

@@ -127,7 +127,23 @@ def handle_message(message: Mapping[str, Any], services: Services, *, in_chat: b
     whoever asks (a crowd of strangers never fills pager's chat or its flood limit). Either only when the chat's
     room for commands allows (pager.room); without it, dropped without a word. The outcome for the log."""
     written = Written.of(message)
-    if written is None or not written.text.startswith("/") or COMMAND.match(written.text) is None:
+    if written is None:
+        return "ignored: not a command"
+    ignored = _ignored(message, written, services)
+    if ignored is not None:
+        return ignored
+    command = Command(written.text, written.chat, written.message_id, written.by)
+    if not (in_chat and allowed):
+        return refuse(services, command)
+    no_room = room.take(services, written.chat, written.message_id)
+    if no_room:
+        return f"dropped: {no_room}"
+    return _carry_out(services, command)
+
+
+def _ignored(message: Mapping[str, Any], written: Written, services: Services) -> str | None:
+    """Why a message written in a chat is no command of this bot's, as the log says it (None: it is one)."""
+    if not written.text.startswith("/") or COMMAND.match(written.text) is None:
         return "ignored: not a command"
     if message.get("forward_origin") is not None or message.get("is_automatic_forward"):
         return "ignored: forwarded"  # someone else's words (the Bot API's Message.forward_origin), not a command
@@ -135,13 +151,12 @@ def handle_message(message: Mapping[str, Any], services: Services, *, in_chat: b
     bot = services.telegram.bot_username() if addressed and addressed.group(2) else None  # asked only then
     if parse(written.text, bot) is None:
         return "ignored: a command for another bot"
-    command = Command(written.text, written.chat, written.message_id, written.by)
-    if not (in_chat and allowed):
-        return refuse(services, command)
-    no_room = room.take(services, written.chat, written.message_id)
-    if no_room:
-        return f"dropped: {no_room}"
-    key = f"command#{written.chat}#{written.message_id}"
+    return None
+
+
+def _carry_out(services: Services, command: Command) -> str:
+    """An allowed command, carried out and answered once (its record `command#<chat>#<message id>`)."""
+    key = f"command#{command.chat}#{command.message_id}"
     try:
         return settle(services, key, decide_command(command), ttl_seconds=COMMAND_TTL_SECONDS, wait=False,
                       perform=_perform).outcome

@@ -5,7 +5,8 @@ When a handler answers 500 because Telegram or GitHub failed, the webhook notes 
 press notes "any" so that the every-minute check runs the sweep each minute until its job is done. The
 check (pager.sweep.run.check) reads it, probes the services (pager.sweep.recovery) and runs the sweep,
 whose run clears it. The sweep itself notes "pager" when pager's own endpoint fails every delivery.
-Light on purpose: the webhook imports it at the top.
+It also holds the every-minute schedule's input (`CHECK_EVENT`), by which the sweep function tells a check
+from a run (pager.bootstrap). Light on purpose: the webhook and the composition root import it at the top.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ ITEM = "waiting"
 OWN = "pager"  # pager's own endpoint fails every delivery: the check probes with a passed delivery
 REDELIVERY = "redelivery"  # GitHub fails to take the sweep's redeliveries: the check probes by asking for one
 ANY = "any"  # nothing to probe (a ↻ job): the check sweeps each minute until it is done
+CHECK_EVENT = {"pager": "recovery-check"}  # the input of the every-minute schedule (template.yaml): a check
 LONGEST_WAIT_SECONDS = 3600  # a rate limit's wait taken at most this long (GitHub's limits reset within the
 # hour): a wait a service names beyond it, or a header gone wrong, never holds events until GitHub forgets them
 

@@ -428,21 +428,8 @@ def check_deployed(facts: Facts) -> Check:
 
 def check_app(facts: Facts) -> Check:
     app = facts.get("app")
-    if app is None and "app" not in facts.errors:
-        return _skip("GitHub App", _no_key(facts))
-    if app is None and "app" in facts.local:  # GitHub was never asked: the key itself does not load
-        why = ("it is the first line of a .pem file alone" if _first_line_alone(facts.secrets.get("GITHUB_PRIVATE_KEY", ""))
-               else facts.errors["app"])
-        return Check(False, f"GitHub App: GITHUB_PRIVATE_KEY does not load as the app's key ({why})",
-                     f"{facts.target.put_key()}; or generate one {facts.app_page('Private keys')}")
-    if app is None and _clock_off(facts.errors.get("app", "")):
-        return Check(False, f"GitHub refuses the app's JWT for its times: {facts.errors['app']}",
-                     "this machine's clock is off (the JWT says when it was made and when it expires): set it right "
-                     f"(NTP), then run `{facts.target.doctor_command()}` again; the key is fine")
     if app is None:
-        return _unreachable(facts, "app", "github") or Check(False, f"GitHub refuses the app's JWT: {facts.errors['app']}",
-                     f"GITHUB_PRIVATE_KEY must be a key of the app {facts.setting('GITHUB_APP_ID')}: generate one "
-                     f"{facts.app_page('Private keys')}, then {facts.target.put_key()}")
+        return _app_unread(facts)
     slug, owner = str(app.get("slug", "")), app.get("owner") or {}
     org = owner.get("login", "") if owner.get("type") == "Organization" else ""
     if slug != facts.setting("GITHUB_APP_SLUG") or org != facts.setting("GITHUB_APP_OWNER"):
@@ -452,6 +439,25 @@ def check_app(facts: Facts) -> Check:
                      f"set GITHUB_APP_SLUG={slug} and GITHUB_APP_OWNER={org} in {facts.target.where_settings()}"
                      " (the Advanced page links are built from them)")
     return Check(True, f"GitHub accepts the app's JWT: {slug} (id {app.get('id')})")
+
+
+def _app_unread(facts: Facts) -> Check:
+    """Why the app could not be read with its JWT: no key to sign it, a key that does not load, this machine's
+    clock off, GitHub out of reach, or a key that is not the app's."""
+    if "app" not in facts.errors:
+        return _skip("GitHub App", _no_key(facts))
+    if "app" in facts.local:  # GitHub was never asked: the key itself does not load
+        why = ("it is the first line of a .pem file alone" if _first_line_alone(facts.secrets.get("GITHUB_PRIVATE_KEY", ""))
+               else facts.errors["app"])
+        return Check(False, f"GitHub App: GITHUB_PRIVATE_KEY does not load as the app's key ({why})",
+                     f"{facts.target.put_key()}; or generate one {facts.app_page('Private keys')}")
+    if _clock_off(facts.errors.get("app", "")):
+        return Check(False, f"GitHub refuses the app's JWT for its times: {facts.errors['app']}",
+                     "this machine's clock is off (the JWT says when it was made and when it expires): set it right "
+                     f"(NTP), then run `{facts.target.doctor_command()}` again; the key is fine")
+    return _unreachable(facts, "app", "github") or Check(False, f"GitHub refuses the app's JWT: {facts.errors['app']}",
+                 f"GITHUB_PRIVATE_KEY must be a key of the app {facts.setting('GITHUB_APP_ID')}: generate one "
+                 f"{facts.app_page('Private keys')}, then {facts.target.put_key()}")
 
 
 def _first_line_alone(pem: str) -> bool:
@@ -812,6 +818,12 @@ def check_telegram_commands(facts: Facts) -> Check:
             differs = "with other descriptions" if menu(listed) == wanted else f"not {wanted}"
             return Check(False, f"Telegram commands: the menu in the chat {chat} lists {menu(listed) or 'nothing'}, {differs}", fix)
         here = f"the menu in the chat {chat} lists {wanted}"
+    return _other_chats(facts, here, fix)
+
+
+def _other_chats(facts: Facts, here: str, fix: str) -> Check:
+    """The commands' check once the chat's own menu is right (`here` says it): what every other chat with the
+    bot lists (the default scope), which should be none of pager's."""
     default = facts.get("default_commands") or []
     elsewhere = menu(menu_pairs(default))
     if pagers_menu(default):
@@ -839,10 +851,7 @@ def check_chat(facts: Facts) -> Check:
     fix = f"add {bot} to the chat {chat} (for a channel: as an administrator that may post messages)"
     moved = facts.get("moved")  # Telegram's answer, or pager's own record of it
     if moved:
-        why = _may_not_post(facts) if member else None
-        where = "" if member is None else f", but the bot may not post there ({why})" if why else ", and the bot may post there"
-        return Check(False, f"chat: Telegram made the group {chat} the supergroup {moved}; pager follows it{where}",
-                     f"set TELEGRAM_CHAT_ID (the TelegramChatId parameter) to {moved} and deploy again")
+        return _chat_moved(facts, chat, moved)
     if member is None and "member" not in facts.errors:
         return _skip("chat", _unread(facts, "TELEGRAM_BOT_TOKEN") or _malformed(facts, *TELEGRAM_CALL, "TELEGRAM_CHAT_ID")
                      or "needs the bot and TELEGRAM_CHAT_ID")
@@ -858,6 +867,16 @@ def check_chat(facts: Facts) -> Check:
     if why:
         return Check(False, f"chat: the bot may not post in the chat {chat} ({why})", fix)
     return Check(True, f"chat: the bot may post in the chat {chat} ({member.get('status')})")
+
+
+def _chat_moved(facts: Facts, chat: str, moved: Any) -> Check:
+    """The chat's line when Telegram made the group a supergroup (`moved`): pager follows it, and says whether
+    the bot may post there; TELEGRAM_CHAT_ID should name it."""
+    member = facts.get("member")
+    why = _may_not_post(facts) if member else None
+    where = "" if member is None else f", but the bot may not post there ({why})" if why else ", and the bot may post there"
+    return Check(False, f"chat: Telegram made the group {chat} the supergroup {moved}; pager follows it{where}",
+                 f"set TELEGRAM_CHAT_ID (the TelegramChatId parameter) to {moved} and deploy again")
 
 
 MEMBERS_MAY_NOT_SEND = "its members may not send messages"

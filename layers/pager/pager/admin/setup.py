@@ -509,23 +509,9 @@ def step_commands(state: State, tools: Tools, options: Options) -> bool:
 
 
 def step_quiet(state: State, tools: Tools, options: Options) -> bool:
-    """The time zone, then the quiet hours on its clock: each from its flag, else, while no quiet hours are
-    chosen, asked (Enter takes what is offered), else kept as it is."""
+    """The time zone, then the quiet hours on its clock (`_quiet_chosen`), stored once both are chosen."""
     console = tools.console
-    chosen, current = state.values.get("QUIET_HOURS", ""), state.values.get("TIMEZONE", "")
-    zone = options.time_zone or ((current or "UTC") if chosen else None)
-    hours = options.quiet_hours or chosen or None
-    if zone is None or hours is None:
-        console.line("  When may pager buzz? Inside quiet hours nothing does: what needs you then comes in one "
-                     "summary when they end.")
-    if zone is None:
-        deployed = bool(current) and current != "UTC"  # a zone chosen in the guided deploy, else this machine's
-        offered, whose = (current, "the deployment's") if deployed else (tools.machine_zone(), "this machine's")
-        zone = ask_until(console, f"Your time zone, for quiet hours and the chat's times [Enter for {offered}, {whose}]: ",
-                         time_zone_answer, offered)
-    if zone is not None and hours is None:
-        hours = ask_until(console, f"Quiet hours on that clock, HH:MM-HH:MM or none [Enter for {QUIET_OFFER}]: ",
-                          quiet_hours_answer, QUIET_OFFER)
+    zone, hours = _quiet_chosen(state, tools, options)
     if zone is None or hours is None:
         example = state.target.setup_command("--time-zone", "Europe/Berlin", "--quiet-hours", QUIET_OFFER)
         console.failed(f"no {'time zone' if zone is None else 'quiet hours'} chosen",
@@ -535,6 +521,32 @@ def step_quiet(state: State, tools: Tools, options: Options) -> bool:
     state.changed.add("quiet")
     console.done(f"{quiet_words(hours, zone)}; in {state.target.where_settings()}")
     return True
+
+
+def _quiet_chosen(state: State, tools: Tools, options: Options) -> tuple[str | None, str | None]:
+    """The time zone and the quiet hours: each from its flag, else, while no quiet hours are chosen, asked (Enter
+    takes what is offered), else kept as it is; None for one still not chosen (the answers refused)."""
+    console = tools.console
+    chosen, current = state.values.get("QUIET_HOURS", ""), state.values.get("TIMEZONE", "")
+    zone = options.time_zone or ((current or "UTC") if chosen else None)
+    hours = options.quiet_hours or chosen or None
+    if zone is None or hours is None:
+        console.line("  When may pager buzz? Inside quiet hours nothing does: what needs you then comes in one "
+                     "summary when they end.")
+    if zone is None:
+        zone = _ask_zone(tools, current)
+    if zone is not None and hours is None:
+        hours = ask_until(console, f"Quiet hours on that clock, HH:MM-HH:MM or none [Enter for {QUIET_OFFER}]: ",
+                          quiet_hours_answer, QUIET_OFFER)
+    return zone, hours
+
+
+def _ask_zone(tools: Tools, current: str) -> str | None:
+    """The time zone asked for, offering the one chosen in the guided deploy (`current`), else this machine's."""
+    deployed = bool(current) and current != "UTC"  # a zone chosen in the guided deploy, else this machine's
+    offered, whose = (current, "the deployment's") if deployed else (tools.machine_zone(), "this machine's")
+    return ask_until(tools.console, f"Your time zone, for quiet hours and the chat's times [Enter for {offered}, {whose}]: ",
+                     time_zone_answer, offered)
 
 
 def ask_until(console: Console, question: str, answer: Callable[[str], str], offered: str) -> str | None:

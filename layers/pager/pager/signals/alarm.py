@@ -300,31 +300,48 @@ def decide_entry(wanted: Mapping[str, Any] | None, close_order: str | None, unor
 
     def decide(data: dict[str, Any], now: float) -> Step:
         known = _remembered(data, now)
-        state, order = known.get("state"), known.get("order", "")
         if wanted is not None:
-            if not unordered and known and wanted["order"] < order:
-                return Step("stale")
-            new = {"state": "open", **wanted, "order": newest(order, wanted["order"]) if unordered else wanted["order"],
-                   "at": known["at"] if state == "open" else now}
-            if state == "open" and known.get("again") and known.get("delivery_id") == wanted.get("delivery_id"):
-                new["again"] = known["again"]  # ↻ asked for the attempt the entry still shows
-            if state == "open" and all(known.get(k) == v for k, v in new.items() if k != "at") and set(known) == set(new):
-                return Step("repeated")
-            return Step("opened" if state != "open" else "updated", data=new)
-        if state != "open":
-            if known and (close_order is None or close_order == order):
-                return Step("repeated")  # closed by this very change before: its render may have failed
-            if close_order is None or (known and close_order < order):
-                return Step("unchanged")
-            # A newer pass of an entry closed before: its closing's render may have failed, and this pass would
-            # otherwise overtake the redelivery that renders it (then "unchanged"): it renders (at most a look).
-            fate = "closed again" if known else "remembered"
-            return Step(fate, data={"state": "closed", "order": close_order, "at": now})
-        if close_order is not None and close_order < order:
-            return Step("stale")
-        return Step("closed", data={**known, "state": "closed", "order": newest(close_order, order), "at": now})
+            return _open_entry(known, wanted, unordered, now)
+        return _close_entry(known, close_order, now)
 
     return decide
+
+
+def _open_entry(known: Mapping[str, Any], wanted: Mapping[str, Any], unordered: bool, now: float) -> Step:
+    """An opening applied to the entry as it counts now (`known`): stale behind a newer payload, a repeat of
+    the one it shows, or the entry opened (or updated, kept open since it first opened)."""
+    state, order = known.get("state"), known.get("order", "")
+    if not unordered and known and wanted["order"] < order:
+        return Step("stale")
+    new = {"state": "open", **wanted, "order": newest(order, wanted["order"]) if unordered else wanted["order"],
+           "at": known["at"] if state == "open" else now}
+    if state == "open" and known.get("again") and known.get("delivery_id") == wanted.get("delivery_id"):
+        new["again"] = known["again"]  # ↻ asked for the attempt the entry still shows
+    if state == "open" and _same_but_time(known, new):
+        return Step("repeated")
+    return Step("opened" if state != "open" else "updated", data=new)
+
+
+def _same_but_time(known: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether an open entry already holds all an opening would write, but when it opened."""
+    return set(known) == set(new) and all(known.get(k) == v for k, v in new.items() if k != "at")
+
+
+def _close_entry(known: Mapping[str, Any], close_order: str | None, now: float) -> Step:
+    """A closing (at `close_order`; None: whatever its order) applied to the entry as it counts now (`known`)."""
+    state, order = known.get("state"), known.get("order", "")
+    if state != "open":
+        if known and (close_order is None or close_order == order):
+            return Step("repeated")  # closed by this very change before: its render may have failed
+        if close_order is None or (known and close_order < order):
+            return Step("unchanged")
+        # A newer pass of an entry closed before: its closing's render may have failed, and this pass would
+        # otherwise overtake the redelivery that renders it (then "unchanged"): it renders (at most a look).
+        fate = "closed again" if known else "remembered"
+        return Step(fate, data={"state": "closed", "order": close_order, "at": now})
+    if close_order is not None and close_order < order:
+        return Step("stale")
+    return Step("closed", data={**known, "state": "closed", "order": newest(close_order, order), "at": now})
 
 
 # What became of an entry that may have changed what the message shows, or repeats a payload applied
@@ -713,14 +730,9 @@ def _red(look: Look, data: dict[str, Any], shown: Shown | None, showing: bool, n
         data.pop("fix", None)
     ack = seen_of(data, entries) if showing else None  # (kept while something newer is open: a flake closes)
     sound, heard = ring(look, data, showing, fix, now)
-    since = float(data.get("since") or min(float(e.get("at", now)) for e in entries.values())) if showing else now
+    since = _red_since(data, entries, showing, now)
     body, buttons = render(alarm, entries, View(since, now, look.zone, fix, look.actions, ack))
-    new = {**data, "since": since, "seen": seen_after(data.get("seen") if showing else None, entries), "heard": heard}
-    new.pop("cleared", None)
-    if not showing:
-        new = {k: v for k, v in new.items() if k != "fix"}
-    if sound is not None and sound.buzz:
-        new["called"] = now
+    new = _red_data(data, entries, showing, since, heard, sound, now)
     effect, reposted = show(shown, body, buttons, sound)
     if sound is not None and sound.period is not None:  # heard inside quiet hours: kept for their summary
         if effect is None:
@@ -729,12 +741,37 @@ def _red(look: Look, data: dict[str, Any], shown: Shown | None, showing: bool, n
         new["owed"] = list(sound.period)  # noted by the step after the message's (in one claim)
     if effect is None:
         return Step("alarm unchanged", data=new if new != data else None)
-    what = ("alarm opened" if shown is None else "alarm reposted" if reposted else "alarm updated") + (
-        " with a sound" if isinstance(effect, SendMessage) and effect.notify else "")
     retired = retired_after(data, shown, reposted)
-    return Step(what, effect=effect, then=lambda sent: {
+    return Step(_red_shown(shown, reposted, effect), effect=effect, then=lambda sent: {
         **new, "message": {**at(sent), "text": body, "buttons": buttons_json(buttons), "open": True},
         **({RETIRED: retired} if retired else {})})
+
+
+def _red_since(data: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]], showing: bool, now: float) -> float:
+    """Since when a red alarm is red: as its message says (else its oldest open entry), or from now on when
+    no message of it is open."""
+    if not showing:
+        return now
+    return float(data.get("since") or min(float(e.get("at", now)) for e in entries.values()))
+
+
+def _red_data(data: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]], showing: bool, since: float,
+              heard: float | None, sound: Sound | None, now: float) -> dict[str, Any]:
+    """A red alarm's head after its render, but for the message: since when it is red, what was red (`seen`),
+    when it was heard and last buzzed; a fix is kept only while the message that shows it is open."""
+    new = {**data, "since": since, "seen": seen_after(data.get("seen") if showing else None, entries), "heard": heard}
+    new.pop("cleared", None)
+    if not showing:
+        new = {k: v for k, v in new.items() if k != "fix"}
+    if sound is not None and sound.buzz:
+        new["called"] = now
+    return new
+
+
+def _red_shown(shown: Shown | None, reposted: bool, effect: SendMessage | EditMessage) -> str:
+    """What a render that changes a red alarm's message did to it (the step's outcome)."""
+    what = "alarm opened" if shown is None else "alarm reposted" if reposted else "alarm updated"
+    return what + (" with a sound" if isinstance(effect, SendMessage) and effect.notify else "")
 
 
 def _clear(alarm: Alarm, data: dict[str, Any], shown: Shown, zone: tzinfo, now: float) -> Step:

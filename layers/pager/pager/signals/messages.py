@@ -123,13 +123,18 @@ def decide_call(period: float, end: float, loud: bool, *, reply_to: int | None =
         alarm_head = isinstance(data.get("message"), Mapping)
         if alarm_head and isinstance(data.get("called"), (int, float)) and data["called"] >= end:
             return Step("rang since", data={**data, "called_for": period})
-        buttons = [[(str(label), str(value)) for label, value in row] for row in shown.buttons or []] or None
-        thread = reply_to if reply_to is not None and reply_to != shown.id else None
-        effect = SendMessage(shown.text, buttons, notify=loud, rests=loud, reply_to=thread,
-                             chat=reply_chat if thread is not None else None)
         rang = ({"called": now} if alarm_head else {"rang": now}) if loud else {}
-        return Step("called with its own message", effect=effect, then=lambda posted: {
+        return Step("called with its own message", effect=_call(shown, loud, reply_to, reply_chat), then=lambda posted: {
             **_moved(data, posted), **rang, "called_for": period, "moved_from": shown.id,
             RETIRED: retired_after(data, shown, True)})
 
     return decide
+
+
+def _call(shown: Shown, loud: bool, reply_to: int | None, reply_chat: str | None) -> SendMessage:
+    """The call's message: the one the record shows, sent anew with its buttons (with a sound when `loud`), a
+    reply to `reply_to` in `reply_chat` (the first message of its thread) unless it is that message itself."""
+    buttons = [[(str(label), str(value)) for label, value in row] for row in shown.buttons or []] or None
+    thread = reply_to if reply_to is not None and reply_to != shown.id else None
+    return SendMessage(shown.text, buttons, notify=loud, rests=loud, reply_to=thread,
+                       chat=reply_chat if thread is not None else None)

@@ -209,14 +209,7 @@ def render(repository: str, data: Mapping[str, Any], repository_id: int) -> tupl
 
     state = data.get("state")
     if state == "merged":
-        commit = str(field(data, "merged", "commit") or "")
-        lines = head(f"✅ {ref} merged: ")
-        done = [f"commit {link(f'{repo_url(repository)}/commit/{commit}', commit[:7])}"] if commit else []
-        tags = data.get("tags") or []
-        if tags:
-            done.append("🏷 " + ", ".join(link(t["url"], t["tag"]) if t.get("url") else escape(t["tag"]) for t in tags))
-        if done:
-            lines.append(" · ".join(done))
+        lines = head(f"✅ {ref} merged: ") + _merged(repository, data)
     elif state == "closed":
         lines = head(f"✖️ {ref} closed without merging: ")
     elif data.get("ready"):
@@ -231,6 +224,17 @@ def render(repository: str, data: Mapping[str, Any], repository_id: int) -> tupl
             why or f"⏳ {waits}for its checks and for GitHub to call it mergeable"]
     buttons = [[("🔀 Merge", f"{MERGE_PREFIX}{int(repository_id)}:{number}")]] if offers_merge(data) else None
     return "\n".join(lines), buttons
+
+
+def _merged(repository: str, data: Mapping[str, Any]) -> list[str]:
+    """The line under a merged release's first line: its merge commit and the tags made of it, linked (none
+    when neither is known)."""
+    commit = str(field(data, "merged", "commit") or "")
+    done = [f"commit {link(f'{repo_url(repository)}/commit/{commit}', commit[:7])}"] if commit else []
+    tags = data.get("tags") or []
+    if tags:
+        done.append("🏷 " + ", ".join(link(t["url"], t["tag"]) if t.get("url") else escape(t["tag"]) for t in tags))
+    return [" · ".join(done)] if done else []
 
 
 def _mergeable(data: Mapping[str, Any]) -> str:
@@ -434,7 +438,7 @@ def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], liv
             return Step("not open")
         new = data
         if data.get("head") != sha:
-            if p.head != sha or p.state != "open" or (not data and not live_is_release):
+            if not _adopts(data, p, sha, live_is_release):
                 return Step("not the recorded head")
             new = applied(data, p)
         current = p.state == "open" and p.head == sha
@@ -443,20 +447,38 @@ def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], liv
             return converge(repo, data, shown, "release updated", "Merge already offered", volume, now)
         if new.get("refused_head") == sha and not review:
             return Step("not offered again: GitHub refused this head's merge")
-        if p.state != "open" and p.order and p.order >= data.get("order", ""):
+        if _closed_on_github(data, p):
             # Closed or merged as GitHub has it (its closed event failed, or comes late): so recorded,
             # and no longer waiting for Merge; the closed event, if it comes, records the merge.
             return converge(repo, data, applied(data, p), "closed as GitHub has it", "already closed", volume, now)
         if not current:
             return Step("not ready: the pull request moved on")
-        if state == "unknown":  # GitHub is still computing it: the sweep reads it again
-            return converge(repo, data, new, "not ready: unknown", "not ready: unknown", volume, now)
-        if state not in MERGES:
-            return converge(repo, data, with_said(new, said), f"not ready: {state}", f"not ready: {state}", volume, now)
-        ready = without_refusal({**with_said(new, said), "ready": True})
-        return converge(repo, data, ready, "Merge offered", "Merge already offered", volume, now)
+        return _offer(repo, data, new, state, said, volume, now)
 
     return decide
+
+
+def _adopts(data: Mapping[str, Any], p: ReleasePull, sha: str, live_is_release: bool) -> bool:
+    """Whether a head the record does not have (`sha`) is taken from the pull request as GitHub has it (`p`):
+    when it is that pull request's head, still open, and a release's (the record knows it, or `live` says so)."""
+    return p.head == sha and p.state == "open" and (bool(data) or live_is_release)
+
+
+def _closed_on_github(data: Mapping[str, Any], p: ReleasePull) -> bool:
+    """Whether GitHub has the pull request closed (or merged) at an order no older than the record's."""
+    return p.state != "open" and bool(p.order) and p.order >= data.get("order", "")
+
+
+def _offer(repo: Repository, data: dict[str, Any], new: dict[str, Any], state: str, said: Mapping[str, Any],
+           volume: Volume, now: float) -> Step:
+    """An open release at the head GitHub has, not offered Merge yet: offered when GitHub's mergeable `state`
+    is one it merges (`MERGES`), else the message says why."""
+    if state == "unknown":  # GitHub is still computing it: the sweep reads it again
+        return converge(repo, data, new, "not ready: unknown", "not ready: unknown", volume, now)
+    if state not in MERGES:
+        return converge(repo, data, with_said(new, said), f"not ready: {state}", f"not ready: {state}", volume, now)
+    ready = without_refusal({**with_said(new, said), "ready": True})
+    return converge(repo, data, ready, "Merge offered", "Merge already offered", volume, now)
 
 
 def said_of(live: Mapping[str, Any], state: str, checks: Iterable[Mapping[str, str]]) -> dict[str, Any]:

@@ -36,7 +36,6 @@ from .acts import act
 from .lists import GITHUB_RETENTION
 
 RETRY_SECONDS = 300  # after a run that could not complete, the check waits this long before the next
-CHECK_EVENT = {"pager": "recovery-check"}  # the input of the every-minute schedule (template.yaml)
 HOLDING = ("telegram", "github", REDELIVERY, OWN)  # what holds the redeliveries ("any" only keeps the check sweeping)
 
 
