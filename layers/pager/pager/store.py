@@ -12,6 +12,9 @@ repository never write the same record, and no alarm grows towards DynamoDB's 40
     MemoryStore   the in-memory fake; tests/test_store.py runs one contract suite against both
     DynamoStore   DynamoDB through a boto3 client, in `pager.dynamo` (the only module that needs botocore)
 
+Several records are read together with `load_all` and written together with `save_all`: all or none,
+each conditional on its version (a DynamoDB transaction), in one round trip each.
+
 The table's schema is stated once, here: `TABLE_KEY` (the partition key, a string), `TABLE_ITEM`
 (the sort key, a string: `ROOT_ITEM` for the record itself), `TABLE_TTL` (the TTL attribute, epoch
 seconds). template.yaml declares the same, and a test holds them together.
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -45,6 +48,43 @@ class Record:
         return self.version > 0
 
 
+Where = tuple[str, str]  # a record's key and item ("": the record itself)
+
+# What one round trip reads or writes together at most: DynamoDB's BatchGetItem and TransactWriteItems take
+# up to 100 items each, and a transaction's items at most 4 MB in all (Amazon DynamoDB API Reference,
+# BatchGetItem, TransactWriteItems). pager's deliveries stay far below: a few records each.
+MAX_TOGETHER = 100
+MAX_TOGETHER_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Write:
+    """One write of `save_all`: `data` under `record.key` (and `record.item`) if the stored version is still
+    `record.version`, as `save` writes it. `data` None writes nothing but holds the others to that version (a
+    check: what they were decided from has not changed). `once` writes only where nothing is stored yet and
+    leaves what is there, never a Conflict (a note kept once per thing)."""
+
+    record: Record
+    data: dict[str, Any] | None
+    expires_at: int | None = None
+    once: bool = False
+
+    @property
+    def where(self) -> Where:
+        return self.record.key, self.record.item
+
+
+def together(writes: Sequence[Write]) -> None:
+    """Refuse what no single transaction can write: more than MAX_TOGETHER writes, two of one record, more
+    than MAX_TOGETHER_BYTES of data (DynamoDB answers each with a ValidationException)."""
+    if len(writes) > MAX_TOGETHER:
+        raise ValueError(f"{len(writes)} writes together: at most {MAX_TOGETHER}")
+    if len({w.where for w in writes}) < len(writes):
+        raise ValueError("two writes of one record together")
+    if sum(len(encode(w.data)) for w in writes if w.data is not None) > MAX_TOGETHER_BYTES:
+        raise ValueError(f"writes together larger than {MAX_TOGETHER_BYTES} bytes")
+
+
 class Store(Protocol):
     def load(self, key: str, item: str = "") -> Record:
         """The record under `key` (or its `item`); an empty one with version 0 when there is none."""
@@ -59,6 +99,15 @@ class Store(Protocol):
     def items(self, key: str, after: str = ROOT_ITEM) -> list[Record]:
         """Every item under `key` whose name sorts after `after` (by default all: not the record itself),
         by item name, read consistently."""
+
+    def load_all(self, keys: Sequence[Where]) -> list[Record]:
+        """The record under each (key, item), in the order asked, read together in one round trip (at most
+        MAX_TOGETHER keys), each read consistently; an empty one with version 0 where there is none."""
+
+    def save_all(self, writes: Sequence[Write]) -> None:
+        """Write all of `writes` or none of them, in one round trip (`together`'s limits), each conditional on
+        its record's version as `save` is. Raises `Conflict` naming the records that changed (its `keys`)
+        when any had, `StoreUnavailable` when the store is throttled or unreachable."""
 
 
 UPDATE_TRIES = 4  # reads and conditional writes `update` makes before another writer's churn wins
@@ -114,6 +163,29 @@ class MemoryStore:
             self._items[where] = (record.version + 1, text, expires_at)
             self._keyed.setdefault(record.key, set()).add(record.item)
         return Record(record.key, json.loads(text), record.version + 1, record.item)
+
+    def load_all(self, keys: Sequence[Where]) -> list[Record]:
+        if len(set(keys)) > MAX_TOGETHER:
+            raise ValueError(f"{len(set(keys))} keys read together: at most {MAX_TOGETHER}")
+        with self._lock:
+            stored = [(key, item, self._items.get((key, item))) for key, item in keys]
+        return [Record(key, json.loads(s[1]), s[0], item) if s else Record(key, item=item) for key, item, s in stored]
+
+    def save_all(self, writes: Sequence[Write]) -> None:
+        together(writes)
+        with self._lock:
+            changed = tuple(w.where for w in writes if not w.once and self._version(w.where) != w.record.version)
+            if changed:
+                raise Conflict(f"{', '.join(_name(Record(k, item=i)) for k, i in changed)} changed", keys=changed)
+            for w in writes:
+                if w.data is None or (w.once and w.where in self._items):
+                    continue
+                self._items[w.where] = (1 if w.once else w.record.version + 1, encode(w.data), w.expires_at)
+                self._keyed.setdefault(w.record.key, set()).add(w.record.item)
+
+    def _version(self, where: Where) -> int:
+        stored = self._items.get(where)
+        return stored[0] if stored else 0
 
     def items(self, key: str, after: str = ROOT_ITEM) -> list[Record]:
         with self._lock:
