@@ -19,6 +19,7 @@ from pager.attention import MOMENTS, Moment, QuietHours, Urgency, Volume, due, h
 from pager.errors import Transient
 from pager.signals import alarm
 from pager.signals import due as due_signals
+from pager.store import RECORD_ATTEMPTS
 from pager.sweep.run import check
 from pager_world.cases import (
     FIX_RUN_URL,
@@ -619,8 +620,9 @@ def test_a_note_that_failed_and_comes_again_after_the_rest_is_called_after_all(m
     w = make_world(buzz_gap_minutes=60)
     w.deliver("issues", issue_opened())
     w.advance(10)
-    w.faults.fail("store", pattern="save summary#", kind="store", count=1)
+    w.faults.fail("store", pattern="save summary#", kind="store", count=RECORD_ATTEMPTS)  # each try of its record
     status, _ = w.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8), guid="g-bob")
+    assert status == 500 and "bob" in shown(w)[-1].text  # shown, not kept: its redelivery keeps it, never shows it again
     w.advance(51)
     tick(w)  # rest over: nothing kept -> no call
     w.deliver_again("g-bob")  # the sweep's or the maintainer's redelivery
@@ -654,8 +656,9 @@ def test_a_note_redelivered_after_its_rests_call_is_kept_for_the_next_one(make_w
     w.advance(10)
     w.deliver("issue_comment", issue_comment_by("carol", comment_id=6, number=9))  # kept fine
     w.advance(1)
-    w.faults.fail("store", pattern="save summary#", kind="store", count=1)
+    w.faults.fail("store", pattern="save summary#", kind="store", count=RECORD_ATTEMPTS)  # each try of its record
     status, _ = w.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8), guid="g-bob")
+    assert status == 500
     w.advance(50)
     tick(w)  # 09:01 the call: carol only
     w.deliver_again("g-bob")  # redelivered (sweep / Redeliver) after the call

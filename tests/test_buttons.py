@@ -75,7 +75,7 @@ def test_a_retried_update_acts_once_and_answers_the_same(world):
 
 @pytest.mark.parametrize("fault", [("telegram", "^editMessageText$", "telegram-5xx"),
                                    ("telegram", "^editMessageText$", "telegram-no-answer"),
-                                   ("store", "^query mute$", "store")])
+                                   ("store", r"^load mute \[call\]$", "store")])
 def test_a_fix_github_started_is_answered_so_when_the_message_could_not_show_it_and_the_check_catches_up(world, fault):
     alarmed(world)
     service, pattern, kind = fault

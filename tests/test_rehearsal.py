@@ -49,8 +49,11 @@ service principal). moto evaluates IAM policies once `INITIAL_NO_AUTH_ACTION_COU
 temporary credentials of an assumed role: it checks the SigV4 signature, then the role's inline and
 attached policies. For DynamoDB and SSM moto evaluates only a statement's Action, though: it asks with
 the resource "*", which no statement scoped to an ARN matches. The rehearsal tells moto the resource of
-each such request (`_resource_of`: the table's ARN from TableName, the parameter's from Name), so that
-Action and Resource are both evaluated, as AWS does for these calls. It records every evaluation
+each such request (`_resource_of`: the table's ARN from TableName, or from the tables a BatchGetItem or
+TransactWriteItems names, the parameter's from Name), so that Action and Resource are both evaluated, as
+AWS does for these calls. A TransactWriteItems is evaluated as AWS evaluates it, action by action: its
+Put, Update and ConditionCheck as PutItem, UpdateItem and ConditionCheckItem ("Using IAM with DynamoDB
+transactions"), where moto would ask for an action "TransactWriteItems" no policy names. It records every evaluation
 (`EVALUATIONS`: which call was allowed or refused, to whom, on what) and the access key of every request
 (`REQUESTS`): each request a function makes with its role's credentials must have been evaluated. (moto
 answers a refused call to a JSON API such as DynamoDB's with IAM's XML error, which botocore reads as
@@ -481,14 +484,18 @@ def _access_key(request: Any) -> str:
 
 
 def _resource_of(service: str) -> Callable[[Any], str]:
-    """The ARN a DynamoDB or SSM request acts on, for moto's policy evaluation (which asks with "*" otherwise).
-    A call that names no table or parameter (BatchWriteItem, GetParameters) is still asked with "*": such a
-    call would need its resources taught here first."""
+    """The ARN a DynamoDB or SSM request acts on, for moto's policy evaluation (which asks with "*" otherwise):
+    the table a DynamoDB request names (BatchGetItem's and TransactWriteItems' one table). A call that names no
+    table or parameter, or several (BatchWriteItem, GetParameters), is still asked with "*": such a call would
+    need its resources taught here first."""
 
     def resource(handler: Any) -> str:
         prefix = f"arn:aws:{service}:{handler.region}:{handler.current_account}"
         if service == "dynamodb":
-            table = handler._get_param("TableName")
+            tables = {handler._get_param("TableName"), *(handler._get_param("RequestItems") or {}),
+                      *(next(iter(action.values()))["TableName"] for action in handler._get_param("TransactItems") or [])}
+            tables.discard(None)
+            table = tables.pop() if len(tables) == 1 else None
             return "*" if not table else table if table.startswith("arn:") else f"{prefix}:table/{table}"
         name = handler._get_param("Name")
         return "*" if not name else name if name.startswith("arn:") else f"{prefix}:parameter/{name.lstrip('/')}"
@@ -509,13 +516,27 @@ def aws() -> Iterator[None]:
 
     evaluate = IAMRequestBase.check_action_permitted
 
-    def recorded(request: Any, resource: str) -> None:
+    def one(request: Any, resource: str) -> None:
         try:
             evaluate(request, resource)
         except Exception:
             EVALUATIONS.append(Evaluation(request._access_key.arn, request._action, resource, False))
             raise
         EVALUATIONS.append(Evaluation(request._access_key.arn, request._action, resource, True))
+
+    def recorded(request: Any, resource: str) -> None:
+        if request._action != "dynamodb:TransactWriteItems":
+            return one(request, resource)
+        # "Using IAM with DynamoDB transactions": Put, Update and Delete are governed by PutItem, UpdateItem and
+        # DeleteItem, ConditionCheck by ConditionCheckItem; each of the transaction's actions is evaluated so.
+        kinds = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem", "ConditionCheck": "ConditionCheckItem"}
+        actions = sorted({kinds[kind] for action in json.loads(request._body)["TransactItems"] for kind in action})
+        try:
+            for action in actions:
+                request._action = f"dynamodb:{action}"
+                one(request, resource)
+        finally:
+            request._action = "dynamodb:TransactWriteItems"
 
     answer = BotocoreStubber.process_request
 
@@ -819,7 +840,7 @@ def test_a_call_the_template_does_not_grant_is_refused(denied_stack, log_lines):
     assert line["guid"] == "rehearsal-issue-refused" and line["status"] == 500
     # AWS's code is AccessDeniedException; moto answers a JSON call refused with IAM's XML error, which
     # botocore reads as the HTTP status, 403
-    assert re.fullmatch(r"DynamoDB refused save .*: (AccessDenied\w*|403)", line["reason"]), line
+    assert re.fullmatch(r"DynamoDB refused save(_all)? .*: (AccessDenied\w*|403)", line["reason"]), line
     assert denied_stack.items() == []
 
 

@@ -250,6 +250,33 @@ def test_a_failure_at_any_call_answers_500_and_the_delivery_again_ends_as_undist
     assert report.failed  # every Telegram and GitHub call, and the table before an effect, answered 500
 
 
+def _kept_in_a_rest(world) -> None:
+    """The phone called for alice's issue: it rests, and bob's comment ten minutes later is kept for its call."""
+    world.deliver("issues", issue_opened())
+    world.advance(10)
+
+
+def test_a_comment_whose_note_the_table_keeps_refusing_is_shown_once_and_kept_by_its_redelivery(make_world):
+    """What a delivery did is written together: when the table keeps refusing the note of a comment kept for the
+    phone's call, its record is written without the note (the message and the draft recorded, never again), the
+    delivery answers 500, and its redelivery keeps the note alone, ending as a delivery never refused."""
+    from pager.store import RECORD_ATTEMPTS
+
+    undisturbed = make_world(buzz_gap_minutes=60)
+    _kept_in_a_rest(undisturbed)
+    assert undisturbed.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8))[0] == 200
+    world = make_world(buzz_gap_minutes=60)
+    _kept_in_a_rest(world)
+    world.faults.fail("store", pattern="save summary#", kind="store", count=RECORD_ATTEMPTS)  # each try of the commit
+    status, answer = world.deliver("issue_comment", issue_comment_by("bob", comment_id=5, number=8), guid="bob")
+    assert status == 500 and "Note" in answer["error"]
+    record = world.store.dump()[f"contribution#{REPO_ID}#issue#8#c5"]
+    assert record["drafted"] and isinstance(record["message_id"], int) and "noted" not in record
+    assert world.pending_claims() == [] and not any(key.startswith("summary#") for key in world.store.dump())
+    assert world.deliver_again("bob") == (200, {"outcome": "kept for the summary"})
+    assert world.snapshot() == undisturbed.snapshot() and world.effects() == undisturbed.effects()
+
+
 # -- the pure decisions ------------------------------------------------------------------------------
 
 
@@ -310,30 +337,33 @@ def test_a_claim_whose_holder_died_is_taken_over_once_its_lease_has_passed(world
     assert len(world.chat.sent) == 1 and world.pending_claims() == []
 
 
-def test_the_residual_risk_a_send_whose_recording_keeps_failing_is_repeated_after_the_lease(world, monkeypatch):
-    """Documented in pager.engine.settle: the only way a message can be shown twice."""
+def test_the_residual_risk_a_delivery_whose_recording_keeps_failing_is_repeated_after_the_lease(world, monkeypatch):
+    """Documented in pager.engine.settle: the only way a message can be shown twice (and its draft asked twice:
+    what a delivery did is written together, once its effects are done)."""
     from pager.engine import settle as records
     from pager.errors import StoreUnavailable
 
     monkeypatch.setattr(records, "BUSY_POLLS", 1)
     monkeypatch.setattr(records, "RECORD_WAITS", (0.0,))
-    save = world.store.save
+    save_all = world.store.save_all
     broken = {"on": True}
 
-    def save_unless_recording(record, data, **kwargs):
-        if broken["on"] and "message_id" in data:
-            raise StoreUnavailable("DynamoDB save: ThrottlingException")
-        return save(record, data, **kwargs)
+    def save_all_unless_recording(writes):
+        if broken["on"] and any("message_id" in (w.data or {}) for w in writes):
+            raise StoreUnavailable("DynamoDB save_all: ThrottlingError")
+        return save_all(writes)
 
-    world.store.save = save_unless_recording
-    assert world.deliver("issues", issue_opened())[0] == 500  # sent, but not recorded even on retry
+    world.store.save_all = save_all_unless_recording
+    assert world.deliver("issues", issue_opened())[0] == 500  # sent and drafted, but not recorded even on retry
+    assert world.pending_claims()  # the claims stay: nothing repeats it while their lease runs
     broken["on"] = False
     assert world.deliver("issues", issue_opened())[0] == 500  # the claim's lease still runs
-    assert len(world.chat.sent) == 1
+    assert len(world.chat.sent) == 1 and len(world.hub.dispatches) == 1
     world.now += records.LEASE_SECONDS + 1
     assert world.deliver("issues", issue_opened())[0] == 200
     assert len(world.chat.sent) == 2  # the residual risk: shown twice
-    assert len(world.hub.dispatches) == 1
+    assert len(world.hub.dispatches) == 2  # and its draft asked twice
+    assert world.deliver("issues", issue_opened())[1]["outcome"] == "already shown"
 
 
 def test_a_short_flood_wait_of_telegram_is_waited_out_and_the_message_sent_once(world):

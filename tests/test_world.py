@@ -44,6 +44,24 @@ def test_a_fault_armed_at_a_call_fires_once_at_that_call(world):
     assert [name for _, name in world.faults.log] == ["load a", "load b", "load c"]
 
 
+def test_records_read_or_written_together_meet_the_faults_one_by_one_and_count_one_round_trip(world):
+    from pager.store import Record, Write
+
+    store = world.store
+    trips, writes = store.round_trips, sum(store.writes.values())
+    world.faults.fail("store", r"^check attention \[s\]$", kind="store")
+    with pytest.raises(StoreUnavailable):  # a throttled item cancels the whole transaction, as DynamoDB's does
+        store.save_all([Write(Record("a"), {"n": 1}), Write(Record("attention", item="s"), None)])
+    assert store.load_all([("a", ""), ("b", "x")]) == [Record("a"), Record("b", item="x")]
+    store.save_all([Write(Record("a"), {"n": 1}), Write(Record("attention", item="s"), None)])
+    assert world.faults.fired == [("store", "check attention [s]")]
+    assert [name for service, name in world.faults.log if service == "store"] == [
+        "save a", "check attention [s]", "load a", "load b [x]", "save a", "check attention [s]"]
+    assert store.round_trips - trips == 3  # each a round trip, however many records
+    assert sum(store.writes.values()) - writes == 2  # a check writes nothing; a write is counted as `save` counts it, throttled too
+    assert store.dump() == {"a": {"n": 1}}
+
+
 def test_a_telegram_fault_reaches_the_client_as_unavailable(world):
     world.faults.fail_call(0, "telegram-429")
     with pytest.raises(Transient):

@@ -181,7 +181,10 @@ def write_units(size: int) -> int:
 class MeteredStore(FaultyStore):
     """The replay's table, counting DynamoDB's request units besides FaultyStore's loads and writes: a
     load reads the item (an absent one still costs a unit), a query the items it returns (rounded up
-    to 4 KB all together), a write the new item (a lost conditional write is billed too)."""
+    to 4 KB all together), a read of several (BatchGetItem) each item as a load does, a write the new item
+    (a lost conditional write is billed too), a write of several (TransactWriteItems) twice each item, a
+    check too (DynamoDB prepares and commits each item of a transaction: two of its writes; for a check,
+    an upper bound)."""
 
     def __init__(self, faults: Any, inner: Any = None) -> None:
         super().__init__(faults, inner)
@@ -200,9 +203,21 @@ class MeteredStore(FaultyStore):
         self.read_units += read_units(size)
         return records
 
+    def load_all(self, keys: Any) -> list[Any]:
+        records = super().load_all(keys)
+        for r in {(r.key, r.item): r for r in records}.values():
+            self.read_units += read_units(item_bytes(r.key, r.item, encode(r.data), r.version) if r.version else 0)
+        return records
+
     def save(self, record: Any, data: dict[str, Any], *, expires_at: int | None = None) -> Any:
         self.write_units += write_units(item_bytes(record.key, record.item, encode(data), record.version + 1, expires_at))
         return super().save(record, data, expires_at=expires_at)
+
+    def save_all(self, writes: Any) -> None:
+        for w in writes:
+            data = w.data if w.data is not None else w.record.data
+            self.write_units += 2 * write_units(item_bytes(w.record.key, w.record.item, encode(data), w.record.version + 1, w.expires_at))
+        super().save_all(writes)
 
     def stored_bytes(self) -> int:
         """The table's size now: every item as DynamoDB would count it (its key and item name, as the

@@ -159,6 +159,7 @@ class _Samples:
             "writes": statistics.median(self.writes[warm]),
             "round_trips": statistics.median(self.trips[warm]),
             "round_trips_loads": statistics.median(self.loads[warm]),
+            "round_trips_writes": statistics.median(t - n for t, n in zip(self.trips[warm], self.loads[warm], strict=True)),
             "round_trips_max": max(self.trips),
         }
 

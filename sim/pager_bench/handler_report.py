@@ -15,12 +15,13 @@ INTRO = ("Three measures side by side in one run, {n:,} deliveries each, in a ro
          "the services handed in as the replay does, so Powertools' resolver, the services' lookup, the answer's "
          "encoding and the metrics flush are in it (the ratio the targets use). The contribution goes through the "
          "fake GitHub and Telegram; its own cost leaves out the time spent inside the fakes (not the `requests` "
-         "machinery, which is the handler's). Calls, writes and round trips: `handle_github`'s; a round trip is a "
-         "table load or write (each one a DynamoDB request). Beside them, a fourth measure: one POST through `requests` "
+         "machinery, which is the handler's). Calls, records written and round trips: `handle_github`'s; a round trip "
+         "is a table read or write (each one a DynamoDB request; a read or a write of several records together is "
+         "one). Beside them, a fourth measure: one POST through `requests` "
          "and the fakes' transport to an answer made at once, what each HTTP call costs before any of pager's work.")
 
 COLUMNS = ["delivery", "body", "floor", "`handle_github`", "own", "`lambda_handler`", "own", "ratio (own)", "HTTP calls",
-           "table writes", "table round trips"]
+           "table records written", "table round trips"]
 # The deliveries measured: the key of `costs.handler_cost`'s figures, the row's label.
 DELIVERIES = (("ignored", "ignored (check_run, workflow_job)"), ("contribution", "contribution (issues.opened by an outsider)"))
 

@@ -48,10 +48,12 @@ def _round_trips(add: Add, cost: dict[str, Any]) -> None:
     trips = BEFORE["round_trips"]
     loads, writes = trips["contribution"]
     co = cost["contribution"]
-    paragraph(add, "Round trips: the table's loads plus writes per delivery (each one a DynamoDB request), medians of "
-              f"the handler's cost below. A contribution now makes {count(co['round_trips_loads'], 'load')} and "
-              f"{count(co['writes'], 'write')}; before {trips['commit']} it made {count(loads, 'load')} and "
-              f"{count(writes, 'write')} (measured the same way on the tree of its parent commit).")
+    paragraph(add, "Round trips: the table's reads plus writes per delivery (each one a DynamoDB request: a read of "
+              "several records together is one, and so is a write of several, a transaction), medians of the handler's "
+              f"cost below. A contribution now makes {count(co['round_trips_loads'], 'read')} and "
+              f"{count(co['round_trips_writes'], 'write')} ({count(co['writes'], 'record')} written); before "
+              f"{trips['commit']} it made {count(loads, 'load')} and {count(writes, 'write')} (measured the same way on "
+              "the tree of its parent commit).")
 
 
 def _added(modules: dict[str, Any], most: int = 6) -> str:

@@ -60,7 +60,7 @@ from typing import Any, NamedTuple
 from pager.attention import FOLLOW_UP_SECONDS, NOW_AGAIN_SECONDS, QuietHours, period_of
 from pager.html import visible_length
 from pager.signals.release import offers_merge
-from pager.store import MemoryStore, Record
+from pager.store import MemoryStore, Record, Write
 from pager_world.store import key_kind
 from pager_world.telegram import FakeTelegram
 
@@ -117,10 +117,20 @@ class Ledger(MemoryStore):
 
     def save(self, record: Record, data: dict[str, Any], *, expires_at: int | None = None) -> Record:
         saved = super().save(record, data, expires_at=expires_at)
+        self._note(record, saved.data)
+        return saved
+
+    def save_all(self, writes: Sequence[Write]) -> None:
+        kept = {w.where for w in writes if w.once and MemoryStore.load(self, *w.where).exists}  # a note kept once stays
+        super().save_all(writes)
+        for w in writes:
+            if w.data is not None and w.where not in kept:
+                self._note(w.record, w.data)
+
+    def _note(self, record: Record, data: dict[str, Any]) -> None:
         kind = key_kind(record.key)
         if kind in self.NOTED and (not record.item or kind == "summary" or record.item.startswith((ENTRY_ITEM, "summary:"))):
-            self.lines.append(Line("save", self.clock(), record.key, record.item, saved.data, self.function()))
-        return saved
+            self.lines.append(Line("save", self.clock(), record.key, record.item, data, self.function()))
 
 
 # ------------------------------------------------------------------------------------------ the chat

@@ -167,8 +167,9 @@ def _warm_targets(cost: dict[str, Any] | None) -> list[Target]:
          f"and the fakes' transport to an answer made at once, take {co['calls'] * co['bare_call_us']:.0f} µs, "
          f"{co['calls'] * co['bare_call_us'] / co['floor_us']:.1f}× the floor", co["app_own_ratio"] <= 3),
         ("a contribution takes at most 4 round trips to the table",
-         f"{number(co['round_trips'])} ({count(co['round_trips_loads'], 'load')} + {count(co['writes'], 'write')}; "
-         f"at most {co['round_trips_max']} in any delivery of the run)", co["round_trips_max"] <= 4),
+         f"{number(co['round_trips'])} ({count(co['round_trips_loads'], 'read')} + {count(co['round_trips_writes'], 'write')}, "
+         f"{count(co['writes'], 'record')} written; at most {co['round_trips_max']} in any delivery of the run)",
+         co["round_trips_max"] <= 4),
     ]
 
 

@@ -16,7 +16,8 @@ and the call at the end of the phone's rest), and when alarms come due.
                             repository, at}, written by the `Note` effect of the decision that kept it
 
 Every write is conditional (through `records.settle`, or on finding nothing there yet) and writes only
-what changes, so a delivery or a check that comes twice writes once. The decisions are `pager.attention`'s.
+what changes, so a delivery or a check that comes twice writes once; in a delivery's pending work
+(`pager.store.Pending`) they wait to be written with its record. The decisions are `pager.attention`'s.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from .attention import Volume, rest_of
 from .errors import Conflict, PagerError, StoreUnavailable
 from .observe import logger
 from .services import Services
-from .store import RECORD_WAITS, Record, Store, update
+from .store import RECORD_WAITS, Record, Store, Write, update
 from .values import iso
 
 MUTE_KEY = "mute"
@@ -87,12 +88,19 @@ def mutes(services: Services, now: float, *, threads: bool = False) -> list[Mute
     return sorted((m for m in found if m is not None and (threads or m.thread is None)), key=lambda m: m.until)
 
 
+def volume_keys(repository_id: int | None, thread: Thread | None = None) -> tuple[tuple[str, str], ...]:
+    """The items `volume` reads: the phone's last call, the repository's mute and its thread's (a delivery that holds
+    its records reads them ahead with those)."""
+    mutes = (mute_item(repository_id), *((mute_item(repository_id, thread),) if thread else ())) if repository_id else ()
+    return ((MUTE_KEY, CALL_ITEM), *((MUTE_KEY, item) for item in mutes))
+
+
 def volume(services: Services, repository_id: int | None, now: float, thread: Thread | None = None) -> Volume:
-    """What turns a buzz down for a repository now (and for a contribution in `thread`), in one query: its
+    """What turns a buzz down for a repository now (and for a contribution in `thread`), in one read: its
     mute (and its thread's), and the phone's rest since its last call (BUZZ_GAP_MINUTES); quiet hours are
     the settings'."""
     quiet = services.settings.quiet
-    found = {record.item: record for record in services.store.items(MUTE_KEY)}
+    found = {record.item: record for record in services.store.load_all(volume_keys(repository_id, thread))}
 
     def until(of: Thread | None = None) -> float | None:
         item = mute_item(repository_id, of) if repository_id else ""
@@ -138,14 +146,15 @@ def called(services: Services, at: float) -> None:
     """The phone called at `at` and rests from then (a later call kept, never an earlier one). A call while
     the phone rested (a moment of urgency now: it does not wait) ends that rest there: the every-minute check
     reads it from here (`rest_ended`). Its message is sent already: a table that keeps failing here is logged
-    and costs at most one more buzz within the rest, never the step that sent it. Nothing to write when the
-    phone never rests (BUZZ_GAP_MINUTES=0)."""
+    and costs at most one more buzz within the rest, never the step that sent it (in a delivery's pending work
+    too: the write is given up rather than the message's record). Nothing to write when the phone never rests
+    (BUZZ_GAP_MINUTES=0)."""
     if services.settings.buzz_gap <= 0:
         return
     for wait in (*RECORD_WAITS, None):  # tried again while the table throttles: the message cannot be taken back
         try:
             update(services.store, MUTE_KEY, _call_at(at), item=CALL_ITEM,
-                   expires_at=int(services.now() + services.settings.buzz_gap + DAY))
+                   expires_at=int(services.now() + services.settings.buzz_gap + DAY), must_land=False)
             return
         except StoreUnavailable as exc:
             if wait is None:
@@ -262,22 +271,38 @@ class Kept(Protocol):
 
 def keep(services: Services, note: Kept) -> None:
     """Keep a note for its period's summary (once per thing: a note written already stays), with the
-    every-minute check's index holding the period until its summary is sent. Safe twice: each write is
-    conditional on finding nothing there yet. The note is written first and the period looked at after:
-    a summary marks its period `closing` before it reads its notes, so a note written before that mark is
-    among them, and one that finds the mark (its delivery failed midway and came again late, the rest's
-    length changed, or it raced the summary) is kept again for the phone's rest now, or, when that is the
-    same period or none, for a call at the next check: called twice at worst, never lost."""
+    every-minute check's index holding the period until its summary is sent. Safe twice: the note is written
+    only where there is none, the index only where it is not yet or as it was read. The period is looked at
+    first and the note written together with the index, both or neither: a summary marks its period
+    `closing` before it reads its notes, so a note written before that mark is among them, and one that finds
+    the mark (its delivery failed midway and came again late, the rest's length changed, or it raced the
+    summary) is kept again for the phone's rest now, or, when that is the same period or none, for a call at
+    the next check: called twice at worst, never lost."""
     start, end = note.period
     for _ in range(KEEP_TRIES):
-        _put_once(services.store, Record(summary_key(start), item=f"{note.kind}:{note.thing}"[:200]),
-                  {"kind": note.kind, "label": note.label, "url": note.url, "repository": note.repository, "at": note.at,
-                   **({"message": note.message} if note.message else {})},
-                  expires_at=int(end + 3 * DAY))
-        if _held(services.store, start, end):
+        data = {"kind": note.kind, "label": note.label, "url": note.url, "repository": note.repository, "at": note.at,
+                **({"message": note.message} if note.message else {})}
+        if _kept(services.store, Record(summary_key(start), item=f"{note.kind}:{note.thing}"[:200]), data, start, end):
             return
         start, end = _later(services, start)
     logger.warning("a note kept for a summary already under way", extra={"kind": note.kind})
+
+
+def _kept(store: Store, empty: Record, data: dict[str, Any], start: float, end: float) -> bool:
+    """Write the note (where there is none yet) together with the index holding its period (one round trip after
+    one read of the index); False when the period's summary is under way or sent already (a note for it now
+    might never be called)."""
+    index = store.load(INDEX_KEY, f"{SUMMARY_ITEM}{int(start)}")
+    if index.data.get("sent") or index.data.get("closing"):
+        return False
+    expires_at = int(end + 3 * DAY)
+    held = Write(index, None) if index.exists else Write(index, {"start": start, "end": end}, expires_at)
+    try:
+        store.save_all([Write(empty, data, expires_at, once=True), held])
+        return True
+    except Conflict:  # the index changed since it was read: the old way, a write at a time
+        _put_once(store, empty, data, expires_at=expires_at)
+        return _held(store, start, end)
 
 
 def _later(services: Services, start: float) -> tuple[float, float]:

@@ -134,7 +134,12 @@ class MessageNotEditable(TelegramRefused):
 
 
 class Conflict(PagerError):
-    """A conditional write lost its race."""
+    """A conditional write lost its race. `keys`: the records (key, item) that changed, when the store says
+    which (a write of several records together names those whose version had moved)."""
+
+    def __init__(self, message: str, *, keys: tuple[tuple[str, str], ...] = ()) -> None:
+        super().__init__(message)
+        self.keys = keys
 
 
 class ChatMigrated(TelegramRefused):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from .chat import Chat
 from .settings import Settings
+from .store import working_on
 
 if TYPE_CHECKING:  # pragma: no cover
     from .github import GitHub
@@ -51,8 +52,17 @@ class _Part:
         setattr(obj, self.slot, value)
 
 
+class _Table(_Part):
+    """The store: the table itself, or, while a delivery's work on it is under way (`pager.store.Pending`), that
+    work, through which it reads and writes."""
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        table = super().__get__(obj, owner)
+        return table if obj is None else working_on(table) or table
+
+
 class Services:
-    store: Store = _Part()  # type: ignore[assignment]
+    store: Store = _Table()  # type: ignore[assignment]
     github: GitHub = _Part()  # type: ignore[assignment]
     telegram: Telegram = _Part()  # type: ignore[assignment]
 

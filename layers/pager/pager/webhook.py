@@ -11,10 +11,11 @@ traceback in the log, never a silent 200.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from . import deadline
 from . import refusals as refused
@@ -23,6 +24,7 @@ from .observe import count, logger
 from .routing import Delivery, Request, json_object
 from .services import Services
 from .signals import handlers
+from .store import at_work
 from .waiting import note_failure
 from .words import thing_of
 
@@ -32,6 +34,22 @@ DEADLINE_SECONDS = 8.0
 Answer = tuple[int, dict[str, Any]]
 
 
+Handle = TypeVar("Handle", bound=Callable[..., Any])
+
+
+def _its_own(handle: Handle) -> Handle:
+    """A request's work on the table is its own (`pager.store.Pending`), whatever runs it: never another one's
+    under way in the same thread (a simulated delivery that arrives during another one's call)."""
+
+    @functools.wraps(handle)
+    def own(*args: Any, **kwargs: Any) -> Any:
+        with at_work(None):
+            return handle(*args, **kwargs)
+
+    return own  # type: ignore[return-value]
+
+
+@_its_own
 def handle_github(
     event: Mapping[str, Any],
     services: Services,
@@ -93,6 +111,7 @@ def handle_github(
     return _answer(200, {"outcome": outcome}, line, outcome, started, monotonic)
 
 
+@_its_own
 def handle_telegram(event: Mapping[str, Any], services: Services, *, monotonic: Callable[[], float] = time.monotonic) -> Answer:
     """Telegram's webhook: check the secret token, then hand the update to the buttons."""
     try:

@@ -21,6 +21,7 @@ from .. import attention_store
 from ..errors import ChatMigrated, GitHubRefused, GitHubUnavailable, MessageNotEditable, PagerError, Permanent, WorkflowsRefused
 from ..observe import logger
 from ..services import Services
+from ..store import redoable
 from .effects import (
     WORKFLOWS,
     DeleteMessage,
@@ -79,7 +80,9 @@ def _edit(services: Services, effect: EditMessage) -> Posted:
 
 
 def _note(services: Services, effect: Note) -> None:
-    attention_store.keep(services, effect)
+    """Keep the note for its period's call; in a delivery's pending work its writes wait for the record's, and are
+    made again should the period's summary begin meanwhile (`keep` then finds the note a later call)."""
+    redoable(services.store, lambda: attention_store.keep(services, effect))
 
 
 def _dispatch(services: Services, effect: Dispatch) -> None:

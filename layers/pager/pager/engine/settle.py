@@ -13,30 +13,40 @@ single lease of that record:
     then, while there is an effect:
       act        the one external call (send, edit, dispatch, merge, index write)
       decide     again, on the data after the effect
-      record     save that data in one write, together with the claim of the next effect, if any
+    record:      save the data after the last effect, together with what the effects wrote besides (the
+                 phone's call, a note for a summary), in one round trip; the claim held until then
 
-So a contribution's record (a message, then a draft) costs four round trips to the table: one load,
-the claim, the message recorded with the draft claimed, the draft recorded (its thread's `holding`,
-the mutes and the attention add their own). Every save is conditional on
-the version loaded (or returned by the save before), so of two deliveries of the same thing that race,
-one claims and the other finds the claim (or loses the conditional write and loads again): it waits
-for the first to finish and then finds the effect recorded. Waiting for another delivery is no
+The work runs on the delivery's `pager.store.Pending` (`Services.store` inside): what it reads is read
+once, what the effects write waits there, and the record is written with it at the end, all or none
+(one transaction). `holding` holds a record for a few steps (a thread while a contribution in it is
+shown) and, with `along`, the records those steps settle: read together (`ahead`: with what the steps
+read besides, one round trip), claimed together (one round trip), and written together with everything
+the steps did (one round trip). So an outsider's comment (a message, then a draft) costs three round
+trips to the table, four when it is kept for the phone's call (the summary's mark of its period is read
+first). Every write is conditional on the version loaded, so of two deliveries of the same thing that
+race, one claims and the other finds the claim (or loses the conditional write and loads again): it
+waits for the first to finish and then finds the effect recorded. Waiting for another delivery is no
 failure: a delivery waits as long as its deadline lets it, and only then answers 500. What is
 gathered is gathered after the record was found free and before the claim, which is conditional on
 the record's version: so a decision never acts on what another delivery changed meanwhile (an
-alarm rendered by a delivery that lost such a race is rendered again, from what is stored then). A failed effect releases its claim, so
-the redelivery can act at once; a claim whose holder died is taken over once its lease has passed.
+alarm rendered by a delivery that lost such a race is rendered again, from what is stored then). A
+failed effect writes what the effects before it did and releases the claim, so the redelivery does
+only what is left, at once; a claim whose holder died is taken over once its lease has passed. A write
+of an effect's own (the phone's call, a note) whose record another writer changed before the end is
+made again on what is stored then (`pager.store.Pending`); the claimed records no one else writes.
 
-Twice: `decide` skips what is recorded, so the same payload again changes nothing. Midway: each
-effect is recorded right after it happens, so a redelivery after a failure does only what is left.
-Late: records keep the order key of the newest payload applied and `decide` ignores an older one.
+Twice: `decide` skips what is recorded, so the same payload again changes nothing. Midway: what the
+effects did is written before the delivery answers, when an effect fails too, so a redelivery after a
+failure does only what is left. Late: records keep the order key of the newest payload applied and
+`decide` ignores an older one.
 
 The one residual risk: an effect that happened but whose recording failed. The recording is tried
 RECORD_ATTEMPTS times (on top of boto's own retries); if the table still refuses, the claim stays
-and, once its lease has passed, a redelivery takes it over and repeats the effect: a message shown
-twice, a draft or a fix asked for twice. The same holds for an effect whose answer was lost (a
-read timeout, or a connection closed after the request went out: Telegram or GitHub may have acted;
-`pager.transport.may_have_arrived`). Both raise `Uncertain`, so
+and, once its lease has passed, a redelivery takes it over and repeats what was not recorded: a
+message shown twice, a draft or a fix asked for twice. The same holds for an effect whose answer was
+lost (a read timeout, or a connection closed after the request went out: Telegram or GitHub may have
+acted; `pager.transport.may_have_arrived`), and for an invocation that dies between its effects and
+its record (the handler's deadline ends every call in time to write it). Both raise `Uncertain`, so
 that a button press says the action may have happened instead of inviting a second press. An edit
 repeated is harmless, and a merge repeated is refused by GitHub because the head was merged already.
 """
@@ -50,8 +60,9 @@ from typing import Any
 
 from .. import deadline
 from ..errors import Conflict, StoreUnavailable, Transient, Uncertain
+from ..observe import logger
 from ..services import Services
-from ..store import RECORD_WAITS, Record
+from ..store import RECORD_ATTEMPTS, RECORD_WAITS, Pending, Record, Store, Where, Write, at_work
 from .effects import Decide, Effect, Step
 from .perform import perform as perform_effect
 
@@ -63,7 +74,6 @@ BUSY_WAIT_SECONDS = 0.1  # how long a delivery waits before it looks again for a
 BUSY_POLLS = 15  # without a deadline (tests, tools): how often it looks before giving up with Held
 MAX_CONFLICTS = 3  # without a deadline: lost conditional writes before giving up with Busy
 MAX_EFFECTS = 8  # effects one settle may carry out; more means a decide that never converges
-RECORD_ATTEMPTS = 3  # tries to record an effect that happened
 
 Perform = Callable[[Services, Effect], Any]
 
@@ -106,16 +116,34 @@ def settle(
     wait: bool = True,
     perform: Perform | None = None,
 ) -> Settled:
-    """Carry out a decision's steps for the record under `key` (or its `item`), each recorded right after it happens.
+    """Carry out a decision's steps for the record under `key` (or its `item`), recorded together once they are done.
 
     The decision is `decide`, or, with `gather`, the one `gather()` returns: it is called each time
     the record was found free, reads what the decision needs besides the record, and makes it.
     `wait=False` raises Held at once when another delivery holds the record (a button press answers
-    "still working" rather than wait). `perform` carries out the effects (default: `pager.engine.perform`)."""
+    "still working" rather than wait). `perform` carries out the effects (default: `pager.engine.perform`).
+    Inside a `holding` that holds the record too (`along`), the steps act under its claim and are written
+    with it."""
     store = services.store
+    carry_out = perform or perform_effect
+    if isinstance(store, Pending) and store.hold and store.holds(key, item):
+        return _settle_held(services, store, key, item, decide, gather, ttl_seconds, carry_out)
+    pending = Pending(_table(store))
+    with at_work(pending):
+        try:
+            settled = _settle(services, pending, key, item, decide, gather, ttl_seconds, wait, carry_out)
+        except BaseException:
+            _commit(services, pending, key, failing=True)
+            raise
+        _commit(services, pending, key, performed=settled.performed)
+    return settled
+
+
+def _settle(services: Services, pending: Pending, key: str, item: str, decide: Decide | None,
+            gather: Callable[[], Decide] | None, ttl_seconds: float | None, wait: bool, perform: Perform) -> Settled:
     conflicts = 0
     while True:
-        record = _free(services, key, wait, item)
+        record = _free(services, pending, key, wait, item)
         if gather is not None:
             decide = gather()
         assert decide is not None, "settle needs a decision, or a gather that makes one"
@@ -127,20 +155,41 @@ def settle(
             if step.effect is None:
                 target = data if step.data is None else step.data
                 if target != data or PENDING in record.data:
-                    store.save(record, target, expires_at=expires_at)
+                    pending.table.save(record, target, expires_at=expires_at)
                 return Settled((), step.describe(), data, target)
-            record = store.save(record, _claimed(data, step.effect, now), expires_at=expires_at)
+            [record] = pending.claim([Write(record, _claimed(data, step.effect, now), expires_at)])
         except Conflict:
             conflicts += 1  # someone wrote first: load and decide again
             if not deadline.active() and conflicts > MAX_CONFLICTS:
                 raise Busy(f"{key} keeps changing under this delivery") from None
             deadline.check(f"deciding again on {key}")
+            pending.forget()
             continue
-        return _carry_out(services, record, data, step, decide, expires_at, perform or perform_effect)
+        return _carry_out(services, pending, record, data, step, decide, expires_at, perform)
+
+
+def _settle_held(services: Services, pending: Pending, key: str, item: str, decide: Decide | None,
+                 gather: Callable[[], Decide] | None, ttl_seconds: float | None, perform: Perform) -> Settled:
+    """A record the delivery's hold claimed already: decided and acted on under that claim, written with the hold."""
+    record = pending.load(key, item)
+    if gather is not None:
+        decide = gather()
+    assert decide is not None, "settle needs a decision, or a gather that makes one"
+    now = services.now()
+    expires_at = int(now + ttl_seconds) if ttl_seconds else None
+    data = _without_claim(record.data)
+    step = decide(data, now)
+    if step.effect is None:
+        target = data if step.data is None else step.data
+        if target != data:
+            pending.save(record, target, expires_at=expires_at)
+        return Settled((), step.describe(), data, target)
+    return _carry_out(services, pending, record, data, step, decide, expires_at, perform)
 
 
 def _carry_out(
     services: Services,
+    pending: Pending,
     record: Record,
     data: dict[str, Any],
     step: Step,
@@ -148,56 +197,134 @@ def _carry_out(
     expires_at: int | None,
     perform: Perform,
 ) -> Settled:
-    """Perform the claimed step's effect, and each next one, recording each with the next claim."""
-    before, performed = data, list[str]()
+    """Perform the claimed step's effect, and each next one, under the one claim; then leave the record's data
+    to be written (a failure leaves what the effects before it did, the claim released)."""
+    before, performed, n = data, list[str](), 0
     while step.effect is not None:
-        if len(performed) >= MAX_EFFECTS:
-            raise RuntimeError(f"{record.key}: decide asked for more than {MAX_EFFECTS} effects")
         what = f"{type(step.effect).__name__} for {record.key}"
-        deadline.check(what)
+        mark = (record.key, record.item, n, type(step.effect).__name__)  # the effect's, for its writes besides the record
+        n += 1
         try:
-            result = perform(services, step.effect)
+            if n > MAX_EFFECTS:
+                raise RuntimeError(f"{record.key}: decide asked for more than {MAX_EFFECTS} effects")
+            deadline.check(what)
+            with pending.acting(mark):
+                result = perform(services, step.effect)
         except Transient as exc:
             if getattr(exc, "sent", False):
                 # Sent, but its answer never came: it may have acted. The claim stays until its lease
                 # passes, so nothing repeats it at once.
+                pending.save(record, _claimed(data, step.effect, services.now()), expires_at=expires_at)
                 raise Uncertain(f"{what} may have happened ({exc})") from exc
-            _release(services.store, record, data, expires_at)
+            pending.save(record, data, expires_at=expires_at)
             raise
         except BaseException:
-            _release(services.store, record, data, expires_at)
+            pending.save(record, data, expires_at=expires_at)
             raise
+        pending.acted = True
         assert step.then is not None, "a step with an effect says what to record after it"
-        data = step.then(result)
+        done = step.then(result)
+        pending.effects[mark] = (data, done)
+        data = done
         description = step.describe(result)
         if description:  # a step may have nothing worth telling
             performed.append(description)
-        now = services.now()
-        step = decide(data, now)
+        step = decide(data, services.now())
         if step.effect is None and step.data is not None:
             data = step.data
-        target = data if step.effect is None else _claimed(data, step.effect, now)
-        try:
-            record = _record(services, record, target, expires_at)
-        except StoreUnavailable as exc:
-            raise Uncertain(f"{what} happened, but recording it failed ({exc})", performed=tuple(performed)) from exc
+    pending.save(record, data, expires_at=expires_at)
     return Settled(tuple(performed), step.describe(), before, data)
 
 
-def _free(services: Services, key: str, wait: bool, item: str = "") -> Record:
+def _commit(services: Services, pending: Pending, key: str, *, failing: bool = False,
+            performed: tuple[str, ...] = ()) -> None:
+    """Write what the delivery's work left waiting (`_write_all`). An effect happened and the table refuses even its
+    record: Uncertain (the claim stays until its lease passes); a claimed record changed meanwhile: Busy; an
+    effect taken back: StoreUnavailable (its redelivery does it again). While a failure is on its way out,
+    nothing else is said unless an effect happened."""
+    try:
+        taken_back = _write_all(services, pending)
+    except StoreUnavailable as exc:
+        if pending.acted:
+            raise Uncertain(f"{key}: what was done happened, but recording it failed ({exc})", performed=performed) from exc
+        if not failing:
+            raise
+        return
+    except Conflict:
+        if pending.acted or not failing:
+            raise Busy(f"{key}: another delivery took over while this one acted") from None
+        return
+    finally:
+        if pending.given_up:
+            logger.warning("writes given up", extra={"key": key, "records": pending.given_up})
+    if taken_back and not failing:
+        raise StoreUnavailable(f"{key}: the table kept refusing what {', '.join(taken_back)} wrote: not recorded, "
+                               "its redelivery does it again")
+
+
+def _write_all(services: Services, pending: Pending) -> list[str]:
+    """Write what waits, together; should that not land (the table keeps refusing one of the writes, or another
+    writer keeps changing one), the claimed records alone, each without the effects whose own writes are given
+    up with the rest (a note for the phone's call): what was sent is recorded, never sent again, and what was
+    not kept is done again by the redelivery. The effects so taken back (none when all landed)."""
+    try:
+        pending.commit(services.sleep, RECORD_WAITS, RECORD_ATTEMPTS)
+        return []
+    except Conflict as exc:
+        if not exc.keys or any(pending.holds(*where) for where in exc.keys) or not pending.besides_held():
+            raise
+    except StoreUnavailable:
+        if not pending.besides_held():
+            raise  # the claimed records are all that waits: nothing to leave out
+    marks = pending.taken_back()
+    pending.only_held(_without(pending, marks))
+    pending.commit(services.sleep, RECORD_WAITS, RECORD_ATTEMPTS)
+    return sorted({mark[3] for mark in marks})
+
+
+_MISSING = object()
+
+
+def _without(pending: Pending, marks: set[Any]) -> dict[Where, dict[str, Any]]:
+    """The held records' data as waiting, each marked effect's changes taken back (the latest effect first)."""
+    revised: dict[Where, dict[str, Any]] = {}
+    for mark in sorted(marks, key=lambda m: m[2], reverse=True):
+        before, after = pending.effects[mark]
+        data = revised.setdefault((mark[0], mark[1]), dict(pending.load(mark[0], mark[1]).data))
+        for name in set(before) | set(after):
+            if before.get(name, _MISSING) != after.get(name, _MISSING):
+                if name in before:
+                    data[name] = before[name]
+                else:
+                    data.pop(name, None)
+    return revised
+
+
+def _free(services: Services, pending: Pending, key: str, wait: bool, item: str = "") -> Record:
     """The record, once no other delivery holds a live claim on it: waited for until the invocation's
     deadline (without one, BUSY_POLLS times)."""
+    return _free_all(services, pending, [(key, item)], wait=wait)[0]
+
+
+def _free_all(services: Services, pending: Pending, keys: list[Where], ahead: tuple[Where, ...] = (), *,
+              wait: bool = True) -> list[Record]:
+    """The records under `keys` (read with `ahead`, in one round trip), once no other delivery holds a live claim on
+    any of them: waited for until the invocation's deadline (without one, BUSY_POLLS times)."""
     polls = 0
     while True:
-        record = services.store.load(key, item)
-        claim = record.data.get(PENDING)
-        if not isinstance(claim, dict) or not _live(claim, services.now()):
-            return record
+        records = pending.load_all([*keys, *ahead])[:len(keys)] if len(keys) + len(ahead) > 1 else [pending.load(*keys[0])]
+        now = services.now()
+        busy = next((r for r in records if _live(r.data.get(PENDING), now)), None)
+        if busy is None:
+            return records
+        claim = busy.data[PENDING]
         if not wait or (not deadline.active() and polls >= BUSY_POLLS):
-            raise Held(f"another delivery is acting on {key} ({claim.get('effect', '?')})", key, str(claim.get("effect", "")))
-        deadline.check(f"waiting for another delivery on {key}")
+            raise Held(f"another delivery is acting on {busy.key} ({claim.get('effect', '?')})", busy.key,
+                       str(claim.get("effect", "")))
+        deadline.check(f"waiting for another delivery on {busy.key}")
         polls += 1
         services.sleep(BUSY_WAIT_SECONDS)
+        pending.forget(*keys)
 
 
 def _claimed(data: dict[str, Any], effect: Effect | str, now: float) -> dict[str, Any]:
@@ -206,29 +333,56 @@ def _claimed(data: dict[str, Any], effect: Effect | str, now: float) -> dict[str
 
 
 @contextlib.contextmanager
-def holding(services: Services, key: str, item: str = "", *, ttl_seconds: float | None = None) -> Iterator[dict[str, Any]]:
+def holding(services: Services, key: str, item: str = "", *, ttl_seconds: float | None = None,
+            along: tuple[Where, ...] = (), ahead: tuple[Where, ...] = ()) -> Iterator[dict[str, Any]]:
     """Hold a record while one delivery takes a few steps that another one about the same thing must not
     interleave with (a thread's first message and last buzz while a contribution in it is shown): claimed
     as an effect is, so another delivery waits for it the same way; yields its data, a dict the steps may
-    change, which is written with the release (the claim taken back unchanged if a step raised)."""
-    store = services.store
-    while True:
-        record = _free(services, key, True, item)
-        now = services.now()
-        expires_at = int(now + ttl_seconds) if ttl_seconds else None
-        data = _without_claim(record.data)
+    change, which is written with the release (the claim taken back unchanged if a step raised).
+
+    `along`: records (key, item) held with it, that the steps settle under this claim; `ahead`: records the
+    steps read besides (what turns a buzz down), read with them. All are read in one round trip, claimed in
+    one, and written, with everything the steps did, in one."""
+    pending = Pending(_table(services.store), hold=True)
+    keys = [(key, item), *along]
+    with at_work(pending):
+        conflicts = 0
+        while True:
+            records = _free_all(services, pending, keys, ahead)
+            now = services.now()
+            expires_at = int(now + ttl_seconds) if ttl_seconds else None
+            try:
+                claimed = pending.claim([Write(r, _claimed(_without_claim(r.data), "Hold", now), expires_at) for r in records])
+                break
+            except Conflict:
+                conflicts += 1
+                if not deadline.active() and conflicts > MAX_CONFLICTS:
+                    raise Busy(f"{key} keeps changing under this delivery") from None
+                deadline.check(f"holding {key}")
+                pending.forget()
+        data = _without_claim(records[0].data)
+        held = dict(data)
         try:
-            claimed = store.save(record, _claimed(data, "Hold", now), expires_at=expires_at)
-            break
-        except Conflict:
-            deadline.check(f"holding {key}")
-    held = dict(data)
-    try:
-        yield held
-    except BaseException:
-        _release(store, claimed, data, expires_at)
-        raise
-    _record(services, claimed, held, expires_at)
+            yield held
+        except BaseException:
+            _release(pending, claimed, data, expires_at)
+            _commit(services, pending, key, failing=True)
+            raise
+        _release(pending, claimed, held, expires_at)
+        _commit(services, pending, key)
+
+
+def _release(pending: Pending, claimed: list[Record], data: dict[str, Any], expires_at: int | None) -> None:
+    """The hold's record with `data`, and each record held along that no step wrote, as it was: claims taken back."""
+    pending.save(claimed[0], data, expires_at=expires_at)
+    for record in claimed[1:]:
+        if not pending.queued(record.key, record.item):
+            pending.save(record, _without_claim(record.data), expires_at=expires_at)
+
+
+def _table(store: Store) -> Store:
+    """The table itself, below a delivery's pending work."""
+    return store.table if isinstance(store, Pending) else store
 
 
 def _without_claim(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -237,30 +391,3 @@ def _without_claim(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def _live(claim: Any, now: float) -> bool:
     return isinstance(claim, dict) and float(claim.get("until", 0)) > now
-
-
-def _release(store: Any, claimed: Record, data: dict[str, Any], expires_at: int | None) -> None:
-    """Take back a claim whose effect failed; if even that fails, its lease runs out by itself."""
-    try:
-        store.save(claimed, data, expires_at=expires_at)
-    except (Conflict, StoreUnavailable):
-        pass
-
-
-def _record(services: Services, claimed: Record, data: dict[str, Any], expires_at: int | None) -> Record:
-    """Record what an effect did. Tried again, since the effect cannot be taken back."""
-    store = services.store
-    for attempt in range(RECORD_ATTEMPTS):
-        try:
-            return store.save(claimed, data, expires_at=expires_at)
-        except Conflict:
-            if attempt > 0:
-                current = store.load(claimed.key)
-                if current.data == data:
-                    return current  # the earlier attempt was written after all, only its answer was lost
-            raise Busy(f"{claimed.key}: another delivery took over while this one acted") from None
-        except StoreUnavailable:
-            if attempt + 1 >= RECORD_ATTEMPTS:
-                raise
-            services.sleep(RECORD_WAITS[min(attempt, len(RECORD_WAITS) - 1)])
-    raise AssertionError("unreachable")

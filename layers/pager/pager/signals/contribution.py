@@ -339,8 +339,10 @@ def opened(delivery: Delivery, services: Services) -> str:
         return "ignored: a colleague (GitHub counts them a collaborator)"
     # The thread is held while its contribution is shown: two in one thread at the same moment (an issue
     # and its first comment, the sweep's redeliveries) take turns, so only the first contact calls and the
-    # other replies under it.
-    with holding(services, c.thread, THREAD, ttl_seconds=TTL_SECONDS) as thread_data:
+    # other replies under it. Its record is held with it, and what turns a buzz down read with them: one
+    # round trip reads them, one claims, one writes all that was done.
+    ahead = attention_store.volume_keys(c.repository_id, (c.thing, c.number))
+    with holding(services, c.thread, THREAD, ttl_seconds=TTL_SECONDS, along=((c.key, ""),), ahead=ahead) as thread_data:
         if not isinstance(thread_data.get("first"), int) or thread_data.get("release"):
             thread_data.update(_shown_as_release(services, c))  # a release's message: its latest (a repost moves it)
         c = _as_edited_since(c, thread_data)
