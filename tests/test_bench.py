@@ -396,6 +396,20 @@ def test_the_metered_store_counts_a_unit_for_each_load_and_write_and_bills_a_los
     assert 3000 < store.stored_bytes() < 3200
 
 
+def test_the_metered_store_counts_a_query_by_each_items_size_now_as_often_as_it_reads_them():
+    store = bill.MeteredStore(Faults(record=False))
+    big = store.save(store.load("attention#fleet", "entry:1"), {"text": "x" * 5000})
+    store.save(store.load("attention#fleet", "entry:2"), {"text": "y"})
+    store.items("attention#fleet")
+    store.items("attention#fleet")
+    assert store.read_units == 2 + 2 * 2  # the two loads before the writes; each query 5 KB and a few bytes
+    store.save(big, {"text": "x" * 9000})  # a newer version, larger
+    store.items("attention#fleet")
+    assert store.read_units == 2 + 2 * 2 + 3
+    size = sum(bill.item_bytes(r.key, r.item, bill.encode(r.data), r.version) for r in store.inner.items("attention#fleet"))
+    assert bill.read_units(size) == 3
+
+
 def test_environments_start_cold_when_all_are_busy_or_reclaimed_and_read_the_secret_again_later():
     envs = bill.Environments(refresh=300.0, idle=600.0)
     assert envs.start(0.0) and envs.cold_starts == 1  # the first: cold, reads the secret
