@@ -111,7 +111,9 @@ def test_every_kind_in_a_trace_renders_with_its_own_repository(day):
         if (event.event, event.action) in seen:
             continue
         seen.add((event.event, event.action))
-        payload = json.loads(fleet.render(event, trace))
+        body = fleet.render(event, trace)
+        assert body == json.dumps(fleet.payload(event, trace), separators=(",", ":")).encode()  # its repository spliced in
+        payload = json.loads(body)
         assert payload["repository"]["id"] == trace.repos[event.repo].id
         assert payload["action"] == event.action
     assert len(seen) >= 12
