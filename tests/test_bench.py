@@ -38,8 +38,11 @@ from pager_bench import (
     phone,
     phone_report,
     report,
+    scale,
     simulate,
 )
+from pager_bench.jobs import forks
+from pager_bench.replays import Plan, replay_all
 from pager_world.clock import Clock
 from pager_world.faults import Faults
 from pager_world.github import RETENTION, FakeGitHub
@@ -111,7 +114,9 @@ def test_every_kind_in_a_trace_renders_with_its_own_repository(day):
         if (event.event, event.action) in seen:
             continue
         seen.add((event.event, event.action))
-        payload = json.loads(fleet.render(event, trace))
+        body = fleet.render(event, trace)
+        assert body == json.dumps(fleet.payload(event, trace), separators=(",", ":")).encode()  # its repository spliced in
+        payload = json.loads(body)
         assert payload["repository"]["id"] == trace.repos[event.repo].id
         assert payload["action"] == event.action
     assert len(seen) >= 12
@@ -394,6 +399,20 @@ def test_the_metered_store_counts_a_unit_for_each_load_and_write_and_bills_a_los
     store.save(store.load("sweep#state"), {"big": "x" * 3000})
     assert store.read_units == 2 and store.write_units == 1 + 1 + 3
     assert 3000 < store.stored_bytes() < 3200
+
+
+def test_the_metered_store_counts_a_query_by_each_items_size_now_as_often_as_it_reads_them():
+    store = bill.MeteredStore(Faults(record=False))
+    big = store.save(store.load("attention#fleet", "entry:1"), {"text": "x" * 5000})
+    store.save(store.load("attention#fleet", "entry:2"), {"text": "y"})
+    store.items("attention#fleet")
+    store.items("attention#fleet")
+    assert store.read_units == 2 + 2 * 2  # the two loads before the writes; each query 5 KB and a few bytes
+    store.save(big, {"text": "x" * 9000})  # a newer version, larger
+    store.items("attention#fleet")
+    assert store.read_units == 2 + 2 * 2 + 3
+    size = sum(bill.item_bytes(r.key, r.item, bill.encode(r.data), r.version) for r in store.inner.items("attention#fleet"))
+    assert bill.read_units(size) == 3
 
 
 def test_environments_start_cold_when_all_are_busy_or_reclaimed_and_read_the_secret_again_later():
@@ -814,6 +833,74 @@ def test_the_same_trace_replayed_again_gives_the_same_counts(replays, pem):
     again = simulate.simulate(trace, "pager", pem=pem, drain=DRAIN)
     assert again["counts"] == results["pager"]["counts"] and again["redeliveries"] == results["pager"]["redeliveries"]
     assert again["to_pass"] == results["pager"]["to_pass"]
+
+
+class Ticks:
+    """A steady CPU clock, for replays compared across processes: each reading 1/1024 s after the last (a
+    binary fraction: every difference is exact, whatever reading it starts from)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 2**-10
+        return self.now
+
+
+# Every kind of replay `make bench` makes, each as short as it goes: a tiny trace and its subscribed events with
+# each design, with quiet hours and without the rest; a short Telegram outage, a small burst, a scale row, a short
+# GitHub outage and pager's endpoint down.
+TINY_PLAN = Plan(
+    drain=3600.0, gaps=(0, BUZZ_GAP_MINUTES), long_outages=(("3 h, a page every hour", 3.0, 1.0),), burst=10,
+    sizes=(20_000,), scenarios=(scale.Scenario("a 10-minute outage", "outage", before=900.0, trouble=600.0, after=2100.0),),
+    github_down=(("1 h, a comment every 30 min", 1.0, 0.5),), modules=False, cold_trees=False)
+# What a replay measures by the wall clock: its own time, and the log's bytes (each line says the handler's
+# duration_ms, as Powertools says cold_start once a process).
+WALL_CLOCK = ("seconds", "log_bytes")
+
+
+def _steady(value):
+    """`value` without what the wall clock measured."""
+    if isinstance(value, dict):
+        return {k: _steady(v) for k, v in value.items() if k not in WALL_CLOCK}
+    if isinstance(value, list | tuple):
+        return [_steady(v) for v in value]
+    return value
+
+
+def _clock_as(value, other):
+    """Set in `value` what the wall clock measured to `other`'s, the same replays'."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k in WALL_CLOCK:
+                value[k] = other[k]
+            else:
+                _clock_as(v, other[k])
+    elif isinstance(value, list | tuple):
+        for v, o in zip(value, other, strict=True):
+            _clock_as(v, o)
+
+
+@pytest.mark.skipif(not forks(), reason="the replays run side by side in forked processes only")
+def test_the_replays_side_by_side_give_the_figures_and_report_they_give_one_after_another(pem):
+    trace = fleet.tiny_trace(hours=2)
+    traces = {"full": trace, "subscribed": fleet.only(trace, simulate.register_signals())}
+    alone, side = (replay_all(traces, list(simulate.DESIGNS), TINY_PLAN, pem=pem, jobs=jobs, cpu=Ticks())
+                   for jobs in (1, 2))
+    assert (alone.processes, side.processes) == (1, 2)
+    parts = ("results", "outages", "burst", "scale")
+    for part in parts:
+        assert _steady(getattr(alone, part)) == _steady(getattr(side, part)), part
+    for part in parts:
+        _clock_as(getattr(side, part), getattr(alone, part))
+    args = argparse.Namespace(days=trace.days, seed=trace.seed)
+    texts = [report.report(traces, r.results, None, None, None, args=args, handled=simulate.register_signals(), elapsed=60.0,
+                           processes=r.processes, outages=r.outages, burst=r.burst, scale=r.scale).splitlines()
+             for r in (alone, side)]
+    assert len(texts[0]) == len(texts[1]) > 100 and "## At a busy fleet's size" in texts[0]
+    assert [(n, a, b) for n, (a, b) in enumerate(zip(*texts, strict=True)) if a != b] == [(2, texts[0][2], texts[1][2])]
+    assert "the whole run took 1.0 min, its replays one after another in one process" in texts[0][2]
+    assert "the whole run took 1.0 min, its replays side by side in 2 processes" in texts[1][2]
 
 
 # ---------------------------------------------------------------------------------- the phone

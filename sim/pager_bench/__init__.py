@@ -14,6 +14,9 @@
     prices        the AWS list prices, in one place, with their pages
     costs         the webhook handler's cost and table round trips per delivery, the modules an ignored
                   delivery loads, and the cold start of both functions (first invocation included)
+    replays       every replay of the run (the designs, quiet hours and each rest, the long outages, the
+                  burst, the scale table) as one list of jobs, which `jobs` runs side by side, a process
+                  each, one per CPU (`--jobs`); the measures of time run after them, alone
     report        docs/benchmarks.md: the tables, and each target with its measured value, met or not met;
                   `report.report` puts the sections in order, each a module `*_report` of its own (the
                   trace, what users feel, the sweeps compared, each fault, long outages, custom metrics,

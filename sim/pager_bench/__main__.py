@@ -1,6 +1,8 @@
 """`make bench`: replay a busy fleet's week with four sweeps, on the full trace and on the events the
-README subscribes to, and pager once more on the latter with quiet hours (what the maintainer's phone
-lives through); measure the webhook's hot path and both functions' cold starts; write docs/benchmarks.md.
+README subscribes to, and pager once more on the latter with quiet hours and with each rest (what the
+maintainer's phone lives through), the long outages, the burst and the scale table, all side by side in
+`--jobs` processes (`pager_bench.replays`); then, alone, measure the webhook's hot path and both functions'
+cold starts; write docs/benchmarks.md.
 
     python -m pager_bench [--days 7] [--seed 1] [--jobs N] [--designs pager,pager-15,first,script]
                           [--traces full,subscribed] [--handler-n 3000] [--import-repeats 7]
@@ -17,16 +19,21 @@ import time
 from pathlib import Path
 
 from . import fleet
-from .costs import ROOT, WAYS, cold_imports, handler_cost, ignored_delivery_modules
-from .held import held
-from .outages import burst, long_outages
+from .costs import ROOT, WAYS, cold_imports, handler_cost
+from .held import ENDPOINT_HOURS
+from .replays import Plan, replay_all
 from .report import TRACES, report
-from .scale import SIZES, scale_table
-from .simulate import DESIGNS, private_key, register_signals, simulate_designs
+from .scale import SIZES
+from .simulate import DESIGNS, private_key, register_signals
 
 
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _summary(name: str, design: str, result: dict) -> str:
@@ -46,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pager_bench", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--days", type=float, default=7.0, help="days of the fleet's trace (default: a week)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="replays in parallel (processes)")
+    parser.add_argument("--jobs", type=int, default=_cpus(), help="processes the replays run in, side by side "
+                        "(default: one per CPU)")
     parser.add_argument("--designs", default=",".join(DESIGNS), help="which sweeps to replay")
     parser.add_argument("--traces", default=",".join(TRACES), help="which traces: full, subscribed (the README's events)")
     parser.add_argument("--handler-n", type=int, default=3000, help="deliveries per case in the handler's cost")
@@ -68,9 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     every = {"full": trace, "subscribed": fleet.only(trace, handled)}
     traces = {name: every[name] for name in names}
     _log(f"trace: {args.days:g} days, " + ", ".join(f"{name} {len(t.events):,} events" for name, t in traces.items())
-         + f"; replaying {', '.join(designs)} on each with {args.jobs} jobs")
-    results = simulate_designs(traces, designs, pem=pem, jobs=args.jobs, progress=_log,
-                               quiet_on=[name for name in ("subscribed", "full") if name in traces][:1])
+         + f"; replaying {', '.join(designs)} on each, and the other replays, side by side (--jobs {args.jobs})")
+    sizes = None if args.skip_scale else [int(n.replace("_", "")) for n in args.scale.split(",") if n]
+    plan = Plan(seed=args.seed, sizes=sizes, cold_trees=not args.skip_imports)
+    done = replay_all(traces, designs, plan, pem=pem, jobs=args.jobs, progress=_log)
+    results = done.results
     for name, by_design in results.items():
         for design, result in by_design.items():
             _log(_summary(name, design, result))
@@ -78,33 +88,30 @@ def main(argv: list[str] | None = None) -> int:
             plain, quiet = by_design["pager"]["phone"], by_design["pager"]["phone_quiet"]
             _log(f"{name} trace, the phone: {plain['buzzes']} buzzes of {plain['sends']} sends ({plain['night']} at "
                  f"night); with quiet hours {quiet['buzzes']} ({quiet['inside_quiet']} inside them)")
-    _log("long outages ...")
-    outages = long_outages(designs, pem=pem, seed=args.seed, progress=_log)
-    bursting = burst(pem=pem)
-    _log(f"a burst of {bursting['deliveries']} failures on one repository: {bursting['first_500']} answered 500")
-    scale = None
-    if not args.skip_scale:
-        _log("at a busy fleet's size ...")
-        sizes = [int(n.replace("_", "")) for n in args.scale.split(",") if n]
-        scale = {"table": scale_table(sizes, pem=pem, seed=args.seed, jobs=args.jobs, progress=_log),
-                 "held": held(pem=pem, seed=args.seed, progress=_log)}
+    for label, by_design in done.outages.items():
+        for design, pages in by_design.items():
+            _log(f"long outage {label}, {design}: {pages}")
+    _log(f"a burst of {done.burst['deliveries']} failures on one repository: {done.burst['first_500']} answered 500")
+    if done.scale is not None:
+        for label, g in done.scale["held"]["github"].items():
+            _log(f"GitHub down {label}: {g}")
+        _log(f"pager's endpoint down {ENDPOINT_HOURS:g} h: {done.scale['held']['endpoint']}")
+    for way, label in WAYS.items() if done.modules else ():
+        modules = done.modules
+        _log(f"an ignored delivery, {label}: {modules[way]['modules']} modules, of the heavy ones "
+             f"{', '.join(modules[way]['loaded']) or 'none'}")
     _log("handler cost ...")
     cost = handler_cost(args.handler_n, pem=pem)
     _log(f"round trips: contribution {cost['contribution']['round_trips']:g}, ignored {cost['ignored']['round_trips']:g}")
-    _log("modules of an ignored delivery ...")
-    modules = ignored_delivery_modules(pem=pem)
-    for way, label in WAYS.items():
-        _log(f"an ignored delivery, {label}: {modules[way]['modules']} modules, of the heavy ones "
-             f"{', '.join(modules[way]['loaded']) or 'none'}")
     imports = None
     if not args.skip_imports:
         _log("cold starts ...")
-        imports = cold_imports(args.import_repeats, log=_log, pem=pem)
+        imports = cold_imports(args.import_repeats, log=_log, pem=pem, trees=done.trees)
     if "pager" not in designs or "full" not in traces:
         _log("no report: pager's design was not replayed on the full trace")
         return 0
-    text = report(traces, results, cost, imports, modules, args=args, handled=handled, outages=outages, burst=bursting,
-                  elapsed=time.perf_counter() - began, scale=scale)
+    text = report(traces, results, cost, imports, done.modules, args=args, handled=handled, outages=done.outages,
+                  burst=done.burst, elapsed=time.perf_counter() - began, processes=done.processes, scale=done.scale)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)

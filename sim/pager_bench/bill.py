@@ -190,17 +190,26 @@ class MeteredStore(FaultyStore):
         super().__init__(faults, inner)
         self.read_units = 0
         self.write_units = 0
+        # (key, item) -> (version, the size a read counts): a version's data never changes, so each is sized
+        # once (from the text its write stored), not again at every read (a check reads every item of a key).
+        self.sizes: dict[tuple[str, str], tuple[int, int]] = {}
+
+    def _size(self, record: Any) -> int:
+        known = self.sizes.get((record.key, record.item))
+        if known is not None and known[0] == record.version:
+            return known[1]
+        size = item_bytes(record.key, record.item, encode(record.data), record.version)
+        self.sizes[(record.key, record.item)] = (record.version, size)
+        return size
 
     def load(self, key: str, item: str = "") -> Any:
         record = super().load(key, item)
-        size = item_bytes(key, item, encode(record.data), record.version) if record.version else 0
-        self.read_units += read_units(size)
+        self.read_units += read_units(self._size(record) if record.version else 0)
         return record
 
     def items(self, key: str, after: str = ROOT_ITEM) -> list[Any]:
         records = super().items(key, after)
-        size = sum(item_bytes(key, r.item, encode(r.data), r.version) for r in records)
-        self.read_units += read_units(size)
+        self.read_units += read_units(sum(self._size(r) for r in records))
         return records
 
     def load_all(self, keys: Any) -> list[Any]:
@@ -210,8 +219,11 @@ class MeteredStore(FaultyStore):
         return records
 
     def save(self, record: Any, data: dict[str, Any], *, expires_at: int | None = None) -> Any:
-        self.write_units += write_units(item_bytes(record.key, record.item, encode(data), record.version + 1, expires_at))
-        return super().save(record, data, expires_at=expires_at)
+        text = encode(data)
+        self.write_units += write_units(item_bytes(record.key, record.item, text, record.version + 1, expires_at))
+        saved = super().save(record, data, expires_at=expires_at)
+        self.sizes[(saved.key, saved.item)] = (saved.version, item_bytes(saved.key, saved.item, text, saved.version))
+        return saved
 
     def save_all(self, writes: Any) -> None:
         for w in writes:

@@ -9,8 +9,8 @@
   ignores through `functions/webhook/app.py:lambda_handler`, and which of the heavy ones are among them,
   both `WAYS`: as deployed (the secrets read from their SecureString) and with the secrets in the
   environment (local runs);
-- `cold_imports`: the cold start of both functions from the built layer, with and without compiled
-  bytecode: the import, then the first invocation (clients, the secrets read from Parameter Store, the
+- `cold_imports`: the cold start of both functions from the built layer (laid out by `cold_trees`), with
+  and without compiled bytecode: the import, then the first invocation (clients, the secrets read from Parameter Store, the
   private key parsed, against moto's server and the fakes on loopback: `cold_world`), then a warm one;
   and the webhook function's for an ignored delivery both `WAYS` in alternating runs, beside what the
   secrets' read through boto3 costs alone.
@@ -351,7 +351,7 @@ def ignored_delivery_modules(event: str = IGNORED[0], action: str = IGNORED[1], 
             names[way] = answer.pop("names")
             out[way] = _modules_of(names[way], answer)
     extra = set(names["deployed"]) - set(names["local"])
-    out["deployed"]["added"] = dict(Counter(m.split(".")[0] for m in extra).most_common())
+    out["deployed"]["added"] = dict(Counter(m.split(".")[0] for m in sorted(extra)).most_common())  # ties by name
     return out
 
 
@@ -671,16 +671,23 @@ def _medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def cold_imports(repeats: int = 7, log: Callable[[str], None] = lambda s: None, *, pem: str | None = None,
-                 work: Path = WORK) -> dict[str, Any]:
-    """A cold start of each function in a fresh interpreter, median of `repeats`: the import of its
-    module, then its first invocation (building the clients, reading the secrets from Parameter Store,
-    parsing the app's private key, the lazy imports, and the event's own work against the table, GitHub
-    and Telegram on loopback), then a second, warm invocation of the same kind; from the compiled
-    layer, and from a copy without __pycache__ run with -B. Then the webhook function's cold start for a
-    delivery pager ignores, both `WAYS` in alternating runs (`ignored_deployed`, `ignored_local`), and the
-    secrets' read through boto3 alone, run between them (`secret_read`: botocore's import, boto3's on top,
-    the SSM client, the GetParameter). `work` is where the trees are laid out (.aws-sam/bench)."""
+@dataclass(frozen=True)
+class ColdTrees:
+    """What a cold start runs from (`cold_trees`): the layer and the runtime, compiled and bare (no bytecode),
+    each function's folder both ways, the python of the layer's bytecode, and where the layer came from."""
+
+    layer: Path
+    runtime: Path
+    bare_layer: Path
+    bare_runtime: Path
+    functions: dict[tuple[str, str], Path]  # (function, "compiled" or "bare") -> its folder
+    python: str
+    source: str
+
+
+def cold_trees(log: Callable[[str], None] = lambda s: None, *, work: Path = WORK) -> ColdTrees:
+    """Lay out in `work` (.aws-sam/bench) the trees `cold_imports` runs from (`bench_layer`, copies without
+    bytecode, each function's folder): no timing here, so it may run beside anything."""
     layer, runtime, python, source = bench_layer(log, work=work)
     bare_layer, bare_runtime = work / "layer-bare", work / "runtime-bare"
     for src, dst in ((layer, bare_layer), (runtime, bare_runtime)):
@@ -698,9 +705,26 @@ def cold_imports(repeats: int = 7, log: Callable[[str], None] = lambda s: None, 
             if flavour == "compiled":
                 _compile(python, fdir)
             functions[(name, flavour)] = fdir
+    return ColdTrees(layer, runtime, bare_layer, bare_runtime, functions, python, source)
+
+
+def cold_imports(repeats: int = 7, log: Callable[[str], None] = lambda s: None, *, pem: str | None = None,
+                 work: Path = WORK, trees: ColdTrees | None = None) -> dict[str, Any]:
+    """A cold start of each function in a fresh interpreter, median of `repeats`: the import of its
+    module, then its first invocation (building the clients, reading the secrets from Parameter Store,
+    parsing the app's private key, the lazy imports, and the event's own work against the table, GitHub
+    and Telegram on loopback), then a second, warm invocation of the same kind; from the compiled
+    layer, and from a copy without __pycache__ run with -B. Then the webhook function's cold start for a
+    delivery pager ignores, both `WAYS` in alternating runs (`ignored_deployed`, `ignored_local`), and the
+    secrets' read through boto3 alone, run between them (`secret_read`: botocore's import, boto3's on top,
+    the SSM client, the GetParameter). The trees are `trees`, laid out before, or else `cold_trees` in
+    `work` (.aws-sam/bench)."""
+    trees = trees or cold_trees(log, work=work)
+    layer, runtime, python, functions = trees.layer, trees.runtime, trees.python, trees.functions
+    bare_layer, bare_runtime = trees.bare_layer, trees.bare_runtime
     pem = pem or private_key()
     out: dict[str, Any] = {"python": subprocess.run([python, "--version"], capture_output=True, text=True).stdout.strip(),
-                           "source": source, "repeats": repeats, "first_event": FIRST_EVENT,
+                           "source": trees.source, "repeats": repeats, "first_event": FIRST_EVENT,
                            "ignored_event": ".".join(IGNORED)}
     events = _Events(fleet.tiny_trace(hours=1))
     with cold_world(pem) as (env, busy, _):

@@ -517,11 +517,16 @@ def _user(template: dict[str, Any] | None, login: str, bot: bool = False) -> dic
 def payload(event: Event, trace: Trace) -> dict[str, Any]:
     """GitHub's example payload for the event's kind and action, changed to this event."""
     template = _template(event.event, event.action or "")
+    return _payload(event, trace, template, _repository(template["repository"], trace.repos[event.repo]))
+
+
+def _payload(event: Event, trace: Trace, template: dict[str, Any], repository: Any) -> dict[str, Any]:
+    """`payload`, with `repository` wherever the event's repository goes."""
     repo = trace.repos[event.repo]
     f = event.fields
     p = dict(template)
     p["action"] = event.action
-    p["repository"] = _repository(template["repository"], repo)
+    p["repository"] = repository
     p["installation"] = {"id": 1, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ=="}
     full = repo.full_name
     kind = event.event
@@ -625,9 +630,33 @@ def _people(p: dict[str, Any], template: dict[str, Any], event: Event, f: dict[s
             p["comment"] = comment
 
 
+class _Repository:
+    """Stands for the event's repository in the payload `render` encodes."""
+
+
+_REPOSITORY = _Repository()
+_MARK = "\ue000repository\ue000"  # what `render` encodes it as, a text no payload holds ...
+_MARK_JSON = json.dumps(_MARK)  # ... written so, then replaced by the repository's own JSON
+
+
+def _marked(value: Any) -> str:
+    if value is _REPOSITORY:
+        return _MARK
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+@functools.cache
+def _repository_json(event: str, action: str, repo: Repo) -> str:
+    return json.dumps(_repository(_template(event, action)["repository"], repo), separators=(",", ":"))
+
+
 def render(event: Event, trace: Trace) -> bytes:
-    """The body GitHub sends for the event: the same bytes on every attempt."""
-    return json.dumps(payload(event, trace), separators=(",", ":")).encode()
+    """The body GitHub sends for the event: the same bytes on every attempt, `payload` as compact JSON. The
+    repository, the largest part (a workflow run holds it three times), is encoded once per repository and
+    kind and spliced in where it goes: compact JSON encodes a value alike wherever it sits."""
+    template = _template(event.event, event.action or "")
+    text = json.dumps(_payload(event, trace, template, _REPOSITORY), separators=(",", ":"), default=_marked)
+    return text.replace(_MARK_JSON, _repository_json(event.event, event.action or "", trace.repos[event.repo])).encode()
 
 
 def iter_kinds(trace: Trace) -> Iterator[tuple[str, int]]:

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
 from typing import Any
 
 from pager.signals.alarm import CONTROL, DELIVERY_PREFIX, alarm_key, open_entries
 from pager_world.github import RETENTION
 
 from . import fleet
+from .jobs import Job
 from .outages import _pages
 from .simulate import Replay
 
@@ -117,15 +117,22 @@ def endpoint_outage(*, pem: str, hours: float = ENDPOINT_HOURS, every_hours: flo
             "seconds": time.perf_counter() - began}
 
 
-def held(*, pem: str, seed: int = 1, github_scenarios: tuple[tuple[str, float, float], ...] = GITHUB_SCENARIOS,
-         progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Both scenarios: {"github": by label, "endpoint": one result}."""
-    out: dict[str, Any] = {"github": {}}
-    for label, hours, every in github_scenarios:
-        out["github"][label] = github_outage(pem=pem, hours=hours, every_hours=every, seed=seed)
-        if progress:
-            progress(f"GitHub down {label}: {out['github'][label]}")
-    out["endpoint"] = endpoint_outage(pem=pem, seed=seed)
-    if progress:
-        progress(f"pager's endpoint down {ENDPOINT_HOURS:g} h: {out['endpoint']}")
-    return out
+# About what each replay takes, in CPU seconds per hour GitHub is down: the jobs' weight.
+CPU_PER_HOUR = 0.03
+
+
+def held_jobs(*, pem: str, seed: int = 1, github_scenarios: tuple[tuple[str, float, float], ...] = GITHUB_SCENARIOS) -> list[Job]:
+    """Both scenarios, a job each replay (`jobs.side_by_side`)."""
+    return [*(Job(key=("held", "github", label), run=github_outage, kwargs={"pem": pem, "hours": hours, "every_hours": every,
+                                                                             "seed": seed},
+                  weight=CPU_PER_HOUR * hours, label=f"GitHub down {label}")
+              for label, hours, every in github_scenarios),
+            Job(key=("held", "endpoint"), run=endpoint_outage, kwargs={"pem": pem, "seed": seed},
+                weight=CPU_PER_HOUR * ENDPOINT_HOURS, label=f"pager's endpoint down {ENDPOINT_HOURS:g} h")]
+
+
+def held_of(done: dict[Any, Any], github_scenarios: tuple[tuple[str, float, float], ...] = GITHUB_SCENARIOS) -> dict[str, Any]:
+    """The results of `held_jobs`: {"github": by label, "endpoint": one result}."""
+    return {"github": {label: done[("held", "github", label)] for label, _, _ in github_scenarios},
+            "endpoint": done[("held", "endpoint")]}
+

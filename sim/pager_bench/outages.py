@@ -32,6 +32,7 @@ from pager_world.cases import run
 from pager_world.world import World
 
 from . import fleet
+from .jobs import Job, side_by_side
 from .simulate import Replay, open_delivery_entries, quiet
 
 # (label, hours of the outage, hours between two pages)
@@ -63,20 +64,40 @@ def _pages(replay: Replay, trace: fleet.Trace) -> dict[str, Any]:
             "attempts_max": max(attempts, default=0), "redeliveries": sum(r["redeliveries"] for r in replay.runs)}
 
 
+def long_outage(label: str, hours: float, every_hours: float, design: str, *, pem: str, seed: int = 1) -> dict[str, Any]:
+    """One scenario replayed with one design (a job of `outage_jobs`, in whichever process runs it)."""
+    trace = fleet.outage_trace(hours=hours, every_hours=every_hours, seed=seed)
+    replay = Replay(trace, design, pem=pem)
+    replay.run()
+    return _pages(replay, trace)
+
+
+# About what a replay takes, in CPU seconds per hour of the outage (the script asks again for every
+# failed delivery at every run): the jobs' weight.
+CPU_PER_HOUR = {"script": 0.17}
+CPU_PER_HOUR_ELSE = 0.04
+
+
+def outage_jobs(designs: list[str], *, pem: str, seed: int = 1,
+                scenarios: tuple[tuple[str, float, float], ...] = SCENARIOS) -> list[Job]:
+    """Each scenario with each design, a job each (`jobs.side_by_side`)."""
+    return [Job(key=("outage", label, design), run=long_outage, args=(label, hours, every, design),
+                kwargs={"pem": pem, "seed": seed}, weight=hours * CPU_PER_HOUR.get(design, CPU_PER_HOUR_ELSE),
+                label=f"long outage {label}, {design}")
+            for label, hours, every in scenarios for design in designs]
+
+
+def outages_of(done: dict[Any, Any], designs: list[str],
+               scenarios: tuple[tuple[str, float, float], ...] = SCENARIOS) -> dict[str, dict[str, dict[str, Any]]]:
+    """The results of `outage_jobs` by scenario label, then design."""
+    return {label: {design: done[("outage", label, design)] for design in designs} for label, _, _ in scenarios}
+
+
 def long_outages(designs: list[str], *, pem: str, seed: int = 1, scenarios: tuple[tuple[str, float, float], ...] = SCENARIOS,
                  progress: Callable[[str], None] | None = None) -> dict[str, dict[str, dict[str, Any]]]:
-    """Each scenario replayed with each design: by scenario label, then design."""
-    results: dict[str, dict[str, dict[str, Any]]] = {}
-    for label, hours, every in scenarios:
-        trace = fleet.outage_trace(hours=hours, every_hours=every, seed=seed)
-        results[label] = {}
-        for design in designs:
-            replay = Replay(trace, design, pem=pem)
-            replay.run()
-            results[label][design] = _pages(replay, trace)
-            if progress:
-                progress(f"long outage {label}, {design}: {results[label][design]}")
-    return results
+    """Each scenario replayed with each design, one after another: by scenario label, then design."""
+    done = side_by_side(outage_jobs(designs, pem=pem, seed=seed, scenarios=scenarios), jobs=1, progress=progress)
+    return outages_of(done, designs, scenarios)
 
 
 BURST = 120  # workflow runs of one repository failing at once

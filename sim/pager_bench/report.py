@@ -46,7 +46,7 @@ def _phone(add: Add, traces: dict[str, fleet.Trace], results: dict[str, Results]
 
 def report(traces: dict[str, fleet.Trace], results: dict[str, Results], cost: dict[str, Any] | None,
            imports: dict[str, Any] | None, modules: dict[str, Any] | None = None, *, args: argparse.Namespace,
-           handled: list[str], elapsed: float, outages: dict[str, Results] | None = None,
+           handled: list[str], elapsed: float, processes: int = 1, outages: dict[str, Results] | None = None,
            burst: dict[str, Any] | None = None, scale: dict[str, Any] | None = None) -> str:
     """docs/benchmarks.md from the replays (by trace, "full" and maybe "subscribed", then design), the
     handler's cost, the cold starts and the modules of an ignored delivery (each of the last three may be
@@ -58,7 +58,7 @@ def report(traces: dict[str, fleet.Trace], results: dict[str, Results], cost: di
     bills = bill_report.bills_of(results, imports)
     lines: list[str] = []
     add = lines.append
-    trace_report.header(add, args, elapsed)
+    trace_report.header(add, args, elapsed, processes)
     trace_report.section(add, traces, handled)
     users_report.section(add, traces, results, bills)
     sweeps_report.section(add, full, budget)

@@ -55,6 +55,7 @@ from pager_world.store import key_kind
 from pager_world.telegram import FakeTelegram
 
 from . import bill, fleet
+from .jobs import Job, shared, side_by_side
 from .measure import failed, passed
 from .outages import OWN, SAID
 from .simulate import (
@@ -65,7 +66,6 @@ from .simulate import (
     SWEEP_OFFSET,
     TELEGRAM_API,
     bench_settings,
-    in_forks,
     install_on_fleet,
     join_chat,
     make_services,
@@ -477,31 +477,40 @@ def scale(per_day: float, scenario: Scenario, *, pem: str, seed: int = 1, sweep:
     return ScaleReplay(per_day, scenario, pem=pem, seed=seed, sweep=sweep).run()
 
 
-Job = tuple[int, int]  # (scenario's index, size)
-_JOB: dict[str, Any] = {}
+def row(per_day: int, scenario: Scenario, *, pem: str, seed: int = 1) -> dict[str, Any]:
+    """One row of the table, a scenario at a size: a job of `table_jobs`, in whichever process runs it."""
+    out = scale(per_day, scenario, pem=pem, seed=seed)
+    progress = shared("progress")
+    if progress:
+        progress(f"scale, {scenario.label} at {per_day:,}/day: failed {out['counts']['failed']:,}, passed "
+                 f"{out['counts']['passed']:,}, named {out['counts']['named']:,}, neither "
+                 f"{out['counts']['neither']:,} ({out['seconds']:.0f} s)")
+    return out
 
 
-def _one(job: Job) -> dict[str, Any]:
-    index, per_day = job
-    scenario = _JOB["scenarios"][index]
-    row = scale(per_day, scenario, pem=_JOB["pem"], seed=_JOB["seed"])
-    if _JOB["progress"]:
-        _JOB["progress"](f"scale, {scenario.label} at {per_day:,}/day: failed {row['counts']['failed']:,}, passed "
-                         f"{row['counts']['passed']:,}, named {row['counts']['named']:,}, neither "
-                         f"{row['counts']['neither']:,} ({row['seconds']:.0f} s)")
-    return row
+CPU_PER_DELIVERY = 4e-5  # about what a row takes, in CPU seconds per delivery replayed: the jobs' weight
+
+
+def table_jobs(sizes: Sequence[int] = SIZES, scenarios: Sequence[Scenario] = SCENARIOS, *, pem: str,
+               seed: int = 1) -> list[Job]:
+    """Every scenario at every size, a job each (`jobs.side_by_side`; a progress callback or None shared
+    under "progress")."""
+    fleet_mix(seed)  # computed once, before the fork
+    return [Job(key=("scale", s.label, n), run=row, args=(n, s), kwargs={"pem": pem, "seed": seed},
+                weight=CPU_PER_DELIVERY * n * (s.before + s.trouble + s.after) / fleet.DAY,
+                label=f"scale, {s.label} at {n:,}/day")
+            for s in scenarios for n in sizes]
+
+
+def table_of(done: dict[Any, Any], sizes: Sequence[int] = SIZES,
+             scenarios: Sequence[Scenario] = SCENARIOS) -> dict[str, dict[int, dict[str, Any]]]:
+    """The rows of `table_jobs` by the scenario's label, then the size."""
+    return {s.label: {n: done[("scale", s.label, n)] for n in sizes} for s in scenarios}
 
 
 def scale_table(sizes: Sequence[int] = SIZES, scenarios: Sequence[Scenario] = SCENARIOS, *, pem: str, seed: int = 1,
                 jobs: int = 1, progress: Callable[[str], None] | None = None) -> dict[str, dict[int, dict[str, Any]]]:
-    """Every scenario at every size, `jobs` at a time in forked processes, the largest first: by the
-    scenario's label, then the size."""
-    fleet_mix(seed)  # computed once, before the fork
-    _JOB.update(scenarios=list(scenarios), pem=pem, seed=seed, progress=progress)
-    work = sorted(((k, n) for k in range(len(scenarios)) for n in sizes),
-                  key=lambda job: -job[1] * (scenarios[job[0]].before + scenarios[job[0]].trouble + scenarios[job[0]].after))
-    try:
-        done = in_forks(_one, work, jobs)
-    finally:
-        _JOB.clear()
-    return {s.label: {n: done[(k, n)] for n in sizes} for k, s in enumerate(scenarios)}
+    """Every scenario at every size (`table_jobs`), `jobs` at a time in forked processes, the largest first:
+    by the scenario's label, then the size (`table_of`)."""
+    done = side_by_side(table_jobs(sizes, scenarios, pem=pem, seed=seed), jobs=jobs, shared={"progress": progress})
+    return table_of(done, sizes, scenarios)

@@ -139,7 +139,7 @@ def _held_targets(held: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
 
 
 def section(add: Add, scale: dict[str, Any]) -> None:
-    """The section, from {"table": `scale.scale_table`'s result, "held": `held.held`'s (either may be absent)}."""
+    """The section, from {"table": `scale.table_of`'s result, "held": `held.held_of`'s (either may be absent)}."""
     table: Table = scale.get("table") or {}
     held = scale.get("held")
     add("## At a busy fleet's size")
@@ -182,5 +182,5 @@ def _times(add: Add, table: Table, held: dict[str, Any] | None) -> None:
         parts += [f"GitHub down ({label}): {g['seconds']:.0f} s" for label, g in held.get("github", {}).items()]
         parts += [f"pager's endpoint down: {held['endpoint']['seconds']:.0f} s"] if held.get("endpoint") else []
     if parts:
-        add("Replay times (each size: all its scenarios, one after another): " + "; ".join(parts) + ".")
+        add("Replay times (each size: its scenarios' replays added up): " + "; ".join(parts) + ".")
         add("")

@@ -21,7 +21,8 @@ metrics published and the scheduled events.
 
 With the design "pager" it measures what the maintainer's phone lives through (`phone`): the table is
 `phone.Ledger` (pager's in-memory store noting what attention is about), the fake chat keeps its history,
-and a replay may set QUIET_HOURS (`simulate_designs` replays pager once more with the maintainer's night).
+and a replay may set QUIET_HOURS (`design_jobs` replays pager once more with the maintainer's night, and once more
+for each other rest, BUZZ_GAP_MINUTES).
 """
 
 from __future__ import annotations
@@ -31,13 +32,11 @@ import copy
 import dataclasses
 import logging
 import math
-import multiprocessing
 import os
 import time
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from pager.permissions import needed_permissions
@@ -56,6 +55,7 @@ from pager_world.store import FaultyStore, key_kind
 from pager_world.telegram import FakeTelegram
 
 from . import alternatives, bill, fleet, phone, prices
+from .jobs import Job, shared
 from .measure import SWEEP_KINDS, measure
 
 GITHUB_API = "https://api.github.com"
@@ -244,11 +244,13 @@ class Replay:
     """One replay of a trace with one sweep design: the fake world, the schedules, and what is counted."""
 
     def __init__(self, trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN, quiet_hours: str = "",
-                 buzz_gap: int | None = None, progress: Callable[[str], None] | None = None) -> None:
+                 buzz_gap: int | None = None, progress: Callable[[str], None] | None = None,
+                 cpu: Callable[[], float] = time.process_time) -> None:
         from pager.bootstrap import SETTINGS_REFRESH_SECONDS
 
         register_signals()
         self.trace, self.design, self.drain, self.progress = trace, design, drain, progress
+        self.cpu = cpu  # the CPU clock the functions' time is billed by
         self.lambda_handler = load_handler("webhook")
         self.context = LambdaContext("pager-webhook", seconds=10**9)  # the virtual clock keeps time, not this
         self.sweep = sweep_function(design)
@@ -304,11 +306,11 @@ class Replay:
 
     def _timed(self, fake: Callable[[HttpRequest], HttpResponse]) -> Callable[[HttpRequest], HttpResponse]:
         def call(request: HttpRequest) -> HttpResponse:
-            t0 = time.process_time()
+            t0 = self.cpu()
             try:
                 return fake(request)
             finally:
-                self.in_fakes += time.process_time() - t0
+                self.in_fakes += self.cpu() - t0
         return call
 
     def _metered(self, function: str, services: Services, call: Callable[[], Any]) -> Any:
@@ -317,11 +319,11 @@ class Replay:
         self.logs.function = function
         at = self.clock()
         github, telegram, trips = services.github.calls, services.telegram.calls, self.store.round_trips
-        cpu, fakes = time.process_time(), self.in_fakes
+        cpu, fakes = self.cpu(), self.in_fakes
         try:
             return call()
         finally:
-            own = time.process_time() - cpu - (self.in_fakes - fakes)
+            own = self.cpu() - cpu - (self.in_fakes - fakes)
             calls = {"github": services.github.calls - github, "telegram": services.telegram.calls - telegram,
                      "table": self.store.round_trips - trips}
             self.lambdas[function].add(at, cpu=own, calls=calls, waited=self.clock() - at, memory_mb=self.memory_mb[function])
@@ -499,62 +501,71 @@ class Replay:
 
 
 def simulate(trace: fleet.Trace, design: str, *, pem: str, drain: float = DRAIN, quiet_hours: str = "",
-             buzz_gap: int | None = None, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+             buzz_gap: int | None = None, progress: Callable[[str], None] | None = None,
+             cpu: Callable[[], float] = time.process_time) -> dict[str, Any]:
     """Replay the trace with one sweep design (and QUIET_HOURS, "" for none; BUZZ_GAP_MINUTES, None for the
-    default); returns the measures (see `pager_bench.measure`, and `pager_bench.phone` for the design "pager")."""
+    default; `cpu`, the clock the functions' CPU time is billed by); returns the measures (see
+    `pager_bench.measure`, and `pager_bench.phone` for the design "pager")."""
     return Replay(trace, design, pem=pem, drain=drain, quiet_hours=quiet_hours, buzz_gap=buzz_gap,
-                  progress=progress).run()
+                  progress=progress, cpu=cpu).run()
 
 
 # ------------------------------------------------------------------------- the designs side by side
 
-_TRACES: dict[str, fleet.Trace] = {}
-_PEM = ""
-_PROGRESS: Callable[[str], None] | None = None
-Job = tuple[str, str, str, int | None]  # a trace's name, a design, QUIET_HOURS, BUZZ_GAP_MINUTES (None: default)
+Key = tuple[str, str, str, int | None]  # a trace's name, a design, QUIET_HOURS, BUZZ_GAP_MINUTES (None: default)
 
 
-def _simulate_one(job: Job) -> dict[str, Any]:
-    name, design, quiet_hours, gap = job
-    label = (f"{name} trace" + (f", quiet hours {quiet_hours}" if quiet_hours else "")
-             + (f", BUZZ_GAP_MINUTES={gap}" if gap is not None else ""))
-    progress = (lambda text: _PROGRESS(f"{label}, {text}")) if _PROGRESS else None
-    return simulate(_TRACES[name], design, pem=_PEM, quiet_hours=quiet_hours, buzz_gap=gap, progress=progress)
+def _label(name: str, quiet_hours: str, gap: int | None) -> str:
+    return (f"{name} trace" + (f", quiet hours {quiet_hours}" if quiet_hours else "")
+            + (f", BUZZ_GAP_MINUTES={gap}" if gap is not None else ""))
 
 
+def replay_job(name: str, design: str, quiet_hours: str, gap: int | None, *, pem: str, drain: float,
+               cpu: Callable[[], float]) -> dict[str, Any]:
+    """One replay of `design_jobs`, in whichever process runs it: the trace is the one shared under "traces"."""
+    said = shared("progress")
+    progress = (lambda text: said(f"{_label(name, quiet_hours, gap)}, {text}")) if said else None
+    return simulate(shared("traces")[name], design, pem=pem, drain=drain, quiet_hours=quiet_hours, buzz_gap=gap,
+                    progress=progress, cpu=cpu)
 
-def in_forks(one: Callable[[Any], Any], work: list[Any], jobs: int) -> dict[Any, Any]:
-    """`one` of each job, in up to `jobs` forked processes (which inherit what the caller set up before
-    the fork) where the platform forks; else one after another in this process."""
-    if jobs > 1 and len(work) > 1 and "fork" in multiprocessing.get_all_start_methods():
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            return dict(zip(work, pool.map(one, work), strict=True))
-    return {job: one(job) for job in work}
 
-def simulate_designs(traces: dict[str, fleet.Trace], designs: list[str], *, pem: str, jobs: int = 1,
-                     progress: Callable[[str], None] | None = None,
-                     quiet_on: Sequence[str] = ()) -> dict[str, dict[str, dict[str, Any]]]:
-    """Replay each trace once per design, `jobs` of them at a time in forked processes (which inherit
-    the traces instead of receiving them pickled), the longest first; results by trace, then design.
-    On each trace named in `quiet_on`, pager once more with QUIET_HOURS set to the maintainer's night
-    (`phone.NIGHT`), and once more for each other BUZZ_GAP_MINUTES of `phone.GAPS`: what its phone lived
-    through is the pager result's `phone_quiet` and `phone_gaps` (by minutes, the default's among them)."""
-    global _TRACES, _PEM, _PROGRESS
-    _TRACES, _PEM, _PROGRESS = dict(traces), pem, progress
-    on = [name for name in quiet_on if name in traces and "pager" in designs]
+def _on(traces: dict[str, fleet.Trace], designs: list[str], quiet_on: Sequence[str]) -> list[str]:
+    return [name for name in quiet_on if name in traces and "pager" in designs]
+
+
+# About what a replay takes, in CPU seconds per event of its trace (more with the every-minute check): the
+# jobs' weight.
+CPU_PER_EVENT = {"pager": 6.5e-4}
+CPU_PER_EVENT_ELSE = 5e-4
+
+
+def design_jobs(traces: dict[str, fleet.Trace], designs: list[str], *, pem: str, quiet_on: Sequence[str] = (),
+                gaps: Sequence[int] = phone.GAPS, drain: float = DRAIN,
+                cpu: Callable[[], float] = time.process_time) -> list[Job]:
+    """Each trace once per design; on each trace named in `quiet_on`, pager once more with QUIET_HOURS set to
+    the maintainer's night (`phone.NIGHT`), and once more for each other BUZZ_GAP_MINUTES of `gaps`. Whoever
+    runs them (`jobs.side_by_side`) shares the traces by name under "traces", and a progress callback (or
+    None) under "progress"."""
+    on = _on(traces, designs, quiet_on)
     default = bench_settings(pem).buzz_gap_minutes
-    extra: list[Job] = [(name, "pager", phone.NIGHT, None) for name in on]
-    extra += [(name, "pager", "", gap) for name in on for gap in phone.GAPS if gap != default]
-    work = sorted([(name, d, "", None) for name in traces for d in designs] + extra,
-                  key=lambda job: (-len(traces[job[0]].events), job[1] not in CHECKED, job[2], job[3] or 0))
-    try:
-        done = in_forks(_simulate_one, work, jobs)
-    finally:
-        _TRACES, _PEM, _PROGRESS = {}, "", None
-    results = {name: {d: done[(name, d, "", None)] for d in designs} for name in traces}
-    for name in on:
+    keys: list[Key] = [(name, d, "", None) for name in traces for d in designs]
+    keys += [(name, "pager", phone.NIGHT, None) for name in on]
+    keys += [(name, "pager", "", gap) for name in on for gap in gaps if gap != default]
+    return [Job(key=("replay", *key), run=replay_job, args=key, kwargs={"pem": pem, "drain": drain, "cpu": cpu},
+                weight=len(traces[key[0]].events) * CPU_PER_EVENT.get(key[1], CPU_PER_EVENT_ELSE),
+                label=f"{_label(key[0], key[2], key[3])}, {key[1]}")
+            for key in keys]
+
+
+def design_results(traces: dict[str, fleet.Trace], designs: list[str], done: dict[Any, Any], *, pem: str,
+                   quiet_on: Sequence[str] = (), gaps: Sequence[int] = phone.GAPS) -> dict[str, dict[str, dict[str, Any]]]:
+    """The results of `design_jobs` by trace, then design; what pager's phone lived through with quiet hours
+    and with each rest is its result's `phone_quiet` and `phone_gaps` (by minutes, the default's among them)."""
+    results = {name: {d: done[("replay", name, d, "", None)] for d in designs} for name in traces}
+    default = bench_settings(pem).buzz_gap_minutes
+    for name in _on(traces, designs, quiet_on):
         mine = results[name]["pager"]
-        mine["phone_quiet"] = done[(name, "pager", phone.NIGHT, None)]["phone"]
-        mine["phone_gaps"] = {gap: (mine if gap == default else done[(name, "pager", "", gap)])["phone"]
-                              for gap in phone.GAPS}
+        mine["phone_quiet"] = done[("replay", name, "pager", phone.NIGHT, None)]["phone"]
+        mine["phone_gaps"] = {gap: (mine if gap == default else done[("replay", name, "pager", "", gap)])["phone"]
+                              for gap in gaps}
     return results

@@ -17,11 +17,14 @@ from .markdown import Add, heading, paragraph
 from .simulate import CHECK_EVERY, DRAIN, SWEEP_EVERY
 
 
-def header(add: Add, args: argparse.Namespace, elapsed: float) -> None:
+def header(add: Add, args: argparse.Namespace, elapsed: float, processes: int = 1) -> None:
+    """The command, the machine, and how long the whole run took with its replays in `processes` processes."""
     add("# Benchmarks")
     add("")
+    side = f"side by side in {processes} processes" if processes > 1 else "one after another in one process"
     paragraph(add, f"Written by `make bench` (`python -m pager_bench --days {args.days:g} --seed {args.seed}`) on "
-              f"Python {platform.python_version()}, {os.cpu_count()} CPUs; the whole run took {elapsed / 60:.1f} min. "
+              f"Python {platform.python_version()}, {os.cpu_count()} CPUs; the whole run took {elapsed / 60:.1f} min, "
+              f"its replays {side}. "
               "Everything runs in process on a virtual clock, in the fake world of `pager_world`: GitHub and Telegram are "
               "its `FakeGitHub` and `FakeTelegram`, the table is the in-memory store behind its `FaultyStore` (every load "
               "and write counted), and each delivery goes through the real `functions/webhook/app.py:lambda_handler` with "
