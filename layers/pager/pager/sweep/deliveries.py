@@ -143,18 +143,20 @@ def unpack(text: str) -> tuple[Followed, ...]:
     columns = json.loads(zlib.decompress(base64.b64decode(text)))
     rows = len(columns["guid"])
     # (a column a state saved before it existed lacks, `low`: 0)
-    return tuple(Followed(*(_typed(name, value) for name, value in zip(_COLUMNS, values, strict=True)))
-                 for values in zip(*(columns.get(name, [0] * rows) for name in _COLUMNS), strict=True))
+    typed = [_typed(name, columns.get(name, [0] * rows)) for name in _COLUMNS]
+    if any(len(column) != rows for column in typed):
+        raise ValueError("followed rows: columns of different lengths")
+    return tuple(map(Followed, *typed))
 
 
 def _plain(value: Any) -> Any:
     return int(value) if isinstance(value, float) or isinstance(value, bool) else value
 
 
-def _typed(name: str, value: Any) -> Any:
+def _typed(name: str, column: list[Any]) -> list[Any]:
     if name in ("at", "newest_at", "due"):
-        return float(value)
-    return bool(value) if name == "again" else value
+        return [float(value) for value in column]
+    return [bool(value) for value in column] if name == "again" else column
 
 
 # -- the state -------------------------------------------------------------------------------------------
