@@ -13,7 +13,8 @@ Two sides, one object:
   redelivery, installation tokens, a repository's installation, `repository_dispatch`, a pull
   request and its merge, a commit's check runs, a code scanning alert.
 
-Every request goes through the world's `Faults` first. As strict as GitHub, each rule from its docs
+Every request goes through the world's `Faults` first, then, when a world models them, GitHub's secondary
+rate limits (`limits.SecondaryLimits`: 403 with `retry-after`). As strict as GitHub, each rule from its docs
 (docs.github.com, REST API):
 
 - "Authenticating as a GitHub App": the app's endpoints (`/app/...`, a repository's installation)
@@ -104,6 +105,7 @@ from pager.values import iso
 
 from .faults import Faults, github_error
 from .http import HttpRequest, HttpResponse
+from .limits import SecondaryLimits
 from .payloads import example
 
 RETENTION = 3 * 86_400.0  # GitHub lists a delivery for three days
@@ -172,6 +174,7 @@ class FakeGitHub:
         self.collaborators: dict[str, set[str]] = {}  # repository -> every login with access, however granted
 
         self.suspended: set[int] = set()  # installations suspended by their owner
+        self.limits: SecondaryLimits | None = None  # GitHub's secondary rate limits, when a world models them
         self._app_ids = itertools.count(900_001)
         self._ids = itertools.count(1_000_000)
         self._guids = itertools.count(1)
@@ -318,6 +321,8 @@ class FakeGitHub:
         refused = self._refuse_credentials(request) or self._refuse_permission(request)
         if refused is not None:
             return refused
+        if self.limits is not None and (limited := self.limits.check(request.method, path, self.clock())) is not None:
+            return limited
         return self._route(request, path, request.method)
 
     # -- credentials
