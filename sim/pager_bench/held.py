@@ -9,7 +9,7 @@ the comments shown in the chat as pages, those named in the control repository's
 and what pager's own alarm counts as failed and no longer kept by GitHub. GitHub keeps three days of
 deliveries: what is older when it returns cannot come back, and must be counted in the chat.
 
-`endpoint_outage`: probes never spend an attempt. A quiet fleet whose list holds only pages (an
+`endpoint_outage`: no attempt is spent to learn whether pager answers (the sweep's signed ping finds out). A quiet fleet whose list holds only pages (an
 outsider's comment every 6 minutes, nothing else); pager's own endpoint answers 502 to every delivery
 for 3 hours without running pager (an outage of the function, its gateway or its domain), then works
 again. 90 minutes after the fix: the pages that reached the chat as pages, those named as "all attempts
@@ -38,6 +38,11 @@ ENDPOINT_HOURS = 3.0  # pager's endpoint answers 502 this long
 ENDPOINT_EVERY = 0.1  # hours between two comments: every 6 minutes
 ENDPOINT_LEAD = 300.0  # the outage starts this long into the trace, before the first comment (10 minutes in)
 AFTER_FIX = 5400.0  # the replay goes on this long after the fix: 90 minutes
+# A deployment broken from its first delivery: a page every 30 minutes, pager's endpoint down this many hours
+# (no delivery ever passed), every page back within 30 minutes of the fix
+BROKEN_HOURS = (3.0, 6.0, 12.0)
+BROKEN_EVERY = 0.5
+BROKEN_AFTER = 1800.0
 EXHAUSTED = "all attempts failed"
 
 
@@ -84,11 +89,8 @@ class EndpointDown(Replay):
         self.down = down
         self.reasons: dict[str, set[str]] = {}  # guid -> every reason (or detail) its entry was shown with
 
-    def _endpoint(self, guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> int:
-        if self.down[0] <= self.clock() < self.down[1]:
-            self.changed[guid].append(False)  # pager did not run: nothing changed
-            return 502
-        return super()._endpoint(guid, event, payload, redelivery)
+    def _down(self) -> int | None:
+        return 502 if self.down[0] <= self.clock() < self.down[1] else None
 
     def _ran(self, at: float, summary: dict[str, Any], calls: int, writes: int, kind: str) -> None:
         entries = open_entries(self.store.inner.items(alarm_key(CONTROL)), self.clock())
@@ -128,11 +130,15 @@ def held_jobs(*, pem: str, seed: int = 1, github_scenarios: tuple[tuple[str, flo
                   weight=CPU_PER_HOUR * hours, label=f"GitHub down {label}")
               for label, hours, every in github_scenarios),
             Job(key=("held", "endpoint"), run=endpoint_outage, kwargs={"pem": pem, "seed": seed},
-                weight=CPU_PER_HOUR * ENDPOINT_HOURS, label=f"pager's endpoint down {ENDPOINT_HOURS:g} h")]
+                weight=CPU_PER_HOUR * ENDPOINT_HOURS, label=f"pager's endpoint down {ENDPOINT_HOURS:g} h"),
+            *(Job(key=("held", "broken", hours), run=endpoint_outage,
+                  kwargs={"pem": pem, "seed": seed, "hours": hours, "every_hours": BROKEN_EVERY, "after": BROKEN_AFTER},
+                  weight=CPU_PER_HOUR * hours, label=f"a deployment broken from its first delivery, {hours:g} h")
+              for hours in BROKEN_HOURS)]
 
 
 def held_of(done: dict[Any, Any], github_scenarios: tuple[tuple[str, float, float], ...] = GITHUB_SCENARIOS) -> dict[str, Any]:
-    """The results of `held_jobs`: {"github": by label, "endpoint": one result}."""
+    """The results of `held_jobs`: {"github": by label, "endpoint": one result, "broken": by hours}."""
     return {"github": {label: done[("held", "github", label)] for label, _, _ in github_scenarios},
-            "endpoint": done[("held", "endpoint")]}
+            "endpoint": done[("held", "endpoint")], "broken": {hours: done[("held", "broken", hours)] for hours in BROKEN_HOURS}}
 

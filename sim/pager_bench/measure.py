@@ -82,8 +82,9 @@ def spread(values: list[float]) -> dict[str, Any]:
 
 
 def failed(code: int) -> bool:
-    """A 5xx, or no answer (status_code 0, or anything outside 100..599)."""
-    return not 100 <= code <= 499
+    """A 5xx, API Gateway's throttle (429: pager did not run), or no answer (status_code 0, or anything outside
+    100..599)."""
+    return code == 429 or not 100 <= code <= 499
 
 
 def passed(code: int) -> bool:
@@ -255,9 +256,12 @@ def _outage_of(starts: list[float], at: float) -> int | None:
 
 def _attributed(trace: fleet.Trace, runs: list[dict[str, Any]], recovery_writes: Iterable[float]) -> tuple[Counter[int], Counter[int]]:
     """Per outage (by its index in the trace's faults): the deliveries' notes of what waits from its start
-    to the next outage's, and the table writes of the runs the recovery check started then."""
+    to the next outage's, and the table writes of the runs the recovery check started from its start to the
+    next fault's (a period without answers holds pager's own endpoint: the ping gets none; its run is its own)."""
     outages = sorted((k for k, f in enumerate(trace.faults) if f.kind in OUTAGE_KINDS), key=lambda k: trace.faults[k].start)
     starts = [trace.faults[k].start for k in outages]
+    faults = sorted(range(len(trace.faults)), key=lambda k: trace.faults[k].start)
+    fault_starts = [trace.faults[k].start for k in faults]
     writes: Counter[int] = Counter()
     run_writes: Counter[int] = Counter()
     for at in recovery_writes:
@@ -265,9 +269,9 @@ def _attributed(trace: fleet.Trace, runs: list[dict[str, Any]], recovery_writes:
         if k is not None:
             writes[outages[k]] += 1
     for run in runs:
-        k = _outage_of(starts, run["at"]) if run.get("kind") == "check" else None
+        k = _outage_of(fault_starts, run["at"]) if run.get("kind") == "check" else None
         if k is not None:
-            run_writes[outages[k]] += run.get("writes", 0)
+            run_writes[faults[k]] += run.get("writes", 0)
     return writes, run_writes
 
 

@@ -47,7 +47,7 @@ from pager.waiting import ITEM as WAITING_ITEM
 from pager.waiting import SWEEP_KEY
 from pager_local.local import load_handler
 from pager_world.clock import Clock
-from pager_world.events import LambdaContext, github_event
+from pager_world.events import LambdaContext, apigw_event, github_event
 from pager_world.faults import Faults, Rule
 from pager_world.github import FakeGitHub
 from pager_world.http import HttpRequest, HttpResponse, session_for
@@ -61,6 +61,8 @@ from .measure import SWEEP_KINDS, measure
 GITHUB_API = "https://api.github.com"
 TELEGRAM_API = "https://api.telegram.org"
 WEBHOOK_SECRET = "bench-webhook-secret"
+PAGER_HOST = "https://pager.bench"  # pager's own endpoint, as GitHub's hook config gives it
+HOOK_URL = f"{PAGER_HOST}/github"
 SWEEP_EVERY = 900.0
 CHECK_EVERY = 60.0  # the recovery check's schedule, rate(1 minute)
 SWEEP_OFFSET = 60.0  # the scheduled sweep's first run, after the trace starts
@@ -121,6 +123,7 @@ def install_on_fleet(github: FakeGitHub, trace: fleet.Trace, settings: Settings)
         github.installations[name] = 1
     github.installation_permissions[1] = needed_permissions()
     github.app_id = settings.github_app_id
+    github.hook.update(url=HOOK_URL, secret=settings.github_webhook_secret)  # where GitHub delivers: what the sweep pings
 
 
 def join_chat(telegram: FakeTelegram, settings: Settings) -> None:
@@ -272,7 +275,10 @@ class Replay:
         install_on_fleet(self.github, trace, self.settings)
         join_chat(self.telegram, self.settings)
         self.in_fakes = 0.0  # CPU seconds spent inside the fake GitHub and Telegram
-        session = session_for({GITHUB_API: self._timed(self.github), TELEGRAM_API: self._timed(self.telegram)})
+        self.pings: Counter[int] = Counter()  # the sweep's pings of pager's own endpoint, by status (0: no answer)
+        self.pings_answered = 0  # of them, those that reached the webhook function (not down)
+        session = session_for({GITHUB_API: self._timed(self.github), TELEGRAM_API: self._timed(self.telegram),
+                               PAGER_HOST: self._timed(self._pinged)})
         self.webhook_services = make_services(self.settings, self.store, session, self.clock)
         self.sweep_services = make_services(self.settings, self.store, session, self.clock)
         self.memory_mb = bill.template_resources()["memory_mb"]
@@ -316,13 +322,14 @@ class Replay:
     def _metered(self, function: str, services: Services, call: Callable[[], Any]) -> Any:
         """Invoke one Lambda function: its CPU time here (the fakes' left out), its calls and its table
         round trips go to the bill."""
-        self.logs.function = function
+        outer, self.logs.function = self.logs.function, function
         at = self.clock()
         github, telegram, trips = services.github.calls, services.telegram.calls, self.store.round_trips
         cpu, fakes = self.cpu(), self.in_fakes
         try:
             return call()
         finally:
+            self.logs.function = outer or function  # a ping's invocation inside the sweep's: the sweep's again
             own = self.cpu() - cpu - (self.in_fakes - fakes)
             calls = {"github": services.github.calls - github, "telegram": services.telegram.calls - telegram,
                      "table": self.store.round_trips - trips}
@@ -330,9 +337,38 @@ class Replay:
 
     # -- GitHub's deliveries
 
+    def _down(self) -> int | None:
+        """What pager's endpoint itself answers now to whatever reaches it (its domain, API Gateway, the
+        function), without running pager; None: it runs pager."""
+        return None
+
+    def _pinged(self, request: HttpRequest) -> HttpResponse:
+        """pager's own endpoint as the sweep's ping reaches it: down, or the real webhook function, billed as an
+        invocation; no answer in a period without answers as a delivery's attempt gets none."""
+        from pager import bootstrap
+
+        status = self._down()
+        if status is None:
+            guid = request.headers.get("X-GitHub-Delivery", "")
+            headers = {k.lower(): v for k, v in request.headers.items()}
+            apigw = apigw_event(request.method, request.path, headers, request.body)
+            self.http_api_units += 1
+            bootstrap.use(self.webhook_services)
+            answer = self._metered("webhook", self.webhook_services, lambda: self.lambda_handler(apigw, self.context))
+            self.pings_answered += 1
+            status = 0 if self.trace.no_answer(guid, 0, self.clock()) else int(answer.get("statusCode", 500))
+        self.pings[status] += 1
+        return HttpResponse(status, None if status else b"")
+
     def _endpoint(self, guid: str, event: str, payload: dict[str, Any], redelivery: bool) -> int:
         from pager import bootstrap
 
+        down = self._down()
+        if down is not None:
+            self.changed[guid].append(False)  # pager did not run: nothing changed
+            if down == 0:
+                raise TimeoutError(guid)
+            return down
         attempt = len(self.github.log.get(guid, ()))
         body = fleet.render(self.by_guid[guid], self.trace)
         apigw = github_event(event, body, guid=guid, secret=WEBHOOK_SECRET)
@@ -465,6 +501,9 @@ class Replay:
                          sweep_keys=self.sweep_keys, budget=settings.sweep_call_budget, checks=self.checks,
                          recovery_writes=self.recovery_writes, max_attempts=settings.sweep_max_attempts)
         result["counts"]["alarm_open_at_end"] = len(open_at_end)
+        sent = sum(self.pings.values())
+        result["pings"] = {"sent": sent, "answered": self.pings_answered, "down": sent - self.pings_answered,
+                           "passed": sum(n for status, n in self.pings.items() if 200 <= status < 300)}
         busiest = max(self.first_answers, key=lambda q: (self.first_answers[q], -q), default=0)
         result["first_answers"] = {"busiest_quarter": busiest, "busiest": self.first_answers[busiest],
                                    "busiest_5xx": self.first_5xx[busiest], "all_5xx": sum(self.first_5xx.values()),
