@@ -622,3 +622,17 @@ def plan(health: Health, seen: Seen, job: Job | None, page: JobPage | None, show
     mine = {k: v for k, v in shown.items() if k.startswith(OWN_PREFIX)}
     opened, closed = change(wanted(health, job, where, seen.held), mine)
     return Plan(health, opened, closed, picks, job)
+
+
+def job_after(job: Job | None, after: Job | None, failed: set[str]) -> Job | None:
+    """Where the ↻ job stopped: back where this run began when GitHub failed to take one of its picks (the
+    next run picks it again; those it took it skips, as recent), else past them."""
+    if after is None or after == job or not failed or job is None:
+        return after
+    return replace(after, url=job.url, below=job.below, finished=False, recent=tuple(g for g in after.recent if g not in failed))
+
+
+def refused_on(refusals: tuple[tuple[str, Mapping[str, Any]], ...], known: str) -> str:
+    """The repository of the last refusal GitHub made (else the one the health knows)."""
+    on_github = [str(data["repository"]) for _, data in refusals if "github" in str(data.get("service")) and data.get("repository")]
+    return on_github[-1] if on_github else known

@@ -494,7 +494,7 @@ def _fold_health(ctx: Context, g: Gathered, p: Planned, done: list[Done], commit
     """Where the ↻ job stopped, and the health."""
     said = []
     failed_picks = {d.effect.guid for d in done if isinstance(d.effect, Redeliver) and d.effect.why == "refused" and d.fate != TOOK}
-    job = _job_after(g.job, p.health.job, failed_picks)
+    job = health.job_after(g.job, p.health.job, failed_picks)
     if job is not None and job != g.job:
         said.append(_write(ctx.services, ctx.items[health.JOB_ITEM], job.to_data(), ctx.run_id,
                            expires_at=int(ctx.now + GITHUB_RETENTION)))
@@ -540,17 +540,11 @@ def _refusers_answer(services: Services, own: health.Health, refusals: tuple[tup
     try:
         if "telegram" in refusing and not services.telegram.may_post(str(moved["to"]) if moved else services.chat.send_to):
             return False
-        repositories = (services.settings.control_repository, _refused_on(refusals, record.repository))
+        repositories = (services.settings.control_repository, health.refused_on(refusals, record.repository))
         return "github" not in refusing or all(_installed_with_all(services, r) for r in dict.fromkeys(filter(None, repositories)))
     except PagerError as exc:
         logger.info("refusers not answering yet", extra={"run_id": run_id, "error": type(exc).__name__})
         return False
-
-
-def _refused_on(refusals: tuple[tuple[str, Mapping[str, Any]], ...], known: str) -> str:
-    """The repository of the last refusal GitHub made (else the one the health knows)."""
-    on_github = [str(data["repository"]) for _, data in refusals if "github" in str(data.get("service")) and data.get("repository")]
-    return on_github[-1] if on_github else known
 
 
 def _installed_with_all(services: Services, repository: str) -> bool:
@@ -571,14 +565,6 @@ def _job_page(services: Services, job: health.Job | None, run_id: str) -> health
         logger.warning("refused deliveries not read", extra={"run_id": run_id, "error": type(exc).__name__, "reason": str(exc)})
         return None
     return health.JobPage(tuple(attempts_of(page.items)), page.next_url)
-
-
-def _job_after(job: health.Job | None, after: health.Job | None, failed: set[str]) -> health.Job | None:
-    """Where the ↻ job stopped: back where this run began when GitHub failed to take one of its picks (the
-    next run picks it again; those it took it skips, as recent), else past them."""
-    if after is None or after == job or not failed or job is None:
-        return after
-    return replace(after, url=job.url, below=job.below, finished=False, recent=tuple(g for g in after.recent if g not in failed))
 
 
 # again_all: ↻ Deliver all again
