@@ -279,12 +279,12 @@ def _comment(seq: int, guid: str, comment_id: int, *, repo: int = 0) -> fleet.Ev
                        repo=repo, fields={"comment_id": comment_id, "number": 1})
 
 
-def _measure(events, log, *, changed=None, alarmed=(), faults=(), recovery_writes=()):
+def _measure(events, log, *, changed=None, alarmed=(), faults=(), recovery_writes=(), runs=()):
     trace = fleet.Trace(seed=0, start=fleet.WEEK_START, end=fleet.WEEK_START + fleet.DAY,
                         repos=[fleet.Repo(1, "a"), fleet.Repo(2, "b")], events=events, faults=list(faults), pulls={})
     at = lambda seq, minutes=0: fleet.WEEK_START + 60.0 * seq + 60.0 * minutes  # noqa: E731
     attempts = {guid: [(at(seq, minutes), code, again) for minutes, code, again in rows] for guid, seq, rows in log}
-    return measure.measure(trace, attempts, FaultyStore(Faults(record=False)), [], set(alarmed), changed=changed,
+    return measure.measure(trace, attempts, FaultyStore(Faults(record=False)), list(runs), set(alarmed), changed=changed,
                            recovery_writes=recovery_writes)
 
 
@@ -378,6 +378,21 @@ def test_the_notes_of_what_waits_count_for_the_outage_they_follow():
     assert [o["recovery_writes"] for o in result["outages"]] == [2, None, 2]
     assert result["recovery"]["max"] == 2 and result["recovery"]["noted"] == 2
     assert result["recovery"]["total_max"] == 2  # no run the check started here
+
+
+def test_a_run_the_check_starts_counts_for_the_fault_it_follows_a_period_without_answers_its_own():
+    """The ping gets no answer in a period without answers: pager's own endpoint is held, and the run the check
+    starts when it answers again writes for that period, not for the outage before it."""
+    outages = [_fault("telegram", 0, 30), _fault("timeout", 40, 10), _fault("github", 100, 15)]
+    at = lambda minute: fleet.WEEK_START + 60.0 * minute  # noqa: E731
+    run = {"calls": 3, "redeliveries": 0, "gaps": 0, "outcome": "done"}
+    runs = [{**run, "at": at(31), "kind": "check", "writes": 4}, {**run, "at": at(51), "kind": "check", "writes": 4},
+            {**run, "at": at(60), "kind": "scheduled", "writes": 3}]
+    result = _measure([_comment(0, "a", 1)], [("a", 0, [(0, 200, False)])], faults=outages,
+                      recovery_writes=[at(1)], runs=runs)
+    assert [o["check_run_writes"] for o in result["outages"]] == [4, 4, 0]
+    assert result["recovery"]["total_max"] == 5 and result["recovery"]["own_holds"] == 1
+    assert result["recovery"]["own_max"] == 4
 
 
 # ------------------------------------------------------------------------------------------ the bill

@@ -29,6 +29,15 @@ def test_points_are_counted_per_endpoint_a_post_five_and_a_get_one():
     assert limits.check("POST", "/app/hook/deliveries/999/attempts", START + 60.5) is None  # the minute moved on
 
 
+def test_an_endpoint_is_its_route_whatever_owner_repository_ref_or_login_it_names():
+    limits = SecondaryLimits()
+    for k in range(900):  # 900 GETs: 900 points, over two repositories and as many commits
+        assert limits.check("GET", f"/repos/o{k % 2}/r{k % 2}/commits/{k:040x}/check-runs", START) is None
+    assert limits.check("GET", "/repos/other/repo/commits/abc/check-runs", START + 1) is not None
+    assert limits.check("GET", "/repos/other/repo/collaborators/ana", START + 1) is None  # another route
+    assert endpoint("GET", "/repos/a/b/collaborators/ana") == endpoint("GET", "/repos/c/d/collaborators/bob")
+
+
 def test_a_refused_request_is_not_counted():
     limits = SecondaryLimits()
     for k in range(180):
@@ -79,6 +88,16 @@ def test_pagers_client_reads_the_secondary_limits_403_as_a_wait_of_its_retry_aft
     with pytest.raises(GitHubUnavailable) as raised:
         world.services.github.redeliver(delivery["id"])
     assert raised.value.status == 403 and 0 < raised.value.retry_after <= 60
+
+
+def test_without_retry_after_pagers_client_waits_the_minute_githubs_docs_ask(world):
+    world.github.limits = SecondaryLimits(retry_after=False)
+    for k in range(180):
+        world.github.limits.check("POST", f"/app/hook/deliveries/{k}/attempts", world.now)
+    delivery = world.github.deliver("workflow_run", _payload(), guid="g-limited")
+    with pytest.raises(GitHubUnavailable) as raised:
+        world.services.github.redeliver(delivery["id"])
+    assert raised.value.status == 403 and raised.value.retry_after == 60
 
 
 def _payload():

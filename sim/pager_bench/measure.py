@@ -301,7 +301,7 @@ def fault_rows(trace: fleet.Trace, log: Log, fates: Fates, *, runs: list[dict[st
         outage = fault.kind in OUTAGE_KINDS
         rows.append({**_fault_row(fault, fates, lost), "spent_alarmed": len(spent),
                      "recovery_writes": writes[k] if outage else None,
-                     "check_run_writes": run_writes[k] if outage else None})
+                     "check_run_writes": run_writes[k] if outage or fault.kind == "timeout" else None})
     return rows
 
 
@@ -320,7 +320,10 @@ def writes_per_outage(rows: list[dict[str, Any]]) -> dict[str, Any]:
     per = [row["recovery_writes"] for row in noted]
     runs = [row["check_run_writes"] for row in noted]
     both = [a + b for a, b in zip(per, runs, strict=True)]
+    # a period without answers: the ping gets none, pager's own endpoint is held, the check's run releases it
+    own = [row["check_run_writes"] for row in rows if row["kind"] == "timeout" and row["check_run_writes"]]
     return {"outages": sum(1 for row in rows if row["kind"] in OUTAGE_KINDS), "noted": len(noted),
+            "own_holds": len(own), "own_max": max(own, default=0),
             "mean": statistics.fmean(per) if per else 0.0, "max": max(per, default=0),
             "check_run_mean": statistics.fmean(runs) if runs else 0.0, "check_run_max": max(runs, default=0),
             "total_mean": statistics.fmean(both) if both else 0.0, "total_max": max(both, default=0)}

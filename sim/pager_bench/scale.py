@@ -27,7 +27,7 @@ Measured per event that failed (an attempt got a 5xx, API Gateway's 429 or no an
 on: passed (a later attempt passed), named (a `delivery:` entry of the control repository's alarm named it
 at some look, after any run or check), said (counted by pager's own alarm as "N events failed ... GitHub no
 longer keeps them", up to that number), waiting (the sweep still follows it when the replay ends, and
-GitHub still keeps it: its turn had not come), and neither: lost without a word, the number that must be 0.
+GitHub keeps it `DRAIN_LIMIT` longer at least: its turn had not come; one GitHub forgets sooner is neither), and neither: lost without a word, the number that must be 0.
 Per trouble (the outage, the period with a failure rate, the busiest quarter hour): the minutes from its end
 to the last passing attempt of the events that failed in it, and whether all passed within the scenario's
 `fix_limit` of it; the table's writes from its start to the replay's end beyond the runs' own (each
@@ -464,7 +464,7 @@ def fates(replay: ScaleReplay) -> dict[str, Any]:
             counts["passed"] += 1
         elif d.guid in replay.named:
             counts["named"] += 1
-        elif d.guid in followed and d.at > replay.end - GITHUB_RETENTION:
+        elif d.guid in followed and d.at > replay.end - GITHUB_RETENTION + DRAIN_LIMIT:  # kept a while yet
             counts["waiting"] += 1
         else:
             rest.append(d.guid)

@@ -274,11 +274,12 @@ class Replay:
             self.settings = dataclasses.replace(self.settings, buzz_gap_minutes=buzz_gap)
         install_on_fleet(self.github, trace, self.settings)
         join_chat(self.telegram, self.settings)
-        self.in_fakes = 0.0  # CPU seconds spent inside the fake GitHub and Telegram
+        self.in_fakes = 0.0  # CPU seconds spent outside the invoked function: the fakes, a function it reached
+        self.inner_trips = 0  # table round trips of every invocation, each counted once (a ping's inside the sweep's)
         self.pings: Counter[int] = Counter()  # the sweep's pings of pager's own endpoint, by status (0: no answer)
         self.pings_answered = 0  # of them, those that reached the webhook function (not down)
         session = session_for({GITHUB_API: self._timed(self.github), TELEGRAM_API: self._timed(self.telegram),
-                               PAGER_HOST: self._timed(self._pinged)})
+                               PAGER_HOST: self._pinged})
         self.webhook_services = make_services(self.settings, self.store, session, self.clock)
         self.sweep_services = make_services(self.settings, self.store, session, self.clock)
         self.memory_mb = bill.template_resources()["memory_mb"]
@@ -321,19 +322,22 @@ class Replay:
 
     def _metered(self, function: str, services: Services, call: Callable[[], Any]) -> Any:
         """Invoke one Lambda function: its CPU time here (the fakes' left out), its calls and its table
-        round trips go to the bill."""
+        round trips go to the bill. An invocation inside another (the webhook function the sweep's ping
+        reaches) is billed as its own, and left out of the other's as the fakes are."""
         outer, self.logs.function = self.logs.function, function
         at = self.clock()
-        github, telegram, trips = services.github.calls, services.telegram.calls, self.store.round_trips
+        github, telegram, trips, inner = services.github.calls, services.telegram.calls, self.store.round_trips, self.inner_trips
         cpu, fakes = self.cpu(), self.in_fakes
         try:
             return call()
         finally:
-            self.logs.function = outer or function  # a ping's invocation inside the sweep's: the sweep's again
-            own = self.cpu() - cpu - (self.in_fakes - fakes)
-            calls = {"github": services.github.calls - github, "telegram": services.telegram.calls - telegram,
-                     "table": self.store.round_trips - trips}
+            self.logs.function = outer  # a ping's invocation inside the sweep's: the sweep's again
+            elapsed = self.cpu() - cpu
+            own = elapsed - (self.in_fakes - fakes)
+            table = self.store.round_trips - trips - (self.inner_trips - inner)
+            calls = {"github": services.github.calls - github, "telegram": services.telegram.calls - telegram, "table": table}
             self.lambdas[function].add(at, cpu=own, calls=calls, waited=self.clock() - at, memory_mb=self.memory_mb[function])
+            self.in_fakes, self.inner_trips = fakes + elapsed, self.inner_trips + table  # outside whatever invoked it
 
     # -- GitHub's deliveries
 

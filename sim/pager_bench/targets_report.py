@@ -78,8 +78,9 @@ def _writes_per_outage(rec: dict[str, Any]) -> Target:
             f"at most {rec['total_max']} per outage, {rec['total_mean']:.1f} on average over the {rec['noted']} outages "
             f"that noted something (of {rec['outages']}): the notes {rec['mean']:.1f} (at most {rec['max']}), the runs "
             f"the check started (their state, the alarm's records) {rec['check_run_mean']:.1f} (at most "
-            f"{rec['check_run_max']})",
-            rec["total_max"] <= WRITES_PER_OUTAGE)
+            f"{rec['check_run_max']}); the periods without answers whose ping held pager's own endpoint "
+            f"({rec.get('own_holds', 0)}): at most {rec.get('own_max', 0)} each",
+            rec["total_max"] <= WRITES_PER_OUTAGE and rec.get("own_max", 0) <= WRITES_PER_OUTAGE)
 
 
 def _writes_per_day(p: dict[str, Any]) -> Target:

@@ -9,8 +9,12 @@ API", "About secondary rate limits" and "Calculating points for the secondary ra
   redelivery is one is not documented, so a world can count it (`REDELIVERY`) to see what pager does if so.
 Over a limit GitHub answers 403 (or 429) with a message saying a secondary rate limit was exceeded, and "if
 the retry-after response header is present, you should not retry your request until after that many seconds
-has elapsed": the fake sends it, the seconds until the window has room again. A refused request is not
-counted. A minute and an hour are windows sliding with the world's clock.
+has elapsed ... Otherwise, wait for at least one minute": the fake sends the header, the seconds until the
+window has room again, unless a world sets `retry_after` False (then none, and the client must wait its
+minute). An endpoint is its route (`endpoint`: owner, repository, numbers, a commit's ref, a login as
+placeholders). Assumed, not documented: a minute and an hour are windows sliding with the world's clock, and a
+refused request is not counted (GitHub warns that requests while limited may get an integration banned: pager
+makes none before the wait it was given).
 
 `Throttle`: API Gateway's throttling of an HTTP API ("Throttle requests to your HTTP APIs"): a token bucket,
 `rate` requests a second steady with a `burst` on top (template.yaml: ApiRateLimit 50, ApiBurstLimit 200);
@@ -30,7 +34,9 @@ from .http import HttpResponse
 POINTS_A_MINUTE = 900
 CONTENT_A_MINUTE = 80
 CONTENT_AN_HOUR = 500
-NUMBER = re.compile(r"/\d+(?=/|$)")
+ROUTE = ((re.compile(r"^/repos/[^/]+/[^/]+"), "/repos/{owner}/{repo}"), (re.compile(r"/commits/[^/]+"), "/commits/{ref}"),
+         (re.compile(r"/collaborators/[^/]+"), "/collaborators/{username}"),
+         (re.compile(r"^/app-manifests/[^/]+"), "/app-manifests/{code}"), (re.compile(r"/\d+(?=/|$)"), "/{n}"))
 WRITES = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 REDELIVERY = r"POST /app/hook/deliveries/\d+/attempts"
 CONTENT = (r"POST /repos/[^/]+/[^/]+/dispatches", r"PUT /repos/[^/]+/[^/]+/pulls/\d+/merge")
@@ -39,9 +45,12 @@ MESSAGE = ("You have exceeded a secondary rate limit. Please wait a few minutes 
 
 
 def endpoint(method: str, path: str) -> str:
-    """The endpoint a request is to, as the points count it: its method and its path with each number a
-    placeholder (every redelivery is one endpoint)."""
-    return f"{method} {NUMBER.sub('/{n}', path)}"
+    """The endpoint a request is to, as the points count it: its method and its route, the path's owner,
+    repository, numbers, commit ref and login as placeholders (every redelivery is one endpoint, and every
+    commit's check runs in every repository another)."""
+    for pattern, placeholder in ROUTE:
+        path = pattern.sub(placeholder, path)
+    return f"{method} {path}"
 
 
 @dataclass
@@ -72,8 +81,9 @@ class _Window:
 class SecondaryLimits:
     """GitHub's secondary rate limits (see the module's docstring); `check` before a request is handled."""
 
-    def __init__(self, *, content: tuple[str, ...] = CONTENT) -> None:
+    def __init__(self, *, content: tuple[str, ...] = CONTENT, retry_after: bool = True) -> None:
         self.content = tuple(re.compile(p) for p in content)
+        self.retry_after = retry_after
         self._points: dict[str, _Window] = {}
         self._minute = _Window(60.0, CONTENT_A_MINUTE)
         self._hour = _Window(3600.0, CONTENT_AN_HOUR)
@@ -89,7 +99,8 @@ class SecondaryLimits:
         if wait > 0:
             self.refused += 1
             refusal = github_error(403, MESSAGE)
-            return HttpResponse(refusal.status, refusal.body, {"retry-after": str(max(1, math.ceil(wait)))})
+            headers = {"retry-after": str(max(1, math.ceil(wait)))} if self.retry_after else {}
+            return HttpResponse(refusal.status, refusal.body, headers)
         window.add(now, points)
         if content:
             self._minute.add(now, 1)
