@@ -422,16 +422,28 @@ def test_the_list_not_served_is_said_after_two_runs_and_fourteen_minutes_and_a_r
 def test_a_hold_is_said_after_half_an_hour_naming_what_fails():
     now = 80_000.0
     where = health.Where("u", now)
-    assert health.wanted(health.Health(), None, where, (("telegram",), now - 1799))[health.HELD] is None
-    entry = health.wanted(health.Health(), None, where, (("github", "pager"), now - 1800))[health.HELD]
+    assert health.wanted(health.Health(), None, where, health.Held(("telegram",), now - 1799))[health.HELD] is None
+    entry = health.wanted(health.Health(), None, where, health.Held(("github", "pager"), now - 1800))[health.HELD]
     assert entry["title"] == "pager's own endpoint and GitHub fail since Thu 21:43 — run make doctor"
     assert entry["detail"].startswith("GitHub has failed pager's calls; pager's own endpoint has failed every delivery since")
     assert entry["detail"].endswith("once it answers (make doctor)")  # pager's own endpoint: doctor checks it
-    other = health.wanted(health.Health(), None, where, (("redelivery",), now - 1800))[health.HELD]
+    other = health.wanted(health.Health(), None, where, health.Held(("redelivery",), now - 1800))[health.HELD]
     assert other["title"] == "GitHub's redelivery fails since Thu 21:43 — nothing to do, pager waits"
     assert other["detail"].startswith("GitHub has failed to deliver events again since")
     assert other["detail"].endswith("once it answers")  # GitHub's outage: nothing of pager's to check
-    assert health.wanted(health.Health(), None, where, (("any",), now - 7200))[health.HELD] is None  # "any" holds nothing
+    assert health.wanted(health.Health(), None, where, health.Held(("any",), now - 7200))[health.HELD] is None  # "any" holds nothing
+
+
+def test_a_hold_for_the_wait_githubs_rate_limit_named_is_said_only_half_an_hour_past_that_wait():
+    """pager waiting as GitHub's secondary limit asks (retry-after) is nothing the maintainer must know: a drain
+    GitHub paces for hours is not said each hour; a hold that outlasts the named wait by half an hour is."""
+    now = 80_000.0
+    where = health.Where("u", now)
+    waiting = health.Held(("redelivery",), now - 3000, named_until=now - 1000)
+    assert health.wanted(health.Health(), None, where, waiting)[health.HELD] is None
+    assert health.wanted(health.Health(), None, health.Where("u", now + 799), waiting)[health.HELD] is None
+    late = health.wanted(health.Health(), None, health.Where("u", now + 800), waiting)[health.HELD]
+    assert late["title"] == "GitHub's redelivery fails since Thu 21:23 — nothing to do, pager waits"  # since the hold began
 
 
 def test_forgotten_entries_are_counted_by_thing_with_the_unread_span_and_start_anew_three_days_after_the_last():

@@ -78,7 +78,7 @@ def health_shapes() -> list[tuple[str, str, dict[str, Any]]]:
     add("the chat moved", health.Health(), w=health.Where(URL, NOW, moved={"from": "-1001", "to": "-1009876543210", "at": NOW}))
     for n in range(1, len(health.HOLDERS) + 1):
         for services in itertools.permutations(health.HOLDERS, n):
-            add(f"held: {services}", health.Health(), held=(services, NOW - HOUR))
+            add(f"held: {services}", health.Health(), held=health.Held(services, NOW - HOUR))
     return [(what, key, entry) for what, key, entry in shapes if entry is not None]
 
 

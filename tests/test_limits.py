@@ -136,3 +136,26 @@ def test_the_sweep_holds_a_content_limit_and_asks_again_after_its_retry_after_sp
         codes = [a["status_code"] for a in sweeps.attempts(guid)]
         assert codes[-1] == 200 and len(codes) <= 3, (guid, codes)
     assert sweeps.entries() == {}
+
+
+def test_a_wait_githubs_rate_limit_names_past_half_an_hour_is_not_said_in_the_chat(make_sweeps):
+    """GitHub's hour of content-generating requests already full: the first redelivery is refused with a
+    retry-after of about 45 minutes. pager waits as told without a word (a hold is said only half an hour
+    past the wait its service named), then brings every event back."""
+    sweeps = make_sweeps()
+    limits = sweeps.github.limits = SecondaryLimits(content=CONTENT + (REDELIVERY,))
+    sweeps.sweep()
+    for k in range(500):  # the hour's 500, 80 a minute, from a minute before the events fail
+        assert limits.check("POST", "/repos/o/r/dispatches", sweeps.now + 60 * (k // 80)) is None
+    sweeps.advance(7)
+    sweeps.answer = lambda guid, redelivery: 200 if redelivery else 502
+    failed = [sweeps.deliver("workflow_run", "completed", 100 + k) for k in range(5)]
+    sweeps.advance(8)
+    summary = sweeps.sweep()
+    assert summary["recovery"] == "waiting: redelivery" and limits.refused == 1
+    for _ in range(4):  # an hour and a quarter: the wait (about 45 minutes), then the run that brings them back
+        sweeps.minutes(14)
+        sweeps.advance(1)
+        sweeps.sweep()
+    assert all(sweeps.attempts(g)[-1]["status_code"] == 200 for g in failed)
+    assert not [m.text for m in sweeps.telegram.chat()], "a wait GitHub named is nothing to say"

@@ -485,16 +485,29 @@ def after_trouble(replay: ScaleReplay, during: Iterable[str]) -> dict[str, Any]:
 
 
 def repeats(replay: ScaleReplay) -> dict[str, Any]:
-    """The redeliveries of events that had passed already (a pass the sweep did not see), and the most attempts
-    GitHub made of one event, against the sweep's own limit (no attempt is ever spent as a probe: the sweep's
-    ping finds pager's own outage)."""
-    again = most = 0
-    for attempts in replay.world.github.log.values():
+    """The probes of GitHub's redeliveries (a passed delivery the sweep asked for again to learn whether GitHub
+    takes redeliveries after refusing one: safe twice, no event's attempt spent; the state's `probed`), the
+    other redeliveries of events that had passed already (a pass the sweep did not see), and the most attempts
+    GitHub made of one event besides the probes, against the sweep's own limit (pager's own outage is found by
+    the sweep's ping: no attempt is spent on it)."""
+    probed = probed_guids(replay)
+    probes = again = most = 0
+    for guid, attempts in replay.world.github.log.items():
         first = next((at for at, code, _ in attempts if passed(code)), None)
-        again += sum(1 for at, _, redelivery in attempts if first is not None and redelivery and at > first)
-        most = max(most, len(attempts))
-    return {"again_after_pass": again, "attempts_max": most,
+        after = sum(1 for at, _, redelivery in attempts if first is not None and redelivery and at > first)
+        probes += after if guid in probed else 0
+        again += 0 if guid in probed else after
+        most = max(most, len(attempts) - (after if guid in probed else 0))
+    return {"probes": probes, "again_after_pass": again, "attempts_max": most,
             "max_attempts": replay.world.services.settings.sweep_max_attempts}
+
+
+def probed_guids(replay: ScaleReplay) -> set[str]:
+    """The passed deliveries the sweep asked for again as probes of GitHub's redeliveries (its state keeps them
+    while GitHub does)."""
+    from pager.sweep.deliveries import State
+
+    return {guid for guid, _ in State.from_data(replay.world.services.store.load(SWEEP_KEY, "deliveries").data).probed}
 
 
 def per_run(replay: ScaleReplay) -> dict[str, Any]:

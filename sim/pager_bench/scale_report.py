@@ -182,7 +182,8 @@ def _content(add: Add, table: Table) -> None:
     counted = [(label, r) for label, by_size in table.items() for r in by_size.values() if r.get("content")]
     parts = [f"{label}, {r['per_day']:,} a day: {r['passed_in_it']:,} of {r['failed_in_it']:,} back, the last "
              f"{_minutes(r['last_pass_minutes'])} after the fix; GitHub refused {r['limited']:,} asks (403 with "
-             "retry-after), each held until then" for label, r in counted]
+             f"retry-after), each held until then and probed after it by a passed delivery asked again ({r['probes']:,})"
+             for label, r in counted]
     day = table.get(DAY_OUTAGE, {}).get(100_000)
     if day:
         hours = day["failed_in_it"] / CONTENT_AN_HOUR

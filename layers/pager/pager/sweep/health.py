@@ -266,6 +266,16 @@ def start_job(job: Job | None, now: float, health: Health, status: int = SECRET_
 
 
 @dataclass(frozen=True)
+class Held:
+    """A hold after a run (pager.sweep.recovery): what fails, since when, and until when its service asked pager
+    to wait (a rate limit's retry-after; 0: it named none)."""
+
+    services: tuple[str, ...]
+    since: float
+    named_until: float = 0.0
+
+
+@dataclass(frozen=True)
 class Seen:
     """What a run read that pager's health weighs."""
 
@@ -276,7 +286,7 @@ class Seen:
     refusers_answer: bool = False  # the services that refused signals would take such calls now
     forgotten: tuple[Mapping[str, Any], ...] = ()  # `delivery:` entries closing because GitHub no longer keeps them
     unread: tuple[float, float] | None = None  # deliveries GitHub forgot before a pass read them
-    held: tuple[tuple[str, ...], float] | None = None  # the hold after the run: what fails, since when
+    held: Held | None = None  # the hold after the run
 
 
 def learn(health: Health, seen: Seen, job: Job | None, now: float) -> Health:
@@ -447,7 +457,7 @@ class Where:
         return words.stamp(epoch if epoch is not None else self.now, self.zone)
 
 
-def wanted(health: Health, job: Job | None, where: Where, held: tuple[tuple[str, ...], float] | None = None) -> Entries:
+def wanted(health: Health, job: Job | None, where: Where, held: Held | None = None) -> Entries:
     """The `pager:` entries the alarm should show (None: closed), each {title, detail, url, order[, button]}."""
     return {LIST: _list_entry(health.unserved, where), SECRET: _secret_entry(health.secret, job, where),
             ANSWERED: _stray_entry(health.stray, where),
@@ -459,20 +469,22 @@ def _entry(title: str, detail: str, url: str = "", **more: Any) -> dict[str, Any
     return {"title": words.fit(title, OWN_TITLE), "detail": detail, "url": url, "order": "", **more}
 
 
-def _held_entry(held: tuple[tuple[str, ...], float] | None, w: Where) -> dict[str, Any] | None:
-    if held is None or w.now - held[1] < HELD_SAID_SECONDS:
+def _held_entry(held: Held | None, w: Where) -> dict[str, Any] | None:
+    """A hold said once it has lasted HELD_SAID_SECONDS beyond the wait its service named (pager waiting as
+    GitHub's rate limit asks is nothing to know: a drain GitHub paces for hours says nothing each hour)."""
+    if held is None or w.now - max(held.since, held.named_until) < HELD_SAID_SECONDS:
         return None
-    failing = sorted((s for s in held[0] if s in HOLDERS), key=list(HELD_NAMES).index)
+    failing = sorted((s for s in held.services if s in HOLDERS), key=list(HELD_NAMES).index)
     if not failing:
         return None
-    what = "; ".join(HOLDERS[s] for s in held[0] if s in HOLDERS)
+    what = "; ".join(HOLDERS[s] for s in held.services if s in HOLDERS)
     own = "pager" in failing  # pager's own to fix; the others' outages pass
     names = [HELD_NAMES[s] for s in failing]
-    said = f"{'fails' if len(names) == 1 else 'fail'} since {w.at(held[1])} — {DOCTOR if own else WAIT}"
+    said = f"{'fails' if len(names) == 1 else 'fail'} since {w.at(held.since)} — {DOCTOR if own else WAIT}"
     title = f"{' and '.join(names)} {said}"
     if words.units(title) > OWN_TITLE:  # the first named, the others counted (the detail names them all)
         title = f"{names[0]} and {len(names) - 1} more {said}"
-    return _entry(title, f"{what} since {w.at(held[1])}: nothing is delivered again meanwhile, and what failed comes "
+    return _entry(title, f"{what} since {w.at(held.since)}: nothing is delivered again meanwhile, and what failed comes "
                          f"back once it answers{' (make doctor)' if own else ''}", w.url)
 
 

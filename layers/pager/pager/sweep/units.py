@@ -512,7 +512,7 @@ def _seen(g: Gathered, p: Planned) -> health.Seen:
                        refusers_answer=g.refusers_answer,
                        forgotten=tuple(g.shown[k] for k in dplan.change.forgotten if k in g.shown) + _lost_first(g, dplan),
                        unread=next(((gap.since, gap.until) for gap in dplan.gaps), None),
-                       held=None if held is None or waiting is None else (waiting.services, held))
+                       held=None if held is None or waiting is None else health.Held(waiting.services, held, waiting.not_before))
 
 
 def _lost_first(g: Gathered, dplan: deliveries.Plan) -> tuple[Mapping[str, Any], ...]:
