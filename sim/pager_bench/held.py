@@ -92,7 +92,7 @@ class EndpointDown(Replay):
     def _down(self) -> int | None:
         return 502 if self.down[0] <= self.clock() < self.down[1] else None
 
-    def _ran(self, at: float, summary: dict[str, Any], calls: int, writes: int, kind: str) -> None:
+    def _ran(self, at: float, summary: dict[str, Any], calls: int, writes: dict[str, int], kind: str) -> None:
         entries = open_entries(self.store.inner.items(alarm_key(CONTROL)), self.clock())
         for key, data in entries.items():
             if key.startswith(DELIVERY_PREFIX):

@@ -54,12 +54,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pager.signals import SUPERSEDED, acts_on
+from pager.sweep.health import HELD_SAID_SECONDS
+from pager.sweep.lease import ITEM as LEASE_ITEM
+from pager.waiting import SWEEP_KEY
 
 from . import fleet
 
 INF = float("inf")
 RECOVERY_LIMIT = 1800.0  # the target: delivered within 30 minutes of an outage's end
-SWEEP_KINDS = ("sweep", "script")  # the sweeps' own records: pager's state, the script's last run
+SWEEP_KINDS = ("sweep", "sweep-followed", "script")  # the sweeps' own records: pager's state and its followed events, the script's last run
 OUTAGE_KINDS = ("telegram", "github")  # faults that fail a handler's step (a 500), not the answer's time
 LONG_OUTAGE = 3 * 3600.0  # the target: none alarmed because its attempts were spent in a shorter outage
 
@@ -271,7 +274,7 @@ def _attributed(trace: fleet.Trace, runs: list[dict[str, Any]], recovery_writes:
     for run in runs:
         k = _outage_of(fault_starts, run["at"]) if run.get("kind") == "check" else None
         if k is not None:
-            run_writes[faults[k]] += run.get("writes", 0)
+            run_writes[faults[k]] += run.get("own_writes", run.get("writes", 0))  # the sweep's own and pager's health
     return writes, run_writes
 
 
@@ -320,10 +323,14 @@ def writes_per_outage(rows: list[dict[str, Any]]) -> dict[str, Any]:
     per = [row["recovery_writes"] for row in noted]
     runs = [row["check_run_writes"] for row in noted]
     both = [a + b for a, b in zip(per, runs, strict=True)]
+    # an outage of half an hour or more is said in pager's own message (HELD_SAID_SECONDS): its entry closes
+    said = [total for row, total in zip(noted, both, strict=True) if row["seconds"] >= HELD_SAID_SECONDS]
+    unsaid = [total for row, total in zip(noted, both, strict=True) if row["seconds"] < HELD_SAID_SECONDS]
     # a period without answers: the ping gets none, pager's own endpoint is held, the check's run releases it
     own = [row["check_run_writes"] for row in rows if row["kind"] == "timeout" and row["check_run_writes"]]
     return {"outages": sum(1 for row in rows if row["kind"] in OUTAGE_KINDS), "noted": len(noted),
             "own_holds": len(own), "own_max": max(own, default=0),
+            "said_max": max(said, default=0), "unsaid_max": max(unsaid, default=0),
             "mean": statistics.fmean(per) if per else 0.0, "max": max(per, default=0),
             "check_run_mean": statistics.fmean(runs) if runs else 0.0, "check_run_max": max(runs, default=0),
             "total_mean": statistics.fmean(both) if both else 0.0, "total_max": max(both, default=0)}
@@ -401,6 +408,8 @@ def measure(trace: fleet.Trace, log: Log, store: Any, runs: list[dict[str, Any]]
         "days": duration_days,
         "sweep_keys": {key: n / len(runs) for key, n in (sweep_keys or {}).items()} if runs else {},
         "runs_per_day": len(runs) / duration_days,
+        # the sweep's lease (pager.sweep.lease): taken and given back by every run, taken by every check that asks
+        "lease_writes_per_day": (sweep_keys or {}).get(f"{SWEEP_KEY} [{LEASE_ITEM}]", 0) / duration_days,
         "outages": rows,
         "lost_5xx_examples": _examples(trace, by_guid, log, fates.lost_5xx),
         "lost_examples": _examples(trace, by_guid, log, fates.lost),

@@ -42,7 +42,7 @@ from typing import Any
 from pager.permissions import needed_permissions
 from pager.services import Services
 from pager.settings import Settings
-from pager.signals.alarm import CONTROL
+from pager.signals.alarm import CONTROL, alarm_key
 from pager.waiting import ITEM as WAITING_ITEM
 from pager.waiting import SWEEP_KEY
 from pager_local.local import load_handler
@@ -264,6 +264,7 @@ class Replay:
         self.ledger = phone.Ledger(self.clock, lambda: self.logs.function)  # what attention is about, in order
         self.store = bill.MeteredStore(self.faults, self.ledger)
         self.sweep_keys: Counter[str] = Counter()  # writes of the sweeps' own records, by key
+        self.own_writes = 0  # writes of the sweep's own records and of pager's own health, all along
         self.recovery_writes: list[float] = []  # when a delivery noted what waits (in the sweep's state item)
         self.faults.observers.append(self._observe)
         self.by_guid = trace.by_guid()
@@ -308,8 +309,11 @@ class Replay:
         key = name[5:]
         if key == f"{SWEEP_KEY} [{WAITING_ITEM}]" and self.logs.function == "webhook":  # a handler's 500 noted what waits
             self.recovery_writes.append(self.clock())
-        elif key_kind(key) in SWEEP_KINDS:
+        elif key_kind(key.split(" [", 1)[0]) in SWEEP_KINDS:  # "sweep [lease]": the key, then its item
             self.sweep_keys[key] += 1
+            self.own_writes += 1
+        elif key.startswith(alarm_key(CONTROL)):  # pager's own health in the control repository's alarm
+            self.own_writes += 1
 
     def _timed(self, fake: Callable[[HttpRequest], HttpResponse]) -> Callable[[HttpRequest], HttpResponse]:
         def call(request: HttpRequest) -> HttpResponse:
@@ -427,13 +431,15 @@ class Replay:
         """The table's writes so far."""
         return sum(self.store.writes.values())
 
-    def _invoke_sweep(self, call: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], int, int]:
-        """A sweep function invocation: its summary, its GitHub and Telegram calls, its table writes."""
+    def _invoke_sweep(self, call: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], int, dict[str, int]]:
+        """A sweep function invocation: its summary, its GitHub and Telegram calls, its table writes (all, and its
+        own: the sweep's records and pager's own health, not the repositories' alarms and calls it settles too)."""
         services = self.sweep_services
-        calls, writes = services.github.calls + services.telegram.calls, self._writes()
+        calls, writes, own = services.github.calls + services.telegram.calls, self._writes(), self.own_writes
         self.scheduled_events += 1
         summary = self._metered("sweep", services, call)
-        return summary, services.github.calls + services.telegram.calls - calls, self._writes() - writes
+        return (summary, services.github.calls + services.telegram.calls - calls,
+                {"all": self._writes() - writes, "own": self.own_writes - own})
 
     def _scheduled(self, at: float) -> None:
         self.scheduled += 1
@@ -458,10 +464,10 @@ class Replay:
             self.clock.set(at + REDELIVERY_DELAY)
             self.github.deliver_pending()
 
-    def _ran(self, at: float, summary: dict[str, Any], calls: int, writes: int, kind: str) -> None:
+    def _ran(self, at: float, summary: dict[str, Any], calls: int, writes: dict[str, int], kind: str) -> None:
         """After a sweep run: note it, look at the alarm, and let GitHub carry out the redeliveries."""
         self.alarmed |= open_delivery_entries(self.store, CONTROL, self.clock())
-        self.runs.append({"at": at, "calls": calls, "writes": writes, "kind": kind,
+        self.runs.append({"at": at, "calls": calls, "writes": writes["all"], "own_writes": writes["own"], "kind": kind,
                           "redeliveries": summary.get("redeliveries", 0), "gaps": len(summary.get("reach_gaps") or ()),
                           "outcome": str(summary.get("outcome", "")), "recovery": str(summary.get("recovery", "")),
                           "held": int((summary.get("decisions") or {}).get("held", 0)),
