@@ -147,14 +147,21 @@ def _respond(answer: tuple[int, dict[str, Any]]) -> Response:
 def _github() -> Response:
     from .webhook import handle_github
 
-    return _respond(handle_github(app.current_event.raw_event, services(), seconds=_seconds_left(app.lambda_context)))
+    return _respond(handle_github(_request(), services(), seconds=_seconds_left(app.lambda_context)))
 
 
 @app.post("/telegram")
 def _telegram() -> Response:
     from .webhook import handle_telegram
 
-    return _respond(handle_telegram(app.current_event.raw_event, services()))
+    return _respond(handle_telegram(_request(), services()))
+
+
+def _request() -> Request | dict[str, Any]:
+    """The request `webhook_handler` read before resolving (read once), or the raw event of a resolve
+    called without it."""
+    request = app.context.get("request")
+    return request if isinstance(request, Request) else app.current_event.raw_event
 
 
 def _seconds_left(context: Any, ceiling: float = 8.0) -> float:
@@ -203,11 +210,12 @@ def webhook_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, 
     answered here, 400 with its reason and one log line: the resolver would raise on it."""
     logger.set_correlation_id(None)
     try:
-        Request.from_apigw(event)
+        request = Request.from_apigw(event)
     except BadRequest as exc:
         logger.warning("request refused", extra={"status": exc.status, "outcome": "refused", "reason": str(exc)})
         return {"statusCode": exc.status, "body": json.dumps({"error": str(exc)}), "isBase64Encoded": False,
                 "headers": {"Content-Type": "application/json"}, "cookies": []}
+    app.append_context(request=request)  # the endpoints take it as read (the resolver clears it after)
     return app.resolve(event, context)
 
 

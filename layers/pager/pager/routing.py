@@ -21,7 +21,7 @@ import re
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from .errors import BadRequest, BadSignature
 from .values import field, integer, text
@@ -135,10 +135,18 @@ def json_object(text: str | bytes) -> dict[str, Any]:
     surrogate (an escape such as `"\\ud800"` without its pair, which `json.loads` takes) is refused like text
     that is not JSON: I-JSON (RFC 7493, 2.1) forbids it, and nothing could log or send it on."""
     try:
+        whole = True
         if isinstance(text, bytes):  # read as json.loads reads bytes: a surrogate's three UTF-8 bytes make one
-            text = text.decode(json.detect_encoding(text), "surrogatepass")
+            try:
+                text = text.decode("utf-8")  # the common case: strict UTF-8 holds no surrogate
+            except UnicodeDecodeError:
+                text = text.decode(json.detect_encoding(text), "surrogatepass")
+                whole = sendable(text)
+        else:
+            whole = sendable(text)
         value = json.loads(text)
-        whole = sendable(text) and (not ESCAPED_SURROGATE.search(text) or sendable(json.dumps(value, ensure_ascii=False)))
+        if whole and "\\" in text and ESCAPED_SURROGATE.search(text):  # memchr first: most bodies escape little
+            whole = sendable(json.dumps(value, ensure_ascii=False))
     except RecursionError:
         raise BadRequest("body nests too deeply") from None
     except ValueError:
@@ -166,9 +174,10 @@ def raw_body(event: Mapping[str, Any]) -> bytes:
             return base64.b64decode(body, validate=True)
         except (binascii.Error, ValueError):
             raise BadRequest("body is not valid base64") from None
-    if not sendable(body):
-        raise BadRequest("body holds text no client can send")
-    return body.encode("utf-8")
+    try:
+        return body.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadRequest("body holds text no client can send") from None
 
 
 def sendable(text: str) -> bool:
@@ -190,14 +199,26 @@ def _headers(given: Any) -> dict[str, str]:
         raise BadRequest("headers are not names and values")
     headers = {}
     for name, value in given.items():
+        if not (isinstance(name, str) and isinstance(value, str)):
+            _refuse_headers(given)
+        headers[name.lower()] = value
+    try:  # all of them encoded at once (a lone surrogate stays one in lower case)
+        "".join(headers).encode("utf-8"), "".join(headers.values()).encode("utf-8")
+    except UnicodeEncodeError:
+        _refuse_headers(given)
+    return headers
+
+
+def _refuse_headers(given: Mapping[Any, Any]) -> NoReturn:
+    """Raise BadRequest naming the first header that is not text a client can send."""
+    for name, value in given.items():
         if not isinstance(name, str) or not sendable(name):
             raise BadRequest("a header's name is not text a client can send")
         if not isinstance(value, str):
             raise BadRequest(f"header {name[:64]} is not text")
         if not sendable(value):
             raise BadRequest(f"header {name[:64]} holds text no client can send")
-        headers[name.lower()] = value
-    return headers
+    raise BadRequest("headers hold text no client can send")
 
 
 def verify_signature(raw: bytes, signature: str, secret: str) -> bool:

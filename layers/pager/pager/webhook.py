@@ -51,7 +51,7 @@ def _its_own(handle: Handle) -> Handle:
 
 @_its_own
 def handle_github(
-    event: Mapping[str, Any],
+    event: Mapping[str, Any] | Request,
     services: Services,
     *,
     seconds: float = DEADLINE_SECONDS,
@@ -60,7 +60,7 @@ def handle_github(
     started = monotonic()
     line: dict[str, Any] = {"guid": "", "event": ""}
     try:
-        request = Request.from_apigw(event)
+        request = event if isinstance(event, Request) else Request.from_apigw(event)
         line.update(guid=request.headers.get("x-github-delivery", ""), event=request.headers.get("x-github-event", ""))
         delivery = Delivery.from_request(request, secret=services.settings.github_webhook_secret)
     except BadRequest as exc:
@@ -112,10 +112,10 @@ def handle_github(
 
 
 @_its_own
-def handle_telegram(event: Mapping[str, Any], services: Services, *, monotonic: Callable[[], float] = time.monotonic) -> Answer:
+def handle_telegram(event: Mapping[str, Any] | Request, services: Services, *, monotonic: Callable[[], float] = time.monotonic) -> Answer:
     """Telegram's webhook: check the secret token, then hand the update to the buttons."""
     try:
-        request = Request.from_apigw(event)
+        request = event if isinstance(event, Request) else Request.from_apigw(event)
     except BadRequest as exc:
         logger.warning("telegram update refused", extra={"outcome": "refused", "reason": str(exc)})
         return exc.status, {"error": str(exc)}
