@@ -135,15 +135,9 @@ def json_object(text: str | bytes) -> dict[str, Any]:
     surrogate (an escape such as `"\\ud800"` without its pair, which `json.loads` takes) is refused like text
     that is not JSON: I-JSON (RFC 7493, 2.1) forbids it, and nothing could log or send it on."""
     try:
-        whole = True
         if isinstance(text, bytes):  # read as json.loads reads bytes: a surrogate's three UTF-8 bytes make one
-            try:
-                text = text.decode("utf-8")  # the common case: strict UTF-8 holds no surrogate
-            except UnicodeDecodeError:
-                text = text.decode(json.detect_encoding(text), "surrogatepass")
-                whole = sendable(text)
-        else:
-            whole = sendable(text)
+            text = text.decode(json.detect_encoding(text), "surrogatepass")
+        whole = sendable(text)
         value = json.loads(text)
         if whole and "\\" in text and ESCAPED_SURROGATE.search(text):  # memchr first: most bodies escape little
             whole = sendable(json.dumps(value, ensure_ascii=False))
