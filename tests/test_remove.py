@@ -32,8 +32,10 @@ SAM_BUCKET = "aws-sam-cli-managed-default-samclisourcebucket-1x2y3z"
 KEY = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7remove\n-----END PRIVATE KEY-----\n"
 SECRETS = {"GITHUB_PRIVATE_KEY": KEY, "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET, "TELEGRAM_BOT_TOKEN": BOT_TOKEN,
            "TELEGRAM_WEBHOOK_SECRET": "t" * 40}
+CHAT = "-1001"
+MENU = {"type": "chat", "chat_id": CHAT}  # pager's command menu, in the chat's scope as setup sets it
 PARAMETERS = {"GitHubAppId": "12345", "GitHubAppSlug": "pager-acme", "GitHubAppOwner": "acme",
-              "GitHubApiUrl": GITHUB_API, "TelegramApiUrl": TELEGRAM_API}
+              "GitHubApiUrl": GITHUB_API, "TelegramApiUrl": TELEGRAM_API, "TelegramChatId": CHAT}
 
 
 @pytest.fixture
@@ -93,6 +95,7 @@ def world(make_world, aws, tmp_path):
     world = make_world()
     world.chat.token = BOT_TOKEN
     world.chat.handle("setWebhook", {"url": TELEGRAM_HOOK, "secret_token": "t" * 40})
+    world.chat.handle("setMyCommands", {"commands": [{"command": "status", "description": "what is red"}], "scope": MENU})
     deployed(tmp_path)
     return world
 
@@ -168,6 +171,32 @@ def test_typing_the_stacks_name_removes_the_stack_then_the_webhook_then_the_secr
     assert_no_secret(output)
 
 
+def menu(world: Any) -> list[Any]:
+    status, body = world.chat.handle("getMyCommands", {"scope": MENU})
+    assert status == 200, body
+    return list(body["result"])
+
+
+def test_the_removal_takes_pagers_command_menu_from_the_chat_with_the_webhook(world, aws, tmp_path):
+    assert menu(world)
+    code, output = remove(world, aws, tmp_path, "--yes")
+    assert code == 0, output
+    assert menu(world) == [] and "telegram deleteMyCommands" in aws.log
+    assert "✓ pager's command menu removed from the chat" in output
+    assert "pager's command menu in the chat, if the webhook points at this stack" in output  # said before
+    assert_no_secret(output)
+
+
+def test_a_menu_telegram_will_not_remove_is_said_with_how_and_the_rest_goes_on(world, aws, tmp_path):
+    world.chat.fail("deleteMyCommands", 502)
+    code, output = remove(world, aws, tmp_path, "--yes")
+    assert code == 1, output
+    assert not stack_exists() and not parameter_exists() and world.chat.webhook == {}
+    assert "✗ pager's command menu in the chat: not removed (telegram deleteMyCommands: Telegram answered 502" in output
+    assert f'{TELEGRAM_API}/bot<token>/deleteMyCommands?scope={{"type":"chat","chat_id":<chat>}}' in output
+    assert_no_secret(output)  # the chat's id is not printed: <chat> stands for it
+
+
 def test_yes_removes_without_asking_and_names_what_stays_with_its_commands_in_the_stacks_region(world, aws, tmp_path):
     code, output = remove(world, aws, tmp_path, "--yes")
     assert code == 0 and not stack_exists() and not parameter_exists(), output
@@ -206,7 +235,8 @@ def test_a_webhook_that_points_at_another_deployment_is_kept(world, aws, tmp_pat
     code, output = remove(world, aws, tmp_path, "--yes")
     assert code == 0 and not stack_exists(), output
     assert world.chat.webhook["url"] == "https://elsewhere.example/telegram"
-    assert "telegram deleteWebhook" not in aws.log
+    assert "telegram deleteWebhook" not in aws.log and "telegram deleteMyCommands" not in aws.log
+    assert menu(world)  # the other deployment answers the menu's commands
     assert "kept, it points at https://elsewhere.example/telegram, not at this stack" in output
 
 

@@ -7,8 +7,8 @@ and the commands that remove it.
     confirm    the person types the stack's name (`--yes` for scripts)
     stack      CloudFormation's DeleteStack, waited for with its waiter `stack_delete_complete`, each
                resource named as CloudFormation reports it; refused or failed, nothing else is touched
-    webhook    Telegram's deleteWebhook, when the webhook points at this stack; a failure is said, and the
-               rest goes on
+    webhook    Telegram's deleteWebhook, when the webhook points at this stack, and pager's command menu in
+               the chat (deleteMyCommands in its scope); a failure is said, and the rest goes on
     secret     the secrets' parameter /pager/<stack>/secrets deleted (none left is fine)
     leftovers  what stays (`leftovers`, pure): the GitHub App, the table, log groups the stack did not own,
                SAM's bucket and stack, the bot; what each costs and the exact commands, with --region
@@ -219,7 +219,7 @@ def plan(found: Found) -> list[str]:
     lines = [f"pager remove: {where}" if found.stack_id else f"pager remove: no stack named {found.stack} in {found.region} "
              "(deleted already?); what is left of it"]
     deletes = [f"the stack ({GONE})"] if found.stack_id else []
-    deletes.append("then Telegram's webhook, if it points at this stack")
+    deletes.append("then Telegram's webhook and pager's command menu in the chat, if the webhook points at this stack")
     deletes.append(f"the secrets' parameter {found.secret_parameter}")
     lines.append(f"  deletes: {'; '.join(deletes)}")
     keeps = [f"the table {table} with its records" for table in found.tables] + ["the GitHub App"]
@@ -252,11 +252,30 @@ def remove_webhook(found: Found, tools: Tools) -> bool:
         console.done("Telegram's webhook: none is set")
     elif url == ours:
         console.done(f"Telegram's webhook removed (it pointed at {url})")
+        return _remove_menu(found, bot, console)
     elif ours:
         console.line(f"– Telegram's webhook: kept, it points at {url}, not at this stack")
     else:
         console.line(f"– Telegram's webhook: kept, it points at {url}; with no stack to compare it with, if that was "
                      f"this one's, {fix}")
+    return True
+
+
+def _remove_menu(found: Found, bot: Any, console: Console) -> bool:
+    """pager's command menu gone from the chat (deleteMyCommands in the chat's scope, as setup set it): with no
+    pager to answer, its commands would go on showing there. Whether nothing is left to do."""
+    chat = found.parameter("TelegramChatId")
+    if not chat:
+        return True
+    try:
+        bot.delete_my_commands(chat=chat)
+    except PagerError as exc:
+        console.failed(f"pager's command menu in the chat: not removed ({exc}); the rest goes on",
+                       f'remove it later: {found.telegram_api}/bot<token>/deleteMyCommands?scope={{"type":"chat",'
+                       '"chat_id":<chat>} in a browser, your bot\'s token for <token> and the chat\'s id (TELEGRAM_CHAT_ID) '
+                       "for <chat>")
+        return False
+    console.done("pager's command menu removed from the chat")
     return True
 
 
