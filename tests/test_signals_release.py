@@ -130,6 +130,47 @@ def test_a_release_github_would_not_merge_is_not_offered_merge_and_says_why_in_g
     assert looked_again(world.services) == [f"{REPO}#2: not ready: {state}"]  # the sweep looks again
 
 
+@pytest.mark.parametrize(("state", "line", "delivered"), [
+    ("blocked", "⏳ GitHub: blocked — a required review or check is missing",  # changes asked for, reviews required
+     ("pull_request_review", pull_review_approved(**{"review.state": "changes_requested"}))),
+    ("dirty", "⚠️ GitHub: conflicts with master, which must be resolved", ("check_suite", suite_passed())),  # the base moved
+    ("draft", "⏳ GitHub: a draft — mark it ready for review to merge it", ("pull_request", pull("converted_to_draft"))),
+])
+def test_a_release_offered_merge_that_github_now_would_not_merge_loses_merge_and_says_why(world, state, line, delivered):
+    ready(world)
+    assert only_message(world)[1][1] == (("🔀 Merge",),)
+    sent = len(world.chat.sent)
+    live_pull(world, mergeable_state=state)
+    assert f"#2: Merge taken away: {state}" in world.deliver(*delivered)[1]["outcome"]
+    message_id, (text, buttons) = only_message(world)
+    assert buttons is None and text.splitlines()[1] == line
+    assert len(world.chat.sent) == sent  # an edit, without a sound
+    assert not world.store.dump()[KEY]["ready"]
+    assert looked_again(world.services) == [f"{REPO}#2: not ready: {state}"]  # waiting again: the sweep looks again
+    live_pull(world)  # clean again (approved, the conflict resolved, ready for review)
+    [again] = looked_again(world.services)
+    assert again.startswith(f"{REPO}#2: Merge offered")  # (kept for the rest's call: the phone rests since the first)
+    assert only_message(world)[1][1] == (("🔀 Merge",),)
+
+
+def test_a_release_offered_merge_keeps_it_while_github_computes_its_state_again(world):
+    ready(world)
+    live_pull(world, mergeable_state="unknown")
+    status, answer = world.deliver("pull_request", pull("converted_to_draft"))
+    assert status == 500, answer  # delivered again later, when GitHub has computed it
+    assert only_message(world)[1][1] == (("🔀 Merge",),) and world.store.dump()[KEY]["ready"]
+
+
+def test_a_draft_release_marked_ready_for_review_is_offered_merge_once_github_calls_it_clean(world):
+    live_pull(world, mergeable_state="draft")
+    world.deliver("pull_request", pull("opened"))
+    world.deliver("check_suite", suite_passed())
+    assert only_message(world)[1][1] is None
+    live_pull(world)
+    assert "#2: Merge offered" in world.deliver("pull_request", pull("ready_for_review"))[1]["outcome"]
+    assert only_message(world)[1][1] == (("🔀 Merge",),)
+
+
 def test_while_github_still_computes_the_mergeable_state_a_delivery_fails_to_come_back_and_the_sweep_looks_again(world):
     live_pull(world, mergeable_state="unknown")
     world.deliver("pull_request", pull("opened"))

@@ -142,7 +142,7 @@ NEWER = "b" * 40
 
 def pull(action: str, *, head: str = HEAD, updated_at: str = "2026-12-01T10:00:00Z", **changes: Any) -> dict[str, Any]:
     """A pull_request event of the example payload, made a release pull request (#2)."""
-    fixture = action if action in ("opened", "closed", "synchronize", "reopened") else "opened"
+    fixture = action if action in ("opened", "closed", "synchronize", "reopened", "converted_to_draft", "ready_for_review") else "opened"
     return payload(
         "pull_request",
         fixture,

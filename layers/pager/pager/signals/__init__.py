@@ -46,6 +46,8 @@ SIGNALS: Mapping[tuple[str, str], tuple[Handler, ...]] = {
     ("pull_request", "synchronize"): (release.pull_request,),
     ("pull_request", "edited"): (contribution.edited, release.pull_request),
     ("pull_request", "closed"): (contribution.closed, release.closed),
+    ("pull_request", "converted_to_draft"): (release.drafted,),  # a draft is never offered 🔀 Merge
+    ("pull_request", "ready_for_review"): (release.drafted,),
     # the alarm of the default branch, and a release's checks
     ("workflow_run", "requested"): (alarm.fix_started,),  # the control repository's pager-fix run: its link
     ("workflow_run", "completed"): (alarm.workflow_run,),

@@ -21,7 +21,9 @@ default branch as its base.
                                                          refused for the Workflows permission, is said
                                                          in words, with the app's permissions page
     pull_request_review.submitted                        gather the pull request as GitHub has it; an
-                                                         approval may have made it clean: offer 🔀 Merge
+                                                         approval may have made it clean: offer 🔀 Merge;
+                                                         changes asked for may have blocked it: take it away
+    pull_request converted_to_draft, ready_for_review    the same: a draft is never offered 🔀 Merge
     pull_request.closed                                  merged: record (pull request, merge commit,
                                                          time) and edit once; else: closed
     release.published                                    add the tag to the message of the release pull
@@ -35,8 +37,8 @@ passed), and for `behind`: GitHub merges a head behind its base unless the base 
 pager cannot read (branch protection needs the Administration permission, which pager does not ask for), so
 GitHub's answer decides: its 405 is said ("behind main, which must be up to date") and takes Merge away for
 that head, as any refusal does; updating the branch is a new head. `blocked`, `dirty` and `draft` are never
-offered, and the message says why in GitHub's words; `unknown` (GitHub still computing) is read again, as
-`mergeable` null is.
+offered, and the message says why in GitHub's words (a release offered Merge that GitHub calls one of them
+when read again loses it); `unknown` (GitHub still computing) is read again, as `mergeable` null is.
 
 One record per pull request, `release#<repository id>#<number>` (the id survives a rename or a transfer):
 
@@ -424,7 +426,9 @@ def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], liv
     GitHub merges (`MERGES`); in any other state, say why. A head whose merge GitHub refused is not offered
     again (GitHub may still call it clean: a merge method the repository forbids, a workflow file the app
     may not change, a base that must be up to date) but after a review (`review`), which may be what it
-    lacked, or a new head. A release offered Merge keeps it, and shows what GitHub says of it now.
+    lacked, or a new head. A release offered Merge keeps it while GitHub would merge it, and shows what GitHub
+    says of it now; GitHub calling it blocked, dirty or a draft takes Merge away and says why (the sweep then
+    reads it again, as any release waiting for Merge); unknown (still computing) changes nothing.
 
     A head the record does not have yet is adopted from `live` when it is the suite's: its
     pull_request event failed or comes late (and may never come, if a newer one passed meanwhile)."""
@@ -443,6 +447,9 @@ def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], liv
             new = applied(data, p)
         current = p.state == "open" and p.head == sha
         if new.get("ready"):
+            if current and state not in MERGES and state != "unknown":  # blocked, dirty, a draft: GitHub would not
+                taken = with_said({**new, "ready": False}, said)
+                return converge(repo, data, taken, f"Merge taken away: {state}", f"not ready: {state}", volume, now)
             shown = with_said(new, said) if current and state in MERGES else new
             return converge(repo, data, shown, "release updated", "Merge already offered", volume, now)
         if new.get("refused_head") == sha and not review:
@@ -823,8 +830,18 @@ def closed(delivery: Delivery, services: Services) -> str:
 
 
 def reviewed(delivery: Delivery, services: Services) -> str:
-    """pull_request_review.submitted on a release pull request: an approval may be what it waited for.
-    Read it as GitHub has it (gather), then decide whether it is ready for 🔀 Merge."""
+    """pull_request_review.submitted on a release pull request: an approval may be what it waited for, changes
+    asked for may block it. Read it as GitHub has it (gather), then decide whether it is ready for 🔀 Merge."""
+    return _read_again(delivery, services, review=True)
+
+
+def drafted(delivery: Delivery, services: Services) -> str:
+    """pull_request converted_to_draft or ready_for_review of a release pull request: a draft is not merged
+    (🔀 Merge taken away), one ready for review may be. Read it as GitHub has it, then decide."""
+    return _read_again(delivery, services, review=False)
+
+
+def _read_again(delivery: Delivery, services: Services, *, review: bool) -> str:
     payload = delivery.payload
     pull = payload.get("pull_request")
     repo = delivery.repo
@@ -836,8 +853,10 @@ def reviewed(delivery: Delivery, services: Services) -> str:
     live = gather_pull(services, repo.name, number, delivery.installation_id)
     checks = gather_checks(services, repo.name, live, delivery.installation_id)
     decide = partial(decide_ready, repo, None, live, is_release_pull(live, payload, services.settings), delivery.installation_id,
-                     review=True, checks=checks)
+                     review=review, checks=checks)
     return f"#{number}: " + settle_release(services, repo, number, decide).outcome
+
+
 @dataclass(frozen=True)
 class SuitePassed:
     """A check suite that passed on a release branch, and the pull requests it lists into the default branch."""
