@@ -59,6 +59,9 @@ def world(store: MemoryStore):
         def now(self) -> float:
             return NOW
 
+        def sleep(self, seconds: float) -> None:
+            pass
+
     return Services()
 
 
@@ -134,3 +137,79 @@ def test_a_long_outage_holds_every_event_and_brings_each_back_writing_an_item_pe
     assert writes[f"{SWEEP_KEY} [deliveries]"] <= 2 * runs and writes[f"{SWEEP_KEY} [lease]"] <= 2 * runs + 1440 // 40
     beyond = sum(writes.values()) - writes[f"{SWEEP_KEY} [deliveries]"] - writes[f"{SWEEP_KEY} [lease]"]
     assert beyond <= len(guids) // 25, writes
+
+
+def test_a_commit_after_one_whose_head_write_failed_takes_a_name_past_the_chunk_it_left():
+    store = MemoryStore()
+    services = world(store)
+    head, _ = f.commit(services, Record(SWEEP_KEY, item=d.ITEM), {"v": d.VERSION}, rows(f.CHUNK_ROWS + 10), f.Loaded(), "run-1")
+    loaded = f.load(services, head.data)
+    grown = [*loaded.rows, *rows(5, start=f.CHUNK_ROWS + 10)]
+    save = store.save
+
+    def head_throttled(record, data, **kwargs):
+        if record.key == SWEEP_KEY:
+            raise StoreUnavailable("ThrottlingException")
+        return save(record, data, **kwargs)
+
+    store.save = head_throttled  # type: ignore[method-assign]
+    with pytest.raises(StoreUnavailable):
+        f.commit(services, head, {"v": d.VERSION}, grown, loaded, "run-2")  # its new chunk written, not its head
+    store.save = save  # type: ignore[method-assign]
+    again = f.load(services, head.data)
+    [stray] = again.strays
+    committed, after = f.commit(services, head, {"v": d.VERSION}, [*grown, *rows(1, start=f.CHUNK_ROWS + 20)], again, "run-3")
+    assert stray.item not in committed.data["chunks"] and not store.load(f.KEY, stray.item).data  # named past, emptied
+    assert f.load(services, committed.data).rows == tuple(sorted([*grown, *rows(1, start=f.CHUNK_ROWS + 20)],
+                                                                  key=lambda r: (r.at, r.guid)))
+
+
+def test_a_head_write_the_table_throttled_once_neither_stalls_the_sweep_nor_loses_what_it_held(make_sweeps, monkeypatch):
+    monkeypatch.setattr(f, "CHUNK_ROWS", 20)  # (the limits scaled down, as above)
+    monkeypatch.setattr(f, "INLINE_ROWS", 10)
+    sweeps = make_sweeps(sweep_max_redeliveries=40)
+    sweeps.sweep()
+    sweeps.down = 502  # pager's own endpoint fails: every event is held, followed in chunks
+    guids = []
+    for i in range(35):
+        guids.append(sweeps.deliver("workflow_run", "completed", 10 + i % 3))
+        sweeps.now += 5
+        if i == 29:
+            sweeps.advance(15)
+            assert sweeps.sweep()["recovery"] == "waiting: pager"
+    sweeps.advance(15)
+    sweeps.world.faults.fail("store", r"^save sweep \[deliveries\]$", kind="store")  # the head's put, after its chunk
+    assert sweeps.sweep()["outcome"] == "aborted: the table did not answer"
+    sweeps.down = None  # pager answers again
+    outcomes = []
+    for _ in range(4):
+        sweeps.minutes(14)
+        outcomes.append(sweeps.sweep()["outcome"])
+    assert outcomes == ["done"] * 4, outcomes  # each run commits: it was "skipped: another run committed first"
+    back = [g for g in guids if any(a["status_code"] == 200 for a in sweeps.attempts(g))]
+    assert len(back) == len(guids) and not sweeps.entries()
+
+
+def test_the_folds_save_tried_again_after_a_throttled_head_names_past_the_chunk_its_first_try_left():
+    from types import SimpleNamespace
+
+    from pager.sweep.units import _save_state
+
+    store = MemoryStore()
+    services = world(store)
+    committed = f.commit(services, Record(SWEEP_KEY, item=d.ITEM), {"v": d.VERSION}, rows(f.CHUNK_ROWS + 10), f.Loaded(), "run-1")
+    grown = [*committed[1].rows, *rows(5, start=f.CHUNK_ROWS + 10)]
+    save, throttled = store.save, [1]
+
+    def head_throttled_once(record, data, **kwargs):
+        if record.key == SWEEP_KEY and throttled:
+            throttled.pop()
+            raise StoreUnavailable("ThrottlingException")
+        return save(record, data, **kwargs)
+
+    store.save = head_throttled_once  # type: ignore[method-assign]
+    state = SimpleNamespace(to_data=lambda: {"v": d.VERSION}, followed=grown)
+    assert _save_state(services, committed, state, "run-1") == ""  # saved on the second try
+    head = store.load(SWEEP_KEY, d.ITEM)
+    assert f.load(services, head.data).rows == tuple(sorted(grown, key=lambda r: (r.at, r.guid)))
+    assert not f.load(services, head.data).strays  # the first try's chunk emptied

@@ -779,6 +779,10 @@ def _save_state(services: Services, committed: tuple[Record, followed.Loaded], s
             if wait is None:
                 return _not_saved(head, exc, run_id)
             services.sleep(wait)
+            try:  # what the failed try wrote before its head (a new chunk) is found, and named past
+                loaded = followed.load(services, head.data)
+            except StoreUnavailable:
+                pass
         except Conflict as exc:
             return _not_saved(head, exc, run_id)
     return ""
