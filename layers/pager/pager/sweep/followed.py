@@ -70,11 +70,16 @@ def load(services: Services, head: Mapping[str, object]) -> Loaded:
         raise ChunkMissing(f"{KEY}: {len(missing)} of {len(names)} chunks not found")
     chunks = tuple(Chunk(n, unpack(str(found[n].data.get("rows") or ""))) for n in names)
     strays = tuple(r for n, r in found.items() if n not in set(names) and r.data)
+    return Loaded(chunks, _next(head, found), strays, found)
+
+
+def _next(head: Mapping[str, object], found: Iterable[str]) -> int:
+    """The number of the next chunk's name: past the head's count and past every chunk item there is, named or
+    not (a run that died after writing a chunk, before its head, or a write tried again, left a name the head's
+    count does not know, which a new chunk must not take)."""
     number = head.get("next_chunk")
-    # past every chunk item there is, named or not: a run that died after writing a chunk, before its head (or a
-    # write tried again), left a name the head's count does not know, which a new chunk must not take
-    taken = [int(n[1:]) for n in found if n[:1] == "c" and n[1:].isdigit()]
-    return Loaded(chunks, max([number if isinstance(number, int) else 0, *(t + 1 for t in taken)]), strays, found)
+    taken = [int(n[1:]) + 1 for n in found if n[:1] == "c" and n[1:].isdigit()]
+    return max([number if isinstance(number, int) else 0, *taken])
 
 
 def _names(head: Mapping[str, object]) -> list[object]:
