@@ -3,8 +3,11 @@ invocations never ask for one event."""
 
 from __future__ import annotations
 
+import uuid
+
 from pager.sweep import lease, run_sweep
 from pager.sweep.presses import BUSY
+from pager.sweep.run import check
 from pager.waiting import SWEEP_KEY
 
 
@@ -38,21 +41,30 @@ def test_two_checks_of_one_minute_ask_for_its_redeliveries_once(make_sweeps):
 
 def test_a_run_steps_aside_while_another_holds_the_lease_and_takes_it_once_it_lapsed(sweeps):
     sweeps.deliver("workflow_run", "completed", 1)
-    held = lease.take(sweeps.services, "a run that died", sweeps.now, lease.RUN_SECONDS)
-    assert held is not None and lease.holder(sweeps.services, sweeps.now) == "a run that died"
+    held = lease.take(sweeps.services, "a run that died", sweeps.now, lease.RUN_SECONDS, kind=lease.RUN)
+    assert held is not None and lease.holding(sweeps.services, sweeps.now) == lease.RUN
     calls = sweeps.services.calls
     skipped = run_sweep(sweeps.services, now=sweeps.now + 60, run_id="next")
     assert skipped["outcome"].startswith("skipped") and sweeps.services.calls == calls  # asked GitHub nothing
     ran = run_sweep(sweeps.services, now=sweeps.now + lease.RUN_SECONDS + 1, run_id="after")
     assert ran["outcome"] == "done" and ran["deliveries_seen"] == 1
-    assert lease.holder(sweeps.services, sweeps.services.now()) == ""  # given back at its end
+    assert lease.holding(sweeps.services, sweeps.services.now()) == ""  # given back at its end
 
 
-def test_a_run_waits_once_for_a_checks_asks(sweeps):
-    lease.take(sweeps.services, "check-1", sweeps.now, lease.CHECK_SECONDS, minute=sweeps.now // 60 * 60)
+def test_a_run_waits_once_for_a_checks_asks_whatever_their_invocations_are_called(sweeps):
+    # as deployed, both are called by Lambda's request id (a UUID): the lease says which kind holds it
+    lease.take(sweeps.services, str(uuid.uuid4()), sweeps.now, lease.CHECK_SECONDS, minute=sweeps.now // 60 * 60)
     slept = len(sweeps.world.sleeps)
-    assert run_sweep(sweeps.services, now=sweeps.now, run_id="run")["outcome"] == "done"
+    assert run_sweep(sweeps.services, now=sweeps.now, run_id=str(uuid.uuid4()))["outcome"] == "done"
     assert sweeps.world.sleeps[slept:][0] == lease.CHECK_SECONDS
+
+
+def test_a_scheduled_run_after_a_checks_asks_waits_them_out_with_lambdas_request_ids(make_sweeps):
+    world, guids = queued(make_sweeps)
+    world.now = (world.now // 60 + 1) * 60 + 1
+    assert check(world.services, now=world.now, run_id=str(uuid.uuid4()), seconds=60)["redeliveries"] == 4
+    world.now += 5
+    assert run_sweep(world.services, now=world.now, run_id=str(uuid.uuid4()))["outcome"] == "done"  # was skipped
 
 
 def test_a_press_while_the_sweep_asks_says_so_and_asks_nothing(make_sweeps):
@@ -71,7 +83,7 @@ def test_a_press_while_the_sweep_asks_says_so_and_asks_nothing(make_sweeps):
     sweeps.press_control(data)
     sweeps.github.deliver_pending()
     assert len(sweeps.attempts(guid)) == 4
-    assert lease.holder(sweeps.services, sweeps.now) == ""  # the press gave it back
+    assert lease.holding(sweeps.services, sweeps.now) == ""  # the press gave it back
 
 
 def test_a_lease_taken_between_the_read_and_the_write_is_not_taken_again(sweeps):
@@ -87,7 +99,7 @@ def test_give_back_after_another_took_the_lapsed_lease_leaves_it_with_them(sweep
     later = sweeps.now + lease.PRESS_SECONDS + 1
     assert lease.take(sweeps.services, "next", later, lease.RUN_SECONDS) is not None
     lease.give_back(sweeps.services, mine, later)
-    assert lease.holder(sweeps.services, later) == "next"
+    assert lease.Lease.of(sweeps.store.load(SWEEP_KEY, lease.ITEM).data).by == "next"
 
 
 
@@ -103,3 +115,29 @@ def test_two_checks_and_a_run_of_one_minute_ask_for_each_event_once_whichever_co
             world.check()
         world.github.deliver_pending()
         assert [len(world.attempts(g)) for g in guids] == [2] * 10, order  # its failure, and one ask: each once
+
+
+def test_a_run_a_check_releases_begins_when_it_begins_and_ends_inside_the_checks_deadline(make_sweeps, monkeypatch):
+    from pager.sweep import run as run_module
+
+    sweeps = make_sweeps()
+    sweeps.pager_held()
+    sweeps.down = None  # the fix is deployed: the check's ping passes and releases a run
+    tick, runs = run_module.due.tick, []
+
+    def slow_tick(services, now):  # what came due this minute took 25 s (renders, a summary)
+        sweeps.now += 25
+        return tick(services, now)
+
+    def recorded(services, **kwargs):
+        runs.append({**kwargs, "lease_from": services.now()})
+        return run_sweep(services, **kwargs)
+
+    monkeypatch.setattr(run_module.due, "tick", slow_tick)
+    monkeypatch.setattr(run_module, "run_sweep", recorded)
+    started = sweeps.now
+    assert sweeps.check()["outcome"] == "done"
+    [released] = runs
+    assert released["now"] >= started + 25  # the run's lease and minute are counted from when it begins
+    assert released["now"] + released["seconds"] <= started + run_module.RUN_SECONDS  # inside the check's deadline
+    assert released["seconds"] < lease.RUN_SECONDS

@@ -36,7 +36,7 @@ def deliver_again(services: Services, delivery_id: str) -> str:
     if not DELIVERY_ID.fullmatch(delivery_id):
         return "this button is not known"
     now = services.now()
-    leased = lease.take(services, f"press-{delivery_id}", now, lease.PRESS_SECONDS)
+    leased = lease.take(services, f"press-{delivery_id}", now, lease.PRESS_SECONDS, kind=lease.PRESS)
     if leased is None:
         return BUSY
     try:

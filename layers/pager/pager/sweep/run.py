@@ -78,7 +78,7 @@ def _lease(services: Services, run_id: str, now: float) -> tuple[Record, bool] |
     minute = now // 60 * 60
     try:
         taken = lease.take_for_run(services, run_id, now, lease.RUN_SECONDS, minute)
-        if taken is None and lease.holder(services, now).startswith("check"):
+        if taken is None and lease.holding(services, now) == lease.CHECK:
             services.sleep(lease.CHECK_SECONDS)
             taken = lease.take_for_run(services, run_id, services.now(), lease.RUN_SECONDS, minute)
     except StoreUnavailable:
@@ -253,7 +253,11 @@ def _held(services: Services, items: Items, waiting: Waiting, now: float, run_id
         summary = {"run_id": run_id, "outcome": f"waiting: {failing} still failing", "since": waiting.since, **attended}
         logger.info("recovery check", extra=summary)
         return summary
-    ran = run_sweep(services, now=now, run_id=run_id, seconds=seconds, released=True, probes=tuple(asked))
+    # the run begins now, with what is left of the check's deadline: its lease then outlasts its deadline, and
+    # its deadline ends inside the function's timeout, however long what came due and the probes took
+    started = services.now()
+    ran = run_sweep(services, now=started, run_id=run_id, seconds=max(1.0, seconds - (started - now)), released=True,
+                    probes=tuple(asked))
     return {**ran, **attended}  # what came due this minute, said with the run it released
 
 
