@@ -802,6 +802,10 @@ def _no_answer_in_time(world, secret_id, folder):
     world.down = 0
 
 
+def _redirected(world, secret_id, folder):
+    world.down = 301  # a domain in front of pager moved: GitHub does not follow the redirect
+
+
 def _at_an_old_host(world, secret_id, folder):
     world.hub.hook["url"] = f"{OLD_HOST}/github"
 
@@ -822,6 +826,8 @@ ANOTHER_SECRET = "a-webhook-secret-set-a-minute-ago"
      "    fix: see why in the webhook function's log (`make logs FUNCTION=WebhookFunction`); what GitHub delivers meanwhile "
      f"fails alike, and the sweep brings it back once the endpoint answers (no line of the ping there: {GITHUB_HOOK} is "
      "not reached)"),
+    (_redirected, "✗ pager's endpoint answered GitHub's signed ping: 301: a redirect, which GitHub does not follow: pager never runs",
+     "    fix: give the app's webhook the URL the redirect leads to, on https://github.test/settings/apps/pager-test"),
     (_at_an_old_host, f"✗ pager's endpoint answered GitHub's signed ping: 404: nothing of pager's answers at {OLD_HOST}/github",
      f"    fix: GitHub delivers to {OLD_HOST}/github, the stack's URL is {GITHUB_HOOK} (its output GitHubWebhookUrl): set "
      "the Webhook URL on https://github.test/settings/apps/pager-test to it, Save changes"),

@@ -621,3 +621,28 @@ def test_a_hold_whose_end_the_table_throttled_once_asks_nothing_twice(make_sweep
     carry_out()
     asked = sweeps.github.redelivery_requests[start:]
     assert len(asked) == 3 and len(set(asked)) == 3  # each held event asked for once
+
+
+def test_a_redirect_before_pagers_endpoint_is_its_outage_and_what_it_turned_away_comes_back_after_the_fix(make_sweeps):
+    """A 3xx (a custom domain moved, http to https): GitHub does not follow it, so pager never ran. The ping's
+    redirect holds pager's endpoint, no attempt is spent on it, and every page comes back once the URL is fixed."""
+    world = make_sweeps(through_handler=True)
+    world.answer = None  # the real handler answers what reaches it
+    world.deliver("workflow_run", "completed", 1)
+    world.sweep()
+    world.down = 301
+    pages = []
+    for n in range(3):
+        comment = issue_comment_by("alice", comment_id=9200 + n, number=400 + n)
+        assert world.world.deliver("issue_comment", comment, guid=f"moved{n}")[0] == 301
+        pages.append(f"moved{n}")
+    for _ in range(4):
+        world.advance(15)
+        summary = world.sweep()
+    assert summary["recovery"] == "waiting: pager" and all(len(world.attempts(g)) == 1 for g in pages)
+    world.down = None  # the app's webhook URL fixed
+    world.minutes(3)
+    for guid in pages:
+        assert [a["status_code"] for a in world.attempts(guid)] == [301, 200], guid
+    assert world.entries() == {}
+    assert len([m for m in world.telegram.chat() if m.text.startswith("💬 alice commented")]) == len(pages)

@@ -47,6 +47,7 @@ from pager.errors import ChatMigrated, ConfigError, PagerError, TelegramRefused,
 from pager.github import HOOK_WAIT, signing_key
 from pager.settings import QUIET_NONE, SECRET_NAMES, Settings, in_parameter_store
 from pager.store import ROOT_ITEM, TABLE_ITEM, TABLE_KEY, TABLE_TTL
+from pager.sweep.lists import FAILED, NO_ANSWER, outcome_of
 from pager.telegram import BOUND
 from pager.telegram import may_post as bot_may_post
 from pager.values import parse_iso
@@ -589,6 +590,9 @@ def _ping_answered(facts: Facts, status: int, url: str) -> Check:
         return Check(False, f"{said}: API Gateway throttles what reaches pager",
                      f"a burst passes by itself: run `{facts.target.doctor_command()}` again; if it stays, raise ApiRateLimit "
                      f"or ApiBurstLimit in {DEPLOY_FILE} and `make deploy`")
+    if 300 <= status < 400:
+        return Check(False, f"{said}: a redirect, which GitHub does not follow: pager never runs",
+                     f"give the app's webhook the URL the redirect leads to, on {facts.pages.settings}{_elsewhere(facts, url)}")
     return Check(False, f"{said}: GitHub counts an answer other than 2xx as a failed delivery",
                  f"see why in {_endpoint_log(facts)}{_elsewhere(facts, url)}")
 
@@ -691,8 +695,8 @@ class DeliveryCount:
 
 
 def count_deliveries(items: list[dict[str, Any]], complete: bool, max_attempts: int) -> DeliveryCount:
-    """Attempts by outcome; an event kept failing when its newest of `max_attempts` attempts or more got a
-    5xx or no answer (the sweep asks for no more: it is in ⚙️ pager)."""
+    """Attempts by outcome (a 2xx passed); an event kept failing when its newest of `max_attempts` attempts or
+    more failed as the sweep counts it, or got no answer (the sweep asks for no more: it is in ⚙️ pager)."""
     by_event: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for item in items:
         by_event[str(item.get("guid"))].append(item)
@@ -703,10 +707,10 @@ def count_deliveries(items: list[dict[str, Any]], complete: bool, max_attempts: 
     def newest(attempts: list[dict[str, Any]]) -> dict[str, Any]:
         return max(attempts, key=lambda attempt: int(attempt.get("id") or 0))
 
-    failed = sum(1 for item in items if not 200 <= status(item) <= 399)
+    failed = sum(1 for item in items if not 200 <= status(item) <= 299)
     refused = sum(1 for item in items if status(item) == 401)
     kept_failing = sum(1 for attempts in by_event.values()
-                       if len(attempts) >= max_attempts and not 100 <= status(newest(attempts)) <= 499)
+                       if len(attempts) >= max_attempts and outcome_of(status(newest(attempts))) in (FAILED, NO_ANSWER))
     return DeliveryCount(len(items), failed, refused, kept_failing, complete)
 
 

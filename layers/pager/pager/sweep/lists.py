@@ -40,14 +40,16 @@ _NAME_MAX = 40  # event and action names are cut to this, to bound the state's s
 
 
 def outcome_of(status_code: int) -> str:
-    """How an attempt ended, from its status code (GitHub's filters: success 200..399, failure 400..599).
-    A 4xx is pager's refusal, which it would repeat, except 429: too many requests (API Gateway's throttle
-    or any other) failed, like a 5xx. Anything else (0: "timed out") got no answer."""
-    if 200 <= status_code <= 399:
+    """How an attempt ended, from its status code. A 2xx passed. A 4xx is pager's refusal, which it would
+    repeat, except 429: too many requests (API Gateway's throttle or any other) failed, like a 5xx. A 3xx failed
+    too: a redirect on the way (a domain moved, http to https), which GitHub does not follow, so pager never
+    ran (GitHub's list files it with the successes, 200..399: the sweep reads every outcome). Anything else
+    (0: "timed out") got no answer."""
+    if 200 <= status_code <= 299:
         return PASSED
     if 400 <= status_code <= 499 and status_code != TOO_MANY_REQUESTS:
         return REFUSED
-    if 500 <= status_code <= 599 or status_code == TOO_MANY_REQUESTS:
+    if 300 <= status_code <= 599:
         return FAILED
     return NO_ANSWER
 

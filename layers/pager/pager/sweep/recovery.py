@@ -42,8 +42,9 @@ HOLDING = ("telegram", "github", REDELIVERY, OWN)  # what holds the redeliveries
 def own_endpoint(services: Services, guid: str) -> bool | None:
     """Whether pager's own endpoint answers, observed: a signed `ping` (`guid`: its delivery id, the run's) to
     the URL GitHub delivers to, as GitHub's hook config says. True: it answered (a 2xx, or a refusal of its
-    own: it runs); False: a 5xx, API Gateway's throttling (429) or no answer within GitHub's 10 s; None: GitHub
-    did not say where it delivers (no ping: nothing is known)."""
+    own: it runs); False: a 5xx, API Gateway's throttling (429), a redirect (a 3xx, which GitHub does not follow:
+    pager never runs) or no answer within GitHub's 10 s; None: GitHub did not say where it delivers (no ping:
+    nothing is known)."""
     try:
         url = str(services.github.hook_config().get("url") or "")
     except PagerError:
@@ -51,7 +52,7 @@ def own_endpoint(services: Services, guid: str) -> bool | None:
     if not url:
         return None
     status = services.github.ping_hook(url, services.settings.github_webhook_secret, guid)
-    return not (status == 0 or status == 429 or status >= 500)
+    return 200 <= status <= 299 or (400 <= status <= 499 and status != 429)
 
 
 def held_since(waiting: Waiting | None) -> float | None:
