@@ -237,3 +237,26 @@ def test_after_three_days_of_githubs_outage_a_comment_whose_draft_was_never_aske
     (said,) = control
     assert said.startswith("⚙️ 1 event never reached pager and is gone from GitHub") and \
         "they never reached you: alice's comment on Codertocat/Hello-World#200" in said, said
+
+
+def test_deliver_all_again_asks_nothing_more_for_an_event_the_sweep_asks_for_at_its_last_chance(make_sweeps):
+    """An event at its last chance is named (an entry with ↻) and asked for by the decision: ↻ Deliver all again,
+    pressed meanwhile, leaves it to the decision's ask in the run, which asks GitHub for it once."""
+    sweeps = make_sweeps(through_handler=True)
+    sweeps.deliver("issues", "labeled", 1)
+    sweeps.advance(15)
+    sweeps.sweep()
+    sweeps.down = 502  # pager's own endpoint fails (a bad deploy)
+    comment = sweeps.deliver("issue_comment", "created", 10)
+    sweeps.advance(15)
+    assert sweeps.sweep()["recovery"] == "waiting: pager"
+    sweeps.advance(70 * 60 + 30)  # the outage lasts: the comment is 70.75 h old, at its last chance
+    summary = sweeps.sweep()
+    assert summary["decisions"]["last chance"] == 1 and comment in sweeps.entries()
+    [control] = [m for m in sweeps.telegram.chat() if m.text.startswith(OWN_MESSAGE)][-1:]
+    pressed = sweeps.world.update(sweeps.world.press_update("again:all", message_id=control.message_id))[1]["outcome"]
+    assert pressed.startswith("↻ the 1 failed")
+    sweeps.down = None  # fixed: the next check's ping passes and releases the run
+    released = sweeps.check()
+    assert released.get("redeliveries", 0) + released.get("all_delivered_again", 0) == 1, released
+    assert [a["status_code"] for a in sweeps.attempts(comment)] == [502, 200]

@@ -575,11 +575,14 @@ def _gather_again_all(ctx: Context, g: Gathered, p: Planned) -> Mapping[str, Any
 
 
 def _plan_again_all(g: Gathered, p: Planned, planning: Planning) -> Mapping[str, Any]:
-    """↻ all's picks: what the minute leaves after the decision's asks and the ↻ job's picks."""
+    """↻ all's picks: what the minute leaves after the decision's asks and the ↻ job's picks, but the entries of
+    events the decision asks for in this run already (one at its last chance is named and asked for)."""
     if not g.again_all:
         return {}
-    again = tuple(to_deliver_again(g.shown, p.room - len(p.health.picks)))
-    return {"again_all": again, "again_all_pending": len(again) < len(to_deliver_again(g.shown))}
+    asked = {f"{alarm.DELIVERY_PREFIX}{r.guid}" for r in p.deliveries.ask}
+    shown = {key: entry for key, entry in g.shown.items() if key not in asked}
+    again = tuple(to_deliver_again(shown, p.room - len(p.health.picks)))
+    return {"again_all": again, "again_all_pending": len(again) < len(to_deliver_again(shown))}
 
 
 def _fold_again_all(ctx: Context, g: Gathered, p: Planned, done: list[Done], committed: Committed) -> Folded:
