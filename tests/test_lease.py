@@ -141,3 +141,19 @@ def test_a_run_a_check_releases_begins_when_it_begins_and_ends_inside_the_checks
     assert released["now"] >= started + 25  # the run's lease and minute are counted from when it begins
     assert released["now"] + released["seconds"] <= started + run_module.RUN_SECONDS  # inside the check's deadline
     assert released["seconds"] < lease.RUN_SECONDS
+
+
+def test_a_check_about_to_ask_pings_first_and_holds_pagers_endpoint_failing_since_the_run(make_sweeps):
+    """pager breaks while what a run queued drains (a bad deploy between two runs): the check that would ask
+    for its minute pings the endpoint first, holds it, and spends no attempt into it; the fix brings all back."""
+    world, guids = queued(make_sweeps)
+    world.down = 502
+    world.now = (world.now // 60 + 1) * 60 + 1
+    before = attempts(world, guids)
+    assert world.check()["outcome"] == "waiting: pager's endpoint failed the check's ping"
+    assert attempts(world, guids) == before  # no attempt spent into the broken endpoint
+    world.minutes(10)
+    assert attempts(world, guids) == before
+    world.down = None
+    world.minutes(5)
+    assert all(world.attempts(g)[-1]["status_code"] == 200 for g in guids) and world.entries() == {}

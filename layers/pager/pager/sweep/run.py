@@ -35,7 +35,7 @@ from ..observe import count, logger
 from ..services import Services
 from ..signals import due
 from ..store import Record
-from ..waiting import REDELIVERY, Waiting, note
+from ..waiting import OWN, REDELIVERY, Waiting, note
 from . import deliveries, followed, lease, recovery
 from .acts import Act, ChangeAlarm, RedeliverEntry, act
 from .health import SECRET_REFUSED
@@ -211,6 +211,10 @@ def check(services: Services, *, now: float, run_id: str, seconds: float) -> dic
     items = Items.load(services)
     waiting, queue = items.waiting, items.queue
     asked = {} if recovery.held_since(waiting) is not None else _this_minute(services, queue, now, seconds, run_id)
+    if asked.get("held"):
+        summary = {"run_id": run_id, "outcome": "waiting: pager's endpoint failed the check's ping", **attended}
+        logger.info("recovery check", extra=summary)
+        return summary
     if waiting is not None:
         summary = _held(services, items, waiting, now, run_id, seconds, attended)
         return {**summary, "redeliveries": summary.get("redeliveries", 0) + asked.get("redeliveries", 0)} if asked else summary
@@ -234,6 +238,9 @@ def _this_minute(services: Services, queue: tuple[deliveries.Followed, ...], now
     if lease.take(services, run_id, now, lease.CHECK_SECONDS, minute=minute) is None:
         return {"redeliveries": 0, "minute_taken": 1}
     with deadline.within(min(seconds, lease.CHECK_SECONDS)):
+        if recovery.own_endpoint(services, f"ping-{run_id}") is False:  # seen before an attempt is spent into it
+            note(services, OWN, since=minute)
+            return {"redeliveries": 0, "held": 1}
         done = _ask_paced(services, asks, minute, run_id)
     return {"redeliveries": sum(d.fate == TOOK for d in done), "redeliveries_failed": sum(d.fate != TOOK for d in done)}
 
