@@ -8,6 +8,8 @@ one adapter to change when their signatures do. GitHub carries out the redeliver
 each run and check (`FakeGitHub.deliver_pending`) and forgets what is older than its three days; it
 answers every request within its secondary rate limits (`pager_world.limits.SecondaryLimits`: 403 with
 retry-after over them; a scenario may count a redelivery as content-generating, which GitHub's docs leave open).
+While an invocation waits (a run waiting out a check's asks), GitHub goes on sending the traffic, as other
+invocations of the webhook would answer it meanwhile: the clock never goes back for what arrived in the wait.
 
 The endpoint is a model behind API Gateway's throttle (`pager_world.limits.Throttle`, the template's 50 a
 second and burst of 200: 429 over it, before pager runs). It answers 200, or 502 to every attempt while
@@ -333,6 +335,7 @@ class ScaleReplay:
         self.world = World(pem, start, content=scenario.content)
         self.world.github.endpoint = self._endpoint
         self.world.ping = self._ping  # type: ignore[method-assign]
+        self.world.services.sleep = self._sleep  # (Telegram's client keeps the clock's: it waits on a page alone)
         self.start = start
         self.trouble = (start + scenario.before, start + scenario.before + scenario.trouble)
         self.end = self.trouble[1] + scenario.after
@@ -365,6 +368,13 @@ class ScaleReplay:
         if not self.world.gateway.take(self.world.clock()):
             return 429
         return 502 if self.scenario.kind == "outage" and start <= self.world.clock() < end else 200
+
+    def _sleep(self, seconds: float) -> None:
+        """An invocation waits (a run waiting out a check's asks): GitHub goes on sending the traffic meanwhile, which
+        other invocations of the webhook answer, so the clock never goes back for what arrived during the wait."""
+        until = self.world.clock() + seconds
+        self._send_until(until)
+        self.world.clock.set(until)
 
     def _send_until(self, until: float) -> None:
         """GitHub sends every delivery of the traffic before `until`."""
@@ -400,7 +410,7 @@ class ScaleReplay:
             swept=what == "sweep" or summary.get("call_budget") is not None, gaps=len(summary.get("reach_gaps") or ())))
         self._look()
         self._send_until(at + REDELIVERY_DELAY)
-        world.clock.set(at + REDELIVERY_DELAY)
+        world.clock.set(max(world.clock(), at + REDELIVERY_DELAY))  # (after a wait, the clock is past it already)
         world.github.deliver_pending()
         world.github.prune(world.clock())
 
