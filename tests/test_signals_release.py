@@ -9,10 +9,13 @@ synchronize, racing deliveries, and a failure at every external call.
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from support import looked_again
 
 from pager.engine.effects import Posted
+from pager.routing import Repository
 from pager.signals import release
 from pager.signals.release import ReleasePull, decide_pull
 from pager_world.cases import (
@@ -790,3 +793,29 @@ def test_a_title_edited_before_a_merge_by_the_button_is_what_the_merged_message_
     world.deliver_again("edited")
     [(text, _)] = world.chat.view().values()
     assert edited_title in text and "merged" in text.splitlines()[0]
+
+
+def test_a_read_of_github_made_before_a_review_offered_merge_does_not_take_it_away(world):
+    # a check suite's delivery read the pull request blocked; meanwhile the approval's delivery offered Merge
+    live_pull(world, mergeable_state="blocked")
+    world.deliver("pull_request", pull("opened"))
+    read_at = world.services.now()
+    live = world.services.github.get_pull(REPO, 2, installation_id=None)
+    world.now += 1
+    live_pull(world)
+    assert "Merge offered" in world.deliver("pull_request_review", pull_review_approved())[1]["outcome"]
+    decide = partial(release.decide_ready, Repository(REPO_ID, REPO), HEAD, live, True, None, read_at=read_at)
+    assert "Merge already offered" in release.settle_release(world.services, Repository(REPO_ID, REPO), 2, decide).outcome
+    assert world.store.dump()[KEY]["ready"] and only_message(world)[1][1] == (("🔀 Merge",),)
+
+
+def test_the_sweeps_read_of_a_waiting_release_does_not_take_away_the_merge_a_review_offered_since(world):
+    live_pull(world, mergeable_state="blocked")
+    world.deliver("pull_request", pull("opened"))
+    world.deliver("check_suite", suite_passed())
+    looked = release.look_again(world.services)  # the run reads it: blocked
+    world.now += 1
+    live_pull(world)  # approved before the run acts on its read
+    assert "Merge offered" in world.deliver("pull_request_review", pull_review_approved())[1]["outcome"]
+    release.settle_looked(world.services, looked, world.services.now())
+    assert world.store.dump()[KEY]["ready"] and only_message(world)[1][1] == (("🔀 Merge",),)

@@ -46,7 +46,8 @@ One record per pull request, `release#<repository id>#<number>` (the id survives
                      with time"); an older payload changes nothing, so a stale synchronize never
                      takes Merge from a release that is ready
     head, title, url, number, installation_id
-    state            open, closed or merged; ready: Merge is offered; refusal: GitHub's last reason
+    state            open, closed or merged; ready: Merge is offered (offered_at: when; a read of GitHub
+                     made before then changes nothing); refusal: GitHub's last reason
                      (refused_head: its head; refusal_cause "workflows" and refusal_page: the app lacks
                      the Workflows permission, and where to add it; "behind": GitHub called the head
                      behind and refused it, so its base must be up to date)
@@ -419,7 +420,7 @@ def applied(data: dict[str, Any], p: ReleasePull) -> dict[str, Any]:
 
 def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], live_is_release: bool,
                  installation_id: int | None, volume: Volume = LOUD, *, review: bool = False,
-                 checks: Iterable[Mapping[str, str]] = ()):
+                 checks: Iterable[Mapping[str, str]] = (), read_at: float | None = None):
     """`live` is the pull request as GitHub has it now, read after a check suite passed on `sha` (or,
     with `sha` None, after a review or the sweep's look), and `checks` its head's check runs that did not
     pass (read when GitHub calls it unstable): offer Merge if it is open, still at that head and in a state
@@ -428,7 +429,8 @@ def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], liv
     may not change, a base that must be up to date) but after a review (`review`), which may be what it
     lacked, or a new head. A release offered Merge keeps it while GitHub would merge it, and shows what GitHub
     says of it now; GitHub calling it blocked, dirty or a draft takes Merge away and says why (the sweep then
-    reads it again, as any release waiting for Merge); unknown (still computing) changes nothing.
+    reads it again, as any release waiting for Merge); unknown (still computing) changes nothing, and so does a
+    read made before Merge was offered (`read_at`, when GitHub was read: another delivery offered it since).
 
     A head the record does not have yet is adopted from `live` when it is the suite's: its
     pull_request event failed or comes late (and may never come, if a newer one passed meanwhile)."""
@@ -447,11 +449,8 @@ def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], liv
             new = applied(data, p)
         current = p.state == "open" and p.head == sha
         if new.get("ready"):
-            if current and state not in MERGES and state != "unknown":  # blocked, dirty, a draft: GitHub would not
-                taken = with_said({**new, "ready": False}, said)
-                return converge(repo, data, taken, f"Merge taken away: {state}", f"not ready: {state}", volume, now)
-            shown = with_said(new, said) if current and state in MERGES else new
-            return converge(repo, data, shown, "release updated", "Merge already offered", volume, now)
+            fresh = current and (read_at is None or read_at >= float(new.get("offered_at") or 0))
+            return _offered(repo, data, new, state if fresh else "", said, volume, now)
         if new.get("refused_head") == sha and not review:
             return Step("not offered again: GitHub refused this head's merge")
         if _closed_on_github(data, p):
@@ -463,6 +462,18 @@ def decide_ready(repo: Repository, sha: str | None, live: Mapping[str, Any], liv
         return _offer(repo, data, new, state, said, volume, now)
 
     return decide
+
+
+def _offered(repo: Repository, data: dict[str, Any], new: dict[str, Any], state: str, said: Mapping[str, Any],
+             volume: Volume, now: float) -> Step:
+    """A release offered Merge, read again: `state` what GitHub says of its head now ("": a read of another head,
+    or made before Merge was offered, which changes nothing). It keeps Merge where GitHub merges, with what
+    GitHub says now; blocked, dirty or a draft take it away; unknown (still computing) changes nothing."""
+    if state and state not in MERGES and state != "unknown":
+        taken = with_said({**new, "ready": False}, said)
+        return converge(repo, data, taken, f"Merge taken away: {state}", f"not ready: {state}", volume, now)
+    shown = with_said(new, said) if state in MERGES else new
+    return converge(repo, data, shown, "release updated", "Merge already offered", volume, now)
 
 
 def _adopts(data: Mapping[str, Any], p: ReleasePull, sha: str, live_is_release: bool) -> bool:
@@ -484,7 +495,7 @@ def _offer(repo: Repository, data: dict[str, Any], new: dict[str, Any], state: s
         return converge(repo, data, new, "not ready: unknown", "not ready: unknown", volume, now)
     if state not in MERGES:
         return converge(repo, data, with_said(new, said), f"not ready: {state}", f"not ready: {state}", volume, now)
-    ready = without_refusal({**with_said(new, said), "ready": True})
+    ready = without_refusal({**with_said(new, said), "ready": True, "offered_at": now})
     return converge(repo, data, ready, "Merge offered", "Merge already offered", volume, now)
 
 
@@ -693,6 +704,7 @@ class LookedAgain:
     live: Mapping[str, Any] | None = None  # the pull request as GitHub has it (None: retired, or not read)
     checks: tuple[dict[str, str], ...] = ()
     error: str = ""  # what GitHub answered when it did not serve the pull request
+    read_at: float | None = None  # when it was read (a delivery may offer Merge before the run acts on the read)
 
     @property
     def retired(self) -> bool:
@@ -716,6 +728,7 @@ def _look(services: Services, item: str, data: Mapping[str, Any]) -> LookedAgain
     if looked.retired:
         return looked
     try:
+        looked = replace(looked, read_at=services.now())
         live = gather_pull(services, looked.repo.name, looked.number, looked.installation_id, again_later=False)
         checks = gather_checks(services, looked.repo.name, live, looked.installation_id)
     except PagerError as exc:
@@ -740,7 +753,7 @@ def settle_looked(services: Services, looked: Iterable[LookedAgain], now: float)
                 outcomes.append(where + f"not read: {release.error}")
                 continue
             decide = partial(decide_ready, release.repo, None, release.live, True, release.installation_id,
-                             checks=list(release.checks))
+                             checks=list(release.checks), read_at=release.read_at)
             outcomes.append(where + settle_release(services, release.repo, release.number, decide).outcome)
         finally:
             settle(services, WAITING_KEY, decide_checked(now), item=release.item)
@@ -850,10 +863,11 @@ def _read_again(delivery: Delivery, services: Services, *, review: bool) -> str:
     number = integer(field(pull, "number"))
     if not number:
         return "ignored: no pull request number"
+    read_at = services.now()
     live = gather_pull(services, repo.name, number, delivery.installation_id)
     checks = gather_checks(services, repo.name, live, delivery.installation_id)
     decide = partial(decide_ready, repo, None, live, is_release_pull(live, payload, services.settings), delivery.installation_id,
-                     review=review, checks=checks)
+                     review=review, checks=checks, read_at=read_at)
     return f"#{number}: " + settle_release(services, repo, number, decide).outcome
 
 
@@ -893,10 +907,12 @@ def check_suite(delivery: Delivery, services: Services) -> str:
         return "ignored: no repository id"
     outcomes = []
     for number in suite.numbers:
+        read_at = services.now()
         live = gather_pull(services, repo.name, number, suite.installation_id)
         checks = gather_checks(services, repo.name, live, suite.installation_id)
         is_release = is_release_pull(live, delivery.payload, services.settings)
-        decide = partial(decide_ready, repo, suite.sha, live, is_release, suite.installation_id, checks=checks)
+        decide = partial(decide_ready, repo, suite.sha, live, is_release, suite.installation_id, checks=checks,
+                         read_at=read_at)
         outcomes.append(f"#{number}: " + settle_release(services, repo, number, decide).outcome)
     return "; ".join(outcomes) or "ignored: no release pull request"
 
