@@ -157,3 +157,16 @@ def test_a_check_about_to_ask_pings_first_and_holds_pagers_endpoint_failing_sinc
     world.down = None
     world.minutes(5)
     assert all(world.attempts(g)[-1]["status_code"] == 200 for g in guids) and world.entries() == {}
+
+
+def test_a_short_outage_the_checks_ping_caught_does_not_hold_back_its_minutes_asks(make_sweeps):
+    world, guids = queued(make_sweeps)
+    world.down = 502
+    world.now = (world.now // 60 + 1) * 60 + 1
+    before = attempts(world, guids)
+    assert world.check()["outcome"] == "waiting: pager's endpoint failed the check's ping"
+    assert attempts(world, guids) == before
+    world.now = (world.now // 60 + 1) * 60 + 1
+    world.down = None  # fixed a minute later: the next check's ping passes and its run asks for all
+    world.minutes(4)
+    assert all(world.attempts(g)[-1]["status_code"] == 200 for g in guids)

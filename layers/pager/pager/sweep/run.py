@@ -239,7 +239,7 @@ def _this_minute(services: Services, queue: tuple[deliveries.Followed, ...], now
         return {"redeliveries": 0, "minute_taken": 1}
     with deadline.within(min(seconds, lease.CHECK_SECONDS)):
         if recovery.own_endpoint(services, f"ping-{run_id}") is False:  # seen before an attempt is spent into it
-            note(services, OWN, since=minute)
+            note(services, OWN, since=minute - 1)  # (from before the minute: its asks are not made, as below)
             return {"redeliveries": 0, "held": 1}
         done = _ask_paced(services, asks, minute, run_id)
     return {"redeliveries": sum(d.fate == TOOK for d in done), "redeliveries_failed": sum(d.fate != TOOK for d in done)}
