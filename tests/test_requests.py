@@ -147,6 +147,8 @@ CASES = [
     ("the signature", _header(SIGNATURE, "sha256=\udfff"), 400, f"header {SIGNATURE} holds text no client can send"),
     ("the event", _header(EVENT, "pi\ud800ng"), 400, f"header {EVENT} holds text no client can send"),
     ("a header's name", _header("x-\ud800", "1"), 400, "a header's name is not text a client can send"),
+    ("a header repeated in another case", lambda event: event["headers"].update({"X-Zen": "\ud800", "x-zen": "ok"}), 400,
+     "header X-Zen holds text no client can send"),
     ("the path", _field("rawPath", "/git\ud800hub"), 400, "the method or path holds text no client can send"),
     # events API Gateway does not send
     ("no requestContext", _without(("requestContext",)), 400, "not an API Gateway request: no method, stage or path"),

@@ -196,8 +196,8 @@ def _headers(given: Any) -> dict[str, str]:
         if not (isinstance(name, str) and isinstance(value, str)):
             _refuse_headers(given)
         headers[name.lower()] = value
-    try:  # all of them encoded at once (a lone surrogate stays one in lower case)
-        "".join(headers).encode("utf-8"), "".join(headers.values()).encode("utf-8")
+    try:  # all of them encoded at once, as given (a name repeated in another case holds its own value)
+        "".join(name + value for name, value in given.items()).encode("utf-8")
     except UnicodeEncodeError:
         _refuse_headers(given)
     return headers
