@@ -170,3 +170,34 @@ def test_a_short_outage_the_checks_ping_caught_does_not_hold_back_its_minutes_as
     world.down = None  # fixed a minute later: the next check's ping passes and its run asks for all
     world.minutes(4)
     assert all(world.attempts(g)[-1]["status_code"] == 200 for g in guids)
+
+
+def test_asks_github_took_before_its_redeliveries_failed_count_among_an_events_three_attempts(make_sweeps, monkeypatch):
+    """GitHub takes a check's first two asks of a minute, then its redeliveries fail (a hold of GitHub's
+    redeliveries, noted from before the minute), while pager's handler fails on its own: no event gets a
+    fourth attempt, and each that keeps failing is named."""
+    from pager.errors import GitHubUnavailable
+
+    world, guids = queued(make_sweeps)
+    world.answer = lambda guid, redelivery: 502
+    github, taken = world.services.github, {"asks": 0, "failing": True}
+    redeliver = github.redeliver
+
+    def flaky(delivery_id):
+        taken["asks"] += 1
+        if taken["failing"] and taken["asks"] > 2:
+            raise GitHubUnavailable("github redeliver: GitHub answered 502")
+        return redeliver(delivery_id)
+
+    monkeypatch.setattr(github, "redeliver", flaky)
+    world.now = (world.now // 60 + 1) * 60 + 1
+    assert world.check()["redeliveries"] == 2
+    world.minutes(3)
+    taken["failing"] = False  # GitHub's redeliveries work again
+    for minute in range(120):  # two hours as a deployment lives them: a check each minute, a run each fifteenth
+        start = world.now
+        world.sweep() if minute % 15 == 14 else world.check()
+        world.now = start + 60
+    codes = {g: [a["status_code"] for a in world.attempts(g)] for g in guids}
+    assert max(len(c) for c in codes.values()) <= 3, codes
+    assert all(c[-1] == 200 or g in world.entries() for g, c in codes.items()), (codes, world.entries())

@@ -11,7 +11,8 @@ the followed rows in chunks of their own: pager.sweep.followed)
   answer) and that neither passed nor was named yet, with what the decision needs of its attempts (how
   many count, the newest), and when it is (was) asked for again (`due`);
 - the newest passed delivery it read (`probe`: what a hold asks for to learn whether pager answers), the
-  holds of the last three days (an attempt made during one does not count), and whether the alarm's
+  holds of the last three days (an attempt made during one does not count, but during one of GitHub's
+  redeliveries alone, `counted`: pager answered it), and whether the alarm's
   change is still due.
 
 The decision per followed event (`judge`, in this order)
@@ -174,6 +175,8 @@ class State:
     probe: tuple[int, str, float] | None = None  # the newest passed delivery read: (id, guid, time)
     probed: tuple[tuple[str, float], ...] = ()  # passed deliveries GitHub took again as a hold's probe: (guid, when)
     holds: tuple[tuple[float, float], ...] = ()  # (since, until): nothing was asked for then but probes
+    # ... of them, those of GitHub's redeliveries alone (pager answered): an attempt GitHub made then counts
+    counted: tuple[tuple[float, float], ...] = ()
     alarm_due: bool = False
     closing: tuple[str, ...] = ()  # events passed whose `delivery:` entries are to close, until the alarm's change happens
     settled: tuple[str, ...] = ()  # events done, read before their first delivery in the pass under way (`follow`)
@@ -186,6 +189,7 @@ class State:
         return {"v": VERSION, "every": self.every.to_data(), "failures": self.failures.to_data(), "floor": self.floor,
                 "backfilled": self.backfilled, "queue": pack(r for r in self.followed if askable(r)), "count": len(self.followed),
                 "probe": list(self.probe) if self.probe else None, "probed": [list(p) for p in self.probed], "holds": [list(h) for h in self.holds],
+                "counted": [list(h) for h in self.counted],
                 "alarm_due": self.alarm_due, "closing": list(self.closing), "settled": list(self.settled), "ran_at": self.ran_at,
                 "last_event": self.last_event}
 
@@ -203,6 +207,7 @@ class State:
                    probe=(int(probe[0]), str(probe[1]), float(probe[2])) if probe else None,
                    probed=tuple((str(g), float(at)) for g, at in data.get("probed") or ()),
                    holds=tuple((float(a), float(b)) for a, b in data.get("holds") or ()),
+                   counted=tuple((float(a), float(b)) for a, b in data.get("counted") or ()),
                    alarm_due=bool(data.get("alarm_due")), closing=tuple(str(g) for g in data.get("closing") or ()),
                    settled=tuple(str(g) for g in data.get("settled") or ()),
                    ran_at=data.get("ran_at"), last_event=data.get("last_event"))
@@ -229,6 +234,7 @@ class Known:
     entries: Mapping[str, float] = field(default_factory=dict)
     held: float | None = None
     released: tuple[float, float] | None = None
+    counts: bool = False  # the hold under way (or just ended) is GitHub's redeliveries' alone: its attempts count
 
 
 class Reason(StrEnum):
@@ -592,10 +598,11 @@ def plan(state: State, known: Known, settings: Settings, *, now: float, acts_on:
     alarm's change. `pages(event, action)`: whether its handler sends a message (paced for Telegram).
     `minute`: the run took its minute's asks with the sweep's lease (no check asked for them yet): it asks
     for what an earlier plan queued for this minute too."""
-    holds = _holds(state, known, now)
+    holds, counted = _holds(state, known, now)
     fresh = fresh_attempts(state, known)
     every = known.every.scan if known.every else state.every
-    rows, settled = follow(state.followed, fresh, acts_on, lambda a: not (a.redelivery and _within(holds, a.at)),
+    spent = tuple(h for h in holds if h not in counted)  # pager could not answer: an attempt then does not count
+    rows, settled = follow(state.followed, fresh, acts_on, lambda a: not (a.redelivery and _within(spent, a.at)),
                            state.settled, _probes(state))
     context = Context(now, settings.sweep_max_attempts, acts_on, scanning=every.under_way, holds=holds)
     verdicts = [(row, judge(row, context)) for row in rows.values()]
@@ -605,7 +612,7 @@ def plan(state: State, known: Known, settings: Settings, *, now: float, acts_on:
     followed, asked = queue.of(kept)
     named = [(r, why_named(r, v)) for r, v in kept if v in NAMED]
     change = change_entries(known.entries, named, fresh, now=now, url=settings.advanced_page, closing=state.closing)
-    new = replace(state, every=every, followed=followed, holds=holds, ran_at=now, last_event=event_id or state.last_event,
+    new = replace(state, every=every, followed=followed, holds=holds, counted=counted, ran_at=now, last_event=event_id or state.last_event,
                   alarm_due=state.alarm_due or bool(change.opened or change.closed),
                   closing=tuple(k.removeprefix(ENTRY_PREFIX) for k in change.closed if k not in change.forgotten),
                   settled=tuple(sorted(settled)) if every.under_way else (),
@@ -665,13 +672,18 @@ def unchanged(state: State, now: float, event_id: str | None = None) -> Plan:
     return Plan(replace(state, ran_at=now, last_event=event_id or state.last_event), (), EntriesChange({}, (), ()), {})
 
 
-def _holds(state: State, known: Known, now: float) -> tuple[tuple[float, float], ...]:
-    """The holds of GitHub's three days, each once (by its start, until its latest known end)."""
+def _holds(state: State, known: Known, now: float) -> tuple[tuple[tuple[float, float], ...], tuple[tuple[float, float], ...]]:
+    """The holds of GitHub's three days, each once (by its start, until its latest known end), and those of them
+    of GitHub's redeliveries alone (pager answered: an attempt GitHub made then counts)."""
     until: dict[float, float] = {}
+    counting = {since for since, _ in state.counted}
     for since, end in (*state.holds, *([known.released] if known.released else []),
                        *([(known.held, now)] if known.held is not None else [])):
         until[since] = max(end, until.get(since, end))
-    return tuple(sorted((s, u) for s, u in until.items() if u >= now - GITHUB_RETENTION))[-HOLDS_KEPT:]
+    if known.counts:
+        counting |= {span[0] for span in (known.released, (known.held, now)) if span and span[0] is not None}
+    holds = tuple(sorted((s, u) for s, u in until.items() if u >= now - GITHUB_RETENTION))[-HOLDS_KEPT:]
+    return holds, tuple(h for h in holds if h[0] in counting)
 
 
 def _unqueued(row: Followed, now: float, held: bool) -> Followed:

@@ -39,8 +39,8 @@ from ..signals.alarm import delivery_times, entries_now, to_deliver_again
 from ..store import RECORD_WAITS, Record
 from ..values import field as payload_field
 from ..values import iso, text
+from ..waiting import ANY, REDELIVERY, SWEEP_KEY, Waiting, merged, noted
 from ..waiting import ITEM as WAITING_ITEM
-from ..waiting import REDELIVERY, SWEEP_KEY, Waiting, merged, noted
 from . import deliveries, followed, health, recovery
 from .acts import Act, ChangeAlarm, RedeliverEntry
 from .lists import GITHUB_RETENTION, PAGES, PER_PAGE, Read, Scan, attempts_of
@@ -345,7 +345,9 @@ def _decision(g: Gathered, known: deliveries.Known, planning: Planning, *, held:
     # A hold that ended (the check's release, or an answer this run read): what was asked during it does not
     # count; this run's own asks do, queued for this minute (`pace`), so the hold ends before it.
     span = (before, max(before, now // 60 * 60 - 1)) if before is not None and held is None else None
-    return deliveries.plan(g.state, replace(known, held=held, released=span), planning.settings, now=now, acts_on=acts_on,
+    # GitHub's redeliveries held alone: pager answered what GitHub delivered all the same, and that attempt counts
+    counts = g.waiting is not None and set(g.waiting.services) <= {REDELIVERY, ANY}
+    return deliveries.plan(g.state, replace(known, held=held, released=span, counts=counts), planning.settings, now=now, acts_on=acts_on,
                            pages=pages, event_id=planning.event_id, minute=planning.minute and not g.probes)
 
 
