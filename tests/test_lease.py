@@ -201,3 +201,22 @@ def test_asks_github_took_before_its_redeliveries_failed_count_among_an_events_t
     codes = {g: [a["status_code"] for a in world.attempts(g)] for g in guids}
     assert max(len(c) for c in codes.values()) <= 3, codes
     assert all(c[-1] == 200 or g in world.entries() for g, c in codes.items()), (codes, world.entries())
+
+
+def test_a_run_that_waited_out_a_checks_asks_into_the_next_minute_takes_that_minutes_asks_from_its_check(make_sweeps):
+    """The check of that minute may find the run still holding the lease (and ask nothing): the run, begun in
+    that minute, asks for its queue itself."""
+    world, guids = queued(make_sweeps)  # six queued: four for the next minute, two for the one after
+    minute = (world.now // 60 + 1) * 60
+    world.now = minute + 1
+    assert world.check(later=0)["redeliveries"] == 4  # the minute's check asks, holding the lease its 40 s
+    world.now = minute + 30
+    ran = run_sweep(world.services, now=world.now, run_id=str(uuid.uuid4()))  # waits the check out: past the minute
+    assert ran["outcome"] == "done" and world.services.now() >= minute + 60
+    world.github.deliver_pending()
+    world.now = max(world.now, world.services.now()) + 1
+    after = world.check(later=0)
+    assert after.get("redeliveries", 0) == 0  # the minute after is the run's: asked for once, by it
+    world.github.deliver_pending()
+    assert all(world.attempts(g)[-1]["status_code"] == 200 for g in guids)
+    assert all(len(world.attempts(g)) == 2 for g in guids)  # each asked for once

@@ -61,9 +61,9 @@ def run_sweep(services: Services, *, now: float, run_id: str, seconds: float = R
         if taken is None:
             summary = {"run_id": run_id, "outcome": "skipped: another invocation holds the sweep's lease", "calls_used": 0}
         else:
-            try:
-                summary = _run(services, now=now, run_id=run_id, event_id=event_id, released=released, probes=probes,
-                               minute=taken[1])
+            try:  # (from when it took the lease: after a check's asks, perhaps in the next minute, which is then its)
+                summary = _run(services, now=taken[2], run_id=run_id, event_id=event_id, released=released,
+                               probes=probes, minute=taken[1])
             finally:
                 lease.give_back(services, taken[0], services.now())
     outcome = str(summary.get("outcome", ""))
@@ -72,18 +72,18 @@ def run_sweep(services: Services, *, now: float, run_id: str, seconds: float = R
     return summary
 
 
-def _lease(services: Services, run_id: str, now: float) -> tuple[Record, bool] | None:
-    """The sweep's lease for this run, and whether this minute's asks are the run's; a check's asks hold it a
-    few seconds: waited for, once."""
-    minute = now // 60 * 60
+def _lease(services: Services, run_id: str, now: float) -> tuple[Record, bool, float] | None:
+    """The sweep's lease for this run, whether the asks of its minute are the run's, and when it took it; a check's
+    asks hold it a few seconds: waited for, once, and the run then begins when it took the lease."""
     try:
-        taken = lease.take_for_run(services, run_id, now, lease.RUN_SECONDS, minute)
+        taken = lease.take_for_run(services, run_id, now, lease.RUN_SECONDS, now // 60 * 60)
         if taken is None and lease.holding(services, now) == lease.CHECK:
             services.sleep(lease.CHECK_SECONDS)
-            taken = lease.take_for_run(services, run_id, services.now(), lease.RUN_SECONDS, minute)
+            now = max(now, services.now())
+            taken = lease.take_for_run(services, run_id, now, lease.RUN_SECONDS, now // 60 * 60)
     except StoreUnavailable:
         return None
-    return taken
+    return (*taken, now) if taken else None
 
 
 def _run(services: Services, *, now: float, run_id: str, event_id: str | None, released: bool,
