@@ -11,7 +11,7 @@ from support import make_settings
 from support import paced as paced_counts
 
 from pager.sweep import deliveries as d
-from pager.sweep.deliveries import Followed, Known, Reason, State
+from pager.sweep.deliveries import Followed, Hold, Known, Reason, State
 from pager.sweep.lists import END, GITHUB_RETENTION, MET, Attempt, Read, Scan
 
 NOW = 1_800_000_000.0
@@ -426,7 +426,7 @@ def test_the_state_round_trips_through_its_stored_form():
     h = History()
     p = plan(h.attempt(h.guid(), 500, ago=9), h.attempt(h.guid(), 0, ago=8, event="issues", action="opened", repo=None),
              h.attempt(h.guid(), 200, ago=1))
-    state = replace(p.state, holds=((NOW - 900, NOW - 800),), last_event="evt-1", probed=(("guid-9", NOW - 60),))
+    state = replace(p.state, holds=(Hold(NOW - 900, NOW - 800), Hold(NOW - 700, NOW - 600, counts=True)), last_event="evt-1", probed=(("guid-9", NOW - 60),))
     stored = json.loads(json.dumps(state.to_data()))
     assert State.from_data(stored, state.followed) == state  # the followed rows are the chunks' (pager.sweep.followed)
     assert State.from_data(stored) == replace(state, followed=())
@@ -434,6 +434,8 @@ def test_the_state_round_trips_through_its_stored_form():
     # a head of version 3 held its rows itself: read as they were
     old = {**stored, "v": 3, "followed": d.pack(state.followed)}
     assert State.from_data(old) == state and d.queue_of(old) == tuple(r for r in state.followed if d.askable(r))
+    # holds stored as (since, until) before they said whether their attempts count: they do not
+    assert State.from_data({**stored, "holds": [[NOW - 900, NOW - 800]]}).holds == (Hold(NOW - 900, NOW - 800, False),)
 
 
 def test_the_largest_head_stays_well_under_dynamodbs_item_limit():
@@ -444,7 +446,7 @@ def test_the_largest_head_stays_well_under_dynamodbs_item_limit():
     rows = big_rows(max(f.INLINE_ROWS, d.QUEUE_MINUTES * 100))
     state = State(every=Scan(top=10**12, top_at=NOW, head=10**12 + 5, head_at=NOW, next_url="https://api.github.com/app/hook/"
                              "deliveries?per_page=100&cursor=" + "x" * 300, recent=tuple(range(400)), head_recent=tuple(range(400))),
-                  followed=rows, probe=(1, "g", NOW), holds=tuple((NOW - i, NOW) for i in range(d.HOLDS_KEPT)),
+                  followed=rows, probe=(1, "g", NOW), holds=tuple(Hold(NOW - i, NOW) for i in range(d.HOLDS_KEPT)),
                   probed=tuple((f"{i:08d}-0000-4000-8000-000000000000", NOW) for i in range(300)),
                   closing=tuple(f"{i:08d}-0000-4000-8000-000000000000" for i in range(100)))
     assert len(json.dumps({**state.to_data(), "followed": d.pack(rows)})) < 350_000

@@ -12,7 +12,7 @@ the followed rows in chunks of their own: pager.sweep.followed)
   many count, the newest), and when it is (was) asked for again (`due`);
 - the newest passed delivery it read (`probe`: what a hold asks for to learn whether pager answers), the
   holds of the last three days (an attempt made during one does not count, but during one of GitHub's
-  redeliveries alone, `counted`: pager answered it), and whether the alarm's
+  redeliveries alone, whose attempts pager answered: `Hold.counts`), and whether the alarm's
   change is still due.
 
 The decision per followed event (`judge`, in this order)
@@ -46,7 +46,7 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import words
 from ..engine.effects import Redeliver
@@ -75,6 +75,20 @@ ActsOn = Callable[[str, str | None], bool]  # whether a handler acts on an event
 
 
 # -- what is followed ------------------------------------------------------------------------------------
+
+
+class Hold(NamedTuple):
+    """A span when the sweep asked GitHub for nothing but probes: what held it failed (Telegram, GitHub's API or
+    pager's own endpoint: an attempt GitHub made then does not count), or GitHub's redeliveries alone (`counts`:
+    what GitHub delivered all the same reached a pager that answered, and counts)."""
+
+    since: float
+    until: float
+    counts: bool = False
+
+    @classmethod
+    def from_data(cls, data: Any) -> Hold:
+        return cls(float(data[0]), float(data[1]), bool(data[2]) if len(data) > 2 else False)
 
 
 @dataclass(frozen=True)
@@ -174,9 +188,7 @@ class State:
     followed: tuple[Followed, ...] = ()
     probe: tuple[int, str, float] | None = None  # the newest passed delivery read: (id, guid, time)
     probed: tuple[tuple[str, float], ...] = ()  # passed deliveries GitHub took again as a hold's probe: (guid, when)
-    holds: tuple[tuple[float, float], ...] = ()  # (since, until): nothing was asked for then but probes
-    # ... of them, those of GitHub's redeliveries alone (pager answered): an attempt GitHub made then counts
-    counted: tuple[tuple[float, float], ...] = ()
+    holds: tuple[Hold, ...] = ()  # nothing was asked for then but probes
     alarm_due: bool = False
     closing: tuple[str, ...] = ()  # events passed whose `delivery:` entries are to close, until the alarm's change happens
     settled: tuple[str, ...] = ()  # events done, read before their first delivery in the pass under way (`follow`)
@@ -189,7 +201,6 @@ class State:
         return {"v": VERSION, "every": self.every.to_data(), "failures": self.failures.to_data(), "floor": self.floor,
                 "backfilled": self.backfilled, "queue": pack(r for r in self.followed if askable(r)), "count": len(self.followed),
                 "probe": list(self.probe) if self.probe else None, "probed": [list(p) for p in self.probed], "holds": [list(h) for h in self.holds],
-                "counted": [list(h) for h in self.counted],
                 "alarm_due": self.alarm_due, "closing": list(self.closing), "settled": list(self.settled), "ran_at": self.ran_at,
                 "last_event": self.last_event}
 
@@ -206,8 +217,7 @@ class State:
                    followed=tuple(followed),
                    probe=(int(probe[0]), str(probe[1]), float(probe[2])) if probe else None,
                    probed=tuple((str(g), float(at)) for g, at in data.get("probed") or ()),
-                   holds=tuple((float(a), float(b)) for a, b in data.get("holds") or ()),
-                   counted=tuple((float(a), float(b)) for a, b in data.get("counted") or ()),
+                   holds=tuple(Hold.from_data(h) for h in data.get("holds") or ()),
                    alarm_due=bool(data.get("alarm_due")), closing=tuple(str(g) for g in data.get("closing") or ()),
                    settled=tuple(str(g) for g in data.get("settled") or ()),
                    ran_at=data.get("ran_at"), last_event=data.get("last_event"))
@@ -264,7 +274,7 @@ class Context:
     max_attempts: int
     acts_on: ActsOn
     scanning: bool = False  # a pass of the every-outcome list is under way: an answer may lie where it has not read
-    holds: tuple[tuple[float, float], ...] = ()
+    holds: tuple[Hold, ...] = ()
 
     def in_hold(self, at: float) -> bool:
         return _within(self.holds, at)
@@ -598,10 +608,10 @@ def plan(state: State, known: Known, settings: Settings, *, now: float, acts_on:
     alarm's change. `pages(event, action)`: whether its handler sends a message (paced for Telegram).
     `minute`: the run took its minute's asks with the sweep's lease (no check asked for them yet): it asks
     for what an earlier plan queued for this minute too."""
-    holds, counted = _holds(state, known, now)
+    holds = _holds(state, known, now)
     fresh = fresh_attempts(state, known)
     every = known.every.scan if known.every else state.every
-    spent = tuple(h for h in holds if h not in counted)  # pager could not answer: an attempt then does not count
+    spent = tuple(h for h in holds if not h.counts)  # pager could not answer: an attempt then does not count
     rows, settled = follow(state.followed, fresh, acts_on, lambda a: not (a.redelivery and _within(spent, a.at)),
                            state.settled, _probes(state))
     context = Context(now, settings.sweep_max_attempts, acts_on, scanning=every.under_way, holds=holds)
@@ -612,7 +622,7 @@ def plan(state: State, known: Known, settings: Settings, *, now: float, acts_on:
     followed, asked = queue.of(kept)
     named = [(r, why_named(r, v)) for r, v in kept if v in NAMED]
     change = change_entries(known.entries, named, fresh, now=now, url=settings.advanced_page, closing=state.closing)
-    new = replace(state, every=every, followed=followed, holds=holds, counted=counted, ran_at=now, last_event=event_id or state.last_event,
+    new = replace(state, every=every, followed=followed, holds=holds, ran_at=now, last_event=event_id or state.last_event,
                   alarm_due=state.alarm_due or bool(change.opened or change.closed),
                   closing=tuple(k.removeprefix(ENTRY_PREFIX) for k in change.closed if k not in change.forgotten),
                   settled=tuple(sorted(settled)) if every.under_way else (),
@@ -621,8 +631,8 @@ def plan(state: State, known: Known, settings: Settings, *, now: float, acts_on:
     return Plan(new, ask, change, _tally(verdicts, queue.held), _gaps(state, known, now))
 
 
-def _within(holds: Iterable[tuple[float, float]], at: float) -> bool:
-    return any(since < at <= until for since, until in holds)
+def _within(holds: Iterable[Hold], at: float) -> bool:
+    return any(h.since < at <= h.until for h in holds)
 
 
 @dataclass(frozen=True)
@@ -672,18 +682,14 @@ def unchanged(state: State, now: float, event_id: str | None = None) -> Plan:
     return Plan(replace(state, ran_at=now, last_event=event_id or state.last_event), (), EntriesChange({}, (), ()), {})
 
 
-def _holds(state: State, known: Known, now: float) -> tuple[tuple[tuple[float, float], ...], tuple[tuple[float, float], ...]]:
-    """The holds of GitHub's three days, each once (by its start, until its latest known end), and those of them
-    of GitHub's redeliveries alone (pager answered: an attempt GitHub made then counts)."""
-    until: dict[float, float] = {}
-    counting = {since for since, _ in state.counted}
-    for since, end in (*state.holds, *([known.released] if known.released else []),
-                       *([(known.held, now)] if known.held is not None else [])):
-        until[since] = max(end, until.get(since, end))
-    if known.counts:
-        counting |= {span[0] for span in (known.released, (known.held, now)) if span and span[0] is not None}
-    holds = tuple(sorted((s, u) for s, u in until.items() if u >= now - GITHUB_RETENTION))[-HOLDS_KEPT:]
-    return holds, tuple(h for h in holds if h[0] in counting)
+def _holds(state: State, known: Known, now: float) -> tuple[Hold, ...]:
+    """The holds of GitHub's three days, each once (by its start, until its latest known end); the one under way
+    or just ended counts its attempts when it is of GitHub's redeliveries alone (`known.counts`)."""
+    holds = {h.since: h for h in state.holds}
+    for since, end in (*([known.released] if known.released else []), *([(known.held, now)] if known.held is not None else [])):
+        before = holds.get(since)
+        holds[since] = Hold(since, max(end, before.until if before else end), known.counts)
+    return tuple(sorted(h for h in holds.values() if h.until >= now - GITHUB_RETENTION))[-HOLDS_KEPT:]
 
 
 def _unqueued(row: Followed, now: float, held: bool) -> Followed:
