@@ -217,6 +217,15 @@ class Sweeps:
             self.now = start + 60
         return summaries
 
+    def quarter_hours(self, minutes: int) -> list[dict[str, Any]]:
+        """`minutes` as a deployment lives them: the check each minute, a scheduled run each fifteenth."""
+        summaries = []
+        for minute in range(minutes):
+            start = self.now
+            summaries.append(self.sweep() if minute % 15 == 14 else self.check())
+            self.now = start + 60
+        return summaries
+
     def _invoke(self, event: dict[str, Any], run_id: str) -> dict[str, Any]:
         bootstrap.use(self.services)
         try:

@@ -194,10 +194,7 @@ def test_asks_github_took_before_its_redeliveries_failed_count_among_an_events_t
     assert world.check()["redeliveries"] == 2
     world.minutes(3)
     taken["failing"] = False  # GitHub's redeliveries work again
-    for minute in range(120):  # two hours as a deployment lives them: a check each minute, a run each fifteenth
-        start = world.now
-        world.sweep() if minute % 15 == 14 else world.check()
-        world.now = start + 60
+    world.quarter_hours(120)
     codes = {g: [a["status_code"] for a in world.attempts(g)] for g in guids}
     assert max(len(c) for c in codes.values()) <= 3, codes
     assert all(c[-1] == 200 or g in world.entries() for g, c in codes.items()), (codes, world.entries())

@@ -215,16 +215,6 @@ def test_githubs_redeliveries_failing_while_its_api_answers_are_held_probed_by_o
     assert len(sweeps.attempts(probe)) == 2  # the probe GitHub took, the one that ended the hold
 
 
-def quarter_hours(sweeps, minutes: int) -> list[dict]:
-    """`minutes` as a deployment lives them: the check each minute, a scheduled run each fifteenth."""
-    summaries = []
-    for minute in range(minutes):
-        start = sweeps.now
-        summaries.append(sweeps.sweep() if minute % 15 == 14 else sweeps.check())
-        sweeps.now = start + 60
-    return summaries
-
-
 @pytest.mark.parametrize("probe", ["none known", "refused"])
 def test_with_no_passed_delivery_to_probe_with_githubs_redeliveries_are_held_not_tried_each_minute(sweeps, probe):
     passed = sweeps.deliver("workflow_run", "completed", 1) if probe == "refused" else None
@@ -238,13 +228,13 @@ def test_with_no_passed_delivery_to_probe_with_githubs_redeliveries_are_held_not
         sweeps.github.fail(rf"^POST /app/hook/deliveries/{probe_id}/attempts$", 404, count=10**9)
     sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 502, count=10**9)
     writes, leases = sweep_writes(sweeps), sweep_writes(sweeps, "lease")
-    quarter_hours(sweeps, 60)
+    sweeps.quarter_hours(60)
     assert [len(sweeps.attempts(f"c{n}")) for n in range(3)] == [1, 1, 1]  # the oldest event probed, no attempt spent
     leases = sweep_writes(sweeps, "lease") - leases  # each run's, and each probe minute's
     assert sweep_writes(sweeps) - writes - leases <= 4 + 4  # the four runs' own, and a constant: not one a minute
     assert "GitHub has failed to deliver events again since" in sweeps.alarm_text()
     sweeps.github.heal()
-    quarter_hours(sweeps, 16)
+    sweeps.quarter_hours(16)
     assert [[a["status_code"] for a in sweeps.attempts(f"c{n}")] for n in range(3)] == [[500, 200]] * 3
 
 
@@ -254,10 +244,10 @@ def test_a_redelivery_hold_is_not_probed_by_asking_while_telegram_is_still_down(
     down = outage(sweeps)
     sweeps.world.deliver("issue_comment", comment(1), guid="c1")  # noted: telegram
     note(sweeps.services, "redelivery")
-    quarter_hours(sweeps, 30)
+    sweeps.quarter_hours(30)
     assert len(sweeps.attempts(probe)) == 1  # getMe first: nothing asked of GitHub while Telegram fails
     sweeps.world.faults.rules.remove(down)
-    quarter_hours(sweeps, 3)
+    sweeps.quarter_hours(3)
     assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 200]
 
 
@@ -275,7 +265,7 @@ def test_with_pagers_endpoint_and_githubs_redeliveries_both_held_one_ask_a_minut
         assert len(asks) <= 1, asks  # GitHub's redeliveries probed by one ask; pager's endpoint by its ping alone
         sweeps.advance(1)
     sweeps.down = None
-    quarter_hours(sweeps, 20)
+    sweeps.quarter_hours(20)
     assert all(sweeps.attempts(g)[-1]["status_code"] == 200 for g in pages) and sweeps.entries() == {}
 
 
@@ -287,7 +277,7 @@ def test_a_hold_of_pagers_endpoint_ends_when_its_ping_passes_though_the_oldest_e
     assert sweeps.sweep()["recovery"] == "waiting: pager"  # its ping failed (no delivery ever passed)
     sweeps.down = None
     sweeps.answer = lambda guid, redelivery: 502 if guid == pages[0] else 200  # fixed, but for one event
-    quarter_hours(sweeps, 60)
+    sweeps.quarter_hours(60)
     assert [sweeps.attempts(g)[-1]["status_code"] for g in pages[1:]] == [200, 200]
     assert sweeps.store.load(SWEEP_KEY, "waiting").data.get("services") in (None, [])
 
@@ -301,7 +291,7 @@ def test_both_holds_end_though_the_oldest_held_event_fails_on_its_own(make_sweep
     note(sweeps.services, "redelivery")
     sweeps.down = None
     sweeps.answer = lambda guid, redelivery: 502 if guid == pages[0] else 200  # fixed, but for one event
-    quarter_hours(sweeps, 60)
+    sweeps.quarter_hours(60)
     assert [sweeps.attempts(g)[-1]["status_code"] for g in pages[1:]] == [200, 200]
     assert sweeps.store.load(SWEEP_KEY, "waiting").data.get("services") in (None, [])
 
@@ -313,7 +303,7 @@ def test_a_rate_limits_wait_is_taken_for_an_hour_at_most(sweeps):
     sweeps.world.faults.rules.remove(down)
     # a wait of four days (a header gone wrong): held past it, GitHub would forget the event first
     sweeps.github.fail(r"^POST /app/hook/deliveries/\d+/attempts$", 429, count=1, headers={"retry-after": str(4 * 86400)})
-    quarter_hours(sweeps, 75)
+    sweeps.quarter_hours(75)
     assert [a["status_code"] for a in sweeps.attempts("c1")] == [500, 200]
 
 
@@ -572,6 +562,13 @@ def test_a_hold_of_pagers_endpoint_asks_github_for_nothing_and_ends_with_its_pin
     assert world.entries() == {}, world.alarm_text()
 
 
+def alices_comment(world, n: int, *, status: int, prefix: str) -> str:
+    """Someone outside comments (a page), delivered while pager's endpoint answers `status`: its guid."""
+    comment = issue_comment_by("alice", comment_id=9100 + n, number=300 + n)
+    assert world.world.deliver("issue_comment", comment, guid=f"{prefix}{n}")[0] == status
+    return f"{prefix}{n}"
+
+
 def test_a_deployment_broken_from_its_first_delivery_brings_every_page_back_as_itself_after_the_fix(make_sweeps):
     """No delivery ever passed, a page every 30 minutes, pager's endpoint down 3 hours: every page comes back as
     itself within 30 minutes of the fix, none is named, and no event is delivered more than three times."""
@@ -580,9 +577,7 @@ def test_a_deployment_broken_from_its_first_delivery_brings_every_page_back_as_i
     world.down = 502  # broken from the first delivery
     pages = []
     for n in range(6):
-        comment = issue_comment_by("alice", comment_id=9100 + n, number=300 + n)
-        assert world.world.deliver("issue_comment", comment, guid=f"page{n}")[0] == 502
-        pages.append(f"page{n}")
+        pages.append(alices_comment(world, n, status=502, prefix="page"))
         for _ in range(30):
             world.advance(1)
             world.sweep() if int(world.now // 60) % 15 == 0 else world.check()
@@ -631,11 +626,7 @@ def test_a_redirect_before_pagers_endpoint_is_its_outage_and_what_it_turned_away
     world.deliver("workflow_run", "completed", 1)
     world.sweep()
     world.down = 301
-    pages = []
-    for n in range(3):
-        comment = issue_comment_by("alice", comment_id=9200 + n, number=400 + n)
-        assert world.world.deliver("issue_comment", comment, guid=f"moved{n}")[0] == 301
-        pages.append(f"moved{n}")
+    pages = [alices_comment(world, n, status=301, prefix="moved") for n in range(3)]
     for _ in range(4):
         world.advance(15)
         summary = world.sweep()
