@@ -146,7 +146,9 @@ def test_a_release_offered_merge_that_github_now_would_not_merge_loses_merge_and
     live_pull(world, mergeable_state=state)
     assert f"#2: Merge taken away: {state}" in world.deliver(*delivered)[1]["outcome"]
     message_id, (text, buttons) = only_message(world)
-    assert buttons is None and text.splitlines()[1] == line
+    assert buttons is None and text.splitlines() == [
+        f'📦 <a href="https://github.com/{REPO}/pull/2">{REPO}#2</a> release pull request no longer ready to merge: '
+        "chore(master): release 1.2.0", line]
     assert len(world.chat.sent) == sent  # an edit, without a sound
     assert not world.store.dump()[KEY]["ready"]
     assert looked_again(world.services) == [f"{REPO}#2: not ready: {state}"]  # waiting again: the sweep looks again

@@ -195,6 +195,7 @@ NEWS = {  # what happened to a release pull request still waiting, as its messag
     "": ("opened", "waiting "),
     "pushed": ("updated with new commits", "new commits: waiting again "),
     "reopened": ("reopened", "waiting "),
+    "unready": ("no longer ready to merge", "waiting again "),  # 🔀 Merge taken away: GitHub would not merge it now
 }
 
 
@@ -470,7 +471,7 @@ def _offered(repo: Repository, data: dict[str, Any], new: dict[str, Any], state:
     or made before Merge was offered, which changes nothing). It keeps Merge where GitHub merges, with what
     GitHub says now; blocked, dirty or a draft take it away; unknown (still computing) changes nothing."""
     if state and state not in MERGES and state != "unknown":
-        taken = with_said({**new, "ready": False}, said)
+        taken = with_said({**new, "ready": False, "news": "unready"}, said)
         return converge(repo, data, taken, f"Merge taken away: {state}", f"not ready: {state}", volume, now)
     shown = with_said(new, said) if state in MERGES else new
     return converge(repo, data, shown, "release updated", "Merge already offered", volume, now)
